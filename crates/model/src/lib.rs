@@ -1,0 +1,22 @@
+//! The vocabulary of emco-rs, shared by every other crate: EMCO resource bodies, lifecycle states, AppContext
+//! status values and the name rules EMCO checks before anything is stored.
+//!
+//! Architecture invariant: this crate does no I/O and knows nothing about HTTP, storage or Kubernetes clients.
+//! Types here are serialized into the REST API and into stored records, so their JSON shape is a compatibility
+//! commitment.
+//!
+//! # Layout
+//! - [`names`]: EMCO's name rule and Kubernetes label-value rule.
+//! - [`resources`]: request and response bodies of the onboarding API.
+//! - [`state`]: DIG lifecycle states and the `state.Actions` history.
+//! - [`context`]: AppContext ids and the status values rsync and the monitor report.
+
+pub mod context;
+pub mod names;
+pub mod resources;
+pub mod state;
+
+pub use context::{Connectivity, ContextId, ContextStatus, Gvk, RsyncStatus};
+pub use names::{NameError, validate_label_value, validate_name};
+pub use resources::*;
+pub use state::{Action, StateInfo, StateValue, now_timestamp};

@@ -1,0 +1,98 @@
+//! Name rules: EMCO's resource-name rule and the Kubernetes label-value rule.
+//!
+//! EMCO checks every `metadata.name` with `^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$` and at most 128 characters;
+//! status-query filters use the Kubernetes label-value rule (the same pattern, at most 63 characters).
+
+/// The longest `metadata.name` EMCO accepts.
+pub const MAX_NAME_LEN: usize = 128;
+/// The longest Kubernetes label value.
+pub const MAX_LABEL_VALUE_LEN: usize = 63;
+
+/// Why a name was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NameError {
+    /// The name is empty.
+    #[error("{what} name is empty")]
+    Empty {
+        /// What was being named, e.g. `project`.
+        what: String,
+    },
+    /// The name is longer than allowed.
+    #[error("{what} name '{name}' is {len} characters long; at most {max} are allowed")]
+    TooLong {
+        /// What was being named.
+        what: String,
+        /// The offending name.
+        name: String,
+        /// Its length in characters.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// The name has a character outside the rule or starts/ends with a symbol.
+    #[error(
+        "{what} name '{name}' is invalid: use letters, digits, '-', '_' and '.', starting and ending with a letter or digit"
+    )]
+    BadCharacters {
+        /// What was being named.
+        what: String,
+        /// The offending name.
+        name: String,
+    },
+}
+
+fn check_pattern(what: &str, name: &str, max: usize) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty { what: what.to_string() });
+    }
+    let len = name.chars().count();
+    if len > max {
+        return Err(NameError::TooLong { what: what.to_string(), name: name.to_string(), len, max });
+    }
+    let bytes = name.as_bytes();
+    let inner_ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
+    let first_last_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
+        && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
+    if !first_last_ok || !bytes.iter().all(inner_ok) {
+        return Err(NameError::BadCharacters { what: what.to_string(), name: name.to_string() });
+    }
+    Ok(())
+}
+
+/// Checks an EMCO resource name (`metadata.name`, path segments).
+pub fn validate_name(what: &str, name: &str) -> Result<(), NameError> {
+    check_pattern(what, name, MAX_NAME_LEN)
+}
+
+/// Checks a Kubernetes label value (used by status filters and cluster labels).
+pub fn validate_label_value(what: &str, value: &str) -> Result<(), NameError> {
+    check_pattern(what, value, MAX_LABEL_VALUE_LEN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_emco_example_names() {
+        for name in ["testvfw", "vfw_deployment_intent_group", "vfw_composite-profile", "a", "edge01", "v1.2"] {
+            assert_eq!(validate_name("x", name), Ok(()), "{name}");
+        }
+    }
+
+    #[test]
+    fn refuses_bad_names_with_a_reason() {
+        assert!(matches!(validate_name("project", ""), Err(NameError::Empty { .. })));
+        assert!(matches!(validate_name("project", "-a"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(validate_name("project", "a_"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(validate_name("project", "a b"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(validate_name("project", "a/b"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(validate_name("project", "é"), Err(NameError::BadCharacters { .. })));
+        let long = "a".repeat(129);
+        assert!(matches!(validate_name("project", &long), Err(NameError::TooLong { len: 129, .. })));
+        assert_eq!(validate_name("project", &"a".repeat(128)), Ok(()));
+        assert!(validate_label_value("app", &"a".repeat(64)).is_err());
+        let message = validate_name("project", "a b").unwrap_err().to_string();
+        assert!(message.contains("project name 'a b'"), "{message}");
+    }
+}

@@ -1,0 +1,466 @@
+//! Bodies of EMCO's onboarding API (`reference/emco.md` §5): every resource is `{"metadata":{...},"spec":{...}}`
+//! except cluster labels (`{"clusterLabel":"east"}`).
+//!
+//! Unknown fields are ignored, as EMCO's Go decoder does; missing optional fields take their defaults. Each type's
+//! `validate` checks what EMCO's JSON schema checks, before anything is stored.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::names::{NameError, validate_label_value, validate_name};
+
+/// The longest `metadata.description`.
+pub const MAX_DESCRIPTION_LEN: usize = 1024;
+/// The longest `metadata.userData1` / `userData2`.
+pub const MAX_USER_DATA_LEN: usize = 512;
+/// The longest override value of a DIG (`spec.overrideValues[].values`).
+pub const MAX_OVERRIDE_VALUE_LEN: usize = 128;
+
+/// A body that breaks EMCO's schema.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValidationError {
+    /// A name breaks the name rule.
+    #[error(transparent)]
+    Name(#[from] NameError),
+    /// A field is longer than allowed.
+    #[error("{field} is {len} characters long; at most {max} are allowed")]
+    TooLong {
+        /// The field, as a JSON path.
+        field: String,
+        /// Its length.
+        len: usize,
+        /// The limit.
+        max: usize,
+    },
+    /// A required field is missing or empty.
+    #[error("{field} is required")]
+    Missing {
+        /// The field, as a JSON path.
+        field: String,
+    },
+    /// A field has a value outside its allowed set.
+    #[error("{field} is '{value}'; allowed: {allowed}")]
+    NotAllowed {
+        /// The field, as a JSON path.
+        field: String,
+        /// The offending value.
+        value: String,
+        /// The allowed values.
+        allowed: String,
+    },
+    /// A placement rule is malformed.
+    #[error("{0}")]
+    Placement(String),
+}
+
+fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
+    let len = value.chars().count();
+    if len > max {
+        return Err(ValidationError::TooLong { field: field.to_string(), len, max });
+    }
+    Ok(())
+}
+
+fn require(field: &str, value: &str) -> Result<(), ValidationError> {
+    if value.is_empty() {
+        return Err(ValidationError::Missing { field: field.to_string() });
+    }
+    Ok(())
+}
+
+/// The common metadata block.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metadata {
+    /// Required; EMCO's name rule.
+    #[serde(default)]
+    pub name: String,
+    /// Free text, at most 1024 characters.
+    #[serde(default)]
+    pub description: String,
+    /// Free text, at most 512 characters.
+    #[serde(default, rename = "userData1")]
+    pub user_data1: String,
+    /// Free text, at most 512 characters.
+    #[serde(default, rename = "userData2")]
+    pub user_data2: String,
+}
+
+impl Metadata {
+    /// Metadata with just a name.
+    #[must_use]
+    pub fn named(name: &str) -> Self {
+        Self { name: name.to_string(), ..Self::default() }
+    }
+
+    /// Checks the name rule and the field lengths; `what` names the resource type in messages.
+    pub fn validate(&self, what: &str) -> Result<(), ValidationError> {
+        validate_name(what, &self.name)?;
+        check_len("metadata.description", &self.description, MAX_DESCRIPTION_LEN)?;
+        check_len("metadata.userData1", &self.user_data1, MAX_USER_DATA_LEN)?;
+        check_len("metadata.userData2", &self.user_data2, MAX_USER_DATA_LEN)?;
+        Ok(())
+    }
+}
+
+/// An empty `spec` (kinds whose body is only metadata).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct EmptySpec {}
+
+/// A resource body with metadata and a spec of type `S`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Resource<S> {
+    /// Name and descriptions.
+    pub metadata: Metadata,
+    /// The kind-specific part.
+    #[serde(default)]
+    pub spec: S,
+}
+
+/// A body that is only metadata; EMCO writes no `spec` for these.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct MetadataOnly {
+    /// Name and descriptions.
+    pub metadata: Metadata,
+}
+
+/// A controller registration (`/v2/controllers`); `rsync` is built in, registering it is accepted.
+pub type Controller = Resource<ControllerSpec>;
+/// Spec of a controller.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ControllerSpec {
+    /// Host of the controller's gRPC endpoint.
+    #[serde(default)]
+    pub host: String,
+    /// Port of the controller's gRPC endpoint.
+    #[serde(default)]
+    pub port: u16,
+    /// `placement` or `action`; empty for rsync.
+    #[serde(default, rename = "type", skip_serializing_if = "String::is_empty")]
+    pub controller_type: String,
+    /// Ordering among controllers of one type.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub priority: i64,
+}
+
+fn is_zero(value: &i64) -> bool {
+    *value == 0
+}
+
+/// A project.
+pub type Project = MetadataOnly;
+/// A composite profile.
+pub type CompositeProfile = MetadataOnly;
+/// An app of a composite app (its chart travels beside it).
+pub type App = MetadataOnly;
+/// A generic placement intent.
+pub type GenericPlacementIntent = MetadataOnly;
+/// A cluster provider.
+pub type ClusterProvider = MetadataOnly;
+
+/// A composite app; `spec.compositeAppVersion` is the second half of its identity.
+pub type CompositeApp = Resource<CompositeAppSpec>;
+/// Spec of a composite app.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CompositeAppSpec {
+    /// The version, e.g. `v1`; EMCO's name rule.
+    #[serde(default)]
+    pub composite_app_version: String,
+}
+
+/// An app dependency: wait for another app before applying this one.
+pub type AppDependency = Resource<AppDependencySpec>;
+/// Spec of an app dependency.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppDependencySpec {
+    /// The app waited for.
+    #[serde(default)]
+    pub app: String,
+    /// `Ready` or `Deployed`.
+    #[serde(default)]
+    pub op_status: String,
+    /// Seconds to wait after the other app reached `op_status`.
+    #[serde(default)]
+    pub wait: u64,
+}
+
+impl AppDependency {
+    /// Checks names and the `opStatus` value.
+    pub fn validate_dependency(&self) -> Result<(), ValidationError> {
+        self.metadata.validate("dependency")?;
+        validate_name("dependency app", &self.spec.app)?;
+        if !matches!(self.spec.op_status.as_str(), "Ready" | "Deployed") {
+            return Err(ValidationError::NotAllowed {
+                field: "spec.opStatus".into(),
+                value: self.spec.op_status.clone(),
+                allowed: "Ready, Deployed".into(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// An app profile: override values for one app.
+pub type AppProfile = Resource<AppProfileSpec>;
+/// Spec of an app profile.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AppProfileSpec {
+    /// The app the profile is for.
+    #[serde(default)]
+    pub app: String,
+}
+
+/// A deployment intent group.
+pub type DeploymentIntentGroup = Resource<DigSpec>;
+/// Spec of a deployment intent group.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DigSpec {
+    /// The composite profile whose app profiles apply.
+    #[serde(default)]
+    pub composite_profile: String,
+    /// The Helm release name (`.Release.Name`).
+    #[serde(default)]
+    pub version: String,
+    /// The logical cloud; optional until logical clouds exist (then the `default` namespace is used).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub logical_cloud: String,
+    /// Per-app `key=value` overrides, applied last.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub override_values: Vec<OverrideValues>,
+}
+
+/// Override values for one app.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct OverrideValues {
+    /// The app.
+    #[serde(default)]
+    pub app: String,
+    /// Dotted keys to values, as Helm's `--set key=value`.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
+}
+
+impl DeploymentIntentGroup {
+    /// Checks names, required fields and override value lengths.
+    pub fn validate_dig(&self) -> Result<(), ValidationError> {
+        self.metadata.validate("deployment intent group")?;
+        require("spec.compositeProfile", &self.spec.composite_profile)?;
+        validate_name("composite profile", &self.spec.composite_profile)?;
+        require("spec.version", &self.spec.version)?;
+        validate_name("release version", &self.spec.version)?;
+        if !self.spec.logical_cloud.is_empty() {
+            validate_name("logical cloud", &self.spec.logical_cloud)?;
+        }
+        for (index, entry) in self.spec.override_values.iter().enumerate() {
+            validate_name(&format!("spec.overrideValues[{index}].app"), &entry.app)?;
+            for (key, value) in &entry.values {
+                require(&format!("spec.overrideValues[{index}].values key"), key)?;
+                check_len(&format!("spec.overrideValues[{index}].values.{key}"), value, MAX_OVERRIDE_VALUE_LEN)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A DIG's group intent (`/intents`): names the generic placement intent (and action intents) to use.
+pub type GroupIntent = Resource<GroupIntentSpec>;
+/// Spec of a group intent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct GroupIntentSpec {
+    /// Controller name → intent name; `genericPlacementIntent` names a generic placement intent of the DIG.
+    #[serde(default)]
+    pub intent: BTreeMap<String, String>,
+}
+
+/// The key of a group intent that names the generic placement intent.
+pub const GENERIC_PLACEMENT_INTENT_KEY: &str = "genericPlacementIntent";
+
+/// An app placement intent.
+pub type AppIntent = Resource<AppIntentSpec>;
+/// Spec of an app placement intent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct AppIntentSpec {
+    /// The app placed.
+    #[serde(default)]
+    pub app: String,
+    /// Where it goes.
+    #[serde(default)]
+    pub intent: PlacementIntent,
+}
+
+/// Placement rules: every `allOf` cluster, and the clusters of each `anyOf` group.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementIntent {
+    /// Mandatory clusters (an item may itself be an `anyOf` list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub all_of: Vec<PlacementItem>,
+    /// One optional group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<PlacementItem>,
+}
+
+/// One placement item: a cluster or a cluster label of a provider, or a nested `anyOf` list.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PlacementItem {
+    /// The cluster provider.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster_provider: String,
+    /// A cluster of the provider.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster: String,
+    /// A label selecting clusters of the provider.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub cluster_label: String,
+    /// A nested optional group (only inside `allOf`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub any_of: Vec<PlacementItem>,
+}
+
+impl PlacementItem {
+    fn validate(&self, field: &str, nested_allowed: bool) -> Result<(), ValidationError> {
+        if !self.any_of.is_empty() {
+            if !nested_allowed {
+                return Err(ValidationError::Placement(format!("{field}: anyOf cannot be nested here")));
+            }
+            if !self.cluster_provider.is_empty() || !self.cluster.is_empty() || !self.cluster_label.is_empty() {
+                return Err(ValidationError::Placement(format!(
+                    "{field}: an anyOf item cannot also name a cluster provider, cluster or label"
+                )));
+            }
+            for (index, item) in self.any_of.iter().enumerate() {
+                item.validate(&format!("{field}.anyOf[{index}]"), false)?;
+            }
+            return Ok(());
+        }
+        validate_name(&format!("{field}.clusterProvider"), &self.cluster_provider)?;
+        match (self.cluster.is_empty(), self.cluster_label.is_empty()) {
+            (false, true) => validate_name(&format!("{field}.cluster"), &self.cluster)?,
+            (true, false) => validate_label_value(&format!("{field}.clusterLabel"), &self.cluster_label)?,
+            _ => {
+                return Err(ValidationError::Placement(format!(
+                    "{field}: give exactly one of cluster or clusterLabel"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl AppIntent {
+    /// Checks names and the shape of every placement item.
+    pub fn validate_app_intent(&self) -> Result<(), ValidationError> {
+        self.metadata.validate("app intent")?;
+        validate_name("spec.app", &self.spec.app)?;
+        let intent = &self.spec.intent;
+        if intent.all_of.is_empty() && intent.any_of.is_empty() {
+            return Err(ValidationError::Placement(
+                "spec.intent: give at least one allOf or anyOf item".to_string(),
+            ));
+        }
+        for (index, item) in intent.all_of.iter().enumerate() {
+            item.validate(&format!("spec.intent.allOf[{index}]"), true)?;
+        }
+        for (index, item) in intent.any_of.iter().enumerate() {
+            item.validate(&format!("spec.intent.anyOf[{index}]"), false)?;
+        }
+        Ok(())
+    }
+}
+
+/// A cluster's metadata part (the kubeconfig travels as the `file` part and is never returned).
+pub type Cluster = Resource<ClusterSpec>;
+/// Spec of a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterSpec {
+    /// GitOps settings; when `gitOpsType` is set no kubeconfig is needed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub git_ops: Option<GitOps>,
+}
+
+/// GitOps settings of a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GitOps {
+    /// The GitOps kind; empty means "use the kubeconfig".
+    #[serde(default)]
+    pub git_ops_type: String,
+    /// Reference object.
+    #[serde(default)]
+    pub git_ops_reference_object: String,
+    /// Resource object.
+    #[serde(default)]
+    pub git_ops_resource_object: String,
+}
+
+/// A cluster label.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterLabel {
+    /// The label; the Kubernetes label-value rule.
+    #[serde(default)]
+    pub cluster_label: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dig_body_round_trips_and_validates() {
+        let body = r#"{"metadata":{"name":"vfw_deployment_intent_group","description":"x"},
+            "spec":{"compositeProfile":"vfw_composite-profile","version":"r1",
+                    "overrideValues":[{"app":"firewall","values":{"replicaCount":"2"}}],"unknown":1}}"#;
+        let dig: DeploymentIntentGroup = serde_json::from_str(body).unwrap();
+        dig.validate_dig().unwrap();
+        assert_eq!(dig.spec.override_values[0].values["replicaCount"], "2");
+        let mut missing = dig.clone();
+        missing.spec.version.clear();
+        assert_eq!(missing.validate_dig(), Err(ValidationError::Missing { field: "spec.version".into() }));
+    }
+
+    #[test]
+    fn placement_items_need_exactly_one_target() {
+        let ok: AppIntent = serde_json::from_str(
+            r#"{"metadata":{"name":"fw-pi"},"spec":{"app":"firewall","intent":{"allOf":[
+                {"clusterProvider":"p","cluster":"edge01"},{"clusterProvider":"p","clusterLabel":"east"},
+                {"anyOf":[{"clusterProvider":"p","clusterLabel":"west"}]}]}}}"#,
+        )
+        .unwrap();
+        ok.validate_app_intent().unwrap();
+        let both: AppIntent = serde_json::from_str(
+            r#"{"metadata":{"name":"x"},"spec":{"app":"a","intent":{"allOf":[
+                {"clusterProvider":"p","cluster":"c","clusterLabel":"l"}]}}}"#,
+        )
+        .unwrap();
+        let err = both.validate_app_intent().unwrap_err().to_string();
+        assert!(err.contains("allOf[0]") && err.contains("exactly one"), "{err}");
+        let empty: AppIntent =
+            serde_json::from_str(r#"{"metadata":{"name":"x"},"spec":{"app":"a","intent":{}}}"#).unwrap();
+        assert!(empty.validate_app_intent().is_err());
+    }
+
+    #[test]
+    fn metadata_limits_name_the_field() {
+        let mut meta = Metadata::named("p");
+        meta.user_data1 = "x".repeat(513);
+        let err = meta.validate("project").unwrap_err().to_string();
+        assert!(err.contains("metadata.userData1"), "{err}");
+    }
+
+    #[test]
+    fn dependency_op_status_is_checked() {
+        let dep: AppDependency = serde_json::from_str(
+            r#"{"metadata":{"name":"d"},"spec":{"app":"db","opStatus":"Running","wait":10}}"#,
+        )
+        .unwrap();
+        let err = dep.validate_dependency().unwrap_err().to_string();
+        assert!(err.contains("Ready, Deployed"), "{err}");
+    }
+}

@@ -1,0 +1,229 @@
+//! The embedded backend: one redb file (`emco.redb`) in the data directory.
+//!
+//! Reads open their own read transaction. Writes go to one writer thread that commits them in groups: it takes
+//! every transaction waiting in its queue, applies them in arrival order inside one redb write transaction, and
+//! commits once (one fsync for the group). Each transaction keeps its own compares and atomicity; if the commit
+//! fails, none of the group took effect and every caller gets the error.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, mpsc};
+
+use redb::{ReadableDatabase, ReadableTable, TableDefinition};
+use tokio::sync::oneshot;
+
+use crate::engine::{KvTable, Record, apply_txn, prefix_end};
+use crate::watch::WatchHub;
+use crate::{Error, Event, KeyValue, Result, Revision, Txn, TxnResponse, Watcher};
+
+/// Keys and encoded [`Record`]s.
+const KV_TABLE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("kv");
+/// Store-wide bookkeeping: the current revision.
+const META_TABLE: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
+const REVISION_KEY: &str = "revision";
+/// The file name inside the data directory.
+pub(crate) const FILE_NAME: &str = "emco.redb";
+/// The most transactions committed together; bounds the latency one group adds to its first member.
+const MAX_GROUP: usize = 512;
+
+/// A store in one redb file.
+pub struct RedbStore {
+    path: PathBuf,
+    database: Arc<redb::Database>,
+    revision: Arc<AtomicI64>,
+    hub: Arc<WatchHub>,
+    /// The writer thread's queue; `None` once dropped.
+    writer: Option<mpsc::Sender<WriteRequest>>,
+    /// The writer thread, joined on drop so the file is released before `drop` returns.
+    writer_thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for RedbStore {
+    fn drop(&mut self) {
+        // Closing the queue ends the writer loop after it finished the transactions already queued.
+        self.writer.take();
+        if let Some(thread) = self.writer_thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+struct WriteRequest {
+    txn: Txn,
+    reply: oneshot::Sender<Result<TxnResponse>>,
+}
+
+fn backend(err: impl Into<redb::Error>) -> Error {
+    Error::from(err.into())
+}
+
+impl RedbStore {
+    /// Opens or creates `emco.redb` in `data_dir`, creating the directory when missing.
+    pub fn open(data_dir: &Path) -> Result<Self> {
+        let open_error = |message: String| Error::Open { path: data_dir.display().to_string(), message };
+        std::fs::create_dir_all(data_dir).map_err(|err| open_error(err.to_string()))?;
+        let path = data_dir.join(FILE_NAME);
+        let database = redb::Database::create(&path).map_err(|err| open_error(err.to_string()))?;
+        // Create the tables once so that readers never meet a missing table.
+        let write = database.begin_write().map_err(backend)?;
+        let revision = {
+            write.open_table(KV_TABLE).map_err(backend)?;
+            let meta = write.open_table(META_TABLE).map_err(backend)?;
+            meta.get(REVISION_KEY).map_err(backend)?.map_or(0, |value| value.value())
+        };
+        write.commit().map_err(backend)?;
+
+        let database = Arc::new(database);
+        let revision = Arc::new(AtomicI64::new(revision));
+        let hub = Arc::new(WatchHub::new(revision.load(Ordering::SeqCst)));
+        let (writer, queue) = mpsc::channel();
+        let worker = Writer { database: database.clone(), revision: revision.clone(), hub: hub.clone() };
+        let writer_thread = std::thread::Builder::new()
+            .name("emco-store-writer".into())
+            .spawn(move || worker.run(queue))
+            .map_err(|err| open_error(format!("cannot start the writer thread: {err}")))?;
+        Ok(Self { path, database, revision, hub, writer: Some(writer), writer_thread: Some(writer_thread) })
+    }
+
+    /// The database file.
+    #[must_use]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub(crate) fn revision(&self) -> Revision {
+        self.revision.load(Ordering::SeqCst)
+    }
+
+    pub(crate) fn get(&self, key: &str) -> Result<Option<KeyValue>> {
+        let read = self.database.begin_read().map_err(backend)?;
+        let table = read.open_table(KV_TABLE).map_err(backend)?;
+        let Some(bytes) = table.get(key).map_err(backend)? else { return Ok(None) };
+        let record = decode(key, bytes.value())?;
+        Ok(Some(record.into_key_value(key.to_string())))
+    }
+
+    pub(crate) fn range(&self, prefix: &str, limit: usize) -> Result<(Vec<KeyValue>, Revision)> {
+        let read = self.database.begin_read().map_err(backend)?;
+        // The revision comes from the same snapshot, so a watch from it misses nothing and repeats nothing.
+        let meta = read.open_table(META_TABLE).map_err(backend)?;
+        let revision = meta.get(REVISION_KEY).map_err(backend)?.map_or(0, |value| value.value());
+        let table = read.open_table(KV_TABLE).map_err(backend)?;
+        let mut items = Vec::new();
+        for entry in table.range::<&str>(prefix..).map_err(backend)? {
+            let (key, value) = entry.map_err(backend)?;
+            if !key.value().starts_with(prefix) || items.len() >= limit {
+                break;
+            }
+            let record = decode(key.value(), value.value())?;
+            items.push(record.into_key_value(key.value().to_string()));
+        }
+        Ok((items, revision))
+    }
+
+    pub(crate) async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
+        let (reply, answer) = oneshot::channel();
+        let writer = self.writer.as_ref().ok_or(Error::Closed)?;
+        writer.send(WriteRequest { txn, reply }).map_err(|_| Error::Closed)?;
+        answer.await.map_err(|_| Error::Closed)?
+    }
+
+    pub(crate) fn watch(&self, prefix: &str, after: Option<Revision>) -> Result<Watcher> {
+        self.hub.subscribe(prefix, after, self.revision())
+    }
+}
+
+fn decode(key: &str, bytes: &[u8]) -> Result<Record> {
+    Record::decode(bytes).ok_or_else(|| Error::Backend(format!("record of key '{key}' is truncated")))
+}
+
+/// The writer thread's state.
+struct Writer {
+    database: Arc<redb::Database>,
+    revision: Arc<AtomicI64>,
+    hub: Arc<WatchHub>,
+}
+
+struct TableView<'a, 'txn> {
+    table: &'a mut redb::Table<'txn, &'static str, &'static [u8]>,
+}
+
+impl KvTable for TableView<'_, '_> {
+    fn read(&self, key: &str) -> Result<Option<Record>> {
+        match self.table.get(key).map_err(backend)? {
+            Some(bytes) => decode(key, bytes.value()).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    fn write(&mut self, key: &str, record: &Record) -> Result<()> {
+        self.table.insert(key, record.encode().as_slice()).map_err(backend)?;
+        Ok(())
+    }
+
+    fn remove(&mut self, key: &str) -> Result<()> {
+        self.table.remove(key).map_err(backend)?;
+        Ok(())
+    }
+
+    fn keys_with_prefix(&self, prefix: &str) -> Result<Vec<String>> {
+        let mut keys = Vec::new();
+        let entries = match prefix_end(prefix) {
+            Some(end) => self.table.range::<&str>(prefix..end.as_str()).map_err(backend)?,
+            None => self.table.range::<&str>(prefix..).map_err(backend)?,
+        };
+        for entry in entries {
+            keys.push(entry.map_err(backend)?.0.value().to_string());
+        }
+        Ok(keys)
+    }
+}
+
+impl Writer {
+    fn run(self, queue: mpsc::Receiver<WriteRequest>) {
+        while let Ok(first) = queue.recv() {
+            let mut group = vec![first];
+            while group.len() < MAX_GROUP {
+                match queue.try_recv() {
+                    Ok(request) => group.push(request),
+                    Err(_) => break,
+                }
+            }
+            let txns: Vec<&Txn> = group.iter().map(|request| &request.txn).collect();
+            match self.commit_group(&txns) {
+                Ok(outcomes) => {
+                    for (request, (response, events)) in group.into_iter().zip(outcomes) {
+                        self.hub.publish(events);
+                        let _ = request.reply.send(Ok(response));
+                    }
+                }
+                Err(err) => {
+                    tracing::error!(error = %err, "store commit failed; {} transactions not applied", group.len());
+                    for request in group {
+                        let _ = request.reply.send(Err(Error::Backend(err.to_string())));
+                    }
+                }
+            }
+        }
+    }
+
+    fn commit_group(&self, txns: &[&Txn]) -> Result<Vec<(TxnResponse, Vec<Event>)>> {
+        let write = self.database.begin_write().map_err(backend)?;
+        let mut current = self.revision.load(Ordering::SeqCst);
+        let mut outcomes = Vec::with_capacity(txns.len());
+        {
+            let mut table = write.open_table(KV_TABLE).map_err(backend)?;
+            let mut view = TableView { table: &mut table };
+            for txn in txns {
+                let (response, events) = apply_txn(&mut view, current, txn)?;
+                current = response.revision;
+                outcomes.push((response, events));
+            }
+            let mut meta = write.open_table(META_TABLE).map_err(backend)?;
+            meta.insert(REVISION_KEY, current).map_err(backend)?;
+        }
+        write.commit().map_err(backend)?;
+        self.revision.store(current, Ordering::SeqCst);
+        Ok(outcomes)
+    }
+}

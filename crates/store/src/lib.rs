@@ -1,0 +1,365 @@
+//! An etcd-shaped key-value store: string keys, byte values, a store-wide revision that every write transaction
+//! raises by one, `get`/`put`/`delete`/`range(prefix)`, transactions guarded by compares on revisions, versions or
+//! values, and watches that replay from a revision.
+//!
+//! The embedded backend ([`RedbStore`], the default) keeps everything in one redb file; [`MemoryStore`] keeps it in
+//! memory for tests. Both run every write through the same transaction engine ([`engine`]), so they agree on
+//! every semantic, and each maps one to one onto etcd's KV and Watch APIs (an etcd backend is a later addition).
+//!
+//! Architecture invariant: this crate knows no EMCO type and no key layout; it is the only crate that names redb.
+//! A write transaction is atomic: after a crash, every key holds either its old or its new record, never a mix.
+
+mod embedded;
+mod engine;
+mod memory;
+mod watch;
+
+use std::path::Path;
+use std::sync::Arc;
+
+pub use embedded::RedbStore;
+pub use memory::MemoryStore;
+pub use watch::Watcher;
+
+/// A store-wide revision; each write transaction raises it by one. `0` means "no such key".
+pub type Revision = i64;
+
+/// Errors of the store. Every variant but [`Error::Compacted`] and [`Error::WatchLagged`] means the operation did
+/// not take effect and may be retried.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The backend failed to read or write (disk full, corrupt file, I/O error).
+    #[error("store backend failed: {0}")]
+    Backend(String),
+    /// The store file could not be opened.
+    #[error("cannot open store at {path}: {message}")]
+    Open {
+        /// The file or directory.
+        path: String,
+        /// Why.
+        message: String,
+    },
+    /// The store is shutting down; nothing was written.
+    #[error("store is closed")]
+    Closed,
+    /// A watch asked for a revision older than the kept history; re-list and watch from the list's revision.
+    #[error("revision {requested} is compacted; history starts after revision {compacted}")]
+    Compacted {
+        /// The revision asked for.
+        requested: Revision,
+        /// The newest revision no longer in the history.
+        compacted: Revision,
+    },
+    /// A watcher fell too far behind the writers and lost events; re-list and watch again.
+    #[error("watch fell behind by {0} events")]
+    WatchLagged(u64),
+}
+
+impl From<::redb::Error> for Error {
+    fn from(err: ::redb::Error) -> Self {
+        Self::Backend(err.to_string())
+    }
+}
+
+/// The result type of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// A stored key with its value and revisions, as etcd's `mvccpb.KeyValue`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyValue {
+    /// The key.
+    pub key: String,
+    /// The value.
+    pub value: Vec<u8>,
+    /// The revision that created the key.
+    pub create_revision: Revision,
+    /// The revision of the last change to the key.
+    pub mod_revision: Revision,
+    /// How many times the key was written since it was created (1 after creation).
+    pub version: i64,
+}
+
+/// What a compare looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CompareTarget {
+    /// The key's create revision (0 when absent).
+    CreateRevision(Revision),
+    /// The key's mod revision (0 when absent).
+    ModRevision(Revision),
+    /// The key's version (0 when absent).
+    Version(i64),
+    /// The key's value (a compare on an absent key's value is false).
+    Value(Vec<u8>),
+}
+
+/// How a compare compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `==`
+    Equal,
+    /// `!=`
+    NotEqual,
+    /// `>`
+    Greater,
+    /// `<`
+    Less,
+}
+
+/// A condition of a transaction, as etcd's `Compare`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Compare {
+    /// The key looked at.
+    pub key: String,
+    /// The comparison.
+    pub op: CompareOp,
+    /// The field and the value it is compared with.
+    pub target: CompareTarget,
+}
+
+impl Compare {
+    /// True when the key does not exist.
+    #[must_use]
+    pub fn absent(key: impl Into<String>) -> Self {
+        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::CreateRevision(0) }
+    }
+
+    /// True when the key exists.
+    #[must_use]
+    pub fn present(key: impl Into<String>) -> Self {
+        Self { key: key.into(), op: CompareOp::Greater, target: CompareTarget::CreateRevision(0) }
+    }
+
+    /// True when the key was last modified at `revision` (0 also matches an absent key).
+    #[must_use]
+    pub fn mod_revision_is(key: impl Into<String>, revision: Revision) -> Self {
+        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::ModRevision(revision) }
+    }
+
+    /// True when the key's value equals `value`.
+    #[must_use]
+    pub fn value_is(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::Value(value.into()) }
+    }
+}
+
+/// A write inside a transaction.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Op {
+    /// Set a key.
+    Put {
+        /// The key.
+        key: String,
+        /// The new value.
+        value: Vec<u8>,
+    },
+    /// Remove a key (nothing happens when it is absent).
+    Delete {
+        /// The key.
+        key: String,
+    },
+    /// Remove every key that starts with a prefix.
+    DeletePrefix {
+        /// The prefix.
+        prefix: String,
+    },
+}
+
+impl Op {
+    /// A put.
+    #[must_use]
+    pub fn put(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
+        Self::Put { key: key.into(), value: value.into() }
+    }
+
+    /// A delete.
+    #[must_use]
+    pub fn delete(key: impl Into<String>) -> Self {
+        Self::Delete { key: key.into() }
+    }
+
+    /// A prefix delete.
+    #[must_use]
+    pub fn delete_prefix(prefix: impl Into<String>) -> Self {
+        Self::DeletePrefix { prefix: prefix.into() }
+    }
+}
+
+/// A transaction: if every compare holds, run `success`, else run `failure` — atomically, as etcd's `Txn`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Txn {
+    /// Conditions, all of which must hold.
+    pub compares: Vec<Compare>,
+    /// Writes when they hold.
+    pub success: Vec<Op>,
+    /// Writes when one does not.
+    pub failure: Vec<Op>,
+}
+
+impl Txn {
+    /// An empty transaction.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds conditions.
+    #[must_use]
+    pub fn when(mut self, compares: impl IntoIterator<Item = Compare>) -> Self {
+        self.compares.extend(compares);
+        self
+    }
+
+    /// Adds writes for when the conditions hold.
+    #[must_use]
+    pub fn and_then(mut self, ops: impl IntoIterator<Item = Op>) -> Self {
+        self.success.extend(ops);
+        self
+    }
+
+    /// Adds writes for when a condition does not hold.
+    #[must_use]
+    pub fn or_else(mut self, ops: impl IntoIterator<Item = Op>) -> Self {
+        self.failure.extend(ops);
+        self
+    }
+}
+
+/// The outcome of a transaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnResponse {
+    /// Whether every compare held (so `success` ran).
+    pub succeeded: bool,
+    /// The store's revision after the transaction.
+    pub revision: Revision,
+}
+
+/// Whether an event set or removed its key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventKind {
+    /// The key was created or changed.
+    Put,
+    /// The key was removed.
+    Delete,
+}
+
+/// A change seen by a watch. For a delete, `kv.value` is empty and `kv.mod_revision` is the delete's revision.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    /// Put or delete.
+    pub kind: EventKind,
+    /// The key after the change.
+    pub kv: KeyValue,
+}
+
+/// Which backend to open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreConfig {
+    /// Everything in memory, lost at exit.
+    Memory,
+    /// One redb file inside this directory.
+    Redb {
+        /// The data directory (created when missing).
+        data_dir: std::path::PathBuf,
+    },
+}
+
+/// A store of any backend; callers see no generics (the backends are unified by match dispatch).
+#[derive(Clone)]
+pub enum Store {
+    /// In memory.
+    Memory(Arc<MemoryStore>),
+    /// Embedded redb file.
+    Redb(Arc<RedbStore>),
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Memory(_) => f.write_str("Store::Memory"),
+            Self::Redb(store) => write!(f, "Store::Redb({})", store.path().display()),
+        }
+    }
+}
+
+impl Store {
+    /// Opens the configured backend.
+    pub fn open(config: &StoreConfig) -> Result<Self> {
+        match config {
+            StoreConfig::Memory => Ok(Self::memory()),
+            StoreConfig::Redb { data_dir } => Self::open_redb(data_dir),
+        }
+    }
+
+    /// A fresh in-memory store.
+    #[must_use]
+    pub fn memory() -> Self {
+        Self::Memory(Arc::new(MemoryStore::new()))
+    }
+
+    /// Opens (or creates) the redb file `emco.redb` inside `data_dir`.
+    pub fn open_redb(data_dir: &Path) -> Result<Self> {
+        Ok(Self::Redb(Arc::new(RedbStore::open(data_dir)?)))
+    }
+
+    /// The current revision.
+    #[must_use]
+    pub fn revision(&self) -> Revision {
+        match self {
+            Self::Memory(store) => store.revision(),
+            Self::Redb(store) => store.revision(),
+        }
+    }
+
+    /// Reads one key.
+    pub async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
+        match self {
+            Self::Memory(store) => Ok(store.get(key)),
+            Self::Redb(store) => store.get(key),
+        }
+    }
+
+    /// Reads every key starting with `prefix`, in key order, with the revision the read saw.
+    pub async fn range(&self, prefix: &str) -> Result<(Vec<KeyValue>, Revision)> {
+        self.range_limit(prefix, usize::MAX).await
+    }
+
+    /// Reads at most `limit` keys starting with `prefix`, in key order.
+    pub async fn range_limit(&self, prefix: &str, limit: usize) -> Result<(Vec<KeyValue>, Revision)> {
+        match self {
+            Self::Memory(store) => Ok(store.range(prefix, limit)),
+            Self::Redb(store) => store.range(prefix, limit),
+        }
+    }
+
+    /// Runs a transaction.
+    pub async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
+        match self {
+            Self::Memory(store) => Ok(store.txn(&txn)),
+            Self::Redb(store) => store.txn(txn).await,
+        }
+    }
+
+    /// Sets a key; returns the new revision.
+    pub async fn put(&self, key: &str, value: impl Into<Vec<u8>>) -> Result<Revision> {
+        Ok(self.txn(Txn::new().and_then([Op::put(key, value)])).await?.revision)
+    }
+
+    /// Removes a key; returns whether it existed.
+    pub async fn delete(&self, key: &str) -> Result<bool> {
+        let response = self.txn(Txn::new().when([Compare::present(key)]).and_then([Op::delete(key)])).await?;
+        Ok(response.succeeded)
+    }
+
+    /// Removes every key under `prefix`; returns the revision after it.
+    pub async fn delete_prefix(&self, prefix: &str) -> Result<Revision> {
+        Ok(self.txn(Txn::new().and_then([Op::delete_prefix(prefix)])).await?.revision)
+    }
+
+    /// Watches keys under `prefix`, replaying every change after `after_revision` (`None`: only new changes).
+    pub fn watch(&self, prefix: &str, after_revision: Option<Revision>) -> Result<Watcher> {
+        match self {
+            Self::Memory(store) => store.watch(prefix, after_revision),
+            Self::Redb(store) => store.watch(prefix, after_revision),
+        }
+    }
+}
