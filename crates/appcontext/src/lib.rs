@@ -1,1 +1,26 @@
-//! placeholder
+//! The only crate that knows how EMCO data is laid out in the store: the catalog of onboarded resources
+//! ([`catalog`]), the AppContexts of instantiations ([`context`]) and the interface of the engine that applies
+//! them ([`engine`]).
+//!
+//! # Key layout
+//! - `/emco/v1/res/<kind>/<names…>`: one catalog resource (`{"schema":1,"body":{…}}`); `<names…>` are the
+//!   resource's path names from the REST URL, e.g. `/emco/v1/res/app/testvfw/compositevfw/v1/firewall`.
+//! - `/emco/v1/blob/<kind>/<names…>`: the bytes that travel beside a resource (an app's chart, an app profile's
+//!   archive, a cluster's kubeconfig). Never returned by a catalog read of the resource itself.
+//! - `/emco/v1/state/<kind>/<names…>`: the lifecycle history of a resource (`state.Actions`).
+//! - `/context/<id>/meta`: an AppContext's meta, app order and top-level status.
+//! - `/context/<id>/app/<app>/cluster/<provider+cluster>`: the resources of one app on one cluster, their rsync
+//!   status, the cluster's connectivity and the last ResourceBundleState heard from it.
+//!
+//! Architecture invariants: every record carries a schema version and is refused (not misread) when it is newer
+//! than this build understands; names never contain `/`, so a prefix range over a parent lists exactly its children.
+
+pub mod catalog;
+pub mod context;
+pub mod engine;
+mod record;
+
+pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
+pub use context::{AppContexts, AppMeta, ClusterRecord, ContextError, ContextMeta, ResourceRecord};
+pub use engine::{Engine, NoopEngine};
+pub use record::RecordError;

@@ -1,0 +1,670 @@
+//! The catalog of onboarded EMCO resources: typed paths, parent/child integrity, references between resources,
+//! the blobs that travel beside some resources, and lifecycle histories.
+//!
+//! Callers serialize mutations (the server holds one write lock per request); every write is still a single store
+//! transaction guarded by compares, so a lost race fails cleanly instead of corrupting the tree.
+
+use emco_model::StateInfo;
+use emco_store::{Compare, Op, Revision, Store, Txn};
+use serde_json::Value as Json;
+
+use crate::record::{self, RecordError};
+
+const RESOURCE_ROOT: &str = "/emco/v1/res/";
+const BLOB_ROOT: &str = "/emco/v1/blob/";
+const STATE_ROOT: &str = "/emco/v1/state/";
+
+/// Catalog errors; the server maps each to an HTTP status.
+#[derive(Debug, thiserror::Error)]
+pub enum CatalogError {
+    /// The resource does not exist.
+    #[error("{kind} not found: {name}")]
+    NotFound {
+        /// EMCO's type name.
+        kind: &'static str,
+        /// The resource's path names, joined with `/`.
+        name: String,
+    },
+    /// A resource with that name exists already.
+    #[error("{kind} already exists: {name}")]
+    AlreadyExists {
+        /// EMCO's type name.
+        kind: &'static str,
+        /// The path names.
+        name: String,
+    },
+    /// The parent resource is missing.
+    #[error("cannot create {kind} '{name}': parent {parent_kind} '{parent}' not found")]
+    ParentNotFound {
+        /// The kind being created.
+        kind: &'static str,
+        /// Its name.
+        name: String,
+        /// The parent's kind.
+        parent_kind: &'static str,
+        /// The parent's path names.
+        parent: String,
+    },
+    /// The resource still has children.
+    #[error("cannot delete {kind} '{name}': delete its {children} first")]
+    HasChildren {
+        /// EMCO's type name.
+        kind: &'static str,
+        /// The path names.
+        name: String,
+        /// What children remain, e.g. `App 'firewall'`.
+        children: String,
+    },
+    /// Another resource refers to this one.
+    #[error("cannot delete {kind} '{name}': it is referenced by {by}")]
+    Referenced {
+        /// EMCO's type name.
+        kind: &'static str,
+        /// The path names.
+        name: String,
+        /// The referencing resources.
+        by: String,
+    },
+    /// A concurrent change won; retry.
+    #[error("{0} changed concurrently; retry")]
+    Conflict(String),
+    /// A stored record cannot be read.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] emco_store::Error),
+}
+
+/// The result type of the catalog.
+pub type Result<T, E = CatalogError> = std::result::Result<T, E>;
+
+/// The kinds of catalog resources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `/controllers/{c}`
+    Controller,
+    /// `/projects/{p}`
+    Project,
+    /// `…/composite-apps/{ca}/{version}`
+    CompositeApp,
+    /// `…/apps/{app}`
+    App,
+    /// `…/apps/{app}/dependency/{d}`
+    AppDependency,
+    /// `…/composite-profiles/{cp}`
+    CompositeProfile,
+    /// `…/composite-profiles/{cp}/profiles/{ap}`
+    AppProfile,
+    /// `…/deployment-intent-groups/{dig}`
+    DeploymentIntentGroup,
+    /// `…/deployment-intent-groups/{dig}/intents/{i}`
+    GroupIntent,
+    /// `…/generic-placement-intents/{gpi}`
+    GenericPlacementIntent,
+    /// `…/generic-placement-intents/{gpi}/app-intents/{ai}`
+    AppIntent,
+    /// `/cluster-providers/{cp}`
+    ClusterProvider,
+    /// `…/clusters/{c}`
+    Cluster,
+    /// `…/clusters/{c}/labels/{l}`
+    ClusterLabel,
+}
+
+impl Kind {
+    /// Every kind.
+    pub const ALL: [Kind; 14] = [
+        Kind::Controller,
+        Kind::Project,
+        Kind::CompositeApp,
+        Kind::App,
+        Kind::AppDependency,
+        Kind::CompositeProfile,
+        Kind::AppProfile,
+        Kind::DeploymentIntentGroup,
+        Kind::GroupIntent,
+        Kind::GenericPlacementIntent,
+        Kind::AppIntent,
+        Kind::ClusterProvider,
+        Kind::Cluster,
+        Kind::ClusterLabel,
+    ];
+
+    fn segment(self) -> &'static str {
+        match self {
+            Self::Controller => "controller",
+            Self::Project => "project",
+            Self::CompositeApp => "compositeapp",
+            Self::App => "app",
+            Self::AppDependency => "appdependency",
+            Self::CompositeProfile => "compositeprofile",
+            Self::AppProfile => "appprofile",
+            Self::DeploymentIntentGroup => "dig",
+            Self::GroupIntent => "groupintent",
+            Self::GenericPlacementIntent => "gpi",
+            Self::AppIntent => "appintent",
+            Self::ClusterProvider => "clusterprovider",
+            Self::Cluster => "cluster",
+            Self::ClusterLabel => "clusterlabel",
+        }
+    }
+
+    /// EMCO's type name, used in messages (`Project not found: p`).
+    #[must_use]
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Self::Controller => "Controller",
+            Self::Project => "Project",
+            Self::CompositeApp => "CompositeApp",
+            Self::App => "App",
+            Self::AppDependency => "AppDependency",
+            Self::CompositeProfile => "CompositeProfile",
+            Self::AppProfile => "AppProfile",
+            Self::DeploymentIntentGroup => "DeploymentIntentGroup",
+            Self::GroupIntent => "DeploymentIntent",
+            Self::GenericPlacementIntent => "GenericPlacementIntent",
+            Self::AppIntent => "AppIntent",
+            Self::ClusterProvider => "ClusterProvider",
+            Self::Cluster => "Cluster",
+            Self::ClusterLabel => "ClusterLabel",
+        }
+    }
+
+    /// The kind this one lives under.
+    #[must_use]
+    pub fn parent(self) -> Option<Kind> {
+        match self {
+            Self::Controller | Self::Project | Self::ClusterProvider => None,
+            Self::CompositeApp => Some(Self::Project),
+            Self::App | Self::CompositeProfile | Self::DeploymentIntentGroup => Some(Self::CompositeApp),
+            Self::AppDependency => Some(Self::App),
+            Self::AppProfile => Some(Self::CompositeProfile),
+            Self::GroupIntent | Self::GenericPlacementIntent => Some(Self::DeploymentIntentGroup),
+            Self::AppIntent => Some(Self::GenericPlacementIntent),
+            Self::Cluster => Some(Self::ClusterProvider),
+            Self::ClusterLabel => Some(Self::Cluster),
+        }
+    }
+
+    /// How many path names identify a resource of this kind within its parent (two for composite apps:
+    /// name and version).
+    #[must_use]
+    pub fn own_names(self) -> usize {
+        if self == Self::CompositeApp { 2 } else { 1 }
+    }
+
+    /// How many path names identify a resource of this kind from the root.
+    #[must_use]
+    pub fn depth(self) -> usize {
+        self.own_names() + self.parent().map_or(0, Kind::depth)
+    }
+
+    /// The kinds that live directly under this one.
+    pub fn children(self) -> impl Iterator<Item = Kind> {
+        Self::ALL.into_iter().filter(move |kind| kind.parent() == Some(self))
+    }
+}
+
+/// A resource's identity: its kind and every path name from the root (e.g. App: project, composite app, version,
+/// app).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ResourcePath {
+    kind: Kind,
+    names: Vec<String>,
+}
+
+impl ResourcePath {
+    /// A path; `names` must hold exactly `kind.depth()` names (callers build them from validated URLs).
+    #[must_use]
+    pub fn new(kind: Kind, names: Vec<String>) -> Self {
+        debug_assert_eq!(names.len(), kind.depth(), "{kind:?} {names:?}");
+        Self { kind, names }
+    }
+
+    /// The kind.
+    #[must_use]
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// Every path name.
+    #[must_use]
+    pub fn names(&self) -> &[String] {
+        &self.names
+    }
+
+    /// The resource's own name (the last path name).
+    #[must_use]
+    pub fn name(&self) -> &str {
+        self.names.last().map_or("", String::as_str)
+    }
+
+    /// The path names joined with `/`, for messages.
+    #[must_use]
+    pub fn display_name(&self) -> String {
+        self.names.join("/")
+    }
+
+    /// The parent's path.
+    #[must_use]
+    pub fn parent(&self) -> Option<ResourcePath> {
+        let parent = self.kind.parent()?;
+        Some(Self::new(parent, self.names[..parent.depth()].to_vec()))
+    }
+
+    /// A child of this resource.
+    #[must_use]
+    pub fn child(&self, kind: Kind, own: &[&str]) -> ResourcePath {
+        let mut names = self.names.clone();
+        names.extend(own.iter().map(|name| (*name).to_string()));
+        Self::new(kind, names)
+    }
+
+    fn key_under(&self, root: &str) -> String {
+        format!("{root}{}/{}", self.kind.segment(), self.names.join("/"))
+    }
+
+    fn key(&self) -> String {
+        self.key_under(RESOURCE_ROOT)
+    }
+
+    fn blob_key(&self) -> String {
+        self.key_under(BLOB_ROOT)
+    }
+
+    fn state_key(&self) -> String {
+        self.key_under(STATE_ROOT)
+    }
+}
+
+fn children_prefix(kind: Kind, parent_names: &[String]) -> String {
+    if parent_names.is_empty() {
+        format!("{RESOURCE_ROOT}{}/", kind.segment())
+    } else {
+        format!("{RESOURCE_ROOT}{}/{}/", kind.segment(), parent_names.join("/"))
+    }
+}
+
+/// One stored resource.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry {
+    /// Its path.
+    pub path: ResourcePath,
+    /// Its body, as the API returns it.
+    pub body: Json,
+    /// When it was created: lists are in creation order, as EMCO's.
+    pub create_revision: Revision,
+    /// When it was last changed (for compare-and-swap).
+    pub mod_revision: Revision,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct ResourceRecord {
+    body: Json,
+}
+
+#[derive(serde::Serialize, serde::Deserialize)]
+struct StateRecord {
+    state: StateInfo,
+}
+
+/// The catalog over a store.
+#[derive(Debug, Clone)]
+pub struct Catalog {
+    store: Store,
+}
+
+impl Catalog {
+    /// A catalog over `store`.
+    #[must_use]
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// The store (for transactions that span the catalog and AppContexts).
+    #[must_use]
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Reads a resource, or `None`.
+    pub async fn find(&self, path: &ResourcePath) -> Result<Option<Entry>> {
+        let key = path.key();
+        let Some(kv) = self.store.get(&key).await? else { return Ok(None) };
+        let record: ResourceRecord = record::decode(&key, &kv.value)?;
+        Ok(Some(Entry {
+            path: path.clone(),
+            body: record.body,
+            create_revision: kv.create_revision,
+            mod_revision: kv.mod_revision,
+        }))
+    }
+
+    /// Reads a resource.
+    pub async fn get(&self, path: &ResourcePath) -> Result<Entry> {
+        self.find(path).await?.ok_or_else(|| not_found(path))
+    }
+
+    /// Reads a resource into its model type.
+    pub async fn get_as<T: serde::de::DeserializeOwned>(&self, path: &ResourcePath) -> Result<T> {
+        let entry = self.get(path).await?;
+        serde_json::from_value(entry.body).map_err(|err| {
+            CatalogError::Record(RecordError::Damaged { key: path.key(), message: err.to_string() })
+        })
+    }
+
+    /// Whether a resource exists.
+    pub async fn exists(&self, path: &ResourcePath) -> Result<bool> {
+        Ok(self.store.get(&path.key()).await?.is_some())
+    }
+
+    /// Fails with [`CatalogError::NotFound`] when `path` or any ancestor is missing, naming the first missing one.
+    pub async fn require(&self, path: &ResourcePath) -> Result<()> {
+        let mut chain = vec![path.clone()];
+        while let Some(parent) = chain.last().and_then(ResourcePath::parent) {
+            chain.push(parent);
+        }
+        for ancestor in chain.iter().rev() {
+            if !self.exists(ancestor).await? {
+                return Err(not_found(ancestor));
+            }
+        }
+        Ok(())
+    }
+
+    /// Lists the resources of `kind` under the parent named by `parent_names`, in creation order.
+    pub async fn list(&self, kind: Kind, parent_names: &[String]) -> Result<Vec<Entry>> {
+        let prefix = children_prefix(kind, parent_names);
+        let (items, _) = self.store.range(&prefix).await?;
+        let mut entries = Vec::with_capacity(items.len());
+        for kv in items {
+            let own: Vec<String> = kv.key[prefix.len()..].split('/').map(str::to_string).collect();
+            if own.len() != kind.own_names() {
+                continue;
+            }
+            let mut names = parent_names.to_vec();
+            names.extend(own);
+            let record: ResourceRecord = record::decode(&kv.key, &kv.value)?;
+            entries.push(Entry {
+                path: ResourcePath::new(kind, names),
+                body: record.body,
+                create_revision: kv.create_revision,
+                mod_revision: kv.mod_revision,
+            });
+        }
+        entries.sort_by_key(|entry| entry.create_revision);
+        Ok(entries)
+    }
+
+    /// Lists and decodes into the model type.
+    pub async fn list_as<T: serde::de::DeserializeOwned>(
+        &self,
+        kind: Kind,
+        parent_names: &[String],
+    ) -> Result<Vec<(ResourcePath, T)>> {
+        let mut typed = Vec::new();
+        for entry in self.list(kind, parent_names).await? {
+            let value = serde_json::from_value(entry.body).map_err(|err| {
+                CatalogError::Record(RecordError::Damaged { key: entry.path.key(), message: err.to_string() })
+            })?;
+            typed.push((entry.path, value));
+        }
+        Ok(typed)
+    }
+
+    /// The ops that store `body` (and `blob`) at `path`.
+    #[must_use]
+    pub fn put_ops(path: &ResourcePath, body: &Json, blob: Option<&[u8]>) -> Vec<Op> {
+        let mut ops = vec![Op::put(path.key(), record::encode(&ResourceRecord { body: body.clone() }))];
+        if let Some(blob) = blob {
+            ops.push(Op::put(path.blob_key(), blob.to_vec()));
+        }
+        ops
+    }
+
+    /// The op that stores a lifecycle history.
+    #[must_use]
+    pub fn state_op(path: &ResourcePath, state: &StateInfo) -> Op {
+        Op::put(path.state_key(), record::encode(&StateRecord { state: state.clone() }))
+    }
+
+    /// The compare that holds while a resource exists unchanged since `revision`.
+    #[must_use]
+    pub fn unchanged_since(path: &ResourcePath, revision: Revision) -> Compare {
+        Compare::mod_revision_is(path.key(), revision)
+    }
+
+    /// Creates a resource; its parent must exist and the name must be free. `extra` ops (e.g. an initial
+    /// lifecycle history) commit in the same transaction.
+    pub async fn create(&self, path: &ResourcePath, body: &Json, blob: Option<&[u8]>, extra: Vec<Op>) -> Result<()> {
+        let mut compares = vec![Compare::absent(path.key())];
+        if let Some(parent) = path.parent() {
+            if !self.exists(&parent).await? {
+                return Err(CatalogError::ParentNotFound {
+                    kind: path.kind.type_name(),
+                    name: path.name().to_string(),
+                    parent_kind: parent.kind.type_name(),
+                    parent: parent.display_name(),
+                });
+            }
+            compares.push(Compare::present(parent.key()));
+        }
+        if self.exists(path).await? {
+            return Err(CatalogError::AlreadyExists { kind: path.kind.type_name(), name: path.display_name() });
+        }
+        let mut ops = Self::put_ops(path, body, blob);
+        ops.extend(extra);
+        let response = self.store.txn(Txn::new().when(compares).and_then(ops)).await?;
+        if !response.succeeded {
+            return Err(CatalogError::Conflict(path.display_name()));
+        }
+        Ok(())
+    }
+
+    /// Creates or replaces a resource; returns whether it was created. The parent must exist.
+    pub async fn upsert(&self, path: &ResourcePath, body: &Json, blob: Option<&[u8]>, extra: Vec<Op>) -> Result<bool> {
+        match self.find(path).await? {
+            None => self.create(path, body, blob, extra).await.map(|()| true),
+            Some(existing) => {
+                let mut ops = Self::put_ops(path, body, blob);
+                ops.extend(extra);
+                let txn = Txn::new().when([Self::unchanged_since(path, existing.mod_revision)]);
+                let response = self.store.txn(txn.and_then(ops)).await?;
+                if !response.succeeded {
+                    return Err(CatalogError::Conflict(path.display_name()));
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// Reads the blob stored beside a resource.
+    pub async fn blob(&self, path: &ResourcePath) -> Result<Option<Vec<u8>>> {
+        Ok(self.store.get(&path.blob_key()).await?.map(|kv| kv.value))
+    }
+
+    /// Reads a lifecycle history and the revision it was written at (for compare-and-swap).
+    pub async fn state(&self, path: &ResourcePath) -> Result<(StateInfo, Revision)> {
+        let key = path.state_key();
+        let Some(kv) = self.store.get(&key).await? else { return Ok((StateInfo::default(), 0)) };
+        let record: StateRecord = record::decode(&key, &kv.value)?;
+        Ok((record.state, kv.mod_revision))
+    }
+
+    /// The compare that holds while a lifecycle history is unchanged since `revision`.
+    #[must_use]
+    pub fn state_unchanged_since(path: &ResourcePath, revision: Revision) -> Compare {
+        Compare::mod_revision_is(path.state_key(), revision)
+    }
+
+    /// Names the children that keep `path` from being deleted (at most one per child kind).
+    pub async fn remaining_children(&self, path: &ResourcePath) -> Result<Vec<String>> {
+        let mut found = Vec::new();
+        for kind in path.kind.children() {
+            let (items, _) = self.store.range_limit(&children_prefix(kind, path.names()), 1).await?;
+            if let Some(kv) = items.first() {
+                let name = kv.key.rsplit('/').next().unwrap_or_default();
+                found.push(format!("{} '{name}'", kind.type_name()));
+            }
+        }
+        Ok(found)
+    }
+
+    /// Names the resources that refer to `path` by name (app profiles, app intents, dependencies and DIG
+    /// overrides referring to an app; DIGs referring to a composite profile; intents referring to a placement
+    /// intent).
+    pub async fn referrers(&self, path: &ResourcePath) -> Result<Vec<String>> {
+        let names = path.names();
+        let name = path.name();
+        let mut found = Vec::new();
+        let mut scan = |entries: Vec<Entry>, kind: Kind, refers: &dyn Fn(&Json) -> bool| {
+            for entry in entries.into_iter().filter(|entry| refers(&entry.body)) {
+                found.push(format!("{} '{}'", kind.type_name(), entry.path.name()));
+            }
+        };
+        match path.kind {
+            Kind::App => {
+                let composite_app = &names[..3];
+                let spec_app = |body: &Json| body["spec"]["app"].as_str() == Some(name);
+                for profile in self.list(Kind::CompositeProfile, composite_app).await? {
+                    scan(self.list(Kind::AppProfile, profile.path.names()).await?, Kind::AppProfile, &spec_app);
+                }
+                for dig in self.list(Kind::DeploymentIntentGroup, composite_app).await? {
+                    let overrides = |body: &Json| {
+                        body["spec"]["overrideValues"]
+                            .as_array()
+                            .is_some_and(|items| items.iter().any(|item| item["app"].as_str() == Some(name)))
+                    };
+                    scan(vec![dig.clone()], Kind::DeploymentIntentGroup, &overrides);
+                    for gpi in self.list(Kind::GenericPlacementIntent, dig.path.names()).await? {
+                        scan(self.list(Kind::AppIntent, gpi.path.names()).await?, Kind::AppIntent, &spec_app);
+                    }
+                }
+                for app in self.list(Kind::App, composite_app).await? {
+                    if app.path.name() != name {
+                        scan(self.list(Kind::AppDependency, app.path.names()).await?, Kind::AppDependency, &spec_app);
+                    }
+                }
+            }
+            Kind::CompositeProfile => {
+                let uses = |body: &Json| body["spec"]["compositeProfile"].as_str() == Some(name);
+                scan(self.list(Kind::DeploymentIntentGroup, &names[..3]).await?, Kind::DeploymentIntentGroup, &uses);
+            }
+            Kind::GenericPlacementIntent => {
+                let uses = |body: &Json| {
+                    body["spec"]["intent"][emco_model::GENERIC_PLACEMENT_INTENT_KEY].as_str() == Some(name)
+                };
+                scan(self.list(Kind::GroupIntent, &names[..4]).await?, Kind::GroupIntent, &uses);
+            }
+            _ => {}
+        }
+        Ok(found)
+    }
+
+    /// Deletes a resource with its blob and lifecycle history, refusing while it has children or referrers.
+    /// `extra` ops (e.g. deleting the AppContexts of a DIG) commit in the same transaction.
+    pub async fn delete(&self, path: &ResourcePath, extra: Vec<Op>) -> Result<()> {
+        let revision = existing_revision(&self.store, path).await?;
+        let children = self.remaining_children(path).await?;
+        if !children.is_empty() {
+            return Err(CatalogError::HasChildren {
+                kind: path.kind.type_name(),
+                name: path.display_name(),
+                children: children.join(", "),
+            });
+        }
+        let referrers = self.referrers(path).await?;
+        if !referrers.is_empty() {
+            return Err(CatalogError::Referenced {
+                kind: path.kind.type_name(),
+                name: path.display_name(),
+                by: referrers.join(", "),
+            });
+        }
+        let mut ops = vec![Op::delete(path.key()), Op::delete(path.blob_key()), Op::delete(path.state_key())];
+        ops.extend(extra);
+        let txn = Txn::new().when([Self::unchanged_since(path, revision)]).and_then(ops);
+        if !self.store.txn(txn).await?.succeeded {
+            return Err(CatalogError::Conflict(path.display_name()));
+        }
+        Ok(())
+    }
+}
+
+async fn existing_revision(store: &Store, path: &ResourcePath) -> Result<Revision> {
+    store.get(&path.key()).await?.map(|kv| kv.mod_revision).ok_or_else(|| not_found(path))
+}
+
+fn not_found(path: &ResourcePath) -> CatalogError {
+    CatalogError::NotFound { kind: path.kind.type_name(), name: path.display_name() }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn path(kind: Kind, names: &[&str]) -> ResourcePath {
+        ResourcePath::new(kind, names.iter().map(|n| (*n).to_string()).collect())
+    }
+
+    #[test]
+    fn depths_follow_the_url_tree() {
+        assert_eq!(Kind::Project.depth(), 1);
+        assert_eq!(Kind::CompositeApp.depth(), 3);
+        assert_eq!(Kind::AppProfile.depth(), 5);
+        assert_eq!(Kind::AppIntent.depth(), 6);
+        assert_eq!(Kind::ClusterLabel.depth(), 3);
+        let children: Vec<_> = Kind::CompositeApp.children().collect();
+        assert_eq!(children, [Kind::App, Kind::CompositeProfile, Kind::DeploymentIntentGroup]);
+    }
+
+    #[tokio::test]
+    async fn parents_children_and_references_guard_the_tree() {
+        let catalog = Catalog::new(Store::memory());
+        let project = path(Kind::Project, &["p"]);
+        let ca = path(Kind::CompositeApp, &["p", "ca", "v1"]);
+        assert!(matches!(
+            catalog.create(&ca, &json!({}), None, vec![]).await,
+            Err(CatalogError::ParentNotFound { parent_kind: "Project", .. })
+        ));
+        catalog.create(&project, &json!({"metadata": {"name": "p"}}), None, vec![]).await.unwrap();
+        assert!(matches!(
+            catalog.create(&project, &json!({}), None, vec![]).await,
+            Err(CatalogError::AlreadyExists { .. })
+        ));
+        catalog.create(&ca, &json!({}), None, vec![]).await.unwrap();
+        let app = ca.child(Kind::App, &["fw"]);
+        catalog.create(&app, &json!({"metadata": {"name": "fw"}}), Some(b"chart"), vec![]).await.unwrap();
+        assert_eq!(catalog.blob(&app).await.unwrap().as_deref(), Some(b"chart".as_slice()));
+
+        let err = catalog.delete(&project, vec![]).await.unwrap_err();
+        assert!(err.to_string().contains("CompositeApp 'v1'") || err.to_string().contains("CompositeApp"), "{err}");
+
+        let cp = ca.child(Kind::CompositeProfile, &["cp"]);
+        catalog.create(&cp, &json!({}), None, vec![]).await.unwrap();
+        let ap = cp.child(Kind::AppProfile, &["ap"]);
+        catalog.create(&ap, &json!({"spec": {"app": "fw"}}), None, vec![]).await.unwrap();
+        let err = catalog.delete(&app, vec![]).await.unwrap_err();
+        assert!(matches!(&err, CatalogError::Referenced { by, .. } if by == "AppProfile 'ap'"), "{err}");
+        catalog.delete(&ap, vec![]).await.unwrap();
+        catalog.delete(&app, vec![]).await.unwrap();
+        assert_eq!(catalog.blob(&app).await.unwrap(), None, "the blob goes with its resource");
+    }
+
+    #[tokio::test]
+    async fn lists_are_in_creation_order_and_only_direct_children() {
+        let catalog = Catalog::new(Store::memory());
+        let project = path(Kind::Project, &["p"]);
+        catalog.create(&project, &json!({}), None, vec![]).await.unwrap();
+        for (name, version) in [("zeta", "v1"), ("alpha", "v2"), ("alpha", "v1")] {
+            catalog.create(&project.child(Kind::CompositeApp, &[name, version]), &json!({}), None, vec![]).await.unwrap();
+        }
+        let listed = catalog.list(Kind::CompositeApp, project.names()).await.unwrap();
+        let names: Vec<_> = listed.iter().map(|e| e.path.display_name()).collect();
+        assert_eq!(names, ["p/zeta/v1", "p/alpha/v2", "p/alpha/v1"]);
+        assert!(catalog.list(Kind::Project, &[]).await.unwrap().len() == 1);
+    }
+}

@@ -1,0 +1,369 @@
+//! AppContexts: the staged, rendered resources of one instantiation, organised app → cluster → resource, with the
+//! context's top-level status, each resource's rsync status and each cluster's connectivity.
+//!
+//! One record holds the meta (identity, app order, dependencies, status, stop request); one record per
+//! (app, cluster) holds that pair's resources and observed state, so status writes are batched per (app, cluster).
+//! Every update is a compare-and-swap on the record's revision, retried on conflict.
+
+use emco_model::{AppDependencySpec, Connectivity, ContextId, ContextStatus, Gvk, RsyncStatus};
+use emco_store::{Compare, Op, Store, Txn};
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::record::{self, RecordError};
+
+const CONTEXT_ROOT: &str = "/context/";
+
+/// AppContext errors.
+#[derive(Debug, thiserror::Error)]
+pub enum ContextError {
+    /// No such context.
+    #[error("AppContext {0} not found")]
+    NotFound(ContextId),
+    /// No such app/cluster pair in the context.
+    #[error("AppContext {id} has no app '{app}' on cluster '{cluster}'")]
+    NoSuchCluster {
+        /// The context.
+        id: ContextId,
+        /// The app.
+        app: String,
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+    },
+    /// A stored record cannot be read.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] emco_store::Error),
+}
+
+/// The result type of AppContext operations.
+pub type Result<T, E = ContextError> = std::result::Result<T, E>;
+
+/// The meta record of a context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextMeta {
+    /// The context id.
+    pub id: ContextId,
+    /// Project of the DIG.
+    pub project: String,
+    /// Composite app of the DIG.
+    pub composite_app: String,
+    /// Composite app version.
+    pub composite_app_version: String,
+    /// Composite profile used.
+    pub composite_profile: String,
+    /// The DIG.
+    pub deployment_intent_group: String,
+    /// Helm release name (the DIG's `spec.version`).
+    pub release: String,
+    /// Namespace the resources go to.
+    pub namespace: String,
+    /// Logical cloud, empty when none.
+    #[serde(default)]
+    pub logical_cloud: String,
+    /// Apps in the composite app's order, with their dependencies and clusters.
+    pub apps: Vec<AppMeta>,
+    /// The context's top-level status.
+    pub status: ContextStatus,
+    /// Set by `/stop`: the running operation must end.
+    #[serde(default)]
+    pub stop_requested: bool,
+    /// When the context was created.
+    pub created: String,
+}
+
+/// One app of a context.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AppMeta {
+    /// The app.
+    pub name: String,
+    /// Apps it waits for.
+    #[serde(default)]
+    pub dependencies: Vec<AppDependencySpec>,
+    /// The clusters it is placed on (`provider+cluster`), in placement order.
+    pub clusters: Vec<String>,
+}
+
+/// One app on one cluster: its resources (in apply order) and what rsync and the cluster last reported.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ClusterRecord {
+    /// The app.
+    pub app: String,
+    /// The cluster, `provider+cluster`.
+    pub cluster: String,
+    /// The resources, in apply order.
+    pub resources: Vec<ResourceRecord>,
+    /// Whether rsync can reach the cluster, as last known.
+    pub connectivity: Connectivity,
+    /// The last ResourceBundleState status heard from the cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cluster_status: Option<Json>,
+    /// When it was heard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heard_at: Option<String>,
+}
+
+impl ClusterRecord {
+    /// A record of freshly rendered resources: every one `Pending`, connectivity `Unknown`.
+    #[must_use]
+    pub fn pending(app: &str, cluster: &str, resources: Vec<ResourceRecord>) -> Self {
+        Self {
+            app: app.to_string(),
+            cluster: cluster.to_string(),
+            resources,
+            connectivity: Connectivity::Unknown,
+            cluster_status: None,
+            heard_at: None,
+        }
+    }
+
+    /// The provider half of the cluster name.
+    #[must_use]
+    pub fn provider(&self) -> &str {
+        self.cluster.split_once('+').map_or(self.cluster.as_str(), |(provider, _)| provider)
+    }
+
+    /// The cluster half of the cluster name.
+    #[must_use]
+    pub fn cluster_name(&self) -> &str {
+        self.cluster.split_once('+').map_or(self.cluster.as_str(), |(_, name)| name)
+    }
+}
+
+/// One rsync resource.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRecord {
+    /// `metadata.name`.
+    pub name: String,
+    /// `kind`.
+    pub kind: String,
+    /// `apiVersion`.
+    pub api_version: String,
+    /// The rendered object.
+    pub manifest: Json,
+    /// What rsync last did with it.
+    pub status: RsyncStatus,
+    /// The cluster's message when it failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// When the status last changed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated: Option<String>,
+}
+
+impl ResourceRecord {
+    /// A pending resource for a rendered object.
+    #[must_use]
+    pub fn pending(name: &str, kind: &str, api_version: &str, manifest: Json) -> Self {
+        Self {
+            name: name.to_string(),
+            kind: kind.to_string(),
+            api_version: api_version.to_string(),
+            manifest,
+            status: RsyncStatus::Pending,
+            error: None,
+            updated: None,
+        }
+    }
+
+    /// The AppContext key: `<name>+<kind>`.
+    #[must_use]
+    pub fn key(&self) -> String {
+        format!("{}+{}", self.name, self.kind)
+    }
+
+    /// Group, version and kind.
+    #[must_use]
+    pub fn gvk(&self) -> Gvk {
+        Gvk::from_api_version(&self.api_version, &self.kind)
+    }
+}
+
+fn meta_key(id: ContextId) -> String {
+    format!("{CONTEXT_ROOT}{id}/meta")
+}
+
+fn cluster_key(id: ContextId, app: &str, cluster: &str) -> String {
+    format!("{CONTEXT_ROOT}{id}/app/{app}/cluster/{cluster}")
+}
+
+fn context_prefix(id: ContextId) -> String {
+    format!("{CONTEXT_ROOT}{id}/")
+}
+
+/// Access to AppContexts in a store.
+#[derive(Debug, Clone)]
+pub struct AppContexts {
+    store: Store,
+}
+
+impl AppContexts {
+    /// AppContexts over `store`.
+    #[must_use]
+    pub fn new(store: Store) -> Self {
+        Self { store }
+    }
+
+    /// A fresh random context id (a positive int63, as EMCO's).
+    #[must_use]
+    pub fn new_id() -> ContextId {
+        loop {
+            let raw = rand::random::<u64>() >> 1;
+            if let Some(id) = ContextId::new(raw) {
+                return id;
+            }
+        }
+    }
+
+    /// The compare and ops that create a context with its (app, cluster) records; commit them together with the
+    /// lifecycle change that asked for them.
+    #[must_use]
+    pub fn create_txn_parts(meta: &ContextMeta, clusters: &[ClusterRecord]) -> (Compare, Vec<Op>) {
+        let mut ops = Vec::with_capacity(clusters.len() + 1);
+        ops.push(Op::put(meta_key(meta.id), record::encode(meta)));
+        for cluster in clusters {
+            ops.push(Op::put(cluster_key(meta.id, &cluster.app, &cluster.cluster), record::encode(cluster)));
+        }
+        (Compare::absent(meta_key(meta.id)), ops)
+    }
+
+    /// The op that deletes a context entirely.
+    #[must_use]
+    pub fn delete_op(id: ContextId) -> Op {
+        Op::delete_prefix(context_prefix(id))
+    }
+
+    /// Reads a context's meta.
+    pub async fn meta(&self, id: ContextId) -> Result<ContextMeta> {
+        let key = meta_key(id);
+        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
+        Ok(record::decode(&key, &kv.value)?)
+    }
+
+    /// Reads every (app, cluster) record of a context, in key order.
+    pub async fn clusters(&self, id: ContextId) -> Result<Vec<ClusterRecord>> {
+        let prefix = format!("{}app/", context_prefix(id));
+        let (items, _) = self.store.range(&prefix).await?;
+        items.iter().map(|kv| Ok(record::decode(&kv.key, &kv.value)?)).collect()
+    }
+
+    /// Reads one (app, cluster) record.
+    pub async fn cluster(&self, id: ContextId, app: &str, cluster: &str) -> Result<ClusterRecord> {
+        let key = cluster_key(id, app, cluster);
+        let kv = self.store.get(&key).await?.ok_or_else(|| ContextError::NoSuchCluster {
+            id,
+            app: app.to_string(),
+            cluster: cluster.to_string(),
+        })?;
+        Ok(record::decode(&key, &kv.value)?)
+    }
+
+    /// Every context id in the store.
+    pub async fn ids(&self) -> Result<Vec<ContextId>> {
+        let (items, _) = self.store.range(CONTEXT_ROOT).await?;
+        Ok(items
+            .iter()
+            .filter_map(|kv| kv.key.strip_prefix(CONTEXT_ROOT)?.strip_suffix("/meta")?.parse().ok())
+            .collect())
+    }
+
+    /// Changes a context's meta with `change`, retrying when another writer got there first.
+    pub async fn update_meta(&self, id: ContextId, mut change: impl FnMut(&mut ContextMeta)) -> Result<ContextMeta> {
+        let key = meta_key(id);
+        loop {
+            let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
+            let mut meta: ContextMeta = record::decode(&key, &kv.value)?;
+            change(&mut meta);
+            let txn = Txn::new()
+                .when([Compare::mod_revision_is(&key, kv.mod_revision)])
+                .and_then([Op::put(&key, record::encode(&meta))]);
+            if self.store.txn(txn).await?.succeeded {
+                return Ok(meta);
+            }
+        }
+    }
+
+    /// Changes one (app, cluster) record with `change` in one write, retrying on conflict.
+    pub async fn update_cluster(
+        &self,
+        id: ContextId,
+        app: &str,
+        cluster: &str,
+        mut change: impl FnMut(&mut ClusterRecord),
+    ) -> Result<ClusterRecord> {
+        let key = cluster_key(id, app, cluster);
+        loop {
+            let kv = self.store.get(&key).await?.ok_or_else(|| ContextError::NoSuchCluster {
+                id,
+                app: app.to_string(),
+                cluster: cluster.to_string(),
+            })?;
+            let mut record: ClusterRecord = record::decode(&key, &kv.value)?;
+            change(&mut record);
+            let txn = Txn::new()
+                .when([Compare::mod_revision_is(&key, kv.mod_revision)])
+                .and_then([Op::put(&key, record::encode(&record))]);
+            if self.store.txn(txn).await?.succeeded {
+                return Ok(record);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn meta(id: ContextId) -> ContextMeta {
+        ContextMeta {
+            id,
+            project: "p".into(),
+            composite_app: "ca".into(),
+            composite_app_version: "v1".into(),
+            composite_profile: "cp".into(),
+            deployment_intent_group: "dig".into(),
+            release: "r1".into(),
+            namespace: "default".into(),
+            logical_cloud: String::new(),
+            apps: vec![AppMeta { name: "sink".into(), dependencies: vec![], clusters: vec!["prov+edge01".into()] }],
+            status: ContextStatus::Instantiating,
+            stop_requested: false,
+            created: "2020-08-21T05:39:34.64Z".into(),
+        }
+    }
+
+    #[tokio::test]
+    async fn contexts_are_created_atomically_updated_and_deleted() {
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = AppContexts::new_id();
+        let resource = ResourceRecord::pending("sink-configmap", "ConfigMap", "v1", json!({"kind": "ConfigMap"}));
+        assert_eq!(resource.key(), "sink-configmap+ConfigMap");
+        let (guard, ops) = AppContexts::create_txn_parts(&meta(id), &[ClusterRecord::pending("sink", "prov+edge01", vec![resource])]);
+        assert!(store.txn(Txn::new().when([guard.clone()]).and_then(ops.clone())).await.unwrap().succeeded);
+        assert!(!store.txn(Txn::new().when([guard]).and_then(ops)).await.unwrap().succeeded, "ids are never reused");
+
+        assert_eq!(contexts.ids().await.unwrap(), [id]);
+        let updated = contexts
+            .update_cluster(id, "sink", "prov+edge01", |record| record.resources[0].status = RsyncStatus::Applied)
+            .await
+            .unwrap();
+        assert_eq!(updated.resources[0].status, RsyncStatus::Applied);
+        assert_eq!(contexts.clusters(id).await.unwrap()[0].resources[0].status, RsyncStatus::Applied);
+        contexts.update_meta(id, |meta| meta.status = ContextStatus::Instantiated).await.unwrap();
+        assert_eq!(contexts.meta(id).await.unwrap().status, ContextStatus::Instantiated);
+        assert!(matches!(contexts.cluster(id, "sink", "prov+edge02").await, Err(ContextError::NoSuchCluster { .. })));
+
+        store.txn(Txn::new().and_then([AppContexts::delete_op(id)])).await.unwrap();
+        assert!(matches!(contexts.meta(id).await, Err(ContextError::NotFound(_))));
+        assert!(contexts.clusters(id).await.unwrap().is_empty());
+    }
+}

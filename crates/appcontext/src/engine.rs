@@ -1,0 +1,64 @@
+//! The interface between the lifecycle (which creates and marks AppContexts) and the engine that applies them to
+//! clusters (rsync). The lifecycle records every operation in the store first — the context's status says what is
+//! wanted — then tells the engine, so an engine that restarts can resume from the store alone.
+
+use std::sync::Arc;
+
+use emco_model::{ContextId, ContextStatus};
+
+use crate::AppContexts;
+
+/// Applies AppContexts to clusters. Calls return at once; the engine reports progress through the AppContext.
+pub trait Engine: Send + Sync + 'static {
+    /// Start applying context `id` (its status is `Instantiating` already).
+    fn instantiate(&self, id: ContextId);
+    /// Start deleting the resources of context `id` (its status is `Terminating` already); an instantiation still
+    /// running for it is cancelled first.
+    fn terminate(&self, id: ContextId);
+    /// End the running operation of context `id` (its `stopRequested` flag is set already).
+    fn stop(&self, id: ContextId);
+}
+
+/// The engine used until a cluster engine is configured: it applies nothing, so every resource stays `Pending`
+/// and a running operation only ends when it is stopped (then `InstantiateFailed` / `TerminateFailed`, as rsync
+/// reports a stopped operation).
+#[derive(Debug, Clone)]
+pub struct NoopEngine {
+    contexts: AppContexts,
+}
+
+impl NoopEngine {
+    /// An engine over these contexts.
+    #[must_use]
+    pub fn new(contexts: AppContexts) -> Arc<Self> {
+        Arc::new(Self { contexts })
+    }
+}
+
+impl Engine for NoopEngine {
+    fn instantiate(&self, id: ContextId) {
+        tracing::debug!(context = %id, "no cluster engine: resources stay Pending");
+    }
+
+    fn terminate(&self, id: ContextId) {
+        tracing::debug!(context = %id, "no cluster engine: nothing to delete until stopped");
+    }
+
+    fn stop(&self, id: ContextId) {
+        let contexts = self.contexts.clone();
+        tokio::spawn(async move {
+            let result = contexts
+                .update_meta(id, |meta| {
+                    meta.status = match meta.status {
+                        ContextStatus::Instantiating => ContextStatus::InstantiateFailed,
+                        ContextStatus::Terminating => ContextStatus::TerminateFailed,
+                        other => other,
+                    };
+                })
+                .await;
+            if let Err(err) = result {
+                tracing::warn!(context = %id, error = %err, "could not record the stopped operation");
+            }
+        });
+    }
+}

@@ -1,0 +1,70 @@
+//! The versioned envelope of every stored JSON record: `{"schema": N, ...}`.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+/// The record schema this build writes and the newest it reads.
+pub(crate) const SCHEMA: u64 = 1;
+
+/// A stored record that cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The bytes are not the JSON this build expects.
+    #[error("record '{key}' is damaged: {message}")]
+    Damaged {
+        /// The store key.
+        key: String,
+        /// The decoder's message.
+        message: String,
+    },
+    /// The record was written by a newer emco.
+    #[error("record '{key}' has schema {found}; this emco reads up to {SCHEMA}")]
+    TooNew {
+        /// The store key.
+        key: String,
+        /// The schema found.
+        found: u64,
+    },
+}
+
+/// Encodes `value` (an object) with the schema field first.
+pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    let mut object = serde_json::Map::new();
+    object.insert("schema".into(), Json::from(SCHEMA));
+    // Serializing our own record types cannot fail: they hold only strings, numbers, maps and JSON values.
+    match serde_json::to_value(value).expect("records serialize to JSON") {
+        Json::Object(fields) => object.extend(fields),
+        other => {
+            object.insert("value".into(), other);
+        }
+    }
+    serde_json::to_vec(&Json::Object(object)).expect("a JSON object serializes")
+}
+
+/// Decodes a record written by [`encode`], checking its schema.
+pub(crate) fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, RecordError> {
+    let damaged = |message: String| RecordError::Damaged { key: key.to_string(), message };
+    let mut value: Json = serde_json::from_slice(bytes).map_err(|err| damaged(err.to_string()))?;
+    let object = value.as_object_mut().ok_or_else(|| damaged("not a JSON object".into()))?;
+    let schema = object.remove("schema").and_then(|s| s.as_u64()).ok_or_else(|| damaged("no schema".into()))?;
+    if schema > SCHEMA {
+        return Err(RecordError::TooNew { key: key.to_string(), found: schema });
+    }
+    serde_json::from_value(value).map_err(|err| damaged(err.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_carry_and_check_their_schema() {
+        let bytes = encode(&serde_json::json!({"a": 1}));
+        assert_eq!(String::from_utf8(bytes.clone()).unwrap(), r#"{"schema":1,"a":1}"#);
+        let back: Json = decode("k", &bytes).unwrap();
+        assert_eq!(back, serde_json::json!({"a": 1}));
+        assert!(matches!(decode::<Json>("k", br#"{"schema":2}"#), Err(RecordError::TooNew { found: 2, .. })));
+        assert!(matches!(decode::<Json>("k", b"garbage"), Err(RecordError::Damaged { .. })));
+    }
+}
