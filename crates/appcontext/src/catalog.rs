@@ -202,7 +202,9 @@ impl Kind {
 
     /// The kinds that live directly under this one.
     pub fn children(self) -> impl Iterator<Item = Kind> {
-        Self::ALL.into_iter().filter(move |kind| kind.parent() == Some(self))
+        Self::ALL
+            .into_iter()
+            .filter(move |kind| kind.parent() == Some(self))
     }
 }
 
@@ -331,7 +333,9 @@ impl Catalog {
     /// Reads a resource, or `None`.
     pub async fn find(&self, path: &ResourcePath) -> Result<Option<Entry>> {
         let key = path.key();
-        let Some(kv) = self.store.get(&key).await? else { return Ok(None) };
+        let Some(kv) = self.store.get(&key).await? else {
+            return Ok(None);
+        };
         let record: ResourceRecord = record::decode(&key, &kv.value)?;
         Ok(Some(Entry {
             path: path.clone(),
@@ -350,7 +354,10 @@ impl Catalog {
     pub async fn get_as<T: serde::de::DeserializeOwned>(&self, path: &ResourcePath) -> Result<T> {
         let entry = self.get(path).await?;
         serde_json::from_value(entry.body).map_err(|err| {
-            CatalogError::Record(RecordError::Damaged { key: path.key(), message: err.to_string() })
+            CatalogError::Record(RecordError::Damaged {
+                key: path.key(),
+                message: err.to_string(),
+            })
         })
     }
 
@@ -406,7 +413,10 @@ impl Catalog {
         let mut typed = Vec::new();
         for entry in self.list(kind, parent_names).await? {
             let value = serde_json::from_value(entry.body).map_err(|err| {
-                CatalogError::Record(RecordError::Damaged { key: entry.path.key(), message: err.to_string() })
+                CatalogError::Record(RecordError::Damaged {
+                    key: entry.path.key(),
+                    message: err.to_string(),
+                })
             })?;
             typed.push((entry.path, value));
         }
@@ -416,7 +426,10 @@ impl Catalog {
     /// The ops that store `body` (and `blob`) at `path`.
     #[must_use]
     pub fn put_ops(path: &ResourcePath, body: &Json, blob: Option<&[u8]>) -> Vec<Op> {
-        let mut ops = vec![Op::put(path.key(), record::encode(&ResourceRecord { body: body.clone() }))];
+        let mut ops = vec![Op::put(
+            path.key(),
+            record::encode(&ResourceRecord { body: body.clone() }),
+        )];
         if let Some(blob) = blob {
             ops.push(Op::put(path.blob_key(), blob.to_vec()));
         }
@@ -426,7 +439,10 @@ impl Catalog {
     /// The op that stores a lifecycle history.
     #[must_use]
     pub fn state_op(path: &ResourcePath, state: &StateInfo) -> Op {
-        Op::put(path.state_key(), record::encode(&StateRecord { state: state.clone() }))
+        Op::put(
+            path.state_key(),
+            record::encode(&StateRecord { state: state.clone() }),
+        )
     }
 
     /// The compare that holds while a resource exists unchanged since `revision`.
@@ -437,7 +453,13 @@ impl Catalog {
 
     /// Creates a resource; its parent must exist and the name must be free. `extra` ops (e.g. an initial
     /// lifecycle history) commit in the same transaction.
-    pub async fn create(&self, path: &ResourcePath, body: &Json, blob: Option<&[u8]>, extra: Vec<Op>) -> Result<()> {
+    pub async fn create(
+        &self,
+        path: &ResourcePath,
+        body: &Json,
+        blob: Option<&[u8]>,
+        extra: Vec<Op>,
+    ) -> Result<()> {
         let mut compares = vec![Compare::absent(path.key())];
         if let Some(parent) = path.parent() {
             if !self.exists(&parent).await? {
@@ -451,7 +473,10 @@ impl Catalog {
             compares.push(Compare::present(parent.key()));
         }
         if self.exists(path).await? {
-            return Err(CatalogError::AlreadyExists { kind: path.kind.type_name(), name: path.display_name() });
+            return Err(CatalogError::AlreadyExists {
+                kind: path.kind.type_name(),
+                name: path.display_name(),
+            });
         }
         let mut ops = Self::put_ops(path, body, blob);
         ops.extend(extra);
@@ -463,7 +488,13 @@ impl Catalog {
     }
 
     /// Creates or replaces a resource; returns whether it was created. The parent must exist.
-    pub async fn upsert(&self, path: &ResourcePath, body: &Json, blob: Option<&[u8]>, extra: Vec<Op>) -> Result<bool> {
+    pub async fn upsert(
+        &self,
+        path: &ResourcePath,
+        body: &Json,
+        blob: Option<&[u8]>,
+        extra: Vec<Op>,
+    ) -> Result<bool> {
         match self.find(path).await? {
             None => self.create(path, body, blob, extra).await.map(|()| true),
             Some(existing) => {
@@ -487,7 +518,9 @@ impl Catalog {
     /// Reads a lifecycle history and the revision it was written at (for compare-and-swap).
     pub async fn state(&self, path: &ResourcePath) -> Result<(StateInfo, Revision)> {
         let key = path.state_key();
-        let Some(kv) = self.store.get(&key).await? else { return Ok((StateInfo::default(), 0)) };
+        let Some(kv) = self.store.get(&key).await? else {
+            return Ok((StateInfo::default(), 0));
+        };
         let record: StateRecord = record::decode(&key, &kv.value)?;
         Ok((record.state, kv.mod_revision))
     }
@@ -502,7 +535,10 @@ impl Catalog {
     pub async fn remaining_children(&self, path: &ResourcePath) -> Result<Vec<String>> {
         let mut found = Vec::new();
         for kind in path.kind.children() {
-            let (items, _) = self.store.range_limit(&children_prefix(kind, path.names()), 1).await?;
+            let (items, _) = self
+                .store
+                .range_limit(&children_prefix(kind, path.names()), 1)
+                .await?;
             if let Some(kv) = items.first() {
                 let name = kv.key.rsplit('/').next().unwrap_or_default();
                 found.push(format!("{} '{name}'", kind.type_name()));
@@ -511,9 +547,9 @@ impl Catalog {
         Ok(found)
     }
 
-    /// Names the resources that refer to `path` by name (app profiles, app intents, dependencies and DIG
-    /// overrides referring to an app; DIGs referring to a composite profile; intents referring to a placement
-    /// intent).
+    /// Names the resources that refer to `path` by name: app profiles, app intents, dependencies and DIG
+    /// overrides referring to an app; DIGs referring to a composite profile. (A DIG's group intent may name a
+    /// placement intent that does not exist yet, as in EMCO, so it does not hold it either.)
     pub async fn referrers(&self, path: &ResourcePath) -> Result<Vec<String>> {
         let names = path.names();
         let name = path.name();
@@ -528,7 +564,11 @@ impl Catalog {
                 let composite_app = &names[..3];
                 let spec_app = |body: &Json| body["spec"]["app"].as_str() == Some(name);
                 for profile in self.list(Kind::CompositeProfile, composite_app).await? {
-                    scan(self.list(Kind::AppProfile, profile.path.names()).await?, Kind::AppProfile, &spec_app);
+                    scan(
+                        self.list(Kind::AppProfile, profile.path.names()).await?,
+                        Kind::AppProfile,
+                        &spec_app,
+                    );
                 }
                 for dig in self.list(Kind::DeploymentIntentGroup, composite_app).await? {
                     let overrides = |body: &Json| {
@@ -538,24 +578,30 @@ impl Catalog {
                     };
                     scan(vec![dig.clone()], Kind::DeploymentIntentGroup, &overrides);
                     for gpi in self.list(Kind::GenericPlacementIntent, dig.path.names()).await? {
-                        scan(self.list(Kind::AppIntent, gpi.path.names()).await?, Kind::AppIntent, &spec_app);
+                        scan(
+                            self.list(Kind::AppIntent, gpi.path.names()).await?,
+                            Kind::AppIntent,
+                            &spec_app,
+                        );
                     }
                 }
                 for app in self.list(Kind::App, composite_app).await? {
                     if app.path.name() != name {
-                        scan(self.list(Kind::AppDependency, app.path.names()).await?, Kind::AppDependency, &spec_app);
+                        scan(
+                            self.list(Kind::AppDependency, app.path.names()).await?,
+                            Kind::AppDependency,
+                            &spec_app,
+                        );
                     }
                 }
             }
             Kind::CompositeProfile => {
                 let uses = |body: &Json| body["spec"]["compositeProfile"].as_str() == Some(name);
-                scan(self.list(Kind::DeploymentIntentGroup, &names[..3]).await?, Kind::DeploymentIntentGroup, &uses);
-            }
-            Kind::GenericPlacementIntent => {
-                let uses = |body: &Json| {
-                    body["spec"]["intent"][emco_model::GENERIC_PLACEMENT_INTENT_KEY].as_str() == Some(name)
-                };
-                scan(self.list(Kind::GroupIntent, &names[..4]).await?, Kind::GroupIntent, &uses);
+                scan(
+                    self.list(Kind::DeploymentIntentGroup, &names[..3]).await?,
+                    Kind::DeploymentIntentGroup,
+                    &uses,
+                );
             }
             _ => {}
         }
@@ -582,9 +628,15 @@ impl Catalog {
                 by: referrers.join(", "),
             });
         }
-        let mut ops = vec![Op::delete(path.key()), Op::delete(path.blob_key()), Op::delete(path.state_key())];
+        let mut ops = vec![
+            Op::delete(path.key()),
+            Op::delete(path.blob_key()),
+            Op::delete(path.state_key()),
+        ];
         ops.extend(extra);
-        let txn = Txn::new().when([Self::unchanged_since(path, revision)]).and_then(ops);
+        let txn = Txn::new()
+            .when([Self::unchanged_since(path, revision)])
+            .and_then(ops);
         if !self.store.txn(txn).await?.succeeded {
             return Err(CatalogError::Conflict(path.display_name()));
         }
@@ -593,11 +645,18 @@ impl Catalog {
 }
 
 async fn existing_revision(store: &Store, path: &ResourcePath) -> Result<Revision> {
-    store.get(&path.key()).await?.map(|kv| kv.mod_revision).ok_or_else(|| not_found(path))
+    store
+        .get(&path.key())
+        .await?
+        .map(|kv| kv.mod_revision)
+        .ok_or_else(|| not_found(path))
 }
 
 fn not_found(path: &ResourcePath) -> CatalogError {
-    CatalogError::NotFound { kind: path.kind.type_name(), name: path.display_name() }
+    CatalogError::NotFound {
+        kind: path.kind.type_name(),
+        name: path.display_name(),
+    }
 }
 
 #[cfg(test)]
@@ -618,7 +677,10 @@ mod tests {
         assert_eq!(Kind::AppIntent.depth(), 6);
         assert_eq!(Kind::ClusterLabel.depth(), 3);
         let children: Vec<_> = Kind::CompositeApp.children().collect();
-        assert_eq!(children, [Kind::App, Kind::CompositeProfile, Kind::DeploymentIntentGroup]);
+        assert_eq!(
+            children,
+            [Kind::App, Kind::CompositeProfile, Kind::DeploymentIntentGroup]
+        );
     }
 
     #[tokio::test]
@@ -628,30 +690,55 @@ mod tests {
         let ca = path(Kind::CompositeApp, &["p", "ca", "v1"]);
         assert!(matches!(
             catalog.create(&ca, &json!({}), None, vec![]).await,
-            Err(CatalogError::ParentNotFound { parent_kind: "Project", .. })
+            Err(CatalogError::ParentNotFound {
+                parent_kind: "Project",
+                ..
+            })
         ));
-        catalog.create(&project, &json!({"metadata": {"name": "p"}}), None, vec![]).await.unwrap();
+        catalog
+            .create(&project, &json!({"metadata": {"name": "p"}}), None, vec![])
+            .await
+            .unwrap();
         assert!(matches!(
             catalog.create(&project, &json!({}), None, vec![]).await,
             Err(CatalogError::AlreadyExists { .. })
         ));
         catalog.create(&ca, &json!({}), None, vec![]).await.unwrap();
         let app = ca.child(Kind::App, &["fw"]);
-        catalog.create(&app, &json!({"metadata": {"name": "fw"}}), Some(b"chart"), vec![]).await.unwrap();
-        assert_eq!(catalog.blob(&app).await.unwrap().as_deref(), Some(b"chart".as_slice()));
+        catalog
+            .create(&app, &json!({"metadata": {"name": "fw"}}), Some(b"chart"), vec![])
+            .await
+            .unwrap();
+        assert_eq!(
+            catalog.blob(&app).await.unwrap().as_deref(),
+            Some(b"chart".as_slice())
+        );
 
         let err = catalog.delete(&project, vec![]).await.unwrap_err();
-        assert!(err.to_string().contains("CompositeApp 'v1'") || err.to_string().contains("CompositeApp"), "{err}");
+        assert!(
+            err.to_string().contains("CompositeApp 'v1'") || err.to_string().contains("CompositeApp"),
+            "{err}"
+        );
 
         let cp = ca.child(Kind::CompositeProfile, &["cp"]);
         catalog.create(&cp, &json!({}), None, vec![]).await.unwrap();
         let ap = cp.child(Kind::AppProfile, &["ap"]);
-        catalog.create(&ap, &json!({"spec": {"app": "fw"}}), None, vec![]).await.unwrap();
+        catalog
+            .create(&ap, &json!({"spec": {"app": "fw"}}), None, vec![])
+            .await
+            .unwrap();
         let err = catalog.delete(&app, vec![]).await.unwrap_err();
-        assert!(matches!(&err, CatalogError::Referenced { by, .. } if by == "AppProfile 'ap'"), "{err}");
+        assert!(
+            matches!(&err, CatalogError::Referenced { by, .. } if by == "AppProfile 'ap'"),
+            "{err}"
+        );
         catalog.delete(&ap, vec![]).await.unwrap();
         catalog.delete(&app, vec![]).await.unwrap();
-        assert_eq!(catalog.blob(&app).await.unwrap(), None, "the blob goes with its resource");
+        assert_eq!(
+            catalog.blob(&app).await.unwrap(),
+            None,
+            "the blob goes with its resource"
+        );
     }
 
     #[tokio::test]
@@ -660,7 +747,15 @@ mod tests {
         let project = path(Kind::Project, &["p"]);
         catalog.create(&project, &json!({}), None, vec![]).await.unwrap();
         for (name, version) in [("zeta", "v1"), ("alpha", "v2"), ("alpha", "v1")] {
-            catalog.create(&project.child(Kind::CompositeApp, &[name, version]), &json!({}), None, vec![]).await.unwrap();
+            catalog
+                .create(
+                    &project.child(Kind::CompositeApp, &[name, version]),
+                    &json!({}),
+                    None,
+                    vec![],
+                )
+                .await
+                .unwrap();
         }
         let listed = catalog.list(Kind::CompositeApp, project.names()).await.unwrap();
         let names: Vec<_> = listed.iter().map(|e| e.path.display_name()).collect();

@@ -125,13 +125,17 @@ impl ClusterRecord {
     /// The provider half of the cluster name.
     #[must_use]
     pub fn provider(&self) -> &str {
-        self.cluster.split_once('+').map_or(self.cluster.as_str(), |(provider, _)| provider)
+        self.cluster
+            .split_once('+')
+            .map_or(self.cluster.as_str(), |(provider, _)| provider)
     }
 
     /// The cluster half of the cluster name.
     #[must_use]
     pub fn cluster_name(&self) -> &str {
-        self.cluster.split_once('+').map_or(self.cluster.as_str(), |(_, name)| name)
+        self.cluster
+            .split_once('+')
+            .map_or(self.cluster.as_str(), |(_, name)| name)
     }
 }
 
@@ -228,7 +232,10 @@ impl AppContexts {
         let mut ops = Vec::with_capacity(clusters.len() + 1);
         ops.push(Op::put(meta_key(meta.id), record::encode(meta)));
         for cluster in clusters {
-            ops.push(Op::put(cluster_key(meta.id, &cluster.app, &cluster.cluster), record::encode(cluster)));
+            ops.push(Op::put(
+                cluster_key(meta.id, &cluster.app, &cluster.cluster),
+                record::encode(cluster),
+            ));
         }
         (Compare::absent(meta_key(meta.id)), ops)
     }
@@ -246,21 +253,47 @@ impl AppContexts {
         Ok(record::decode(&key, &kv.value)?)
     }
 
+    /// Reads a context's meta with the revision it was written at.
+    pub async fn meta_with_revision(&self, id: ContextId) -> Result<(ContextMeta, emco_store::Revision)> {
+        let key = meta_key(id);
+        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
+        Ok((record::decode(&key, &kv.value)?, kv.mod_revision))
+    }
+
+    /// The op that writes a context's meta.
+    #[must_use]
+    pub fn meta_op(meta: &ContextMeta) -> Op {
+        Op::put(meta_key(meta.id), record::encode(meta))
+    }
+
+    /// The compare that holds while a context's meta is unchanged since `revision`.
+    #[must_use]
+    pub fn meta_unchanged_since(id: ContextId, revision: emco_store::Revision) -> Compare {
+        Compare::mod_revision_is(meta_key(id), revision)
+    }
+
     /// Reads every (app, cluster) record of a context, in key order.
     pub async fn clusters(&self, id: ContextId) -> Result<Vec<ClusterRecord>> {
         let prefix = format!("{}app/", context_prefix(id));
         let (items, _) = self.store.range(&prefix).await?;
-        items.iter().map(|kv| Ok(record::decode(&kv.key, &kv.value)?)).collect()
+        items
+            .iter()
+            .map(|kv| Ok(record::decode(&kv.key, &kv.value)?))
+            .collect()
     }
 
     /// Reads one (app, cluster) record.
     pub async fn cluster(&self, id: ContextId, app: &str, cluster: &str) -> Result<ClusterRecord> {
         let key = cluster_key(id, app, cluster);
-        let kv = self.store.get(&key).await?.ok_or_else(|| ContextError::NoSuchCluster {
-            id,
-            app: app.to_string(),
-            cluster: cluster.to_string(),
-        })?;
+        let kv = self
+            .store
+            .get(&key)
+            .await?
+            .ok_or_else(|| ContextError::NoSuchCluster {
+                id,
+                app: app.to_string(),
+                cluster: cluster.to_string(),
+            })?;
         Ok(record::decode(&key, &kv.value)?)
     }
 
@@ -269,12 +302,22 @@ impl AppContexts {
         let (items, _) = self.store.range(CONTEXT_ROOT).await?;
         Ok(items
             .iter()
-            .filter_map(|kv| kv.key.strip_prefix(CONTEXT_ROOT)?.strip_suffix("/meta")?.parse().ok())
+            .filter_map(|kv| {
+                kv.key
+                    .strip_prefix(CONTEXT_ROOT)?
+                    .strip_suffix("/meta")?
+                    .parse()
+                    .ok()
+            })
             .collect())
     }
 
     /// Changes a context's meta with `change`, retrying when another writer got there first.
-    pub async fn update_meta(&self, id: ContextId, mut change: impl FnMut(&mut ContextMeta)) -> Result<ContextMeta> {
+    pub async fn update_meta(
+        &self,
+        id: ContextId,
+        mut change: impl FnMut(&mut ContextMeta),
+    ) -> Result<ContextMeta> {
         let key = meta_key(id);
         loop {
             let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
@@ -299,11 +342,15 @@ impl AppContexts {
     ) -> Result<ClusterRecord> {
         let key = cluster_key(id, app, cluster);
         loop {
-            let kv = self.store.get(&key).await?.ok_or_else(|| ContextError::NoSuchCluster {
-                id,
-                app: app.to_string(),
-                cluster: cluster.to_string(),
-            })?;
+            let kv = self
+                .store
+                .get(&key)
+                .await?
+                .ok_or_else(|| ContextError::NoSuchCluster {
+                    id,
+                    app: app.to_string(),
+                    cluster: cluster.to_string(),
+                })?;
             let mut record: ClusterRecord = record::decode(&key, &kv.value)?;
             change(&mut record);
             let txn = Txn::new()
@@ -333,7 +380,11 @@ mod tests {
             release: "r1".into(),
             namespace: "default".into(),
             logical_cloud: String::new(),
-            apps: vec![AppMeta { name: "sink".into(), dependencies: vec![], clusters: vec!["prov+edge01".into()] }],
+            apps: vec![AppMeta {
+                name: "sink".into(),
+                dependencies: vec![],
+                clusters: vec!["prov+edge01".into()],
+            }],
             status: ContextStatus::Instantiating,
             stop_requested: false,
             created: "2020-08-21T05:39:34.64Z".into(),
@@ -345,24 +396,58 @@ mod tests {
         let store = Store::memory();
         let contexts = AppContexts::new(store.clone());
         let id = AppContexts::new_id();
-        let resource = ResourceRecord::pending("sink-configmap", "ConfigMap", "v1", json!({"kind": "ConfigMap"}));
+        let resource =
+            ResourceRecord::pending("sink-configmap", "ConfigMap", "v1", json!({"kind": "ConfigMap"}));
         assert_eq!(resource.key(), "sink-configmap+ConfigMap");
-        let (guard, ops) = AppContexts::create_txn_parts(&meta(id), &[ClusterRecord::pending("sink", "prov+edge01", vec![resource])]);
-        assert!(store.txn(Txn::new().when([guard.clone()]).and_then(ops.clone())).await.unwrap().succeeded);
-        assert!(!store.txn(Txn::new().when([guard]).and_then(ops)).await.unwrap().succeeded, "ids are never reused");
+        let (guard, ops) = AppContexts::create_txn_parts(
+            &meta(id),
+            &[ClusterRecord::pending("sink", "prov+edge01", vec![resource])],
+        );
+        assert!(
+            store
+                .txn(Txn::new().when([guard.clone()]).and_then(ops.clone()))
+                .await
+                .unwrap()
+                .succeeded
+        );
+        assert!(
+            !store
+                .txn(Txn::new().when([guard]).and_then(ops))
+                .await
+                .unwrap()
+                .succeeded,
+            "ids are never reused"
+        );
 
         assert_eq!(contexts.ids().await.unwrap(), [id]);
         let updated = contexts
-            .update_cluster(id, "sink", "prov+edge01", |record| record.resources[0].status = RsyncStatus::Applied)
+            .update_cluster(id, "sink", "prov+edge01", |record| {
+                record.resources[0].status = RsyncStatus::Applied
+            })
             .await
             .unwrap();
         assert_eq!(updated.resources[0].status, RsyncStatus::Applied);
-        assert_eq!(contexts.clusters(id).await.unwrap()[0].resources[0].status, RsyncStatus::Applied);
-        contexts.update_meta(id, |meta| meta.status = ContextStatus::Instantiated).await.unwrap();
-        assert_eq!(contexts.meta(id).await.unwrap().status, ContextStatus::Instantiated);
-        assert!(matches!(contexts.cluster(id, "sink", "prov+edge02").await, Err(ContextError::NoSuchCluster { .. })));
+        assert_eq!(
+            contexts.clusters(id).await.unwrap()[0].resources[0].status,
+            RsyncStatus::Applied
+        );
+        contexts
+            .update_meta(id, |meta| meta.status = ContextStatus::Instantiated)
+            .await
+            .unwrap();
+        assert_eq!(
+            contexts.meta(id).await.unwrap().status,
+            ContextStatus::Instantiated
+        );
+        assert!(matches!(
+            contexts.cluster(id, "sink", "prov+edge02").await,
+            Err(ContextError::NoSuchCluster { .. })
+        ));
 
-        store.txn(Txn::new().and_then([AppContexts::delete_op(id)])).await.unwrap();
+        store
+            .txn(Txn::new().and_then([AppContexts::delete_op(id)]))
+            .await
+            .unwrap();
         assert!(matches!(contexts.meta(id).await, Err(ContextError::NotFound(_))));
         assert!(contexts.clusters(id).await.unwrap().is_empty());
     }

@@ -44,12 +44,23 @@ pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
 
 /// Decodes a record written by [`encode`], checking its schema.
 pub(crate) fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, RecordError> {
-    let damaged = |message: String| RecordError::Damaged { key: key.to_string(), message };
+    let damaged = |message: String| RecordError::Damaged {
+        key: key.to_string(),
+        message,
+    };
     let mut value: Json = serde_json::from_slice(bytes).map_err(|err| damaged(err.to_string()))?;
-    let object = value.as_object_mut().ok_or_else(|| damaged("not a JSON object".into()))?;
-    let schema = object.remove("schema").and_then(|s| s.as_u64()).ok_or_else(|| damaged("no schema".into()))?;
+    let object = value
+        .as_object_mut()
+        .ok_or_else(|| damaged("not a JSON object".into()))?;
+    let schema = object
+        .remove("schema")
+        .and_then(|s| s.as_u64())
+        .ok_or_else(|| damaged("no schema".into()))?;
     if schema > SCHEMA {
-        return Err(RecordError::TooNew { key: key.to_string(), found: schema });
+        return Err(RecordError::TooNew {
+            key: key.to_string(),
+            found: schema,
+        });
     }
     serde_json::from_value(value).map_err(|err| damaged(err.to_string()))
 }
@@ -64,7 +75,13 @@ mod tests {
         assert_eq!(String::from_utf8(bytes.clone()).unwrap(), r#"{"schema":1,"a":1}"#);
         let back: Json = decode("k", &bytes).unwrap();
         assert_eq!(back, serde_json::json!({"a": 1}));
-        assert!(matches!(decode::<Json>("k", br#"{"schema":2}"#), Err(RecordError::TooNew { found: 2, .. })));
-        assert!(matches!(decode::<Json>("k", b"garbage"), Err(RecordError::Damaged { .. })));
+        assert!(matches!(
+            decode::<Json>("k", br#"{"schema":2}"#),
+            Err(RecordError::TooNew { found: 2, .. })
+        ));
+        assert!(matches!(
+            decode::<Json>("k", b"garbage"),
+            Err(RecordError::Damaged { .. })
+        ));
     }
 }

@@ -36,27 +36,40 @@ pub fn read_tgz(bytes: &[u8]) -> Result<Vec<ArchiveFile>, ArchiveError> {
     let mut archive = tar::Archive::new(decoder.take(MAX_UNPACKED_BYTES + 1));
     let mut files = Vec::new();
     let mut total: u64 = 0;
-    let entries = archive.entries().map_err(|err| ArchiveError::Format(err.to_string()))?;
+    let entries = archive
+        .entries()
+        .map_err(|err| ArchiveError::Format(err.to_string()))?;
     for entry in entries {
         let mut entry = entry.map_err(|err| ArchiveError::Format(err.to_string()))?;
         if !entry.header().entry_type().is_file() {
             continue;
         }
-        let path = entry.path().map_err(|err| ArchiveError::Format(err.to_string()))?;
+        let path = entry
+            .path()
+            .map_err(|err| ArchiveError::Format(err.to_string()))?;
         let path = path.to_string_lossy().trim_start_matches("./").to_string();
         if path.split('/').any(|part| part == "..") || path.starts_with('/') {
-            return Err(ArchiveError::Format(format!("file '{path}' points outside the archive")));
+            return Err(ArchiveError::Format(format!(
+                "file '{path}' points outside the archive"
+            )));
         }
-        let size = entry.header().size().map_err(|err| ArchiveError::Format(err.to_string()))?;
+        let size = entry
+            .header()
+            .size()
+            .map_err(|err| ArchiveError::Format(err.to_string()))?;
         total = total.saturating_add(size);
         if total > MAX_UNPACKED_BYTES {
-            return Err(ArchiveError::TooLarge(format!("more than {MAX_UNPACKED_BYTES} bytes uncompressed")));
+            return Err(ArchiveError::TooLarge(format!(
+                "more than {MAX_UNPACKED_BYTES} bytes uncompressed"
+            )));
         }
         if files.len() == MAX_FILES {
             return Err(ArchiveError::TooLarge(format!("more than {MAX_FILES} files")));
         }
         let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-        entry.read_to_end(&mut content).map_err(|err| ArchiveError::Format(format!("{path}: {err}")))?;
+        entry
+            .read_to_end(&mut content)
+            .map_err(|err| ArchiveError::Format(format!("{path}: {err}")))?;
         files.push(ArchiveFile { path, bytes: content });
     }
     if files.is_empty() {
@@ -75,7 +88,9 @@ pub fn write_tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
         header.set_mode(0o644);
         header.set_cksum();
         // Writing into a Vec cannot fail; a failure here would be a bug in the tar crate.
-        builder.append_data(&mut header, path, *bytes).expect("append to an in-memory tar");
+        builder
+            .append_data(&mut header, path, *bytes)
+            .expect("append to an in-memory tar");
     }
     let encoder = builder.into_inner().expect("finish an in-memory tar");
     encoder.finish().expect("finish an in-memory gzip stream")

@@ -70,7 +70,10 @@ impl TemplateFile {
     /// Helpers (`_*.tpl`, any file whose name starts with `_`) hold only definitions and render nothing.
     #[must_use]
     pub fn is_partial(&self) -> bool {
-        self.path.rsplit('/').next().is_some_and(|name| name.starts_with('_'))
+        self.path
+            .rsplit('/')
+            .next()
+            .is_some_and(|name| name.starts_with('_'))
     }
 
     /// Whether rendering this file yields manifests (YAML or JSON, not NOTES.txt).
@@ -109,12 +112,17 @@ pub(crate) fn parse_yaml_object(file: &str, source: &str) -> Result<Json, ChartE
     if source.trim().is_empty() {
         return Ok(Json::Object(Default::default()));
     }
-    let value: Json = serde_saphyr::from_str(source)
-        .map_err(|err| ChartError::Yaml { file: file.to_string(), message: err.to_string() })?;
+    let value: Json = serde_saphyr::from_str(source).map_err(|err| ChartError::Yaml {
+        file: file.to_string(),
+        message: err.to_string(),
+    })?;
     match value {
         Json::Null => Ok(Json::Object(Default::default())),
         Json::Object(_) => Ok(value),
-        _ => Err(ChartError::Yaml { file: file.to_string(), message: "the top level must be a mapping".into() }),
+        _ => Err(ChartError::Yaml {
+            file: file.to_string(),
+            message: "the top level must be a mapping".into(),
+        }),
     }
 }
 
@@ -127,15 +135,25 @@ pub fn read_chart(tgz: &[u8]) -> Result<Chart, ChartError> {
         .find(|file| file.path.ends_with("Chart.yaml"))
         .ok_or(ChartError::MissingChartYaml)?;
     let root = chart_yaml.path.trim_end_matches("Chart.yaml").to_string();
-    let meta: ChartYaml = serde_saphyr::from_str(&text(&chart_yaml.path, &chart_yaml.bytes)?)
-        .map_err(|err| ChartError::Yaml { file: chart_yaml.path.clone(), message: err.to_string() })?;
+    let meta: ChartYaml =
+        serde_saphyr::from_str(&text(&chart_yaml.path, &chart_yaml.bytes)?).map_err(|err| {
+            ChartError::Yaml {
+                file: chart_yaml.path.clone(),
+                message: err.to_string(),
+            }
+        })?;
     if meta.name.is_empty() {
-        return Err(ChartError::MissingField { file: chart_yaml.path.clone(), field: "name".into() });
+        return Err(ChartError::MissingField {
+            file: chart_yaml.path.clone(),
+            field: "name".into(),
+        });
     }
     let mut values = Json::Object(Default::default());
     let mut templates = Vec::new();
     for file in &files {
-        let Some(relative) = file.path.strip_prefix(&root) else { continue };
+        let Some(relative) = file.path.strip_prefix(&root) else {
+            continue;
+        };
         if relative == "values.yaml" {
             values = parse_yaml_object(&file.path, &text(&file.path, &file.bytes)?)?;
         } else if relative.starts_with("charts/") {
@@ -144,7 +162,10 @@ pub fn read_chart(tgz: &[u8]) -> Result<Chart, ChartError> {
                 file.path
             )));
         } else if relative.starts_with("templates/") {
-            templates.push(TemplateFile { path: relative.to_string(), text: text(&file.path, &file.bytes)? });
+            templates.push(TemplateFile {
+                path: relative.to_string(),
+                text: text(&file.path, &file.bytes)?,
+            });
         }
     }
     templates.sort_by(|a, b| a.path.cmp(&b.path));
@@ -186,18 +207,31 @@ pub fn read_app_profile(tgz: &[u8]) -> Result<AppProfileValues, ChartError> {
         .iter()
         .find(|file| base(&file.path) == "manifest.yaml")
         .ok_or_else(|| ChartError::Profile("manifest.yaml is missing".into()))?;
-    let parsed: ProfileManifest = serde_saphyr::from_str(&text(&manifest.path, &manifest.bytes)?)
-        .map_err(|err| ChartError::Yaml { file: manifest.path.clone(), message: err.to_string() })?;
+    let parsed: ProfileManifest =
+        serde_saphyr::from_str(&text(&manifest.path, &manifest.bytes)?).map_err(|err| ChartError::Yaml {
+            file: manifest.path.clone(),
+            message: err.to_string(),
+        })?;
     let wanted = parsed.kind.values;
     if wanted.is_empty() {
-        return Err(ChartError::MissingField { file: manifest.path.clone(), field: "type.values".into() });
+        return Err(ChartError::MissingField {
+            file: manifest.path.clone(),
+            field: "type.values".into(),
+        });
     }
     let values_file = files
         .iter()
         .find(|file| file.path == wanted || base(&file.path) == wanted)
-        .ok_or_else(|| ChartError::Profile(format!("manifest.yaml names values file '{wanted}', which is missing")))?;
+        .ok_or_else(|| {
+            ChartError::Profile(format!(
+                "manifest.yaml names values file '{wanted}', which is missing"
+            ))
+        })?;
     let values = parse_yaml_object(&values_file.path, &text(&values_file.path, &values_file.bytes)?)?;
-    Ok(AppProfileValues { file: values_file.path.clone(), values })
+    Ok(AppProfileValues {
+        file: values_file.path.clone(),
+        values,
+    })
 }
 
 #[cfg(test)]
@@ -208,14 +242,24 @@ mod tests {
     #[test]
     fn reads_a_chart_with_values_and_templates() {
         let tgz = write_tgz(&[
-            ("fw/Chart.yaml", b"apiVersion: v2\nname: firewall\nversion: 0.1.0\nappVersion: 1.16\n"),
+            (
+                "fw/Chart.yaml",
+                b"apiVersion: v2\nname: firewall\nversion: 0.1.0\nappVersion: 1.16\n",
+            ),
             ("fw/values.yaml", b"replicaCount: 1\n"),
             ("fw/templates/deployment.yaml", b"kind: Deployment"),
             ("fw/templates/_helpers.tpl", b"{{define \"x\"}}{{end}}"),
             ("fw/README.md", b"ignored"),
         ]);
         let chart = read_chart(&tgz).unwrap();
-        assert_eq!((chart.name.as_str(), chart.version.as_str(), chart.app_version.as_str()), ("firewall", "0.1.0", "1.16"));
+        assert_eq!(
+            (
+                chart.name.as_str(),
+                chart.version.as_str(),
+                chart.app_version.as_str()
+            ),
+            ("firewall", "0.1.0", "1.16")
+        );
         assert_eq!(chart.values["replicaCount"], 1);
         let paths: Vec<_> = chart.templates.iter().map(|t| t.path.as_str()).collect();
         assert_eq!(paths, ["templates/_helpers.tpl", "templates/deployment.yaml"]);
@@ -230,18 +274,31 @@ mod tests {
         let err = read_chart(&bad_values).unwrap_err().to_string();
         assert!(err.starts_with("x/values.yaml:"), "{err}");
         let nameless = write_tgz(&[("x/Chart.yaml", b"version: 1")]);
-        assert!(read_chart(&nameless).unwrap_err().to_string().contains("name is required"));
+        assert!(
+            read_chart(&nameless)
+                .unwrap_err()
+                .to_string()
+                .contains("name is required")
+        );
     }
 
     #[test]
     fn reads_app_profile_values() {
         let tgz = write_tgz(&[
-            ("manifest.yaml", b"version: v1\ntype:\n  values: override_values.yaml\n"),
+            (
+                "manifest.yaml",
+                b"version: v1\ntype:\n  values: override_values.yaml\n",
+            ),
             ("override_values.yaml", b"replicaCount: 2\n"),
         ]);
         let profile = read_app_profile(&tgz).unwrap();
         assert_eq!(profile.values["replicaCount"], 2);
         let missing = write_tgz(&[("manifest.yaml", b"version: v1\ntype:\n  values: other.yaml\n")]);
-        assert!(read_app_profile(&missing).unwrap_err().to_string().contains("other.yaml"));
+        assert!(
+            read_app_profile(&missing)
+                .unwrap_err()
+                .to_string()
+                .contains("other.yaml")
+        );
     }
 }

@@ -19,13 +19,17 @@ pub fn json_to_value(json: &Json) -> Value {
         Json::Bool(flag) => Value::Bool(*flag),
         Json::Number(number) => match number.as_i64() {
             Some(int) => Value::Int(int),
-            None => number.as_u64().map_or_else(|| Value::Float(number.as_f64().unwrap_or(0.0)), Value::Uint),
+            None => number
+                .as_u64()
+                .map_or_else(|| Value::Float(number.as_f64().unwrap_or(0.0)), Value::Uint),
         },
         Json::String(text) => Value::String(text.as_str().into()),
         Json::Array(items) => Value::List(items.iter().map(json_to_value).collect()),
-        Json::Object(map) => {
-            Value::Map(Arc::new(map.iter().map(|(key, value)| (Arc::from(key.as_str()), json_to_value(value))).collect()))
-        }
+        Json::Object(map) => Value::Map(Arc::new(
+            map.iter()
+                .map(|(key, value)| (Arc::from(key.as_str()), json_to_value(value)))
+                .collect(),
+        )),
     }
 }
 
@@ -39,7 +43,11 @@ pub fn value_to_json(value: &Value) -> Json {
         Value::Float(float) => serde_json::Number::from_f64(*float).map_or(Json::Null, Json::Number),
         Value::String(text) => Json::String(text.to_string()),
         Value::List(items) => Json::Array(items.iter().map(value_to_json).collect()),
-        Value::Map(map) => Json::Object(map.iter().map(|(key, value)| (key.to_string(), value_to_json(value))).collect()),
+        Value::Map(map) => Json::Object(
+            map.iter()
+                .map(|(key, value)| (key.to_string(), value_to_json(value)))
+                .collect(),
+        ),
         _ => Json::Null,
     }
 }
@@ -50,7 +58,11 @@ fn err(name: &str, message: impl std::fmt::Display) -> TemplateError {
 
 fn arity(name: &str, args: &[Value], expected: usize) -> Result<(), TemplateError> {
     if args.len() != expected {
-        return Err(TemplateError::ArgCount { name: name.to_string(), expected, got: args.len() });
+        return Err(TemplateError::ArgCount {
+            name: name.to_string(),
+            expected,
+            got: args.len(),
+        });
     }
     Ok(())
 }
@@ -69,10 +81,16 @@ fn int_of(name: &str, value: &Value) -> Result<i64, TemplateError> {
         Value::Int(int) => Ok(*int),
         Value::Uint(uint) => i64::try_from(*uint).map_err(|_| err(name, "number out of range")),
         Value::Float(float) => Ok(*float as i64),
-        Value::String(text) => text.trim().parse().map_err(|_| err(name, format!("'{text}' is not a number"))),
+        Value::String(text) => text
+            .trim()
+            .parse()
+            .map_err(|_| err(name, format!("'{text}' is not a number"))),
         Value::Nil => Ok(0),
         Value::Bool(flag) => Ok(i64::from(*flag)),
-        other => Err(err(name, format!("cannot convert {} to a number", other.type_name()))),
+        other => Err(err(
+            name,
+            format!("cannot convert {} to a number", other.type_name()),
+        )),
     }
 }
 
@@ -87,7 +105,10 @@ fn string(text: impl Into<String>) -> Value {
 
 fn indent_text(width: i64, text: &str) -> String {
     let pad = " ".repeat(usize::try_from(width).unwrap_or(0));
-    text.split('\n').map(|line| format!("{pad}{line}")).collect::<Vec<_>>().join("\n")
+    text.split('\n')
+        .map(|line| format!("{pad}{line}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 fn to_yaml(value: &Value) -> Result<String, TemplateError> {
@@ -121,10 +142,17 @@ impl TemplateSlot {
         run: impl FnOnce(&Template) -> Result<T, TemplateError>,
     ) -> Result<T, TemplateError> {
         use std::sync::atomic::Ordering;
-        let template = self.template.get().and_then(Weak::upgrade).ok_or_else(|| err(name, "no template set"))?;
+        let template = self
+            .template
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| err(name, "no template set"))?;
         if self.depth.fetch_add(1, Ordering::SeqCst) >= MAX_INCLUDE_DEPTH {
             self.depth.fetch_sub(1, Ordering::SeqCst);
-            return Err(err(name, format!("nested more than {MAX_INCLUDE_DEPTH} levels deep (a template includes itself?)")));
+            return Err(err(
+                name,
+                format!("nested more than {MAX_INCLUDE_DEPTH} levels deep (a template includes itself?)"),
+            ));
         }
         let result = run(&template);
         self.depth.fetch_sub(1, Ordering::SeqCst);
@@ -138,23 +166,53 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     let mut funcs: BTreeMap<&'static str, Func> = BTreeMap::new();
     funcs.insert("default", |args| match args {
         [fallback] => Ok(fallback.clone()),
-        [fallback, given] => Ok(if is_empty(given) { fallback.clone() } else { given.clone() }),
-        _ => Err(TemplateError::ArgCount { name: "default".into(), expected: 2, got: args.len() }),
+        [fallback, given] => Ok(if is_empty(given) {
+            fallback.clone()
+        } else {
+            given.clone()
+        }),
+        _ => Err(TemplateError::ArgCount {
+            name: "default".into(),
+            expected: 2,
+            got: args.len(),
+        }),
     });
     funcs.insert("empty", |args| {
         arity("empty", args, 1)?;
         Ok(Value::Bool(is_empty(&args[0])))
     });
-    funcs.insert("coalesce", |args| Ok(args.iter().find(|value| !is_empty(value)).cloned().unwrap_or(Value::Nil)));
+    funcs.insert("coalesce", |args| {
+        Ok(args
+            .iter()
+            .find(|value| !is_empty(value))
+            .cloned()
+            .unwrap_or(Value::Nil))
+    });
     funcs.insert("ternary", |args| {
         arity("ternary", args, 3)?;
-        Ok(if gotmpl::is_true(&args[2]) { args[0].clone() } else { args[1].clone() })
+        Ok(if gotmpl::is_true(&args[2]) {
+            args[0].clone()
+        } else {
+            args[1].clone()
+        })
     });
     funcs.insert("quote", |args| {
-        Ok(string(args.iter().filter(|v| !matches!(v, Value::Nil)).map(|v| format!("{:?}", text_of(v))).collect::<Vec<_>>().join(" ")))
+        Ok(string(
+            args.iter()
+                .filter(|v| !matches!(v, Value::Nil))
+                .map(|v| format!("{:?}", text_of(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ))
     });
     funcs.insert("squote", |args| {
-        Ok(string(args.iter().filter(|v| !matches!(v, Value::Nil)).map(|v| format!("'{}'", text_of(v))).collect::<Vec<_>>().join(" ")))
+        Ok(string(
+            args.iter()
+                .filter(|v| !matches!(v, Value::Nil))
+                .map(|v| format!("'{}'", text_of(v)))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ))
     });
     funcs.insert("toYaml", |args| {
         arity("toYaml", args, 1)?;
@@ -171,11 +229,17 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     });
     funcs.insert("indent", |args| {
         arity("indent", args, 2)?;
-        Ok(string(indent_text(int_of("indent", &args[0])?, &text_of(&args[1]))))
+        Ok(string(indent_text(
+            int_of("indent", &args[0])?,
+            &text_of(&args[1]),
+        )))
     });
     funcs.insert("nindent", |args| {
         arity("nindent", args, 2)?;
-        Ok(string(format!("\n{}", indent_text(int_of("nindent", &args[0])?, &text_of(&args[1])))))
+        Ok(string(format!(
+            "\n{}",
+            indent_text(int_of("nindent", &args[0])?, &text_of(&args[1]))
+        )))
     });
     funcs.insert("required", |args| {
         arity("required", args, 2)?;
@@ -224,7 +288,9 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
             .split(' ')
             .map(|word| {
                 let mut chars = word.chars();
-                chars.next().map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
+                chars
+                    .next()
+                    .map_or_else(String::new, |first| first.to_uppercase().chain(chars).collect())
             })
             .collect::<Vec<_>>()
             .join(" ");
@@ -232,7 +298,9 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     });
     funcs.insert("replace", |args| {
         arity("replace", args, 3)?;
-        Ok(string(text_of(&args[2]).replace(&text_of(&args[0]), &text_of(&args[1]))))
+        Ok(string(
+            text_of(&args[2]).replace(&text_of(&args[0]), &text_of(&args[1])),
+        ))
     });
     funcs.insert("contains", |args| {
         arity("contains", args, 2)?;
@@ -248,7 +316,9 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     });
     funcs.insert("repeat", |args| {
         arity("repeat", args, 2)?;
-        Ok(string(text_of(&args[1]).repeat(usize::try_from(int_of("repeat", &args[0])?).unwrap_or(0))))
+        Ok(string(text_of(&args[1]).repeat(
+            usize::try_from(int_of("repeat", &args[0])?).unwrap_or(0),
+        )))
     });
     funcs.insert("toString", |args| {
         arity("toString", args, 1)?;
@@ -265,17 +335,29 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     funcs.insert("float64", |args| {
         arity("float64", args, 1)?;
         match &args[0] {
-            Value::String(text) => text.trim().parse().map(Value::Float).map_err(|_| err("float64", "not a number")),
-            other => Ok(Value::Float(other.as_float().unwrap_or(int_of("float64", other)? as f64))),
+            Value::String(text) => text
+                .trim()
+                .parse()
+                .map(Value::Float)
+                .map_err(|_| err("float64", "not a number")),
+            other => Ok(Value::Float(
+                other.as_float().unwrap_or(int_of("float64", other)? as f64),
+            )),
         }
     });
-    funcs.insert("add", |args| Ok(Value::Int(args.iter().map(|v| int_of("add", v)).sum::<Result<i64, _>>()?)));
+    funcs.insert("add", |args| {
+        Ok(Value::Int(
+            args.iter().map(|v| int_of("add", v)).sum::<Result<i64, _>>()?,
+        ))
+    });
     funcs.insert("sub", |args| {
         arity("sub", args, 2)?;
         Ok(Value::Int(int_of("sub", &args[0])? - int_of("sub", &args[1])?))
     });
     funcs.insert("mul", |args| {
-        Ok(Value::Int(args.iter().try_fold(1i64, |acc, v| Ok::<_, TemplateError>(acc.saturating_mul(int_of("mul", v)?)))?))
+        Ok(Value::Int(args.iter().try_fold(1i64, |acc, v| {
+            Ok::<_, TemplateError>(acc.saturating_mul(int_of("mul", v)?))
+        })?))
     });
     funcs.insert("div", |args| {
         arity("div", args, 2)?;
@@ -286,24 +368,42 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
         Ok(Value::Int(int_of("div", &args[0])? / divisor))
     });
     funcs.insert("max", |args| {
-        args.iter().map(|v| int_of("max", v)).collect::<Result<Vec<_>, _>>()?.into_iter().max().map(Value::Int).ok_or_else(|| err("max", "no arguments"))
+        args.iter()
+            .map(|v| int_of("max", v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .max()
+            .map(Value::Int)
+            .ok_or_else(|| err("max", "no arguments"))
     });
     funcs.insert("min", |args| {
-        args.iter().map(|v| int_of("min", v)).collect::<Result<Vec<_>, _>>()?.into_iter().min().map(Value::Int).ok_or_else(|| err("min", "no arguments"))
+        args.iter()
+            .map(|v| int_of("min", v))
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .min()
+            .map(Value::Int)
+            .ok_or_else(|| err("min", "no arguments"))
     });
     funcs.insert("list", |args| Ok(Value::List(args.iter().cloned().collect())));
     funcs.insert("dict", |args| {
         if args.len() % 2 != 0 {
             return Err(err("dict", "needs key and value pairs"));
         }
-        let map = args.chunks(2).map(|pair| (Arc::from(text_of(&pair[0]).as_str()), pair[1].clone())).collect();
+        let map = args
+            .chunks(2)
+            .map(|pair| (Arc::from(text_of(&pair[0]).as_str()), pair[1].clone()))
+            .collect();
         Ok(Value::Map(Arc::new(map)))
     });
     funcs.insert("hasKey", |args| {
         arity("hasKey", args, 2)?;
         match &args[0] {
             Value::Map(map) => Ok(Value::Bool(map.contains_key(text_of(&args[1]).as_str()))),
-            other => Err(err("hasKey", format!("first argument is a {}, not a map", other.type_name()))),
+            other => Err(err(
+                "hasKey",
+                format!("first argument is a {}, not a map", other.type_name()),
+            )),
         }
     });
     funcs.insert("keys", |args| {
@@ -311,7 +411,12 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
         for arg in args {
             match arg {
                 Value::Map(map) => keys.extend(map.keys().map(|key| Value::String(key.clone()))),
-                other => return Err(err("keys", format!("argument is a {}, not a map", other.type_name()))),
+                other => {
+                    return Err(err(
+                        "keys",
+                        format!("argument is a {}, not a map", other.type_name()),
+                    ));
+                }
             }
         }
         Ok(Value::List(keys.into()))
@@ -319,20 +424,37 @@ fn simple_funcs() -> BTreeMap<&'static str, Func> {
     funcs.insert("get", |args| {
         arity("get", args, 2)?;
         match &args[0] {
-            Value::Map(map) => Ok(map.get(text_of(&args[1]).as_str()).cloned().unwrap_or_else(|| string(""))),
-            other => Err(err("get", format!("first argument is a {}, not a map", other.type_name()))),
+            Value::Map(map) => Ok(map
+                .get(text_of(&args[1]).as_str())
+                .cloned()
+                .unwrap_or_else(|| string(""))),
+            other => Err(err(
+                "get",
+                format!("first argument is a {}, not a map", other.type_name()),
+            )),
         }
     });
     funcs.insert("join", |args| {
         arity("join", args, 2)?;
         match &args[1] {
-            Value::List(items) => Ok(string(items.iter().map(text_of).collect::<Vec<_>>().join(&text_of(&args[0])))),
+            Value::List(items) => Ok(string(
+                items
+                    .iter()
+                    .map(text_of)
+                    .collect::<Vec<_>>()
+                    .join(&text_of(&args[0])),
+            )),
             other => Ok(string(text_of(other))),
         }
     });
     funcs.insert("splitList", |args| {
         arity("splitList", args, 2)?;
-        Ok(Value::List(text_of(&args[1]).split(text_of(&args[0]).as_str()).map(string).collect()))
+        Ok(Value::List(
+            text_of(&args[1])
+                .split(text_of(&args[0]).as_str())
+                .map(string)
+                .collect(),
+        ))
     });
     funcs.insert("kindIs", |args| {
         arity("kindIs", args, 2)?;
@@ -364,7 +486,11 @@ pub fn helm_funcs(slot: &TemplateSlot) -> FuncMap {
         "include".to_string(),
         Arc::new(move |args: &[Value]| {
             if args.is_empty() || args.len() > 2 {
-                return Err(TemplateError::ArgCount { name: "include".into(), expected: 2, got: args.len() });
+                return Err(TemplateError::ArgCount {
+                    name: "include".into(),
+                    expected: 2,
+                    got: args.len(),
+                });
             }
             let name = text_of(&args[0]);
             let data = args.get(1).cloned().unwrap_or(Value::Nil);
@@ -417,19 +543,51 @@ mod tests {
 
     #[test]
     fn string_functions_behave_like_sprig() {
-        check(r#"{{ .missing | default "x" }}|{{ .v | default "x" }}"#, json!({"v": "set"}), "x|set");
+        check(
+            r#"{{ .missing | default "x" }}|{{ .v | default "x" }}"#,
+            json!({"v": "set"}),
+            "x|set",
+        );
         check(r#"{{ 0 | default 5 }}"#, json!({}), "5");
-        check(r#"{{ .v | quote }} {{ .v | squote }}"#, json!({"v": "a\"b"}), r#""a\"b" 'a"b'"#);
-        check(r#"{{ "abcdef" | trunc 3 }} {{ "name-" | trimSuffix "-" }} {{ "a.b" | replace "." "-" }}"#, json!({}), "abc name a-b");
-        check(r#"{{ upper "ab" }}{{ lower "CD" }} {{ title "hello world" }}"#, json!({}), "ABcd Hello World");
-        check(r#"{{ if contains "ell" "hello" }}yes{{ end }} {{ hasPrefix "he" "hello" }}"#, json!({}), "yes true");
-        check(r#"{{ list 1 2 3 | join "," }} {{ add 1 2 }} {{ int "7" }}"#, json!({}), "1,2,3 3 7");
-        check(r#"{{ $d := dict "a" 1 }}{{ hasKey $d "a" }} {{ ternary "y" "n" false }}"#, json!({}), "true n");
+        check(
+            r#"{{ .v | quote }} {{ .v | squote }}"#,
+            json!({"v": "a\"b"}),
+            r#""a\"b" 'a"b'"#,
+        );
+        check(
+            r#"{{ "abcdef" | trunc 3 }} {{ "name-" | trimSuffix "-" }} {{ "a.b" | replace "." "-" }}"#,
+            json!({}),
+            "abc name a-b",
+        );
+        check(
+            r#"{{ upper "ab" }}{{ lower "CD" }} {{ title "hello world" }}"#,
+            json!({}),
+            "ABcd Hello World",
+        );
+        check(
+            r#"{{ if contains "ell" "hello" }}yes{{ end }} {{ hasPrefix "he" "hello" }}"#,
+            json!({}),
+            "yes true",
+        );
+        check(
+            r#"{{ list 1 2 3 | join "," }} {{ add 1 2 }} {{ int "7" }}"#,
+            json!({}),
+            "1,2,3 3 7",
+        );
+        check(
+            r#"{{ $d := dict "a" 1 }}{{ hasKey $d "a" }} {{ ternary "y" "n" false }}"#,
+            json!({}),
+            "true n",
+        );
     }
 
     #[test]
     fn yaml_and_indentation_functions() {
-        check("x:{{ .m | toYaml | nindent 2 }}", json!({"m": {"a": 1, "b": "two"}}), "x:\n  a: 1\n  b: two");
+        check(
+            "x:{{ .m | toYaml | nindent 2 }}",
+            json!({"m": {"a": 1, "b": "two"}}),
+            "x:\n  a: 1\n  b: two",
+        );
         check("{{ .m | toYaml | indent 4 }}", json!({"m": {"a": 1}}), "    a: 1");
         check("{{ .m | toYaml }}", json!({"m": {}}), "{}");
         check("{{ .m | toJson }}", json!({"m": {"a": [1]}}), r#"{"a":[1]}"#);
@@ -443,12 +601,22 @@ mod tests {
 
     #[test]
     fn failures_are_errors_not_panics() {
-        assert!(render(r#"{{ required "image is required" .Values.image }}"#, json!({"Values": {}}))
+        assert!(
+            render(
+                r#"{{ required "image is required" .Values.image }}"#,
+                json!({"Values": {}})
+            )
             .unwrap_err()
             .to_string()
-            .contains("image is required"));
+            .contains("image is required")
+        );
         let looping = r#"{{ define "loop" }}{{ include "loop" . }}{{ end }}{{ include "loop" . }}"#;
-        assert!(render(looping, json!({})).unwrap_err().to_string().contains("nested more than"));
+        assert!(
+            render(looping, json!({}))
+                .unwrap_err()
+                .to_string()
+                .contains("nested more than")
+        );
         assert!(render(r#"{{ div 1 0 }}"#, json!({})).is_err());
         assert!(render(r#"{{ nosuch 1 }}"#, json!({})).is_err());
     }

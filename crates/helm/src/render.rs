@@ -67,9 +67,17 @@ pub enum RenderError {
 fn template_error(file: &str, err: &TemplateError) -> RenderError {
     match err {
         TemplateError::Parse { line, message, .. } | TemplateError::Lex { line, message, .. } => {
-            RenderError::Template { file: file.to_string(), line: Some(*line), message: message.clone() }
+            RenderError::Template {
+                file: file.to_string(),
+                line: Some(*line),
+                message: message.clone(),
+            }
         }
-        other => RenderError::Template { file: file.to_string(), line: None, message: other.to_string() },
+        other => RenderError::Template {
+            file: file.to_string(),
+            line: None,
+            message: other.to_string(),
+        },
     }
 }
 
@@ -113,7 +121,10 @@ const INSTALL_ORDER: &[&str] = &[
 ];
 
 fn install_rank(kind: &str) -> usize {
-    INSTALL_ORDER.iter().position(|known| *known == kind).unwrap_or(INSTALL_ORDER.len())
+    INSTALL_ORDER
+        .iter()
+        .position(|known| *known == kind)
+        .unwrap_or(INSTALL_ORDER.len())
 }
 
 fn data_for(chart: &Chart, values: &Json, release: &Release, template_path: &str) -> Json {
@@ -152,12 +163,25 @@ pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<V
         let slot = TemplateSlot::default();
         let mut template = Template::new(&file.path).funcs(helm_funcs(&slot));
         for partial in &partials {
-            template = template.parse(&partial.text).map_err(|err| template_error(&partial.path, &err))?;
+            template = template
+                .parse(&partial.text)
+                .map_err(|err| template_error(&partial.path, &err))?;
         }
-        let template = Arc::new(template.parse(&file.text).map_err(|err| template_error(&file.path, &err))?);
+        let template = Arc::new(
+            template
+                .parse(&file.text)
+                .map_err(|err| template_error(&file.path, &err))?,
+        );
         slot.fill(&template);
-        let data = json_to_value(&data_for(chart, values, release, &format!("{}/{}", chart.name, file.path)));
-        let output = template.execute_to_string(&data).map_err(|err| template_error(&file.path, &err))?;
+        let data = json_to_value(&data_for(
+            chart,
+            values,
+            release,
+            &format!("{}/{}", chart.name, file.path),
+        ));
+        let output = template
+            .execute_to_string(&data)
+            .map_err(|err| template_error(&file.path, &err))?;
         // Go prints a missing value as "<no value>"; Helm blanks it.
         let output = output.replace("<no value>", "");
         manifests.extend(split_manifests(&file.path, &output)?);
@@ -168,7 +192,10 @@ pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<V
         if !seen.insert(manifest.key()) {
             return Err(RenderError::Manifest {
                 file: manifest.source.clone(),
-                message: format!("object '{}' is rendered twice; names must be unique per kind", manifest.key()),
+                message: format!(
+                    "object '{}' is rendered twice; names must be unique per kind",
+                    manifest.key()
+                ),
             });
         }
     }
@@ -188,11 +215,20 @@ fn split_manifests(file: &str, output: &str) -> Result<Vec<Manifest>, RenderErro
         if document.is_null() {
             continue;
         }
-        let bad = |message: String| RenderError::Manifest { file: file.to_string(), message };
+        let bad = |message: String| RenderError::Manifest {
+            file: file.to_string(),
+            message,
+        };
         let Json::Object(object) = &document else {
             return Err(bad(format!("document {} is not a mapping", index + 1)));
         };
-        let field = |name: &str| object.get(name).and_then(Json::as_str).unwrap_or_default().to_string();
+        let field = |name: &str| {
+            object
+                .get(name)
+                .and_then(Json::as_str)
+                .unwrap_or_default()
+                .to_string()
+        };
         let (api_version, kind) = (field("apiVersion"), field("kind"));
         let name = object
             .get("metadata")
@@ -206,7 +242,13 @@ fn split_manifests(file: &str, output: &str) -> Result<Vec<Manifest>, RenderErro
                 index + 1
             )));
         }
-        manifests.push(Manifest { source: file.to_string(), api_version, kind, name, object: document });
+        manifests.push(Manifest {
+            source: file.to_string(),
+            api_version,
+            kind,
+            name,
+            object: document,
+        });
     }
     Ok(manifests)
 }
@@ -218,7 +260,10 @@ mod tests {
     use crate::chart::read_chart;
 
     fn release() -> Release {
-        Release { name: "r1".into(), namespace: "default".into() }
+        Release {
+            name: "r1".into(),
+            namespace: "default".into(),
+        }
     }
 
     fn chart(files: &[(&str, &str)]) -> Chart {
@@ -231,12 +276,18 @@ mod tests {
     fn renders_values_release_chart_and_helpers_in_install_order() {
         let chart = chart(&[
             ("c/values.yaml", "replicas: 1\nprefix: fw0\n"),
-            ("c/templates/_helpers.tpl", "{{- define \"sink.name\" -}}{{ .Values.prefix }}-{{ .Chart.Name }}{{- end -}}\n"),
+            (
+                "c/templates/_helpers.tpl",
+                "{{- define \"sink.name\" -}}{{ .Values.prefix }}-{{ .Chart.Name }}{{- end -}}\n",
+            ),
             (
                 "c/templates/deployment.yaml",
                 "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"sink.name\" . }}\n  labels:\n    release: {{ .Release.Name | quote }}\nspec:\n  replicas: {{ .Values.replicas }}\n",
             ),
-            ("c/templates/configmap.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sink-configmap\n---\n# empty\n"),
+            (
+                "c/templates/configmap.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sink-configmap\n---\n# empty\n",
+            ),
             ("c/templates/NOTES.txt", "{{ .nothing.here }}"),
         ]);
         let manifests = render_chart(&chart, &chart.values, &release()).unwrap();
@@ -248,22 +299,49 @@ mod tests {
 
     #[test]
     fn errors_name_the_file_and_line() {
-        let broken = chart(&[("c/templates/svc.yaml", "apiVersion: v1\nkind: Service\n{{ if .Values.x }\n")]);
+        let broken = chart(&[(
+            "c/templates/svc.yaml",
+            "apiVersion: v1\nkind: Service\n{{ if .Values.x }\n",
+        )]);
         let err = render_chart(&broken, &broken.values, &release()).unwrap_err();
-        assert!(matches!(&err, RenderError::Template { file, line: Some(3), .. } if file == "templates/svc.yaml"), "{err:?}");
+        assert!(
+            matches!(&err, RenderError::Template { file, line: Some(3), .. } if file == "templates/svc.yaml"),
+            "{err:?}"
+        );
 
-        let broken_helper = chart(&[("c/templates/_h.tpl", "{{ define \"x\" }}{{ .a }"), ("c/templates/a.yaml", "")]);
-        let err = render_chart(&broken_helper, &broken_helper.values, &release()).unwrap_err().to_string();
+        let broken_helper = chart(&[
+            ("c/templates/_h.tpl", "{{ define \"x\" }}{{ .a }"),
+            ("c/templates/a.yaml", ""),
+        ]);
+        let err = render_chart(&broken_helper, &broken_helper.values, &release())
+            .unwrap_err()
+            .to_string();
         assert!(err.starts_with("templates/_h.tpl"), "{err}");
 
         let nameless = chart(&[("c/templates/a.yaml", "apiVersion: v1\nkind: ConfigMap\n")]);
-        let err = render_chart(&nameless, &nameless.values, &release()).unwrap_err().to_string();
-        assert!(err.contains("templates/a.yaml") && err.contains("metadata.name"), "{err}");
+        let err = render_chart(&nameless, &nameless.values, &release())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("templates/a.yaml") && err.contains("metadata.name"),
+            "{err}"
+        );
 
         let twice = chart(&[
-            ("c/templates/a.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"),
-            ("c/templates/b.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n"),
+            (
+                "c/templates/a.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
+            (
+                "c/templates/b.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
+            ),
         ]);
-        assert!(render_chart(&twice, &twice.values, &release()).unwrap_err().to_string().contains("rendered twice"));
+        assert!(
+            render_chart(&twice, &twice.values, &release())
+                .unwrap_err()
+                .to_string()
+                .contains("rendered twice")
+        );
     }
 }

@@ -70,23 +70,37 @@ pub fn apply_set(values: &mut Json, key: &str, raw: &str) -> Result<(), ValuesEr
     if segments.iter().any(String::is_empty) {
         return Err(ValuesError::BadKey(key.to_string()));
     }
-    let (last, parents) = segments.split_last().ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
+    let (last, parents) = segments
+        .split_last()
+        .ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
     let mut node = values;
     for segment in parents {
         if !node.is_object() {
-            return Err(ValuesError::NotAMapping { key: key.to_string(), segment: segment.clone() });
+            return Err(ValuesError::NotAMapping {
+                key: key.to_string(),
+                segment: segment.clone(),
+            });
         }
-        let map = node.as_object_mut().ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
-        let child = map.entry(segment.clone()).or_insert_with(|| Json::Object(Map::new()));
+        let map = node
+            .as_object_mut()
+            .ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
+        let child = map
+            .entry(segment.clone())
+            .or_insert_with(|| Json::Object(Map::new()));
         if child.is_null() {
             *child = Json::Object(Map::new());
         }
         if !child.is_object() {
-            return Err(ValuesError::NotAMapping { key: key.to_string(), segment: segment.clone() });
+            return Err(ValuesError::NotAMapping {
+                key: key.to_string(),
+                segment: segment.clone(),
+            });
         }
         node = child;
     }
-    let map = node.as_object_mut().ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
+    let map = node
+        .as_object_mut()
+        .ok_or_else(|| ValuesError::BadKey(key.to_string()))?;
     map.insert(last.clone(), typed(raw));
     Ok(())
 }
@@ -100,8 +114,14 @@ mod tests {
     #[test]
     fn layers_merge_deeply_and_null_removes() {
         let mut values = json!({"image": {"repository": "nginx", "tag": "1"}, "replicas": 1, "drop": 1});
-        merge_values(&mut values, &json!({"image": {"tag": "2"}, "replicas": 3, "drop": null}));
-        assert_eq!(values, json!({"image": {"repository": "nginx", "tag": "2"}, "replicas": 3}));
+        merge_values(
+            &mut values,
+            &json!({"image": {"tag": "2"}, "replicas": 3, "drop": null}),
+        );
+        assert_eq!(
+            values,
+            json!({"image": {"repository": "nginx", "tag": "2"}, "replicas": 3})
+        );
     }
 
     #[test]
@@ -111,8 +131,17 @@ mod tests {
         apply_set(&mut values, "flag", "true").unwrap();
         apply_set(&mut values, "zip", "007").unwrap();
         apply_set(&mut values, "dotted\\.key", "x").unwrap();
-        assert_eq!(values, json!({"a": {"b": 1, "c": 2}, "flag": true, "zip": "007", "dotted.key": "x"}));
-        assert_eq!(apply_set(&mut values, "a..b", "1"), Err(ValuesError::BadKey("a..b".into())));
-        assert!(matches!(apply_set(&mut values, "a.b.c", "1"), Err(ValuesError::NotAMapping { .. })));
+        assert_eq!(
+            values,
+            json!({"a": {"b": 1, "c": 2}, "flag": true, "zip": "007", "dotted.key": "x"})
+        );
+        assert_eq!(
+            apply_set(&mut values, "a..b", "1"),
+            Err(ValuesError::BadKey("a..b".into()))
+        );
+        assert!(matches!(
+            apply_set(&mut values, "a.b.c", "1"),
+            Err(ValuesError::NotAMapping { .. })
+        ));
     }
 }

@@ -42,7 +42,10 @@ impl FromStr for ContextId {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
             return Err(ParseContextIdError(s.to_string()));
         }
-        s.parse::<u64>().ok().and_then(Self::new).ok_or_else(|| ParseContextIdError(s.to_string()))
+        s.parse::<u64>()
+            .ok()
+            .and_then(Self::new)
+            .ok_or_else(|| ParseContextIdError(s.to_string()))
     }
 }
 
@@ -180,13 +183,21 @@ impl Gvk {
             Some((group, version)) => (group, version),
             None => ("", api_version),
         };
-        Self { group: group.to_string(), version: version.to_string(), kind: kind.to_string() }
+        Self {
+            group: group.to_string(),
+            version: version.to_string(),
+            kind: kind.to_string(),
+        }
     }
 
     /// The `apiVersion` string (`apps/v1`, or `v1` for the core group).
     #[must_use]
     pub fn api_version(&self) -> String {
-        if self.group.is_empty() { self.version.clone() } else { format!("{}/{}", self.group, self.version) }
+        if self.group.is_empty() {
+            self.version.clone()
+        } else {
+            format!("{}/{}", self.group, self.version)
+        }
     }
 }
 
@@ -196,7 +207,10 @@ mod tests {
 
     #[test]
     fn context_ids_parse_only_positive_int63() {
-        assert_eq!("2755581958183303505".parse::<ContextId>().map(ContextId::get), Ok(2755581958183303505));
+        assert_eq!(
+            "2755581958183303505".parse::<ContextId>().map(ContextId::get),
+            Ok(2755581958183303505)
+        );
         for bad in ["", "0", "-1", "12a", "9223372036854775808", " 1"] {
             assert!(bad.parse::<ContextId>().is_err(), "{bad:?}");
         }
@@ -210,7 +224,10 @@ mod tests {
             assert_eq!(status.as_str().parse::<RsyncStatus>(), Ok(*status));
         }
         let err = "Done".parse::<ContextStatus>().unwrap_err();
-        assert!(err.contains("Instantiating") && err.contains("TerminateFailed"), "{err}");
+        assert!(
+            err.contains("Instantiating") && err.contains("TerminateFailed"),
+            "{err}"
+        );
     }
 
     #[test]

@@ -43,18 +43,28 @@ pub enum NameError {
 
 fn check_pattern(what: &str, name: &str, max: usize) -> Result<(), NameError> {
     if name.is_empty() {
-        return Err(NameError::Empty { what: what.to_string() });
+        return Err(NameError::Empty {
+            what: what.to_string(),
+        });
     }
     let len = name.chars().count();
     if len > max {
-        return Err(NameError::TooLong { what: what.to_string(), name: name.to_string(), len, max });
+        return Err(NameError::TooLong {
+            what: what.to_string(),
+            name: name.to_string(),
+            len,
+            max,
+        });
     }
     let bytes = name.as_bytes();
     let inner_ok = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.');
     let first_last_ok = bytes.first().is_some_and(u8::is_ascii_alphanumeric)
         && bytes.last().is_some_and(u8::is_ascii_alphanumeric);
     if !first_last_ok || !bytes.iter().all(inner_ok) {
-        return Err(NameError::BadCharacters { what: what.to_string(), name: name.to_string() });
+        return Err(NameError::BadCharacters {
+            what: what.to_string(),
+            name: name.to_string(),
+        });
     }
     Ok(())
 }
@@ -75,21 +85,49 @@ mod tests {
 
     #[test]
     fn accepts_emco_example_names() {
-        for name in ["testvfw", "vfw_deployment_intent_group", "vfw_composite-profile", "a", "edge01", "v1.2"] {
+        for name in [
+            "testvfw",
+            "vfw_deployment_intent_group",
+            "vfw_composite-profile",
+            "a",
+            "edge01",
+            "v1.2",
+        ] {
             assert_eq!(validate_name("x", name), Ok(()), "{name}");
         }
     }
 
     #[test]
     fn refuses_bad_names_with_a_reason() {
-        assert!(matches!(validate_name("project", ""), Err(NameError::Empty { .. })));
-        assert!(matches!(validate_name("project", "-a"), Err(NameError::BadCharacters { .. })));
-        assert!(matches!(validate_name("project", "a_"), Err(NameError::BadCharacters { .. })));
-        assert!(matches!(validate_name("project", "a b"), Err(NameError::BadCharacters { .. })));
-        assert!(matches!(validate_name("project", "a/b"), Err(NameError::BadCharacters { .. })));
-        assert!(matches!(validate_name("project", "é"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(
+            validate_name("project", ""),
+            Err(NameError::Empty { .. })
+        ));
+        assert!(matches!(
+            validate_name("project", "-a"),
+            Err(NameError::BadCharacters { .. })
+        ));
+        assert!(matches!(
+            validate_name("project", "a_"),
+            Err(NameError::BadCharacters { .. })
+        ));
+        assert!(matches!(
+            validate_name("project", "a b"),
+            Err(NameError::BadCharacters { .. })
+        ));
+        assert!(matches!(
+            validate_name("project", "a/b"),
+            Err(NameError::BadCharacters { .. })
+        ));
+        assert!(matches!(
+            validate_name("project", "é"),
+            Err(NameError::BadCharacters { .. })
+        ));
         let long = "a".repeat(129);
-        assert!(matches!(validate_name("project", &long), Err(NameError::TooLong { len: 129, .. })));
+        assert!(matches!(
+            validate_name("project", &long),
+            Err(NameError::TooLong { len: 129, .. })
+        ));
         assert_eq!(validate_name("project", &"a".repeat(128)), Ok(()));
         assert!(validate_label_value("app", &"a".repeat(64)).is_err());
         let message = validate_name("project", "a b").unwrap_err().to_string();

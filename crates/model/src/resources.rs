@@ -57,14 +57,20 @@ pub enum ValidationError {
 fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
     let len = value.chars().count();
     if len > max {
-        return Err(ValidationError::TooLong { field: field.to_string(), len, max });
+        return Err(ValidationError::TooLong {
+            field: field.to_string(),
+            len,
+            max,
+        });
     }
     Ok(())
 }
 
 fn require(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.is_empty() {
-        return Err(ValidationError::Missing { field: field.to_string() });
+        return Err(ValidationError::Missing {
+            field: field.to_string(),
+        });
     }
     Ok(())
 }
@@ -91,7 +97,10 @@ impl Metadata {
     /// Metadata with just a name.
     #[must_use]
     pub fn named(name: &str) -> Self {
-        Self { name: name.to_string(), ..Self::default() }
+        Self {
+            name: name.to_string(),
+            ..Self::default()
+        }
     }
 
     /// Checks the name rule and the field lengths; `what` names the resource type in messages.
@@ -259,7 +268,11 @@ impl DeploymentIntentGroup {
             validate_name(&format!("spec.overrideValues[{index}].app"), &entry.app)?;
             for (key, value) in &entry.values {
                 require(&format!("spec.overrideValues[{index}].values key"), key)?;
-                check_len(&format!("spec.overrideValues[{index}].values.{key}"), value, MAX_OVERRIDE_VALUE_LEN)?;
+                check_len(
+                    &format!("spec.overrideValues[{index}].values.{key}"),
+                    value,
+                    MAX_OVERRIDE_VALUE_LEN,
+                )?;
             }
         }
         Ok(())
@@ -326,9 +339,12 @@ impl PlacementItem {
     fn validate(&self, field: &str, nested_allowed: bool) -> Result<(), ValidationError> {
         if !self.any_of.is_empty() {
             if !nested_allowed {
-                return Err(ValidationError::Placement(format!("{field}: anyOf cannot be nested here")));
+                return Err(ValidationError::Placement(format!(
+                    "{field}: anyOf cannot be nested here"
+                )));
             }
-            if !self.cluster_provider.is_empty() || !self.cluster.is_empty() || !self.cluster_label.is_empty() {
+            if !self.cluster_provider.is_empty() || !self.cluster.is_empty() || !self.cluster_label.is_empty()
+            {
                 return Err(ValidationError::Placement(format!(
                     "{field}: an anyOf item cannot also name a cluster provider, cluster or label"
                 )));
@@ -422,7 +438,12 @@ mod tests {
         assert_eq!(dig.spec.override_values[0].values["replicaCount"], "2");
         let mut missing = dig.clone();
         missing.spec.version.clear();
-        assert_eq!(missing.validate_dig(), Err(ValidationError::Missing { field: "spec.version".into() }));
+        assert_eq!(
+            missing.validate_dig(),
+            Err(ValidationError::Missing {
+                field: "spec.version".into()
+            })
+        );
     }
 
     #[test]

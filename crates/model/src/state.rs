@@ -81,7 +81,13 @@ impl StateInfo {
     /// A history that starts with `Created` at `timestamp`.
     #[must_use]
     pub fn created(timestamp: String) -> Self {
-        Self { actions: vec![Action { state: StateValue::Created, context_id: None, timestamp }] }
+        Self {
+            actions: vec![Action {
+                state: StateValue::Created,
+                context_id: None,
+                timestamp,
+            }],
+        }
     }
 
     /// The current state, if any action was recorded.
@@ -110,7 +116,11 @@ impl StateInfo {
 
     /// Appends an action.
     pub fn push(&mut self, state: StateValue, context_id: Option<ContextId>, timestamp: String) {
-        self.actions.push(Action { state, context_id, timestamp });
+        self.actions.push(Action {
+            state,
+            context_id,
+            timestamp,
+        });
     }
 }
 
@@ -142,9 +152,15 @@ mod optional_context_id {
         }
     }
 
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<ContextId>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<ContextId>, D::Error> {
         let text = String::deserialize(deserializer)?;
-        if text.is_empty() { Ok(None) } else { text.parse().map(Some).map_err(serde::de::Error::custom) }
+        if text.is_empty() {
+            Ok(None)
+        } else {
+            text.parse().map(Some).map_err(serde::de::Error::custom)
+        }
     }
 }
 
@@ -155,7 +171,11 @@ mod tests {
     #[test]
     fn actions_serialize_as_in_seed_000() {
         let mut info = StateInfo::created("2020-08-21T05:36:54.186Z".to_string());
-        info.push(StateValue::Instantiated, ContextId::new(2621114006130701074), "2020-08-21T05:37:28.947Z".into());
+        info.push(
+            StateValue::Instantiated,
+            ContextId::new(2621114006130701074),
+            "2020-08-21T05:37:28.947Z".into(),
+        );
         let json = serde_json::to_string(&info).unwrap();
         assert_eq!(
             json,

@@ -1,1 +1,118 @@
-//! placeholder
+//! The EMCO REST API of emco-rs and the composition root of the control plane.
+//!
+//! [`Server::new`] wires a store, the catalog, AppContexts, the lifecycle and an engine together;
+//! [`Server::router`] is the whole API as an axum `Router` (tests call it without a socket);
+//! [`Server::run`] serves it on a listener until a shutdown future resolves.
+//!
+//! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
+
+mod api;
+pub mod error;
+pub mod kubeconfig;
+pub mod lifecycle;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
+use emco_store::Store;
+use tokio::net::TcpListener;
+
+pub use error::ApiError;
+pub use lifecycle::Lifecycle;
+
+/// The default largest request body: 64 MiB (charts are small; EMCO's own limit for a file part is 1 GiB, which
+/// would let one request hold a GiB of server memory).
+pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
+
+/// Settings of the API server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// Requests with a larger body are refused with 413.
+    pub max_body_bytes: usize,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+        }
+    }
+}
+
+/// Shared state of the request handlers.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    inner: Arc<StateInner>,
+}
+
+struct StateInner {
+    catalog: Catalog,
+    lifecycle: Lifecycle,
+    /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
+    /// state allows it) see no interleaved change. Reads never take it.
+    write_lock: tokio::sync::Mutex<()>,
+    config: ServerConfig,
+}
+
+impl AppState {
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.inner.catalog
+    }
+
+    pub(crate) fn lifecycle(&self) -> &Lifecycle {
+        &self.inner.lifecycle
+    }
+
+    pub(crate) async fn write_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.inner.write_lock.lock().await
+    }
+
+    pub(crate) fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+}
+
+/// The control plane's API server.
+pub struct Server {
+    state: AppState,
+}
+
+impl Server {
+    /// A server over `store`; `engine` applies AppContexts to clusters (`None`: an engine that applies nothing,
+    /// leaving every resource Pending).
+    pub fn new(store: Store, engine: Option<Arc<dyn Engine>>, config: ServerConfig) -> Self {
+        let catalog = Catalog::new(store.clone());
+        let contexts = AppContexts::new(store);
+        let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
+        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine);
+        let inner = StateInner {
+            catalog,
+            lifecycle,
+            write_lock: tokio::sync::Mutex::new(()),
+            config,
+        };
+        Self {
+            state: AppState {
+                inner: Arc::new(inner),
+            },
+        }
+    }
+
+    /// The whole REST API.
+    pub fn router(&self) -> Router {
+        api::router(self.state.clone())
+    }
+
+    /// Serves the API on `listener` until `shutdown` resolves, then finishes the requests in flight.
+    pub async fn run(
+        self,
+        listener: TcpListener,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        axum::serve(listener, self.router())
+            .with_graceful_shutdown(shutdown)
+            .await
+    }
+}

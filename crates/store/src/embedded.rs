@@ -60,7 +60,10 @@ fn backend(err: impl Into<redb::Error>) -> Error {
 impl RedbStore {
     /// Opens or creates `emco.redb` in `data_dir`, creating the directory when missing.
     pub fn open(data_dir: &Path) -> Result<Self> {
-        let open_error = |message: String| Error::Open { path: data_dir.display().to_string(), message };
+        let open_error = |message: String| Error::Open {
+            path: data_dir.display().to_string(),
+            message,
+        };
         std::fs::create_dir_all(data_dir).map_err(|err| open_error(err.to_string()))?;
         let path = data_dir.join(FILE_NAME);
         let database = redb::Database::create(&path).map_err(|err| open_error(err.to_string()))?;
@@ -69,7 +72,9 @@ impl RedbStore {
         let revision = {
             write.open_table(KV_TABLE).map_err(backend)?;
             let meta = write.open_table(META_TABLE).map_err(backend)?;
-            meta.get(REVISION_KEY).map_err(backend)?.map_or(0, |value| value.value())
+            meta.get(REVISION_KEY)
+                .map_err(backend)?
+                .map_or(0, |value| value.value())
         };
         write.commit().map_err(backend)?;
 
@@ -77,12 +82,23 @@ impl RedbStore {
         let revision = Arc::new(AtomicI64::new(revision));
         let hub = Arc::new(WatchHub::new(revision.load(Ordering::SeqCst)));
         let (writer, queue) = mpsc::channel();
-        let worker = Writer { database: database.clone(), revision: revision.clone(), hub: hub.clone() };
+        let worker = Writer {
+            database: database.clone(),
+            revision: revision.clone(),
+            hub: hub.clone(),
+        };
         let writer_thread = std::thread::Builder::new()
             .name("emco-store-writer".into())
             .spawn(move || worker.run(queue))
             .map_err(|err| open_error(format!("cannot start the writer thread: {err}")))?;
-        Ok(Self { path, database, revision, hub, writer: Some(writer), writer_thread: Some(writer_thread) })
+        Ok(Self {
+            path,
+            database,
+            revision,
+            hub,
+            writer: Some(writer),
+            writer_thread: Some(writer_thread),
+        })
     }
 
     /// The database file.
@@ -98,7 +114,9 @@ impl RedbStore {
     pub(crate) fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let read = self.database.begin_read().map_err(backend)?;
         let table = read.open_table(KV_TABLE).map_err(backend)?;
-        let Some(bytes) = table.get(key).map_err(backend)? else { return Ok(None) };
+        let Some(bytes) = table.get(key).map_err(backend)? else {
+            return Ok(None);
+        };
         let record = decode(key, bytes.value())?;
         Ok(Some(record.into_key_value(key.to_string())))
     }
@@ -107,7 +125,10 @@ impl RedbStore {
         let read = self.database.begin_read().map_err(backend)?;
         // The revision comes from the same snapshot, so a watch from it misses nothing and repeats nothing.
         let meta = read.open_table(META_TABLE).map_err(backend)?;
-        let revision = meta.get(REVISION_KEY).map_err(backend)?.map_or(0, |value| value.value());
+        let revision = meta
+            .get(REVISION_KEY)
+            .map_err(backend)?
+            .map_or(0, |value| value.value());
         let table = read.open_table(KV_TABLE).map_err(backend)?;
         let mut items = Vec::new();
         for entry in table.range::<&str>(prefix..).map_err(backend)? {
@@ -124,7 +145,9 @@ impl RedbStore {
     pub(crate) async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
         let (reply, answer) = oneshot::channel();
         let writer = self.writer.as_ref().ok_or(Error::Closed)?;
-        writer.send(WriteRequest { txn, reply }).map_err(|_| Error::Closed)?;
+        writer
+            .send(WriteRequest { txn, reply })
+            .map_err(|_| Error::Closed)?;
         answer.await.map_err(|_| Error::Closed)?
     }
 
@@ -157,7 +180,9 @@ impl KvTable for TableView<'_, '_> {
     }
 
     fn write(&mut self, key: &str, record: &Record) -> Result<()> {
-        self.table.insert(key, record.encode().as_slice()).map_err(backend)?;
+        self.table
+            .insert(key, record.encode().as_slice())
+            .map_err(backend)?;
         Ok(())
     }
 

@@ -1,7 +1,9 @@
 //! The transaction engine every backend runs its writes through, so that compares, revisions, versions and
 //! events mean exactly the same thing in memory and on disk (and as in etcd).
 
-use crate::{Compare, CompareOp, CompareTarget, Event, EventKind, KeyValue, Op, Result, Revision, Txn, TxnResponse};
+use crate::{
+    Compare, CompareOp, CompareTarget, Event, EventKind, KeyValue, Op, Result, Revision, Txn, TxnResponse,
+};
 
 /// A stored record without its key: etcd's `KeyValue` minus the key.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +106,10 @@ pub(crate) fn apply_txn(
                     value: value.clone(),
                 };
                 table.write(key, &record)?;
-                events.push(Event { kind: EventKind::Put, kv: record.into_key_value(key.clone()) });
+                events.push(Event {
+                    kind: EventKind::Put,
+                    kv: record.into_key_value(key.clone()),
+                });
             }
             Op::Delete { key } => {
                 if let Some(previous) = table.read(key)? {
@@ -157,7 +162,12 @@ mod tests {
 
     #[test]
     fn records_round_trip_and_short_bytes_are_refused() {
-        let record = Record { create_revision: 3, mod_revision: 9, version: 2, value: b"abc".to_vec() };
+        let record = Record {
+            create_revision: 3,
+            mod_revision: 9,
+            version: 2,
+            value: b"abc".to_vec(),
+        };
         assert_eq!(Record::decode(&record.encode()), Some(record));
         assert_eq!(Record::decode(&[1, 2, 3]), None);
     }

@@ -120,25 +120,41 @@ impl Compare {
     /// True when the key does not exist.
     #[must_use]
     pub fn absent(key: impl Into<String>) -> Self {
-        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::CreateRevision(0) }
+        Self {
+            key: key.into(),
+            op: CompareOp::Equal,
+            target: CompareTarget::CreateRevision(0),
+        }
     }
 
     /// True when the key exists.
     #[must_use]
     pub fn present(key: impl Into<String>) -> Self {
-        Self { key: key.into(), op: CompareOp::Greater, target: CompareTarget::CreateRevision(0) }
+        Self {
+            key: key.into(),
+            op: CompareOp::Greater,
+            target: CompareTarget::CreateRevision(0),
+        }
     }
 
     /// True when the key was last modified at `revision` (0 also matches an absent key).
     #[must_use]
     pub fn mod_revision_is(key: impl Into<String>, revision: Revision) -> Self {
-        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::ModRevision(revision) }
+        Self {
+            key: key.into(),
+            op: CompareOp::Equal,
+            target: CompareTarget::ModRevision(revision),
+        }
     }
 
     /// True when the key's value equals `value`.
     #[must_use]
     pub fn value_is(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
-        Self { key: key.into(), op: CompareOp::Equal, target: CompareTarget::Value(value.into()) }
+        Self {
+            key: key.into(),
+            op: CompareOp::Equal,
+            target: CompareTarget::Value(value.into()),
+        }
     }
 }
 
@@ -168,7 +184,10 @@ impl Op {
     /// A put.
     #[must_use]
     pub fn put(key: impl Into<String>, value: impl Into<Vec<u8>>) -> Self {
-        Self::Put { key: key.into(), value: value.into() }
+        Self::Put {
+            key: key.into(),
+            value: value.into(),
+        }
     }
 
     /// A delete.
@@ -180,7 +199,9 @@ impl Op {
     /// A prefix delete.
     #[must_use]
     pub fn delete_prefix(prefix: impl Into<String>) -> Self {
-        Self::DeletePrefix { prefix: prefix.into() }
+        Self::DeletePrefix {
+            prefix: prefix.into(),
+        }
     }
 }
 
@@ -341,18 +362,30 @@ impl Store {
 
     /// Sets a key; returns the new revision.
     pub async fn put(&self, key: &str, value: impl Into<Vec<u8>>) -> Result<Revision> {
-        Ok(self.txn(Txn::new().and_then([Op::put(key, value)])).await?.revision)
+        Ok(self
+            .txn(Txn::new().and_then([Op::put(key, value)]))
+            .await?
+            .revision)
     }
 
     /// Removes a key; returns whether it existed.
     pub async fn delete(&self, key: &str) -> Result<bool> {
-        let response = self.txn(Txn::new().when([Compare::present(key)]).and_then([Op::delete(key)])).await?;
+        let response = self
+            .txn(
+                Txn::new()
+                    .when([Compare::present(key)])
+                    .and_then([Op::delete(key)]),
+            )
+            .await?;
         Ok(response.succeeded)
     }
 
     /// Removes every key under `prefix`; returns the revision after it.
     pub async fn delete_prefix(&self, prefix: &str) -> Result<Revision> {
-        Ok(self.txn(Txn::new().and_then([Op::delete_prefix(prefix)])).await?.revision)
+        Ok(self
+            .txn(Txn::new().and_then([Op::delete_prefix(prefix)]))
+            .await?
+            .revision)
     }
 
     /// Watches keys under `prefix`, replaying every change after `after_revision` (`None`: only new changes).

@@ -54,13 +54,18 @@ impl MemoryStore {
     /// An empty store at revision 0.
     #[must_use]
     pub fn new() -> Self {
-        Self { state: Mutex::new(MemoryState::default()), hub: WatchHub::new(0) }
+        Self {
+            state: Mutex::new(MemoryState::default()),
+            hub: WatchHub::new(0),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, MemoryState> {
         // A poisoned lock means a panic while applying a transaction, which the engine never does with its own
         // data; the map is still consistent because records are replaced whole.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn revision(&self) -> Revision {
@@ -68,7 +73,11 @@ impl MemoryStore {
     }
 
     pub(crate) fn get(&self, key: &str) -> Option<KeyValue> {
-        self.lock().map.get(key).cloned().map(|record| record.into_key_value(key.to_string()))
+        self.lock()
+            .map
+            .get(key)
+            .cloned()
+            .map(|record| record.into_key_value(key.to_string()))
     }
 
     pub(crate) fn range(&self, prefix: &str, limit: usize) -> (Vec<KeyValue>, Revision) {

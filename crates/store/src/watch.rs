@@ -33,11 +33,19 @@ impl WatchHub {
     /// A hub whose history starts after `revision` (the revision the store had when it was opened).
     pub(crate) fn new(revision: Revision) -> Self {
         let (sender, _) = broadcast::channel(LIVE_BUFFER_EVENTS);
-        Self { inner: Mutex::new(HubInner { history: VecDeque::new(), compacted: revision, sender }) }
+        Self {
+            inner: Mutex::new(HubInner {
+                history: VecDeque::new(),
+                compacted: revision,
+                sender,
+            }),
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HubInner> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Records and sends the events of one committed transaction (callers publish in revision order).
@@ -60,12 +68,20 @@ impl WatchHub {
     }
 
     /// A watcher of `prefix` that first replays the kept events after `after` (default: `current`, only new ones).
-    pub(crate) fn subscribe(&self, prefix: &str, after: Option<Revision>, current: Revision) -> Result<Watcher> {
+    pub(crate) fn subscribe(
+        &self,
+        prefix: &str,
+        after: Option<Revision>,
+        current: Revision,
+    ) -> Result<Watcher> {
         let after = after.unwrap_or(current);
         let inner = self.lock();
         // Events of revision `compacted` itself may be partly gone, so resuming needs `after >= compacted`.
         if after < inner.compacted {
-            return Err(Error::Compacted { requested: after + 1, compacted: inner.compacted });
+            return Err(Error::Compacted {
+                requested: after + 1,
+                compacted: inner.compacted,
+            });
         }
         let replay = inner
             .history
@@ -73,7 +89,12 @@ impl WatchHub {
             .filter(|event| event.kv.mod_revision > after && event.kv.key.starts_with(prefix))
             .cloned()
             .collect();
-        Ok(Watcher { prefix: prefix.to_string(), replay, live: inner.sender.subscribe(), after })
+        Ok(Watcher {
+            prefix: prefix.to_string(),
+            replay,
+            live: inner.sender.subscribe(),
+            after,
+        })
     }
 }
 
@@ -104,7 +125,9 @@ impl Watcher {
                     }
                     return Some(Ok((*event).clone()));
                 }
-                Err(broadcast::error::RecvError::Lagged(missed)) => return Some(Err(Error::WatchLagged(missed))),
+                Err(broadcast::error::RecvError::Lagged(missed)) => {
+                    return Some(Err(Error::WatchLagged(missed)));
+                }
                 Err(broadcast::error::RecvError::Closed) => return None,
             }
         }

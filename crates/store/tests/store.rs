@@ -1,6 +1,9 @@
 //! Behaviour of the store through its public API, run against both backends: revisions, transactions, prefix
 //! ranges, watches, persistence, and atomicity when the process is killed in the middle of writing.
 
+// Helpers of a test may unwrap: a panic there is a failed test.
+#![allow(clippy::unwrap_used)]
+
 use std::process::Command;
 use std::time::Duration;
 
@@ -19,9 +22,15 @@ async fn revisions_rise_once_per_write_transaction() {
         assert_eq!(store.put("/a", "1").await.unwrap(), 1);
         assert_eq!(store.put("/a", "2").await.unwrap(), 2);
         let kv = store.get("/a").await.unwrap().unwrap();
-        assert_eq!((kv.create_revision, kv.mod_revision, kv.version, kv.value), (1, 2, 2, b"2".to_vec()));
+        assert_eq!(
+            (kv.create_revision, kv.mod_revision, kv.version, kv.value),
+            (1, 2, 2, b"2".to_vec())
+        );
         // One transaction with two puts is one revision, shared by both keys.
-        let response = store.txn(Txn::new().and_then([Op::put("/b", "x"), Op::put("/c", "y")])).await.unwrap();
+        let response = store
+            .txn(Txn::new().and_then([Op::put("/b", "x"), Op::put("/c", "y")]))
+            .await
+            .unwrap();
         assert_eq!(response.revision, 3);
         assert_eq!(store.get("/c").await.unwrap().unwrap().mod_revision, 3);
         // Deleting nothing changes nothing.
@@ -51,14 +60,21 @@ async fn ranges_are_by_prefix_in_key_order() {
         assert_eq!(limited.len(), 1);
         store.delete_prefix("/p/").await.unwrap();
         assert!(store.range("/p/").await.unwrap().0.is_empty());
-        assert!(store.get("/p").await.unwrap().is_some(), "a key equal to the prefix without '/' stays");
+        assert!(
+            store.get("/p").await.unwrap().is_some(),
+            "a key equal to the prefix without '/' stays"
+        );
     }
 }
 
 #[tokio::test]
 async fn transactions_apply_only_when_compares_hold() {
     for (store, _dir) in backends() {
-        let create = |value: &'static str| Txn::new().when([Compare::absent("/k")]).and_then([Op::put("/k", value)]);
+        let create = |value: &'static str| {
+            Txn::new()
+                .when([Compare::absent("/k")])
+                .and_then([Op::put("/k", value)])
+        };
         assert!(store.txn(create("first")).await.unwrap().succeeded);
         assert!(!store.txn(create("second")).await.unwrap().succeeded);
         assert_eq!(store.get("/k").await.unwrap().unwrap().value, b"first");
@@ -71,11 +87,30 @@ async fn transactions_apply_only_when_compares_hold() {
                 .or_else([Op::put("/conflicts", value)])
         };
         assert!(store.txn(cas("updated")).await.unwrap().succeeded);
-        assert!(!store.txn(cas("stale")).await.unwrap().succeeded, "the revision moved on");
+        assert!(
+            !store.txn(cas("stale")).await.unwrap().succeeded,
+            "the revision moved on"
+        );
         assert_eq!(store.get("/k").await.unwrap().unwrap().value, b"updated");
-        assert_eq!(store.get("/conflicts").await.unwrap().unwrap().value, b"stale", "failure branch ran");
-        assert!(store.txn(Txn::new().when([Compare::value_is("/k", "updated")])).await.unwrap().succeeded);
-        assert!(!store.txn(Txn::new().when([Compare::value_is("/none", "")])).await.unwrap().succeeded);
+        assert_eq!(
+            store.get("/conflicts").await.unwrap().unwrap().value,
+            b"stale",
+            "failure branch ran"
+        );
+        assert!(
+            store
+                .txn(Txn::new().when([Compare::value_is("/k", "updated")]))
+                .await
+                .unwrap()
+                .succeeded
+        );
+        assert!(
+            !store
+                .txn(Txn::new().when([Compare::value_is("/none", "")]))
+                .await
+                .unwrap()
+                .succeeded
+        );
     }
 }
 
@@ -116,13 +151,23 @@ async fn watches_replay_from_a_revision_then_follow_live_changes() {
         store.put("/w/b", "2").await.unwrap(); // rev 3
         let mut watcher = store.watch("/w/", Some(1)).unwrap();
         let first = watcher.next().await.unwrap().unwrap();
-        assert_eq!((first.kind, first.kv.key.as_str(), first.kv.mod_revision), (EventKind::Put, "/w/b", 3));
+        assert_eq!(
+            (first.kind, first.kv.key.as_str(), first.kv.mod_revision),
+            (EventKind::Put, "/w/b", 3)
+        );
         store.delete("/w/a").await.unwrap(); // rev 4
         store.put("/other", "y").await.unwrap(); // rev 5, not under the prefix
         store.put("/w/c", "3").await.unwrap(); // rev 6
         let second = watcher.next().await.unwrap().unwrap();
-        assert_eq!((second.kind, second.kv.key.as_str(), second.kv.mod_revision), (EventKind::Delete, "/w/a", 4));
-        let third = tokio::time::timeout(Duration::from_secs(5), watcher.next()).await.unwrap().unwrap().unwrap();
+        assert_eq!(
+            (second.kind, second.kv.key.as_str(), second.kv.mod_revision),
+            (EventKind::Delete, "/w/a", 4)
+        );
+        let third = tokio::time::timeout(Duration::from_secs(5), watcher.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
         assert_eq!((third.kv.key.as_str(), third.kv.mod_revision), ("/w/c", 6));
 
         let mut from_now = store.watch("/w/", None).unwrap();
@@ -137,7 +182,10 @@ async fn redb_data_survives_reopen_and_old_history_is_compacted() {
     {
         let store = Store::open_redb(dir.path()).unwrap();
         store.put("/keep", "value").await.unwrap();
-        store.txn(Txn::new().and_then([Op::put("/a", "1"), Op::put("/b", "2")])).await.unwrap();
+        store
+            .txn(Txn::new().and_then([Op::put("/a", "1"), Op::put("/b", "2")]))
+            .await
+            .unwrap();
     }
     // Dropping the store released the file, so it opens again at once.
     let store = Store::open_redb(dir.path()).unwrap();
@@ -157,10 +205,21 @@ const CRASH_DIR_ENV: &str = "EMCO_STORE_CRASH_DIR";
 #[tokio::test]
 #[ignore = "helper process of kill_mid_write_leaves_whole_records"]
 async fn crash_writer_child() {
-    let Ok(dir) = std::env::var(CRASH_DIR_ENV) else { return };
+    let Ok(dir) = std::env::var(CRASH_DIR_ENV) else {
+        return;
+    };
     let store = Store::open_redb(std::path::Path::new(&dir)).unwrap();
     let start = match store.get("/crash/a").await.unwrap() {
-        Some(kv) => String::from_utf8(kv.value).unwrap().split(':').next().unwrap().parse::<u64>().unwrap() + 1,
+        Some(kv) => {
+            String::from_utf8(kv.value)
+                .unwrap()
+                .split(':')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                + 1
+        }
         None => 0,
     };
     for generation in start.. {
@@ -189,16 +248,26 @@ fn kill_mid_write_leaves_whole_records() {
         let runtime = tokio::runtime::Runtime::new().unwrap();
         runtime.block_on(async {
             let store = Store::open_redb(dir.path()).unwrap();
-            let a = store.get("/crash/a").await.unwrap().expect("some generation was committed");
+            let a = store
+                .get("/crash/a")
+                .await
+                .unwrap()
+                .expect("some generation was committed");
             let b = store.get("/crash/b").await.unwrap().unwrap();
-            assert_eq!(a.value, b.value, "both keys of one transaction hold the same generation");
+            assert_eq!(
+                a.value, b.value,
+                "both keys of one transaction hold the same generation"
+            );
             let text = String::from_utf8(a.value).unwrap();
             let (generation, filler) = text.split_once(':').unwrap();
             let generation: u64 = generation.parse().unwrap();
             assert_eq!(filler.len(), 64 * 1024, "the record is whole");
             assert_eq!(a.mod_revision, store.revision());
             // Each round's writer got the file and committed more generations than the round before.
-            assert!(last_generation.is_none_or(|last| generation > last), "round {round} wrote nothing new");
+            assert!(
+                last_generation.is_none_or(|last| generation > last),
+                "round {round} wrote nothing new"
+            );
             last_generation = Some(generation);
         });
     }

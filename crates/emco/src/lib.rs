@@ -1,0 +1,117 @@
+//! Commands of the `emco` binary: `serve` runs the REST API with the embedded (or in-memory) store.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use clap::{Parser, Subcommand};
+use emco_server::{Server, ServerConfig};
+use emco_store::{Store, StoreConfig};
+
+/// emco-rs: an EMCO-compatible multi-cluster lifecycle-and-status system.
+#[derive(Debug, Parser)]
+#[command(name = "emco", version, about)]
+pub struct Args {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve EMCO's REST API (`/v2`) with the embedded store.
+    Serve(ServeArgs),
+}
+
+/// Flags of `emco serve`.
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// Address to listen on (EMCO's orchestrator port by default).
+    #[arg(long, env = "EMCO_LISTEN", default_value = "127.0.0.1:9015")]
+    pub listen: SocketAddr,
+    /// Directory of the embedded store (created when missing).
+    #[arg(long, env = "EMCO_DATA_DIR", default_value = "./emco-data")]
+    pub data_dir: PathBuf,
+    /// Keep everything in memory instead (lost at exit).
+    #[arg(long, conflicts_with = "data_dir")]
+    pub in_memory: bool,
+    /// Largest request body accepted, in bytes.
+    #[arg(long, env = "EMCO_MAX_BODY_BYTES", default_value_t = emco_server::DEFAULT_MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .init();
+}
+
+/// Runs a command to completion.
+pub fn run(args: Args) -> anyhow::Result<()> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    match args.command {
+        Command::Serve(serve_args) => runtime.block_on(serve(serve_args)),
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let ServeArgs {
+        listen,
+        data_dir,
+        in_memory,
+        max_body_bytes,
+    } = args;
+    let store_config = if in_memory {
+        StoreConfig::Memory
+    } else {
+        StoreConfig::Redb {
+            data_dir: data_dir.clone(),
+        }
+    };
+    let store =
+        Store::open(&store_config).with_context(|| format!("opening the store in {}", data_dir.display()))?;
+    let listener = tokio::net::TcpListener::bind(listen)
+        .await
+        .with_context(|| format!("listening on {listen}"))?;
+    tracing::info!(address = %listener.local_addr()?, store = ?store, "serving the EMCO API under /v2");
+    let server = Server::new(store, None, ServerConfig { max_body_bytes });
+    server.run(listener, shutdown_signal()).await.context("serving")?;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if let Err(err) = tokio::signal::ctrl_c().await {
+            tracing::warn!(error = %err, "cannot listen for Ctrl-C");
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot listen for SIGTERM");
+                std::future::pending::<()>().await;
+            }
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+}

@@ -1,0 +1,101 @@
+//! The route table of EMCO's `/v2` API (`reference/emco.md` §5.1) and the glue every route shares.
+
+mod body;
+mod files;
+mod lifecycle_routes;
+mod resources;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::Uri;
+use axum::routing::{get, post};
+use tower_http::trace::TraceLayer;
+
+use crate::{ApiError, AppState};
+
+const COMPOSITE_APP: &str = "/v2/projects/{project}/composite-apps/{composite_app}/{version}";
+const DIG: &str =
+    "/v2/projects/{project}/composite-apps/{composite_app}/{version}/deployment-intent-groups/{dig}";
+const CLUSTER: &str = "/v2/cluster-providers/{provider}/clusters/{cluster}";
+
+/// Every route of the API.
+pub(crate) fn router(state: AppState) -> Router {
+    use resources::{
+        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, COMPOSITE_APP as CA, COMPOSITE_PROFILE,
+        CONTROLLER, DEPLOYMENT_INTENT_GROUP, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, PROJECT, collection,
+        item,
+    };
+    let max_body = state.config().max_body_bytes;
+    let apps = format!("{COMPOSITE_APP}/apps");
+    let app = format!("{apps}/{{app}}");
+    let profiles = format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}/profiles");
+    Router::new()
+        .route("/v2/controllers", collection(&CONTROLLER))
+        .route("/v2/controllers/{controller}", item(&CONTROLLER))
+        .route("/v2/projects", collection(&PROJECT))
+        .route("/v2/projects/{project}", item(&PROJECT))
+        .route("/v2/projects/{project}/composite-apps", collection(&CA))
+        .route(COMPOSITE_APP, item(&CA))
+        .route(&apps, files::collection(&files::APP))
+        .route(&app, files::item(&files::APP))
+        .route(&format!("{app}/dependency"), collection(&APP_DEPENDENCY))
+        .route(&format!("{app}/dependency/{{dependency}}"), item(&APP_DEPENDENCY))
+        .route(
+            &format!("{COMPOSITE_APP}/composite-profiles"),
+            collection(&COMPOSITE_PROFILE),
+        )
+        .route(
+            &format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}"),
+            item(&COMPOSITE_PROFILE),
+        )
+        .route(&profiles, files::collection(&files::APP_PROFILE))
+        .route(
+            &format!("{profiles}/{{app_profile}}"),
+            files::item(&files::APP_PROFILE),
+        )
+        .route(
+            &format!("{COMPOSITE_APP}/deployment-intent-groups"),
+            collection(&DEPLOYMENT_INTENT_GROUP),
+        )
+        .route(DIG, item(&DEPLOYMENT_INTENT_GROUP))
+        .route(&format!("{DIG}/intents"), collection(&GROUP_INTENT))
+        .route(&format!("{DIG}/intents/{{intent}}"), item(&GROUP_INTENT))
+        .route(
+            &format!("{DIG}/generic-placement-intents"),
+            collection(&GENERIC_PLACEMENT_INTENT),
+        )
+        .route(
+            &format!("{DIG}/generic-placement-intents/{{gpi}}"),
+            item(&GENERIC_PLACEMENT_INTENT),
+        )
+        .route(
+            &format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents"),
+            collection(&APP_INTENT),
+        )
+        .route(
+            &format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents/{{app_intent}}"),
+            item(&APP_INTENT),
+        )
+        .route(&format!("{DIG}/approve"), post(lifecycle_routes::approve))
+        .route(&format!("{DIG}/instantiate"), post(lifecycle_routes::instantiate))
+        .route(&format!("{DIG}/terminate"), post(lifecycle_routes::terminate))
+        .route(&format!("{DIG}/stop"), post(lifecycle_routes::stop))
+        .route("/v2/cluster-providers", collection(&CLUSTER_PROVIDER))
+        .route("/v2/cluster-providers/{provider}", item(&CLUSTER_PROVIDER))
+        .route(
+            "/v2/cluster-providers/{provider}/clusters",
+            files::collection(&files::CLUSTER),
+        )
+        .route(CLUSTER, files::item(&files::CLUSTER))
+        .route(&format!("{CLUSTER}/labels"), collection(&CLUSTER_LABEL))
+        .route(&format!("{CLUSTER}/labels/{{label}}"), item(&CLUSTER_LABEL))
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(unknown_path)
+        .layer(DefaultBodyLimit::max(max_body))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+async fn unknown_path(uri: Uri) -> ApiError {
+    ApiError::not_found(format!("no API path {}", uri.path()))
+}

@@ -1,0 +1,125 @@
+//! Reading request inputs: path names, JSON bodies and multipart forms, each failure a clear 4xx that names the
+//! offending input.
+
+use axum::body::Bytes;
+use axum::extract::Path;
+use axum::extract::multipart::{Multipart, MultipartRejection};
+use axum::extract::rejection::{BytesRejection, PathRejection};
+use axum::http::StatusCode;
+use emco_model::validate_name;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value as Json;
+
+use crate::ApiError;
+
+/// The path parameters of a route, in URL order.
+pub(crate) type PathNames = Result<Path<Vec<(String, String)>>, PathRejection>;
+
+/// The names in the URL, each checked with EMCO's name rule (a name can never hold a `/`).
+pub(crate) fn path_names(path: PathNames) -> Result<Vec<String>, ApiError> {
+    let Path(pairs) = path.map_err(|err| ApiError::invalid(format!("bad URL: {err}")))?;
+    pairs
+        .into_iter()
+        .map(|(param, value)| {
+            validate_name(&param.replace('_', " "), &value)?;
+            Ok(value)
+        })
+        .collect()
+}
+
+fn body_rejection(status: StatusCode, detail: String, limit: usize) -> ApiError {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::new(
+            status,
+            "PayloadTooLarge",
+            format!("request body is larger than the limit of {limit} bytes"),
+        )
+    } else {
+        ApiError::invalid(format!("cannot read the request body: {detail}"))
+    }
+}
+
+/// A JSON object body: empty → 400, not JSON → 422, too large → 413, not an object → 400.
+pub(crate) fn json_body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Json, ApiError> {
+    let bytes = body.map_err(|rejection| body_rejection(rejection.status(), rejection.body_text(), limit))?;
+    parse_json_object(&bytes, "request body")
+}
+
+/// Parses bytes as a JSON object, naming `what` in errors.
+pub(crate) fn parse_json_object(bytes: &[u8], what: &str) -> Result<Json, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(ApiError::invalid(format!(
+            "Empty body: the {what} must be a JSON object"
+        )));
+    }
+    let value: Json = serde_json::from_slice(bytes).map_err(|err| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "MalformedJson",
+            format!("the {what} is not valid JSON: {err}"),
+        )
+    })?;
+    if !value.is_object() {
+        return Err(ApiError::invalid(format!("the {what} must be a JSON object")));
+    }
+    Ok(value)
+}
+
+/// Decodes a JSON value into a model type and checks it, returning the normalized body (what is stored and
+/// echoed: unknown fields dropped, defaults filled).
+pub(crate) fn decode<T: DeserializeOwned + Serialize>(
+    raw: Json,
+    validate: impl FnOnce(&T) -> Result<(), ApiError>,
+) -> Result<(T, Json), ApiError> {
+    let typed: T =
+        serde_json::from_value(raw).map_err(|err| ApiError::invalid(format!("Invalid Input: {err}")))?;
+    validate(&typed)?;
+    let normalized = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+    Ok((typed, normalized))
+}
+
+/// The parts of a multipart request.
+#[derive(Default)]
+pub(crate) struct FormParts {
+    /// The `metadata` part, as JSON.
+    pub(crate) metadata: Option<Json>,
+    /// The `file` part.
+    pub(crate) file: Option<Bytes>,
+}
+
+/// Reads a multipart form with parts `metadata` (JSON) and `file` (bytes); other parts are ignored.
+pub(crate) async fn form_parts(
+    form: Result<Multipart, MultipartRejection>,
+    limit: usize,
+) -> Result<FormParts, ApiError> {
+    let mut form = form.map_err(|rejection| {
+        ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "UnsupportedMediaType",
+            format!(
+                "expected multipart/form-data with parts 'metadata' and 'file': {}",
+                rejection.body_text()
+            ),
+        )
+    })?;
+    let mut parts = FormParts::default();
+    loop {
+        let field = match form.next_field().await {
+            Ok(Some(field)) => field,
+            Ok(None) => break,
+            Err(err) => return Err(body_rejection(err.status(), err.body_text(), limit)),
+        };
+        let name = field.name().unwrap_or_default().to_string();
+        let bytes = field
+            .bytes()
+            .await
+            .map_err(|err| body_rejection(err.status(), err.body_text(), limit))?;
+        match name.as_str() {
+            "metadata" => parts.metadata = Some(parse_json_object(&bytes, "multipart part 'metadata'")?),
+            "file" => parts.file = Some(bytes),
+            _ => {}
+        }
+    }
+    Ok(parts)
+}

@@ -1,0 +1,336 @@
+//! Resources that travel with a file in a multipart form (`metadata` + `file`): apps with their Helm chart, app
+//! profiles with their override values, clusters with their kubeconfig. The file is checked before anything is
+//! stored; a kubeconfig is never returned.
+
+use axum::Json as JsonResponse;
+use axum::body::Body;
+use axum::extract::multipart::{Multipart, MultipartRejection};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use emco_appcontext::{Kind, ResourcePath};
+use emco_model::resources::{AppProfile, Cluster, MetadataOnly};
+use emco_model::validate_name;
+use serde_json::{Value as Json, json};
+
+use super::body::{PathNames, decode, form_parts, path_names};
+use super::resources::{
+    Parsed, Reference, check_put_names, check_references, delete_resource, list_bodies, query_value,
+};
+use crate::kubeconfig::validate_kubeconfig;
+use crate::{ApiError, AppState};
+
+/// How a kind with a file part is read and checked.
+pub(crate) struct FileKind {
+    kind: Kind,
+    parse: fn(Json) -> Result<Parsed, ApiError>,
+    references: fn(&Json, &[String]) -> Vec<Reference>,
+    /// Checks the file part; `None` when the metadata says no file is needed and none came.
+    check_file: fn(&[u8]) -> Result<(), String>,
+    /// Whether a file is required given the metadata.
+    file_required: fn(&Json) -> bool,
+    /// GET may return the file (by Accept header).
+    file_readable: bool,
+    /// PUT is allowed.
+    replaceable: bool,
+}
+
+fn invalid_file(message: String) -> ApiError {
+    ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "InvalidFile", message)
+}
+
+pub(crate) static APP: FileKind = FileKind {
+    kind: Kind::App,
+    parse: |raw| {
+        let (typed, body) = decode::<MetadataOnly>(raw, |r| Ok(r.metadata.validate("app")?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |_, _| Vec::new(),
+    check_file: |bytes| {
+        emco_helm::read_chart(bytes)
+            .map(|_| ())
+            .map_err(|err| format!("Error in file format: chart: {err}"))
+    },
+    file_required: |_| true,
+    file_readable: true,
+    replaceable: true,
+};
+
+pub(crate) static APP_PROFILE: FileKind = FileKind {
+    kind: Kind::AppProfile,
+    parse: |raw| {
+        let (typed, body) = decode::<AppProfile>(raw, |r| {
+            r.metadata.validate("app profile")?;
+            Ok(validate_name("spec.app", &r.spec.app)?)
+        })?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| match body["spec"]["app"].as_str() {
+        Some(app) if parents.len() >= 3 => {
+            let mut names = parents[..3].to_vec();
+            names.push(app.to_string());
+            vec![Reference {
+                field: "spec.app",
+                path: ResourcePath::new(Kind::App, names),
+            }]
+        }
+        _ => Vec::new(),
+    },
+    check_file: |bytes| {
+        emco_helm::read_app_profile(bytes)
+            .map(|_| ())
+            .map_err(|err| format!("Error in file format: {err}"))
+    },
+    file_required: |_| true,
+    file_readable: true,
+    replaceable: true,
+};
+
+pub(crate) static CLUSTER: FileKind = FileKind {
+    kind: Kind::Cluster,
+    parse: |raw| {
+        let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.metadata.validate("cluster")?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |_, _| Vec::new(),
+    check_file: |bytes| validate_kubeconfig(bytes).map_err(|err| err.to_string()),
+    file_required: |body| {
+        body["spec"]["gitOps"]["gitOpsType"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty()
+    },
+    file_readable: false,
+    replaceable: false,
+};
+
+/// GET lists, POST creates.
+pub(crate) fn collection(desc: &'static FileKind) -> MethodRouter<AppState> {
+    get(
+        move |state: State<AppState>,
+              path: PathNames,
+              query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
+            list(desc, state, path, query)
+        },
+    )
+    .post(
+        move |state: State<AppState>, path: PathNames, form: Result<Multipart, MultipartRejection>| {
+            create(desc, state, path, form)
+        },
+    )
+}
+
+/// GET, PUT (where allowed), DELETE.
+pub(crate) fn item(desc: &'static FileKind) -> MethodRouter<AppState> {
+    let router = get(
+        move |state: State<AppState>, path: PathNames, headers: HeaderMap| read(desc, state, path, headers),
+    )
+    .delete(move |State(state): State<AppState>, path: PathNames| async move {
+        let path = ResourcePath::new(desc.kind, path_names(path)?);
+        delete_resource(&state, &path).await
+    });
+    if desc.replaceable {
+        router.put(
+            move |state: State<AppState>, path: PathNames, form: Result<Multipart, MultipartRejection>| {
+                replace(desc, state, path, form)
+            },
+        )
+    } else {
+        router
+    }
+}
+
+async fn list(
+    desc: &'static FileKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let parents = path_names(path)?;
+    let Query(query) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
+    let bodies = list_bodies(&state, desc.kind, &parents, query_value(&query, "app")).await?;
+    if desc.kind != Kind::Cluster {
+        return Ok(JsonResponse(bodies).into_response());
+    }
+    // Clusters: `?label=<l>` lists the names of the clusters with that label; `?withLabels=true` adds labels.
+    let label = query_value(&query, "label");
+    let with_labels = query_value(&query, "withLabels").is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    if label.is_none() && !with_labels {
+        return Ok(JsonResponse(bodies).into_response());
+    }
+    let mut answer = Vec::new();
+    for body in bodies {
+        let name = body["metadata"]["name"].as_str().unwrap_or_default().to_string();
+        let mut names = parents.clone();
+        names.push(name.clone());
+        let labels = list_bodies(&state, Kind::ClusterLabel, &names, None).await?;
+        if let Some(label) = label {
+            if labels.iter().any(|l| l["clusterLabel"].as_str() == Some(label)) {
+                answer.push(Json::String(name));
+            }
+        } else {
+            answer.push(json!({"metadata": body["metadata"], "labels": labels}));
+        }
+    }
+    Ok(JsonResponse(answer).into_response())
+}
+
+struct Upload {
+    body: Json,
+    own: Vec<String>,
+    file: Option<Vec<u8>>,
+}
+
+async fn read_upload(
+    desc: &FileKind,
+    state: &AppState,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Upload, ApiError> {
+    let parts = form_parts(form, state.config().max_body_bytes).await?;
+    let metadata = parts
+        .metadata
+        .ok_or_else(|| ApiError::invalid("multipart part 'metadata' is missing"))?;
+    let (body, own) = (desc.parse)(metadata)?;
+    let file = match parts.file {
+        Some(bytes) => {
+            (desc.check_file)(&bytes).map_err(invalid_file)?;
+            Some(bytes.to_vec())
+        }
+        None if (desc.file_required)(&body) => {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "MissingFile",
+                "Unable to process file: multipart part 'file' is missing",
+            ));
+        }
+        None => None,
+    };
+    Ok(Upload { body, own, file })
+}
+
+async fn create(
+    desc: &'static FileKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Response, ApiError> {
+    let parents = path_names(path)?;
+    let upload = read_upload(desc, &state, form).await?;
+    let mut names = parents.clone();
+    names.extend(upload.own);
+    let path = ResourcePath::new(desc.kind, names);
+    let _writing = state.write_lock().await;
+    check_references(&state, (desc.references)(&upload.body, &parents)).await?;
+    state
+        .catalog()
+        .create(&path, &upload.body, upload.file.as_deref(), Vec::new())
+        .await?;
+    Ok((StatusCode::CREATED, JsonResponse(upload.body)).into_response())
+}
+
+async fn replace(
+    desc: &'static FileKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    form: Result<Multipart, MultipartRejection>,
+) -> Result<Response, ApiError> {
+    let names = path_names(path)?;
+    let upload = read_upload(desc, &state, form).await?;
+    check_put_names(&names, &upload.own)?;
+    let path = ResourcePath::new(desc.kind, names);
+    let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
+    let _writing = state.write_lock().await;
+    check_references(&state, (desc.references)(&upload.body, &parents)).await?;
+    state
+        .catalog()
+        .upsert(&path, &upload.body, upload.file.as_deref(), Vec::new())
+        .await?;
+    // EMCO answers every app and app-profile PUT with 201.
+    Ok((StatusCode::CREATED, JsonResponse(upload.body)).into_response())
+}
+
+/// What a GET of a resource with a file asks for.
+#[derive(Debug, PartialEq, Eq)]
+enum Wanted {
+    Metadata,
+    File,
+    Both,
+}
+
+fn negotiate(headers: &HeaderMap) -> Result<Wanted, ApiError> {
+    let Some(accept) = headers.get(header::ACCEPT) else {
+        return Ok(Wanted::Metadata);
+    };
+    let accept = accept.to_str().map_err(|_| {
+        ApiError::new(
+            StatusCode::NOT_ACCEPTABLE,
+            "NotAcceptable",
+            "the Accept header is not readable text",
+        )
+    })?;
+    let types: Vec<&str> = accept
+        .split(',')
+        .map(|part| part.split(';').next().unwrap_or("").trim())
+        .collect();
+    if types.contains(&"multipart/form-data") {
+        Ok(Wanted::Both)
+    } else if types.contains(&"application/octet-stream") {
+        Ok(Wanted::File)
+    } else if types
+        .iter()
+        .any(|t| matches!(*t, "application/json" | "*/*" | "application/*" | ""))
+    {
+        Ok(Wanted::Metadata)
+    } else {
+        Err(ApiError::new(
+            StatusCode::MULTIPLE_CHOICES,
+            "AcceptNotSupported",
+            "set Accept: multipart/form-data, application/json or application/octet-stream",
+        ))
+    }
+}
+
+async fn read(
+    desc: &'static FileKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    let path = ResourcePath::new(desc.kind, path_names(path)?);
+    let entry = state.catalog().get(&path).await?;
+    let wanted = if desc.file_readable {
+        negotiate(&headers)?
+    } else {
+        Wanted::Metadata
+    };
+    if wanted == Wanted::Metadata {
+        return Ok(JsonResponse(entry.body).into_response());
+    }
+    let file = state.catalog().blob(&path).await?.unwrap_or_default();
+    if wanted == Wanted::File {
+        return Ok(([(header::CONTENT_TYPE, "application/octet-stream")], file).into_response());
+    }
+    let boundary = format!("emco-{:016x}", rand_boundary());
+    let metadata = serde_json::to_vec(&entry.body).map_err(ApiError::internal)?;
+    let mut body = Vec::with_capacity(metadata.len() + file.len() + 256);
+    body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"metadata\"\r\nContent-Type: application/json\r\n\r\n").as_bytes());
+    body.extend_from_slice(&metadata);
+    body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}.tgz\"\r\nContent-Type: application/octet-stream\r\n\r\n", path.name()).as_bytes());
+    body.extend_from_slice(&file);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    Ok((
+        [(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )],
+        Body::from(body),
+    )
+        .into_response())
+}
+
+fn rand_boundary() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}

@@ -1,0 +1,425 @@
+//! The JSON resources of the API, described as data ([`ResourceKind`]) and served by one set of handlers:
+//! list, create, get, replace and delete, with EMCO's parent, child, reference and DIG-state rules.
+
+use axum::Json as JsonResponse;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
+use emco_appcontext::{Catalog, Kind, ResourcePath};
+use emco_model::resources::{
+    AppDependency, AppIntent, ClusterLabel, CompositeApp, Controller, DeploymentIntentGroup, GroupIntent,
+    MetadataOnly,
+};
+use emco_model::{StateInfo, now_timestamp, validate_label_value, validate_name};
+use emco_store::Op;
+use serde_json::Value as Json;
+
+use super::body::{PathNames, decode, json_body, path_names};
+use crate::{ApiError, AppState};
+
+/// A decoded body and the resource's own path names taken from it.
+pub(crate) type Parsed = (Json, Vec<String>);
+
+/// A resource the body names, which must exist.
+pub(crate) struct Reference {
+    /// The body field that names it.
+    pub(crate) field: &'static str,
+    /// Its path.
+    pub(crate) path: ResourcePath,
+}
+
+/// How a kind of JSON resource is read, checked and stored.
+pub(crate) struct ResourceKind {
+    /// The catalog kind.
+    pub(crate) kind: Kind,
+    /// Decodes and validates a body.
+    pub(crate) parse: fn(Json) -> Result<Parsed, ApiError>,
+    /// The resources a body refers to (given the parent's path names).
+    pub(crate) references: fn(&Json, &[String]) -> Vec<Reference>,
+    /// EMCO answers every PUT of this kind with 201, even when it replaced.
+    pub(crate) put_always_created: bool,
+}
+
+fn no_references(_: &Json, _: &[String]) -> Vec<Reference> {
+    Vec::new()
+}
+
+fn metadata_only(what: &'static str) -> impl FnOnce(Json) -> Result<Parsed, ApiError> {
+    move |raw| {
+        let (typed, body) = decode::<MetadataOnly>(raw, |r| Ok(r.metadata.validate(what)?))?;
+        Ok((body, vec![typed.metadata.name]))
+    }
+}
+
+fn app_reference(field: &'static str, app: Option<&str>, parents: &[String]) -> Vec<Reference> {
+    match app {
+        Some(app) if !app.is_empty() && parents.len() >= 3 => {
+            let mut names = parents[..3].to_vec();
+            names.push(app.to_string());
+            vec![Reference {
+                field,
+                path: ResourcePath::new(Kind::App, names),
+            }]
+        }
+        _ => Vec::new(),
+    }
+}
+
+pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
+    kind: Kind::Controller,
+    parse: |raw| {
+        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("controller")?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static PROJECT: ResourceKind = ResourceKind {
+    kind: Kind::Project,
+    parse: |raw| metadata_only("project")(raw),
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
+    kind: Kind::CompositeApp,
+    parse: |raw| {
+        let (typed, body) = decode::<CompositeApp>(raw, |r| {
+            r.metadata.validate("composite app")?;
+            Ok(validate_name(
+                "spec.compositeAppVersion",
+                &r.spec.composite_app_version,
+            )?)
+        })?;
+        Ok((body, vec![typed.metadata.name, typed.spec.composite_app_version]))
+    },
+    references: no_references,
+    put_always_created: true,
+};
+
+pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
+    kind: Kind::AppDependency,
+    parse: |raw| {
+        let (typed, body) = decode::<AppDependency>(raw, |r| Ok(r.validate_dependency()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: false,
+};
+
+pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
+    kind: Kind::CompositeProfile,
+    parse: |raw| metadata_only("composite profile")(raw),
+    references: no_references,
+    put_always_created: true,
+};
+
+pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
+    kind: Kind::DeploymentIntentGroup,
+    parse: |raw| {
+        let (typed, body) = decode::<DeploymentIntentGroup>(raw, |r| Ok(r.validate_dig()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| {
+        let mut references = Vec::new();
+        if let Some(profile) = body["spec"]["compositeProfile"].as_str() {
+            let mut names = parents.to_vec();
+            names.push(profile.to_string());
+            references.push(Reference {
+                field: "spec.compositeProfile",
+                path: ResourcePath::new(Kind::CompositeProfile, names),
+            });
+        }
+        for entry in body["spec"]["overrideValues"].as_array().into_iter().flatten() {
+            references.extend(app_reference(
+                "spec.overrideValues[].app",
+                entry["app"].as_str(),
+                parents,
+            ));
+        }
+        references
+    },
+    put_always_created: false,
+};
+
+pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::GroupIntent,
+    parse: |raw| {
+        let (typed, body) = decode::<GroupIntent>(raw, |r| {
+            r.metadata.validate("intent")?;
+            for (controller, intent) in &r.spec.intent {
+                validate_name(&format!("spec.intent.{controller}"), intent)?;
+            }
+            Ok(())
+        })?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::GenericPlacementIntent,
+    parse: |raw| metadata_only("generic placement intent")(raw),
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::AppIntent,
+    parse: |raw| {
+        let (typed, body) = decode::<AppIntent>(raw, |r| Ok(r.validate_app_intent()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: false,
+};
+
+pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
+    kind: Kind::ClusterProvider,
+    parse: |raw| metadata_only("cluster provider")(raw),
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
+    kind: Kind::ClusterLabel,
+    parse: |raw| {
+        let (typed, body) = decode::<ClusterLabel>(raw, |r| {
+            Ok(validate_label_value("clusterLabel", &r.cluster_label)?)
+        })?;
+        Ok((body, vec![typed.cluster_label]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+/// The routes of a collection: GET lists, POST creates.
+pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> {
+    get(
+        move |state: State<AppState>,
+              path: PathNames,
+              query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
+            list(desc, state, path, query)
+        },
+    )
+    .post(
+        move |state: State<AppState>, path: PathNames, body: Result<Bytes, BytesRejection>| {
+            create(desc, state, path, body)
+        },
+    )
+}
+
+/// The routes of one resource: GET, PUT, DELETE.
+pub(crate) fn item(desc: &'static ResourceKind) -> MethodRouter<AppState> {
+    get(move |state: State<AppState>, path: PathNames| read(desc.kind, state, path))
+        .put(
+            move |state: State<AppState>, path: PathNames, body: Result<Bytes, BytesRejection>| {
+                replace(desc, state, path, body)
+            },
+        )
+        .delete(move |state: State<AppState>, path: PathNames| remove(desc.kind, state, path))
+}
+
+/// The `?app=` filter of a list, if any.
+pub(crate) fn query_value<'a>(query: &'a [(String, String)], key: &str) -> Option<&'a str> {
+    query
+        .iter()
+        .find(|(name, _)| name == key)
+        .map(|(_, value)| value.as_str())
+}
+
+async fn list(
+    desc: &'static ResourceKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let parents = path_names(path)?;
+    let Query(query) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
+    list_bodies(&state, desc.kind, &parents, query_value(&query, "app"))
+        .await
+        .map(|b| JsonResponse(b).into_response())
+}
+
+/// The bodies of a collection, in creation order, optionally only those whose `spec.app` is `app`.
+pub(crate) async fn list_bodies(
+    state: &AppState,
+    kind: Kind,
+    parents: &[String],
+    app: Option<&str>,
+) -> Result<Vec<Json>, ApiError> {
+    if let Some(parent) = kind.parent() {
+        state
+            .catalog()
+            .require(&ResourcePath::new(parent, parents.to_vec()))
+            .await?;
+    }
+    let entries = state.catalog().list(kind, parents).await?;
+    Ok(entries
+        .into_iter()
+        .map(|entry| entry.body)
+        .filter(|body| app.is_none_or(|app| body["spec"]["app"].as_str() == Some(app)))
+        .collect())
+}
+
+/// Checks that every resource a body refers to exists.
+pub(crate) async fn check_references(state: &AppState, references: Vec<Reference>) -> Result<(), ApiError> {
+    for reference in references {
+        if !state.catalog().exists(&reference.path).await? {
+            return Err(ApiError::conflict(
+                "ReferenceNotFound",
+                format!(
+                    "{} names {} '{}', which does not exist",
+                    reference.field,
+                    reference.path.kind().type_name(),
+                    reference.path.display_name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The DIG whose lifecycle a change to `path` affects, if any.
+fn governing_dig(path: &ResourcePath) -> Option<ResourcePath> {
+    match path.kind() {
+        Kind::DeploymentIntentGroup | Kind::GroupIntent | Kind::GenericPlacementIntent | Kind::AppIntent => {
+            Some(ResourcePath::new(
+                Kind::DeploymentIntentGroup,
+                path.names()[..4].to_vec(),
+            ))
+        }
+        _ => None,
+    }
+}
+
+/// The lifecycle ops that go with writing `path`: a new DIG starts its history at Created; changing an existing
+/// DIG or its intents is refused while instantiated and returns an approved DIG to Created.
+pub(crate) async fn write_ops(
+    state: &AppState,
+    path: &ResourcePath,
+    exists: bool,
+) -> Result<Vec<Op>, ApiError> {
+    if path.kind() == Kind::DeploymentIntentGroup && !exists {
+        return Ok(vec![Catalog::state_op(
+            path,
+            &StateInfo::created(now_timestamp()),
+        )]);
+    }
+    match governing_dig(path) {
+        Some(dig) => Ok(state.lifecycle().modification_ops(&dig).await?),
+        None => Ok(Vec::new()),
+    }
+}
+
+async fn create(
+    desc: &'static ResourceKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let parents = path_names(path)?;
+    let raw = json_body(body, state.config().max_body_bytes)?;
+    let (body, own) = (desc.parse)(raw)?;
+    let mut names = parents.clone();
+    names.extend(own);
+    let path = ResourcePath::new(desc.kind, names);
+    let _writing = state.write_lock().await;
+    if let Some(parent) = path.parent() {
+        state.catalog().require(&parent).await.map_err(|_| {
+            ApiError::conflict(
+                "ParentNotFound",
+                format!(
+                    "cannot create {} '{}': {} '{}' not found",
+                    desc.kind.type_name(),
+                    path.name(),
+                    parent.kind().type_name(),
+                    parent.display_name()
+                ),
+            )
+        })?;
+    }
+    if state.catalog().exists(&path).await? {
+        return Err(ApiError::conflict(
+            "AlreadyExists",
+            format!(
+                "{} already exists: {}",
+                desc.kind.type_name(),
+                path.display_name()
+            ),
+        ));
+    }
+    check_references(&state, (desc.references)(&body, &parents)).await?;
+    let extra = write_ops(&state, &path, false).await?;
+    state.catalog().create(&path, &body, None, extra).await?;
+    Ok((StatusCode::CREATED, JsonResponse(body)).into_response())
+}
+
+async fn read(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
+    let path = ResourcePath::new(kind, path_names(path)?);
+    Ok(JsonResponse(state.catalog().get(&path).await?.body).into_response())
+}
+
+/// Checks that the names in a PUT body match the URL.
+pub(crate) fn check_put_names(url_names: &[String], own: &[String]) -> Result<(), ApiError> {
+    let url_own = &url_names[url_names.len() - own.len()..];
+    if own.iter().any(String::is_empty) {
+        return Err(ApiError::invalid("Missing name in PUT request"));
+    }
+    if url_own != own {
+        return Err(ApiError::invalid(format!(
+            "Mismatched name in PUT request: the URL names '{}', the body '{}'",
+            url_own.join("/"),
+            own.join("/")
+        )));
+    }
+    Ok(())
+}
+
+async fn replace(
+    desc: &'static ResourceKind,
+    State(state): State<AppState>,
+    path: PathNames,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let names = path_names(path)?;
+    let raw = json_body(body, state.config().max_body_bytes)?;
+    let (body, own) = (desc.parse)(raw)?;
+    check_put_names(&names, &own)?;
+    let path = ResourcePath::new(desc.kind, names);
+    let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
+    let _writing = state.write_lock().await;
+    check_references(&state, (desc.references)(&body, &parents)).await?;
+    let exists = state.catalog().exists(&path).await?;
+    let extra = write_ops(&state, &path, exists).await?;
+    let created = state.catalog().upsert(&path, &body, None, extra).await?;
+    let status = if created || desc.put_always_created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, JsonResponse(body)).into_response())
+}
+
+async fn remove(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
+    let path = ResourcePath::new(kind, path_names(path)?);
+    delete_resource(&state, &path).await
+}
+
+/// Deletes a resource under the write lock, with the lifecycle rules of DIGs and their intents.
+pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
+    let _writing = state.write_lock().await;
+    state.catalog().get(path).await?;
+    let extra = if path.kind() == Kind::DeploymentIntentGroup {
+        state.lifecycle().deletion_ops(path).await?
+    } else {
+        write_ops(state, path, true).await?
+    };
+    state.catalog().delete(path, extra).await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
