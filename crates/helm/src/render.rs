@@ -81,6 +81,39 @@ fn template_error(file: &str, err: &TemplateError) -> RenderError {
     }
 }
 
+/// Adds a line to an execution error when the failing function or template is named on exactly one line of the
+/// file (the engine reports positions only for syntax errors).
+fn with_exec_line(error: RenderError, source: &str, err: &TemplateError) -> RenderError {
+    let RenderError::Template {
+        file,
+        line: None,
+        message,
+    } = error
+    else {
+        return error;
+    };
+    let needle = match err {
+        TemplateError::Exec(text) => text.split_once(": ").map(|(name, _)| name.to_string()),
+        TemplateError::ArgCount { name, .. } => Some(name.clone()),
+        TemplateError::UndefinedTemplate(name) => Some(format!("\"{name}\"")),
+        TemplateError::MissingKey { key } => Some(key.clone()),
+        _ => None,
+    };
+    let line = needle
+        .filter(|needle| !needle.is_empty() && !needle.contains(' '))
+        .and_then(|needle| {
+            let mut lines = source
+                .lines()
+                .enumerate()
+                .filter(|(_, text)| text.contains(&needle));
+            match (lines.next(), lines.next()) {
+                (Some((index, _)), None) => Some(index + 1),
+                _ => None,
+            }
+        });
+    RenderError::Template { file, line, message }
+}
+
 /// Helm's install order by kind; kinds not listed come last, in output order.
 const INSTALL_ORDER: &[&str] = &[
     "Namespace",
@@ -181,7 +214,7 @@ pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<V
         ));
         let output = template
             .execute_to_string(&data)
-            .map_err(|err| template_error(&file.path, &err))?;
+            .map_err(|err| with_exec_line(template_error(&file.path, &err), &file.text, &err))?;
         // Go prints a missing value as "<no value>"; Helm blanks it.
         let output = output.replace("<no value>", "");
         manifests.extend(split_manifests(&file.path, &output)?);
@@ -325,6 +358,16 @@ mod tests {
         assert!(
             err.contains("templates/a.yaml") && err.contains("metadata.name"),
             "{err}"
+        );
+
+        let required = chart(&[(
+            "c/templates/a.yaml",
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required \"name is required\" .Values.name }}\n",
+        )]);
+        let err = render_chart(&required, &required.values, &release()).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "templates/a.yaml:4: execution error: required: name is required"
         );
 
         let twice = chart(&[

@@ -908,7 +908,15 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
     let json = Some("application/json");
     let big = vec![b' '; 100 * 1024];
     // method, URI, content type, body, expected status, code and part of the message
-    type Case<'a> = (Method, String, Option<&'a str>, Vec<u8>, StatusCode, &'a str, &'a str);
+    type Case<'a> = (
+        Method,
+        String,
+        Option<&'a str>,
+        Vec<u8>,
+        StatusCode,
+        &'a str,
+        &'a str,
+    );
     let cases: Vec<Case<'_>> = vec![
         (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":"bad name"}}"#.to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "project name 'bad name' is invalid"),
         (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":"-x"}}"#.to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "'-x'"),
