@@ -189,6 +189,67 @@ impl ResourceRecord {
     }
 }
 
+/// A change to the AppContexts in the store, decoded from a key and value (for indexes kept current by a watch).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ContextChange {
+    /// A context's meta was written.
+    Meta(ContextMeta),
+    /// An (app, cluster) record was written.
+    Cluster(ContextId, ClusterRecord),
+    /// A context's meta was deleted (the whole context goes with it).
+    MetaDeleted(ContextId),
+    /// An (app, cluster) record was deleted.
+    ClusterDeleted {
+        /// The context.
+        id: ContextId,
+        /// The app.
+        app: String,
+        /// The cluster.
+        cluster: String,
+    },
+}
+
+/// What a context key names.
+enum ContextKey<'a> {
+    Meta(ContextId),
+    Cluster(ContextId, &'a str, &'a str),
+}
+
+fn parse_context_key(key: &str) -> Option<ContextKey<'_>> {
+    let rest = key.strip_prefix(CONTEXT_ROOT)?;
+    let (id, rest) = rest.split_once('/')?;
+    let id: ContextId = id.parse().ok()?;
+    if rest == "meta" {
+        return Some(ContextKey::Meta(id));
+    }
+    let rest = rest.strip_prefix("app/")?;
+    let (app, cluster) = rest.split_once("/cluster/")?;
+    Some(ContextKey::Cluster(id, app, cluster))
+}
+
+impl ContextChange {
+    /// Decodes a store event; `None` for keys outside the AppContexts.
+    pub fn from_event(event: &emco_store::Event) -> Option<Result<Self, RecordError>> {
+        let key = parse_context_key(&event.kv.key)?;
+        Some(match (event.kind, key) {
+            (emco_store::EventKind::Put, ContextKey::Meta(_)) => {
+                record::decode(&event.kv.key, &event.kv.value).map(Self::Meta)
+            }
+            (emco_store::EventKind::Put, ContextKey::Cluster(id, _, _)) => {
+                record::decode(&event.kv.key, &event.kv.value).map(|record| Self::Cluster(id, record))
+            }
+            (emco_store::EventKind::Delete, ContextKey::Meta(id)) => Ok(Self::MetaDeleted(id)),
+            (emco_store::EventKind::Delete, ContextKey::Cluster(id, app, cluster)) => {
+                Ok(Self::ClusterDeleted {
+                    id,
+                    app: app.to_string(),
+                    cluster: cluster.to_string(),
+                })
+            }
+        })
+    }
+}
+
 fn meta_key(id: ContextId) -> String {
     format!("{CONTEXT_ROOT}{id}/meta")
 }
@@ -295,6 +356,26 @@ impl AppContexts {
                 cluster: cluster.to_string(),
             })?;
         Ok(record::decode(&key, &kv.value)?)
+    }
+
+    /// Every AppContext record in the store as changes (metas before their clusters), with the revision read.
+    pub async fn load_all(&self) -> Result<(Vec<ContextChange>, emco_store::Revision)> {
+        let (items, revision) = self.store.range(CONTEXT_ROOT).await?;
+        let mut metas = Vec::new();
+        let mut clusters = Vec::new();
+        for kv in &items {
+            match parse_context_key(&kv.key) {
+                Some(ContextKey::Meta(_)) => {
+                    metas.push(ContextChange::Meta(record::decode(&kv.key, &kv.value)?))
+                }
+                Some(ContextKey::Cluster(id, _, _)) => {
+                    clusters.push(ContextChange::Cluster(id, record::decode(&kv.key, &kv.value)?));
+                }
+                None => {}
+            }
+        }
+        metas.extend(clusters);
+        Ok((metas, revision))
     }
 
     /// Every context id in the store.

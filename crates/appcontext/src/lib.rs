@@ -21,6 +21,8 @@ pub mod engine;
 mod record;
 
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
-pub use context::{AppContexts, AppMeta, ClusterRecord, ContextError, ContextMeta, ResourceRecord};
+pub use context::{
+    AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ResourceRecord,
+};
 pub use engine::{Engine, NoopEngine};
 pub use record::RecordError;

@@ -161,6 +161,30 @@ string_enum! {
     }
 }
 
+string_enum! {
+    /// What the cluster reports about an rsync resource (seed 000, "Cluster resource status").
+    ClusterResourceStatus {
+        /// The cluster's ResourceBundleState lists the object.
+        Present,
+        /// The ResourceBundleState tracks the kind but does not list the object.
+        NotPresent,
+        /// No ResourceBundleState heard yet, or it does not track the kind.
+        Unknown,
+    }
+}
+
+string_enum! {
+    /// Readiness of a resource (EMCO 22.x `status=ready`).
+    ReadyStatus {
+        /// Present and working.
+        Ready,
+        /// Present but not working (yet).
+        NotReady,
+        /// Expected but not in the cluster.
+        NotPresent,
+    }
+}
+
 /// A Kubernetes group, version and kind, with the capitalised keys of the status query (`{"Group","Version","Kind"}`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Gvk {

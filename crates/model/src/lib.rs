@@ -16,7 +16,9 @@ pub mod names;
 pub mod resources;
 pub mod state;
 
-pub use context::{Connectivity, ContextId, ContextStatus, Gvk, RsyncStatus};
+pub use context::{
+    ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
+};
 pub use names::{NameError, validate_label_value, validate_name};
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};

@@ -4,6 +4,7 @@ mod body;
 mod files;
 mod lifecycle_routes;
 mod resources;
+mod status_routes;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -80,6 +81,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(&format!("{DIG}/instantiate"), post(lifecycle_routes::instantiate))
         .route(&format!("{DIG}/terminate"), post(lifecycle_routes::terminate))
         .route(&format!("{DIG}/stop"), post(lifecycle_routes::stop))
+        .route(&format!("{DIG}/status"), get(status_routes::dig_status))
         .route("/v2/cluster-providers", collection(&CLUSTER_PROVIDER))
         .route("/v2/cluster-providers/{provider}", item(&CLUSTER_PROVIDER))
         .route(

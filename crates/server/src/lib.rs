@@ -10,6 +10,7 @@ mod api;
 pub mod error;
 pub mod kubeconfig;
 pub mod lifecycle;
+mod status;
 
 use std::future::Future;
 use std::sync::Arc;
@@ -17,6 +18,7 @@ use std::sync::Arc;
 use axum::Router;
 use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
 use emco_store::Store;
+use status::StatusKeeper;
 use tokio::net::TcpListener;
 
 pub use error::ApiError;
@@ -48,7 +50,10 @@ pub(crate) struct AppState {
 }
 
 struct StateInner {
+    store: Store,
     catalog: Catalog,
+    contexts: AppContexts,
+    status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
     /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
     /// state allows it) see no interleaved change. Reads never take it.
@@ -59,6 +64,18 @@ struct StateInner {
 impl AppState {
     pub(crate) fn catalog(&self) -> &Catalog {
         &self.inner.catalog
+    }
+
+    pub(crate) fn store(&self) -> &Store {
+        &self.inner.store
+    }
+
+    pub(crate) fn contexts(&self) -> &AppContexts {
+        &self.inner.contexts
+    }
+
+    pub(crate) fn status(&self) -> &StatusKeeper {
+        &self.inner.status
     }
 
     pub(crate) fn lifecycle(&self) -> &Lifecycle {
@@ -81,14 +98,19 @@ pub struct Server {
 
 impl Server {
     /// A server over `store`; `engine` applies AppContexts to clusters (`None`: an engine that applies nothing,
-    /// leaving every resource Pending).
+    /// leaving every resource Pending). Starts the status index's background task, so it must be called
+    /// inside a Tokio runtime.
     pub fn new(store: Store, engine: Option<Arc<dyn Engine>>, config: ServerConfig) -> Self {
         let catalog = Catalog::new(store.clone());
-        let contexts = AppContexts::new(store);
+        let contexts = AppContexts::new(store.clone());
+        let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine);
         let inner = StateInner {
+            store,
             catalog,
+            contexts,
+            status,
             lifecycle,
             write_lock: tokio::sync::Mutex::new(()),
             config,

@@ -1,5 +1,6 @@
-//! Watches served in-process: a bounded history of recent events (so a watcher can resume from a revision, as
-//! with etcd before compaction) and a broadcast channel for live events.
+//! Watches served in-process: a bounded history of recent transactions (so a watcher can resume from a revision,
+//! as with etcd before compaction) and a broadcast channel for live ones. Each message is one whole transaction,
+//! so a watcher can apply a transaction's changes together.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -13,8 +14,16 @@ use crate::{Error, Event, Result, Revision};
 /// 1,000-cluster DIG.
 const HISTORY_EVENTS: usize = 65_536;
 
-/// How many live events a slow watcher may fall behind before it is told to re-list ([`Error::WatchLagged`]).
-const LIVE_BUFFER_EVENTS: usize = 16_384;
+/// How many live transactions a slow watcher may fall behind before it is told to re-list
+/// ([`Error::WatchLagged`]).
+const LIVE_BUFFER_TRANSACTIONS: usize = 16_384;
+
+/// The events of one committed transaction.
+#[derive(Debug)]
+struct Batch {
+    revision: Revision,
+    events: Vec<Event>,
+}
 
 #[derive(Debug)]
 pub(crate) struct WatchHub {
@@ -23,19 +32,21 @@ pub(crate) struct WatchHub {
 
 #[derive(Debug)]
 struct HubInner {
-    history: VecDeque<Arc<Event>>,
+    history: VecDeque<Arc<Batch>>,
+    history_events: usize,
     /// The newest revision whose events are no longer (or were never) in `history`.
     compacted: Revision,
-    sender: broadcast::Sender<Arc<Event>>,
+    sender: broadcast::Sender<Arc<Batch>>,
 }
 
 impl WatchHub {
     /// A hub whose history starts after `revision` (the revision the store had when it was opened).
     pub(crate) fn new(revision: Revision) -> Self {
-        let (sender, _) = broadcast::channel(LIVE_BUFFER_EVENTS);
+        let (sender, _) = broadcast::channel(LIVE_BUFFER_TRANSACTIONS);
         Self {
             inner: Mutex::new(HubInner {
                 history: VecDeque::new(),
+                history_events: 0,
                 compacted: revision,
                 sender,
             }),
@@ -50,24 +61,25 @@ impl WatchHub {
 
     /// Records and sends the events of one committed transaction (callers publish in revision order).
     pub(crate) fn publish(&self, events: Vec<Event>) {
-        if events.is_empty() {
+        let Some(revision) = events.first().map(|event| event.kv.mod_revision) else {
             return;
-        }
+        };
+        let batch = Arc::new(Batch { revision, events });
         let mut inner = self.lock();
-        for event in events {
-            let event = Arc::new(event);
-            if inner.history.len() == HISTORY_EVENTS
-                && let Some(dropped) = inner.history.pop_front()
-            {
-                inner.compacted = inner.compacted.max(dropped.kv.mod_revision);
+        inner.history_events += batch.events.len();
+        inner.history.push_back(batch.clone());
+        while inner.history_events > HISTORY_EVENTS && inner.history.len() > 1 {
+            if let Some(dropped) = inner.history.pop_front() {
+                inner.history_events -= dropped.events.len();
+                inner.compacted = inner.compacted.max(dropped.revision);
             }
-            inner.history.push_back(event.clone());
-            // No receiver is not an error: nobody is watching.
-            let _ = inner.sender.send(event);
         }
+        // No receiver is not an error: nobody is watching.
+        let _ = inner.sender.send(batch);
     }
 
-    /// A watcher of `prefix` that first replays the kept events after `after` (default: `current`, only new ones).
+    /// A watcher of `prefix` that first replays the kept transactions after `after` (default: `current`, only
+    /// new ones).
     pub(crate) fn subscribe(
         &self,
         prefix: &str,
@@ -76,7 +88,6 @@ impl WatchHub {
     ) -> Result<Watcher> {
         let after = after.unwrap_or(current);
         let inner = self.lock();
-        // Events of revision `compacted` itself may be partly gone, so resuming needs `after >= compacted`.
         if after < inner.compacted {
             return Err(Error::Compacted {
                 requested: after + 1,
@@ -86,14 +97,14 @@ impl WatchHub {
         let replay = inner
             .history
             .iter()
-            .filter(|event| event.kv.mod_revision > after && event.kv.key.starts_with(prefix))
+            .filter(|batch| batch.revision > after)
             .cloned()
             .collect();
         Ok(Watcher {
             prefix: prefix.to_string(),
             replay,
             live: inner.sender.subscribe(),
-            after,
+            pending: VecDeque::new(),
         })
     }
 }
@@ -102,34 +113,50 @@ impl WatchHub {
 #[derive(Debug)]
 pub struct Watcher {
     prefix: String,
-    replay: VecDeque<Arc<Event>>,
-    live: broadcast::Receiver<Arc<Event>>,
-    /// Events at or below this revision were delivered already (or predate the watch).
-    after: Revision,
+    replay: VecDeque<Arc<Batch>>,
+    live: broadcast::Receiver<Arc<Batch>>,
+    /// Events of the current transaction not yet returned by [`Watcher::next`].
+    pending: VecDeque<Event>,
 }
 
 impl Watcher {
-    /// The next change; `None` when the store is gone. After an error the watcher is finished: re-list and watch
-    /// again from the list's revision.
-    pub async fn next(&mut self) -> Option<Result<Event>> {
-        if let Some(event) = self.replay.pop_front() {
-            self.after = self.after.max(event.kv.mod_revision - 1);
-            return Some(Ok((*event).clone()));
-        }
+    /// The changes of the next transaction that touched the prefix, with its revision; `None` when the store is
+    /// gone. After an error the watcher is finished: re-list and watch again from the list's revision.
+    pub async fn next_batch(&mut self) -> Option<Result<(Revision, Vec<Event>)>> {
         loop {
-            match self.live.recv().await {
-                Ok(event) => {
-                    // Skip what the replay already delivered and keys outside the prefix.
-                    if event.kv.mod_revision <= self.after || !event.kv.key.starts_with(&self.prefix) {
-                        continue;
+            let batch = match self.replay.pop_front() {
+                Some(batch) => batch,
+                None => match self.live.recv().await {
+                    Ok(batch) => batch,
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        return Some(Err(Error::WatchLagged(missed)));
                     }
-                    return Some(Ok((*event).clone()));
-                }
-                Err(broadcast::error::RecvError::Lagged(missed)) => {
-                    return Some(Err(Error::WatchLagged(missed)));
-                }
-                Err(broadcast::error::RecvError::Closed) => return None,
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            };
+            let events: Vec<Event> = batch
+                .events
+                .iter()
+                .filter(|event| event.kv.key.starts_with(&self.prefix))
+                .cloned()
+                .collect();
+            if !events.is_empty() {
+                return Some(Ok((batch.revision, events)));
             }
+        }
+    }
+
+    /// The next change; `None` when the store is gone. After an error the watcher is finished.
+    pub async fn next(&mut self) -> Option<Result<Event>> {
+        if let Some(event) = self.pending.pop_front() {
+            return Some(Ok(event));
+        }
+        match self.next_batch().await? {
+            Ok((_, events)) => {
+                self.pending.extend(events);
+                self.pending.pop_front().map(Ok)
+            }
+            Err(err) => Some(Err(err)),
         }
     }
 }

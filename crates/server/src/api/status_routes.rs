@@ -1,0 +1,146 @@
+//! `GET …/deployment-intent-groups/{dig}/status`: the status query of seeds 000/001 and EMCO 22.x, answered from
+//! the in-memory index after it has caught up with every write made before the request.
+
+use std::collections::HashMap;
+
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
+use emco_model::{ContextId, DeploymentIntentGroup};
+use emco_status::cluster::find_object;
+use emco_status::{
+    DetailSource, DigIdentity, Measure, Output, ResourceEntry, StatusRequest, parse_query, write_status,
+};
+use serde_json::Value as Json;
+
+use super::body::{PathNames, path_names};
+use crate::{ApiError, AppState};
+
+/// The (app, cluster) records a detail query needs, read before the answer is written.
+struct Records(HashMap<(String, String), ClusterRecord>);
+
+impl DetailSource for Records {
+    fn detail(&self, app: &str, cluster: &str, resource: &ResourceEntry, measure: Measure) -> Option<Json> {
+        let record = self.0.get(&(app.to_string(), cluster.to_string()))?;
+        match measure {
+            Measure::Deployed => record
+                .resources
+                .iter()
+                .find(|r| r.name == *resource.name && r.kind == resource.gvk.kind)
+                .map(|r| r.manifest.clone()),
+            Measure::Cluster => {
+                let object = find_object(
+                    record.cluster_status.as_ref()?,
+                    &resource.gvk.group,
+                    &resource.gvk.kind,
+                    &resource.name,
+                )?;
+                // Generic kinds carry the object under `res`.
+                Some(object.get("res").cloned().unwrap_or_else(|| object.clone()))
+            }
+        }
+    }
+}
+
+pub(crate) async fn dig_status(
+    State(state): State<AppState>,
+    path: PathNames,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(pairs) = query.map_err(|err| ApiError::invalid(format!("bad query string: {err}")))?;
+    let query = parse_query(&pairs)
+        .map_err(|err| ApiError::new(StatusCode::BAD_REQUEST, "InvalidQuery", err.to_string()))?;
+    let dig_path = ResourcePath::new(Kind::DeploymentIntentGroup, path_names(path)?);
+    // Everything written before this request is in the index before it answers.
+    let revision = state.store().revision();
+    state.catalog().require(&dig_path).await?;
+    let dig: DeploymentIntentGroup = state.catalog().get_as(&dig_path).await?;
+    let (history, _) = state.catalog().state(&dig_path).await?;
+
+    let composite_app = dig_path.parent().expect("a DIG lives under a composite app");
+    if !query.apps.is_empty() {
+        let apps = state.catalog().list(Kind::App, composite_app.names()).await?;
+        if let Some(unknown) = query
+            .apps
+            .iter()
+            .find(|app| !apps.iter().any(|entry| entry.path.name() == app.as_str()))
+        {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidQuery",
+                format!(
+                    "invalid query parameter 'app': '{unknown}' is not an app of composite app '{}'",
+                    composite_app.display_name()
+                ),
+            ));
+        }
+    }
+    let contexts = history.contexts();
+    let context_id: Option<ContextId> = match query.instance {
+        Some(instance) if !contexts.contains(&instance) => {
+            let known: Vec<String> = contexts.iter().map(ToString::to_string).collect();
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "InvalidQuery",
+                format!(
+                    "invalid query parameter 'instance': {instance} is not a context of this deployment intent group (its contexts: {})",
+                    if known.is_empty() {
+                        "none yet".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            ));
+        }
+        Some(instance) => Some(instance),
+        None => history.last_context(),
+    };
+
+    let mut records = HashMap::new();
+    if query.output == Output::Detail
+        && let Some(id) = context_id
+    {
+        for record in state.contexts().clusters(id).await? {
+            let selected = (query.apps.is_empty() || query.apps.contains(&record.app))
+                && (query.clusters.is_empty() || query.clusters.contains(&record.cluster));
+            if selected {
+                records.insert((record.app.clone(), record.cluster.clone()), record);
+            }
+        }
+    }
+    if !state.status().caught_up(revision).await {
+        tracing::warn!(
+            revision,
+            "status index is behind the store; answering from what it has"
+        );
+    }
+
+    let names = dig_path.names();
+    let identity = DigIdentity {
+        project: &names[0],
+        composite_app: &names[1],
+        version: &names[2],
+        composite_profile: &dig.spec.composite_profile,
+        name: &names[3],
+    };
+    let detail = Records(records);
+    let mut body = Vec::with_capacity(4096);
+    {
+        let index = state.status().read();
+        let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
+        if context_id.is_some() && context.is_none() {
+            tracing::warn!(context = ?context_id, "context of the DIG is not in the status index");
+        }
+        let request = StatusRequest {
+            identity,
+            state: &history,
+            context,
+            query: &query,
+            detail: &detail,
+        };
+        write_status(&request, &mut body).map_err(ApiError::internal)?;
+    }
+    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}

@@ -1,0 +1,126 @@
+//! Keeps the status index current: loads every AppContext at start, then applies the store's watch events, and
+//! lets a query wait until the index reflects every write made before it (read-your-writes).
+//!
+//! One task owns the writing side; queries take short read locks and never wait on the store.
+
+use std::sync::{Arc, RwLock, RwLockReadGuard};
+use std::time::Duration;
+
+use emco_appcontext::{AppContexts, ContextChange};
+use emco_status::StatusIndex;
+use emco_store::Store;
+use tokio::sync::watch;
+
+/// How long a query waits for the index to catch up with the store before answering from what it has.
+const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(2);
+/// Pause before reloading after the store failed to load or a watch fell behind.
+const RELOAD_PAUSE: Duration = Duration::from_millis(200);
+
+/// The status index and its progress.
+pub(crate) struct StatusKeeper {
+    index: RwLock<StatusIndex>,
+    /// The store revision the index reflects.
+    progress: watch::Sender<i64>,
+    /// Dropped with the keeper, which ends the background task (and its hold on the store).
+    _stop: tokio::sync::oneshot::Sender<()>,
+}
+
+impl StatusKeeper {
+    /// Starts keeping an index of the AppContexts in `store` (spawns the task on the current runtime).
+    pub(crate) fn start(store: Store) -> Arc<Self> {
+        let (progress, _) = watch::channel(0);
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let keeper = Arc::new(Self {
+            index: RwLock::new(StatusIndex::new()),
+            progress,
+            _stop: stop,
+        });
+        let task = keep(Arc::downgrade(&keeper), store);
+        tokio::spawn(async move {
+            tokio::select! {
+                () = task => {}
+                _ = stopped => {}
+            }
+        });
+        keeper
+    }
+
+    /// A read view of the index.
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, StatusIndex> {
+        self.index
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, StatusIndex> {
+        self.index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits until the index reflects the store at `revision` (or a short timeout passes).
+    pub(crate) async fn caught_up(&self, revision: i64) -> bool {
+        let mut progress = self.progress.subscribe();
+        tokio::time::timeout(CATCH_UP_TIMEOUT, progress.wait_for(|seen| *seen >= revision))
+            .await
+            .is_ok_and(|result| result.is_ok())
+    }
+}
+
+async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
+    let contexts = AppContexts::new(store.clone());
+    loop {
+        let loaded = async {
+            let (changes, revision) = contexts.load_all().await?;
+            let watcher = store.watch("", Some(revision))?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>((changes, revision, watcher))
+        }
+        .await;
+        let (changes, revision, mut watcher) = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot load AppContexts for the status index; retrying");
+                tokio::time::sleep(RELOAD_PAUSE).await;
+                continue;
+            }
+        };
+        {
+            let Some(keeper) = keeper.upgrade() else { return };
+            let mut index = StatusIndex::new();
+            for change in &changes {
+                index.apply(change);
+            }
+            index.set_revision(revision);
+            *keeper.write() = index;
+            keeper.progress.send_replace(revision);
+            tracing::debug!(contexts = keeper.read().len(), revision, "status index loaded");
+        }
+        loop {
+            // Whole transactions at a time, so a reader never sees half of one.
+            let (revision, events) = match watcher.next_batch().await {
+                Some(Ok(batch)) => batch,
+                Some(Err(err)) => {
+                    tracing::warn!(error = %err, "status index watch ended; reloading");
+                    break;
+                }
+                None => return,
+            };
+            let Some(keeper) = keeper.upgrade() else { return };
+            {
+                let mut index = keeper.write();
+                for event in &events {
+                    match ContextChange::from_event(event) {
+                        Some(Ok(change)) => index.apply(&change),
+                        Some(Err(err)) => {
+                            tracing::warn!(error = %err, "unreadable AppContext record; the status index skips it");
+                        }
+                        None => {}
+                    }
+                }
+                index.set_revision(revision);
+            }
+            keeper.progress.send_replace(revision);
+        }
+        tokio::time::sleep(RELOAD_PAUSE).await;
+    }
+}

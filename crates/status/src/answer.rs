@@ -1,0 +1,495 @@
+//! Writing a status answer straight from the index into JSON, in the seeds' shape (hyphenated keys,
+//! `state.Actions`) or EMCO 22.x's (camelCase keys, `states`, `connectivity`), with the seeds' key order.
+//!
+//! Counts are written before the resources they count, so a filtered query makes two passes over what it selects:
+//! one to count, one to write; an unfiltered summary reads only the context's counters.
+
+use std::collections::BTreeSet;
+
+use emco_model::{ClusterResourceStatus, ContextId, ReadyStatus, RsyncStatus, StateInfo, StateValue};
+use serde::ser::{SerializeMap, SerializeSeq};
+use serde::{Serialize, Serializer};
+use serde_json::Value as Json;
+
+use crate::index::{AppEntry, ClusterEntry, ContextEntry, Counts, ResourceEntry};
+use crate::query::{ListQuery, Measure, Output, Shape, StatusQuery};
+
+/// The identity of the DIG a status is about.
+#[derive(Debug, Clone, Copy)]
+pub struct DigIdentity<'a> {
+    /// Project.
+    pub project: &'a str,
+    /// Composite app.
+    pub composite_app: &'a str,
+    /// Composite app version.
+    pub version: &'a str,
+    /// Composite profile.
+    pub composite_profile: &'a str,
+    /// The DIG's name.
+    pub name: &'a str,
+}
+
+/// Where `output=detail` finds the object of a resource: the rendered manifest (deployed) or the object the
+/// cluster reported (cluster/ready).
+pub trait DetailSource {
+    /// The object for `resource` of `app` on `cluster` (`provider+cluster`), if known.
+    fn detail(&self, app: &str, cluster: &str, resource: &ResourceEntry, measure: Measure) -> Option<Json>;
+}
+
+/// No details (for queries that do not ask for them).
+#[derive(Debug, Clone, Copy)]
+pub struct NoDetail;
+
+impl DetailSource for NoDetail {
+    fn detail(&self, _: &str, _: &str, _: &ResourceEntry, _: Measure) -> Option<Json> {
+        None
+    }
+}
+
+/// Everything an answer is made of.
+pub struct StatusRequest<'a> {
+    /// The DIG.
+    pub identity: DigIdentity<'a>,
+    /// Its lifecycle history.
+    pub state: &'a StateInfo,
+    /// The context queried (latest, or `instance`), `None` before the first instantiate.
+    pub context: Option<(ContextId, &'a ContextEntry)>,
+    /// The checked query.
+    pub query: &'a StatusQuery,
+    /// Details for `output=detail`.
+    pub detail: &'a dyn DetailSource,
+}
+
+/// Writes the answer to `request` as JSON into `out`.
+pub fn write_status(request: &StatusRequest<'_>, out: &mut Vec<u8>) -> serde_json::Result<()> {
+    serde_json::to_writer(out, &Answer(request))
+}
+
+/// Which resources the filters keep.
+struct Selection<'a> {
+    query: &'a StatusQuery,
+}
+
+impl Selection<'_> {
+    fn app(&self, app: &AppEntry) -> bool {
+        self.query.apps.is_empty() || self.query.apps.iter().any(|name| **name == *app.name)
+    }
+
+    fn cluster(&self, cluster: &ClusterEntry) -> bool {
+        self.query.clusters.is_empty()
+            || self
+                .query
+                .clusters
+                .iter()
+                .any(|name| **name == *cluster.full_name)
+    }
+
+    fn resource(&self, resource: &ResourceEntry) -> bool {
+        self.query.resources.is_empty() || self.query.resources.iter().any(|name| **name == *resource.name)
+    }
+
+    fn resources<'c>(&'c self, cluster: &'c ClusterEntry) -> impl Iterator<Item = &'c ResourceEntry> + 'c {
+        cluster
+            .resources
+            .iter()
+            .filter(move |resource| self.resource(resource))
+    }
+
+    fn cluster_has_resources(&self, cluster: &ClusterEntry) -> bool {
+        self.cluster(cluster) && self.resources(cluster).next().is_some()
+    }
+
+    fn app_has_resources(&self, app: &AppEntry) -> bool {
+        self.app(app)
+            && app
+                .clusters
+                .iter()
+                .any(|cluster| self.cluster_has_resources(cluster))
+    }
+
+    /// The counts of the selected resources, from the counters wherever the filters allow.
+    fn counts(&self, context: &ContextEntry) -> Counts {
+        let query = self.query;
+        if query.apps.is_empty() && query.clusters.is_empty() && query.resources.is_empty() {
+            return context.counts;
+        }
+        let mut counts = Counts::default();
+        for app in context.apps.iter().filter(|app| self.app(app)) {
+            if query.clusters.is_empty() && query.resources.is_empty() {
+                add(&mut counts, &app.counts);
+                continue;
+            }
+            for cluster in app.clusters.iter().filter(|cluster| self.cluster(cluster)) {
+                if query.resources.is_empty() {
+                    add(&mut counts, &cluster.counts);
+                } else {
+                    self.resources(cluster)
+                        .for_each(|resource| counts.count(resource));
+                }
+            }
+        }
+        counts
+    }
+}
+
+fn add(total: &mut Counts, more: &Counts) {
+    for (a, b) in total.rsync.iter_mut().zip(more.rsync) {
+        *a += b;
+    }
+    for (a, b) in total.cluster.iter_mut().zip(more.cluster) {
+        *a += b;
+    }
+    for (a, b) in total.ready.iter_mut().zip(more.ready) {
+        *a += b;
+    }
+}
+
+/// A map of the non-zero counts, keyed by status name, in status order.
+struct CountMap<'a>(&'a [u32], &'a [&'static str]);
+
+impl Serialize for CountMap<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (count, name) in self.0.iter().zip(self.1) {
+            if *count > 0 {
+                map.serialize_entry(name, count)?;
+            }
+        }
+        map.end()
+    }
+}
+
+fn names<T: Copy>(all: &[T], name: fn(T) -> &'static str) -> Vec<&'static str> {
+    all.iter().map(|value| name(*value)).collect()
+}
+
+struct Answer<'a, 'b>(&'b StatusRequest<'a>);
+
+impl Serialize for Answer<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.0;
+        let query = request.query;
+        if let Some(list) = query.list {
+            return ListAnswer { request, list }.serialize(serializer);
+        }
+        let seed = query.shape == Shape::Seed;
+        let identity = request.identity;
+        let mut map = serializer.serialize_map(None)?;
+        if seed {
+            map.serialize_entry("project", identity.project)?;
+            map.serialize_entry("composite-app-name", identity.composite_app)?;
+            map.serialize_entry("composite-app-version", identity.version)?;
+            map.serialize_entry("composite-profile-name", identity.composite_profile)?;
+            map.serialize_entry("name", identity.name)?;
+            map.serialize_entry("state", request.state)?;
+        } else {
+            write_emco22_identity(&mut map, identity)?;
+            map.serialize_entry("states", &States(request.state))?;
+        }
+        let Some((_, context)) = request.context else {
+            return map.end();
+        };
+        let selection = Selection { query };
+        let counts = selection.counts(context);
+        let rsync_names = names(RsyncStatus::ALL, RsyncStatus::as_str);
+        match (seed, query.measure) {
+            (true, Measure::Deployed) => {
+                map.serialize_entry("status", &context.status)?;
+                map.serialize_entry("rsync-status", &CountMap(&counts.rsync, &rsync_names))?;
+            }
+            (true, Measure::Cluster) => {
+                let cluster_names = names(ClusterResourceStatus::ALL, ClusterResourceStatus::as_str);
+                map.serialize_entry("status", &context.status)?;
+                map.serialize_entry("cluster-status", &CountMap(&counts.cluster, &cluster_names))?;
+            }
+            (false, Measure::Deployed) => {
+                map.serialize_entry("deployedStatus", &context.status)?;
+                if counts.rsync.iter().any(|count| *count > 0) {
+                    map.serialize_entry("deployedCounts", &CountMap(&counts.rsync, &rsync_names))?;
+                }
+            }
+            (false, Measure::Cluster) => {
+                let ready_names = names(ReadyStatus::ALL, ReadyStatus::as_str);
+                let not_ready = counts.ready[ReadyStatus::NotReady as usize]
+                    + counts.ready[ReadyStatus::NotPresent as usize];
+                let aggregate = if not_ready > 0 {
+                    ReadyStatus::NotReady
+                } else {
+                    ReadyStatus::Ready
+                };
+                map.serialize_entry("deployedStatus", &context.status)?;
+                map.serialize_entry("readyStatus", &aggregate)?;
+                if counts.ready.iter().any(|count| *count > 0) {
+                    map.serialize_entry("readyCounts", &CountMap(&counts.ready, &ready_names))?;
+                }
+            }
+        }
+        if query.output != Output::Summary {
+            let any = context.apps.iter().any(|app| selection.app_has_resources(app));
+            if seed || any {
+                map.serialize_entry(
+                    "apps",
+                    &Apps {
+                        request,
+                        context,
+                        selection: &selection,
+                    },
+                )?;
+            }
+        }
+        map.end()
+    }
+}
+
+fn write_emco22_identity<M: SerializeMap>(map: &mut M, identity: DigIdentity<'_>) -> Result<(), M::Error> {
+    map.serialize_entry("project", identity.project)?;
+    map.serialize_entry("compositeApp", identity.composite_app)?;
+    map.serialize_entry("compositeAppVersion", identity.version)?;
+    map.serialize_entry("compositeProfile", identity.composite_profile)?;
+    map.serialize_entry("name", identity.name)
+}
+
+/// EMCO 22.x's `states`: the status context and the actions with lower-case keys and a revision.
+struct States<'a>(&'a StateInfo);
+
+impl Serialize for States<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        struct Actions<'a>(&'a StateInfo);
+        impl Serialize for Actions<'_> {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                let mut seq = serializer.serialize_seq(Some(self.0.actions.len()))?;
+                for action in &self.0.actions {
+                    let instance = action.context_id.map(|id| id.to_string()).unwrap_or_default();
+                    // EMCO records revision 1 for every instantiation and 0 for every other action.
+                    let revision = u32::from(action.state == StateValue::Instantiated);
+                    seq.serialize_element(&serde_json::json!({
+                        "state": action.state, "instance": instance, "time": action.timestamp, "revision": revision,
+                    }))?;
+                }
+                seq.end()
+            }
+        }
+        let status_context = self
+            .0
+            .actions
+            .iter()
+            .rev()
+            .find(|action| action.state == StateValue::Instantiated)
+            .and_then(|action| action.context_id)
+            .map(|id| id.to_string())
+            .unwrap_or_default();
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("statusctxid", &status_context)?;
+        map.serialize_entry("actions", &Actions(self.0))?;
+        map.end()
+    }
+}
+
+struct Apps<'a, 'b> {
+    request: &'b StatusRequest<'a>,
+    context: &'a ContextEntry,
+    selection: &'b Selection<'b>,
+}
+
+impl Serialize for Apps<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for app in self
+            .context
+            .apps
+            .iter()
+            .filter(|app| self.selection.app_has_resources(app))
+        {
+            seq.serialize_element(&AppView { apps: self, app })?;
+        }
+        seq.end()
+    }
+}
+
+struct AppView<'a, 'b, 'c> {
+    apps: &'c Apps<'a, 'b>,
+    app: &'a AppEntry,
+}
+
+impl Serialize for AppView<'_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("name", &*self.app.name)?;
+        map.serialize_entry("clusters", &ClustersView { view: self })?;
+        map.end()
+    }
+}
+
+struct ClustersView<'a, 'b, 'c, 'd> {
+    view: &'d AppView<'a, 'b, 'c>,
+}
+
+impl Serialize for ClustersView<'_, '_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let selection = self.view.apps.selection;
+        let mut seq = serializer.serialize_seq(None)?;
+        for cluster in self
+            .view
+            .app
+            .clusters
+            .iter()
+            .filter(|cluster| selection.cluster_has_resources(cluster))
+        {
+            seq.serialize_element(&ClusterView {
+                app: self.view,
+                cluster,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+struct ClusterView<'a, 'b, 'c, 'd> {
+    app: &'d AppView<'a, 'b, 'c>,
+    cluster: &'a ClusterEntry,
+}
+
+impl Serialize for ClusterView<'_, '_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let seed = self.app.apps.request.query.shape == Shape::Seed;
+        let mut map = serializer.serialize_map(None)?;
+        if seed {
+            map.serialize_entry("cluster-provider", self.cluster.provider())?;
+            map.serialize_entry("cluster", self.cluster.cluster())?;
+        } else {
+            map.serialize_entry("clusterProvider", self.cluster.provider())?;
+            map.serialize_entry("cluster", self.cluster.cluster())?;
+            map.serialize_entry("connectivity", &self.cluster.connectivity)?;
+        }
+        map.serialize_entry("resources", &ResourcesView { cluster: self })?;
+        map.end()
+    }
+}
+
+struct ResourcesView<'a, 'b, 'c, 'd, 'e> {
+    cluster: &'e ClusterView<'a, 'b, 'c, 'd>,
+}
+
+impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let view = self.cluster;
+        let request = view.app.apps.request;
+        let query = request.query;
+        let app = &*view.app.app.name;
+        let cluster = &*view.cluster.full_name;
+        let mut seq = serializer.serialize_seq(None)?;
+        for resource in view.app.apps.selection.resources(view.cluster) {
+            let detail = if query.output == Output::Detail {
+                request.detail.detail(app, cluster, resource, query.measure)
+            } else {
+                None
+            };
+            seq.serialize_element(&ResourceView {
+                resource,
+                query,
+                detail,
+            })?;
+        }
+        seq.end()
+    }
+}
+
+struct ResourceView<'a> {
+    resource: &'a ResourceEntry,
+    query: &'a StatusQuery,
+    detail: Option<Json>,
+}
+
+impl Serialize for ResourceView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let resource = self.resource;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("GVK", &*resource.gvk)?;
+        map.serialize_entry("name", &*resource.name)?;
+        match (self.query.shape, self.query.measure) {
+            (Shape::Seed, Measure::Deployed) => {
+                map.serialize_entry("rsync-status", &resource.rsync)?;
+                if let Some(detail) = &self.detail {
+                    map.serialize_entry("detail", detail)?;
+                }
+            }
+            (Shape::Seed, Measure::Cluster) => match &self.detail {
+                // The seed's detail example shows a present object by its detail alone: being listed is "Present".
+                Some(detail) => map.serialize_entry("detail", detail)?,
+                None => map.serialize_entry("cluster-status", &resource.cluster)?,
+            },
+            (Shape::Emco22, measure) => {
+                if let Some(detail) = &self.detail {
+                    map.serialize_entry("detail", detail)?;
+                }
+                match measure {
+                    Measure::Deployed => map.serialize_entry("deployedStatus", &resource.rsync)?,
+                    Measure::Cluster => {
+                        if let Some(ready) = resource.ready {
+                            map.serialize_entry("readyStatus", &ready)?;
+                        }
+                    }
+                }
+            }
+        }
+        map.end()
+    }
+}
+
+/// EMCO 22.x's list queries: app names, clusters by app, resources by app and cluster.
+struct ListAnswer<'a, 'b> {
+    request: &'b StatusRequest<'a>,
+    list: ListQuery,
+}
+
+impl Serialize for ListAnswer<'_, '_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let request = self.request;
+        let selection = Selection { query: request.query };
+        let apps: Vec<&AppEntry> = request
+            .context
+            .map(|(_, context)| context.apps.iter().collect())
+            .unwrap_or_default();
+        let mut map = serializer.serialize_map(None)?;
+        write_emco22_identity(&mut map, request.identity)?;
+        match self.list {
+            ListQuery::Apps => {
+                let names: BTreeSet<&str> = apps.iter().map(|app| &*app.name).collect();
+                map.serialize_entry("apps", &names)?;
+            }
+            ListQuery::Clusters => {
+                let entries: Vec<Json> = apps
+                    .iter()
+                    .filter(|app| selection.app(app))
+                    .map(|app| {
+                        let clusters: Vec<Json> = app
+                            .clusters
+                            .iter()
+                            .map(|c| serde_json::json!({"clusterProvider": c.provider(), "cluster": c.cluster()}))
+                            .collect();
+                        serde_json::json!({"app": &*app.name, "clusters": clusters})
+                    })
+                    .collect();
+                map.serialize_entry("clustersByApp", &entries)?;
+            }
+            ListQuery::Resources => {
+                let mut entries = Vec::new();
+                for app in apps.iter().filter(|app| selection.app(app)) {
+                    for cluster in app.clusters.iter().filter(|cluster| selection.cluster(cluster)) {
+                        let resources: Vec<Json> = cluster
+                            .resources
+                            .iter()
+                            .map(|r| serde_json::json!({"name": &*r.name, "GVK": &*r.gvk}))
+                            .collect();
+                        entries.push(serde_json::json!({
+                            "app": &*app.name, "clusterProvider": cluster.provider(), "cluster": cluster.cluster(),
+                            "resources": resources,
+                        }));
+                    }
+                }
+                map.serialize_entry("resourcesByApp", &entries)?;
+            }
+        }
+        map.end()
+    }
+}

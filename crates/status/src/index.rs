@@ -1,0 +1,504 @@
+//! The in-memory index of AppContexts: per context its status and apps (in app order), per app its clusters (in
+//! placement order), per cluster its resources (in key order, as EMCO lists them) with rsync and cluster status,
+//! and counters at every level so that summaries never walk resources.
+//!
+//! It is fed [`ContextChange`]s (from a full load, then from the store's watch) and remembers the store revision
+//! it reflects, so a reader can wait until it has caught up with a write.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta};
+use emco_model::{
+    ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
+};
+
+use crate::cluster::find_object;
+use crate::readiness::{is_tracked, readiness};
+
+/// Counters of resources by rsync status (indexed by `RsyncStatus as usize`) and by cluster status.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// By rsync status.
+    pub rsync: [u32; 5],
+    /// By cluster status (Present, NotPresent, Unknown).
+    pub cluster: [u32; 3],
+    /// By readiness (Ready, NotReady, NotPresent); resources without a readiness are not counted.
+    pub ready: [u32; 3],
+}
+
+impl Counts {
+    fn add(&mut self, other: &Counts) {
+        for (a, b) in self.rsync.iter_mut().zip(other.rsync) {
+            *a += b;
+        }
+        for (a, b) in self.cluster.iter_mut().zip(other.cluster) {
+            *a += b;
+        }
+        for (a, b) in self.ready.iter_mut().zip(other.ready) {
+            *a += b;
+        }
+    }
+
+    fn subtract(&mut self, other: &Counts) {
+        for (a, b) in self.rsync.iter_mut().zip(other.rsync) {
+            *a = a.saturating_sub(b);
+        }
+        for (a, b) in self.cluster.iter_mut().zip(other.cluster) {
+            *a = a.saturating_sub(b);
+        }
+        for (a, b) in self.ready.iter_mut().zip(other.ready) {
+            *a = a.saturating_sub(b);
+        }
+    }
+
+    /// Counts one resource.
+    pub fn count(&mut self, resource: &ResourceEntry) {
+        self.rsync[resource.rsync as usize] += 1;
+        self.cluster[resource.cluster as usize] += 1;
+        if let Some(ready) = resource.ready {
+            self.ready[ready as usize] += 1;
+        }
+    }
+}
+
+/// One rsync resource as the index keeps it (no manifest: details are read from the store when asked for).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceEntry {
+    /// `metadata.name`.
+    pub name: Box<str>,
+    /// Group, version, kind (shared between resources of the same kind).
+    pub gvk: Arc<Gvk>,
+    /// What rsync last did with it.
+    pub rsync: RsyncStatus,
+    /// What the cluster reported.
+    pub cluster: ClusterResourceStatus,
+    /// Whether it works, by EMCO's rules; `None` for kinds the monitor does not track and the cluster did not list.
+    pub ready: Option<ReadyStatus>,
+}
+
+/// One app on one cluster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClusterEntry {
+    /// `provider+cluster`.
+    pub full_name: Box<str>,
+    /// Length of the provider part of `full_name`.
+    provider_len: usize,
+    /// Whether rsync reaches the cluster.
+    pub connectivity: Connectivity,
+    /// Whether a ResourceBundleState was heard from the cluster for this app.
+    pub has_bundle: bool,
+    /// The resources, ordered by `<name>+<Kind>`.
+    pub resources: Vec<ResourceEntry>,
+    /// Counters over `resources`.
+    pub counts: Counts,
+}
+
+impl ClusterEntry {
+    fn empty(full_name: &str) -> Self {
+        Self {
+            full_name: full_name.into(),
+            provider_len: full_name.find('+').unwrap_or(0),
+            connectivity: Connectivity::Unknown,
+            has_bundle: false,
+            resources: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    /// The cluster provider.
+    #[must_use]
+    pub fn provider(&self) -> &str {
+        &self.full_name[..self.provider_len]
+    }
+
+    /// The cluster's own name.
+    #[must_use]
+    pub fn cluster(&self) -> &str {
+        self.full_name
+            .get(self.provider_len + 1..)
+            .unwrap_or(&self.full_name)
+    }
+}
+
+/// One app of a context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AppEntry {
+    /// The app.
+    pub name: Arc<str>,
+    /// Its clusters, in placement order.
+    pub clusters: Vec<ClusterEntry>,
+    /// Counters over every cluster.
+    pub counts: Counts,
+}
+
+/// One context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ContextEntry {
+    /// The context's top-level status.
+    pub status: ContextStatus,
+    /// Its apps, in app order.
+    pub apps: Vec<AppEntry>,
+    /// Counters over every app.
+    pub counts: Counts,
+}
+
+impl ContextEntry {
+    fn empty() -> Self {
+        Self {
+            status: ContextStatus::Instantiating,
+            apps: Vec::new(),
+            counts: Counts::default(),
+        }
+    }
+
+    fn app_mut(&mut self, name: &str) -> &mut AppEntry {
+        let position = match self.apps.iter().position(|app| &*app.name == name) {
+            Some(position) => position,
+            None => {
+                self.apps.push(AppEntry {
+                    name: name.into(),
+                    clusters: Vec::new(),
+                    counts: Counts::default(),
+                });
+                self.apps.len() - 1
+            }
+        };
+        &mut self.apps[position]
+    }
+}
+
+/// What the cluster's ResourceBundleState says of one resource: presence by the seed's rules, readiness by EMCO's.
+fn observe(
+    bundle: Option<&serde_json::Value>,
+    gvk: &Gvk,
+    name: &str,
+) -> (ClusterResourceStatus, Option<ReadyStatus>) {
+    let tracked = is_tracked(&gvk.group, &gvk.kind);
+    let absent = || {
+        if tracked {
+            Some(ReadyStatus::NotPresent)
+        } else {
+            None
+        }
+    };
+    let Some(bundle) = bundle else {
+        return (ClusterResourceStatus::Unknown, absent());
+    };
+    match find_object(bundle, &gvk.group, &gvk.kind, name) {
+        Some(object) => (
+            ClusterResourceStatus::Present,
+            Some(readiness(&gvk.group, &gvk.kind, object)),
+        ),
+        None if crate::cluster::typed_array(&gvk.group, &gvk.kind).is_some() => {
+            (ClusterResourceStatus::NotPresent, absent())
+        }
+        None => (ClusterResourceStatus::Unknown, absent()),
+    }
+}
+
+/// The index of every context.
+#[derive(Debug, Default)]
+pub struct StatusIndex {
+    contexts: HashMap<ContextId, ContextEntry>,
+    gvks: HashSet<Arc<Gvk>>,
+    revision: i64,
+}
+
+impl StatusIndex {
+    /// An empty index at revision 0.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The store revision the index reflects.
+    #[must_use]
+    pub fn revision(&self) -> i64 {
+        self.revision
+    }
+
+    /// Records that the index reflects the store up to `revision`.
+    pub fn set_revision(&mut self, revision: i64) {
+        self.revision = self.revision.max(revision);
+    }
+
+    /// A context, if indexed.
+    #[must_use]
+    pub fn context(&self, id: ContextId) -> Option<&ContextEntry> {
+        self.contexts.get(&id)
+    }
+
+    /// How many contexts are indexed.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.contexts.len()
+    }
+
+    /// Whether no context is indexed.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.contexts.is_empty()
+    }
+
+    /// Applies one change.
+    pub fn apply(&mut self, change: &ContextChange) {
+        match change {
+            ContextChange::Meta(meta) => self.apply_meta(meta),
+            ContextChange::Cluster(id, record) => self.apply_cluster(*id, record),
+            ContextChange::MetaDeleted(id) => {
+                self.contexts.remove(id);
+            }
+            ContextChange::ClusterDeleted { id, app, cluster } => self.remove_cluster(*id, app, cluster),
+        }
+    }
+
+    /// Applies a context's meta: its status and the order of its apps and clusters.
+    pub fn apply_meta(&mut self, meta: &ContextMeta) {
+        let entry = self.contexts.entry(meta.id).or_insert_with(ContextEntry::empty);
+        entry.status = meta.status;
+        let mut ordered = Vec::with_capacity(meta.apps.len());
+        for app_meta in &meta.apps {
+            let mut app = match entry.apps.iter().position(|app| *app.name == *app_meta.name) {
+                Some(position) => entry.apps.remove(position),
+                None => AppEntry {
+                    name: app_meta.name.as_str().into(),
+                    clusters: Vec::new(),
+                    counts: Counts::default(),
+                },
+            };
+            let mut clusters = Vec::with_capacity(app_meta.clusters.len());
+            for cluster_name in &app_meta.clusters {
+                match app
+                    .clusters
+                    .iter()
+                    .position(|cluster| &*cluster.full_name == cluster_name.as_str())
+                {
+                    Some(position) => clusters.push(app.clusters.remove(position)),
+                    None => clusters.push(ClusterEntry::empty(cluster_name)),
+                }
+            }
+            // Clusters the meta does not list (it always lists all) stay, after the listed ones.
+            clusters.append(&mut app.clusters);
+            app.clusters = clusters;
+            ordered.push(app);
+        }
+        ordered.append(&mut entry.apps);
+        entry.apps = ordered;
+    }
+
+    fn intern(&mut self, gvk: Gvk) -> Arc<Gvk> {
+        if let Some(shared) = self.gvks.get(&gvk) {
+            return shared.clone();
+        }
+        let shared = Arc::new(gvk);
+        self.gvks.insert(shared.clone());
+        shared
+    }
+
+    /// Applies an (app, cluster) record: its resources, their statuses and the cluster's connectivity.
+    pub fn apply_cluster(&mut self, id: ContextId, record: &ClusterRecord) {
+        let bundle = record.cluster_status.as_ref();
+        let mut resources: Vec<ResourceEntry> = record
+            .resources
+            .iter()
+            .map(|resource| {
+                let gvk = self.intern(resource.gvk());
+                let (cluster, ready) = observe(bundle, &gvk, &resource.name);
+                ResourceEntry {
+                    name: resource.name.as_str().into(),
+                    gvk,
+                    rsync: resource.status,
+                    cluster,
+                    ready,
+                }
+            })
+            .collect();
+        // EMCO lists resources in `<name>+<Kind>` key order; '+' sorts below every character a name may hold, so
+        // comparing (name, kind) gives the same order without building the keys.
+        resources.sort_by(|a, b| (&*a.name, &a.gvk.kind).cmp(&(&*b.name, &b.gvk.kind)));
+        let mut counts = Counts::default();
+        for resource in &resources {
+            counts.count(resource);
+        }
+        let entry = self.contexts.entry(id).or_insert_with(ContextEntry::empty);
+        let app = entry.app_mut(&record.app);
+        let position = match app
+            .clusters
+            .iter()
+            .position(|cluster| &*cluster.full_name == record.cluster.as_str())
+        {
+            Some(position) => position,
+            None => {
+                app.clusters.push(ClusterEntry::empty(&record.cluster));
+                app.clusters.len() - 1
+            }
+        };
+        let cluster = &mut app.clusters[position];
+        let old = cluster.counts;
+        cluster.resources = resources;
+        cluster.counts = counts;
+        cluster.connectivity = record.connectivity;
+        cluster.has_bundle = bundle.is_some();
+        app.counts.subtract(&old);
+        app.counts.add(&counts);
+        entry.counts.subtract(&old);
+        entry.counts.add(&counts);
+    }
+
+    fn remove_cluster(&mut self, id: ContextId, app_name: &str, cluster_name: &str) {
+        let Some(entry) = self.contexts.get_mut(&id) else {
+            return;
+        };
+        let Some(app) = entry.apps.iter_mut().find(|app| &*app.name == app_name) else {
+            return;
+        };
+        let Some(position) = app
+            .clusters
+            .iter()
+            .position(|cluster| &*cluster.full_name == cluster_name)
+        else {
+            return;
+        };
+        let removed = app.clusters.remove(position);
+        app.counts.subtract(&removed.counts);
+        entry.counts.subtract(&removed.counts);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use emco_appcontext::{AppMeta, ResourceRecord};
+    use serde_json::json;
+
+    use super::*;
+
+    fn meta(id: ContextId, apps: &[(&str, &[&str])]) -> ContextMeta {
+        ContextMeta {
+            id,
+            project: "p".into(),
+            composite_app: "ca".into(),
+            composite_app_version: "v1".into(),
+            composite_profile: "cp".into(),
+            deployment_intent_group: "dig".into(),
+            release: "r1".into(),
+            namespace: "default".into(),
+            logical_cloud: String::new(),
+            apps: apps
+                .iter()
+                .map(|(name, clusters)| AppMeta {
+                    name: (*name).into(),
+                    dependencies: vec![],
+                    clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
+                })
+                .collect(),
+            status: ContextStatus::Instantiated,
+            stop_requested: false,
+            created: String::new(),
+        }
+    }
+
+    fn record(app: &str, cluster: &str, resources: &[(&str, &str, RsyncStatus)]) -> ClusterRecord {
+        let mut record = ClusterRecord::pending(
+            app,
+            cluster,
+            resources
+                .iter()
+                .map(|(name, kind, status)| {
+                    let api_version = if *kind == "Deployment" { "apps/v1" } else { "v1" };
+                    let mut resource = ResourceRecord::pending(name, kind, api_version, json!({}));
+                    resource.status = *status;
+                    resource
+                })
+                .collect(),
+        );
+        record.connectivity = Connectivity::Available;
+        record
+    }
+
+    #[test]
+    fn counters_follow_every_change_and_order_follows_the_meta() {
+        let id = ContextId::new(7).unwrap();
+        let mut index = StatusIndex::new();
+        // A cluster record may arrive before its context's meta.
+        index.apply_cluster(
+            id,
+            &record(
+                "sink",
+                "p+edge02",
+                &[("sink-service", "Service", RsyncStatus::Applied)],
+            ),
+        );
+        index.apply_meta(&meta(
+            id,
+            &[("packetgen", &["p+edge01"]), ("sink", &["p+edge01", "p+edge02"])],
+        ));
+        index.apply_cluster(
+            id,
+            &record(
+                "sink",
+                "p+edge01",
+                &[
+                    ("sink-service", "Service", RsyncStatus::Pending),
+                    ("fw0-sink", "Deployment", RsyncStatus::Failed),
+                ],
+            ),
+        );
+        let entry = index.context(id).unwrap();
+        let apps: Vec<_> = entry.apps.iter().map(|a| &*a.name).collect();
+        assert_eq!(apps, ["packetgen", "sink"]);
+        let clusters: Vec<_> = entry.apps[1].clusters.iter().map(|c| c.cluster()).collect();
+        assert_eq!(clusters, ["edge01", "edge02"]);
+        let names: Vec<_> = entry.apps[1].clusters[0]
+            .resources
+            .iter()
+            .map(|r| &*r.name)
+            .collect();
+        assert_eq!(
+            names,
+            ["fw0-sink", "sink-service"],
+            "resources in <name>+<Kind> order"
+        );
+        assert_eq!(entry.counts.rsync, [1, 1, 1, 0, 0]);
+        assert_eq!(entry.counts.cluster, [0, 0, 3], "no bundle heard: Unknown");
+
+        // Rewriting a record replaces its counts; deleting it removes them.
+        index.apply_cluster(
+            id,
+            &record(
+                "sink",
+                "p+edge01",
+                &[("sink-service", "Service", RsyncStatus::Applied)],
+            ),
+        );
+        assert_eq!(index.context(id).unwrap().counts.rsync, [0, 2, 0, 0, 0]);
+        index.apply(&ContextChange::ClusterDeleted {
+            id,
+            app: "sink".into(),
+            cluster: "p+edge02".into(),
+        });
+        assert_eq!(index.context(id).unwrap().counts.rsync, [0, 1, 0, 0, 0]);
+        assert_eq!(index.context(id).unwrap().apps[1].counts.rsync, [0, 1, 0, 0, 0]);
+        index.apply(&ContextChange::MetaDeleted(id));
+        assert!(index.is_empty());
+    }
+
+    #[test]
+    fn gvks_are_shared() {
+        let id = ContextId::new(9).unwrap();
+        let mut index = StatusIndex::new();
+        index.apply_cluster(
+            id,
+            &record("a", "p+c1", &[("x", "Service", RsyncStatus::Pending)]),
+        );
+        index.apply_cluster(
+            id,
+            &record("a", "p+c2", &[("y", "Service", RsyncStatus::Pending)]),
+        );
+        let app = &index.context(id).unwrap().apps[0];
+        assert!(Arc::ptr_eq(
+            &app.clusters[0].resources[0].gvk,
+            &app.clusters[1].resources[0].gvk
+        ));
+    }
+}

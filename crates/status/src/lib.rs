@@ -1,0 +1,17 @@
+//! The status query engine (seeds 000/001, DESIGN §5 and §9): an in-memory index of every AppContext with
+//! per-status counters ([`index`]), the query parameters ([`query`]), and answers written straight from the index
+//! into JSON bytes in the seed shape or EMCO 22.x's camelCase shape ([`answer`]).
+//!
+//! Architecture invariant: no I/O. The server loads the index at start and keeps it current from the store's
+//! watch; queries take a read view, so `output=summary` costs O(filters) and `output=all` one pass over the
+//! selected resources plus serialization.
+
+pub mod answer;
+pub mod cluster;
+pub mod index;
+pub mod query;
+pub mod readiness;
+
+pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, write_status};
+pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex};
+pub use query::{ListQuery, Measure, Output, QueryError, Shape, StatusQuery, parse_query};

@@ -1,0 +1,281 @@
+//! The parameters of a status query, checked before anything is read: `type`/`status`, `output`, `instance`,
+//! repeatable `app`, `cluster` and `resource`, and the list flags `apps`, `clusters`, `resources`.
+//! Single-valued parameters use their first value and unknown parameters are ignored, as in EMCO.
+
+use emco_model::{ContextId, validate_label_value};
+
+/// A parameter that cannot be used, with what would be allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid query parameter '{parameter}': {message}")]
+pub struct QueryError {
+    /// The parameter.
+    pub parameter: &'static str,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+fn invalid(parameter: &'static str, message: impl Into<String>) -> QueryError {
+    QueryError {
+        parameter,
+        message: message.into(),
+    }
+}
+
+/// Which JSON shape the answer has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// The seeds' shape (`type=` or no parameter): hyphenated keys, `state.Actions`.
+    Seed,
+    /// EMCO 22.x (`status=`): camelCase keys, `states`, `connectivity`.
+    Emco22,
+}
+
+/// What the counts measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Measure {
+    /// What rsync did (`type=rsync`, `status=deployed`).
+    Deployed,
+    /// What the cluster reports (`type=cluster`, `status=ready`).
+    Cluster,
+}
+
+/// How much of the answer to write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Output {
+    /// Counts only.
+    Summary,
+    /// Counts and every resource.
+    All,
+    /// Counts and every resource with its object.
+    Detail,
+}
+
+/// The list queries of EMCO 22.x (by precedence: apps, then clusters, then resources).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListQuery {
+    /// `?apps`: the app names.
+    Apps,
+    /// `?clusters`: the clusters of each app.
+    Clusters,
+    /// `?resources`: the resources of each app on each cluster.
+    Resources,
+}
+
+/// A checked status query.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusQuery {
+    /// The JSON shape.
+    pub shape: Shape,
+    /// What is counted.
+    pub measure: Measure,
+    /// How much is written.
+    pub output: Output,
+    /// Only these apps (empty: all).
+    pub apps: Vec<String>,
+    /// Only these clusters, `provider+cluster` (empty: all).
+    pub clusters: Vec<String>,
+    /// Only resources with these names (empty: all).
+    pub resources: Vec<String>,
+    /// An older context of the DIG instead of the latest.
+    pub instance: Option<ContextId>,
+    /// A list query instead of the full status.
+    pub list: Option<ListQuery>,
+}
+
+impl Default for StatusQuery {
+    fn default() -> Self {
+        Self {
+            shape: Shape::Seed,
+            measure: Measure::Deployed,
+            output: Output::All,
+            apps: Vec::new(),
+            clusters: Vec::new(),
+            resources: Vec::new(),
+            instance: None,
+            list: None,
+        }
+    }
+}
+
+/// The longest resource name (a Kubernetes DNS subdomain).
+const MAX_RESOURCE_NAME: usize = 253;
+
+fn check_resource_name(name: &str) -> Result<(), QueryError> {
+    let valid = !name.is_empty()
+        && name.len() <= MAX_RESOURCE_NAME
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b':'))
+        && name.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
+        && name.bytes().last().is_some_and(|b| b.is_ascii_alphanumeric());
+    if valid {
+        Ok(())
+    } else {
+        Err(invalid(
+            "resource",
+            format!("'{name}' is not a Kubernetes object name"),
+        ))
+    }
+}
+
+/// Parses decoded query pairs (repeated keys kept, in order).
+pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError> {
+    let first = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
+    fn all<'a>(pairs: &'a [(String, String)], key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        pairs
+            .iter()
+            .filter(move |(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    }
+    let mut query = StatusQuery::default();
+
+    if let Some(value) = first("type") {
+        query.measure = match value {
+            "rsync" => Measure::Deployed,
+            "cluster" => Measure::Cluster,
+            other => {
+                return Err(invalid(
+                    "type",
+                    format!("'{other}' is not allowed; use rsync or cluster"),
+                ));
+            }
+        };
+    }
+    if let Some(value) = first("status") {
+        query.shape = Shape::Emco22;
+        query.measure = match value {
+            "deployed" => Measure::Deployed,
+            "ready" => Measure::Cluster,
+            other => {
+                return Err(invalid(
+                    "status",
+                    format!("'{other}' is not allowed; use deployed or ready"),
+                ));
+            }
+        };
+    }
+    if let Some(value) = first("output") {
+        query.output = match value {
+            "summary" => Output::Summary,
+            "all" => Output::All,
+            "detail" => Output::Detail,
+            other => {
+                return Err(invalid(
+                    "output",
+                    format!("'{other}' is not allowed; use summary, all or detail"),
+                ));
+            }
+        };
+    }
+    if let Some(value) = first("instance") {
+        let id = value
+            .parse()
+            .map_err(|err: emco_model::context::ParseContextIdError| invalid("instance", err.to_string()))?;
+        query.instance = Some(id);
+    }
+    for app in all(pairs, "app") {
+        validate_label_value("app", app).map_err(|err| invalid("app", err.to_string()))?;
+        query.apps.push(app.to_string());
+    }
+    for cluster in all(pairs, "cluster") {
+        let hint = "give provider+cluster, with '+' sent as %2B";
+        let (provider, name) = cluster
+            .split_once('+')
+            .ok_or_else(|| invalid("cluster", format!("'{cluster}' has no '+': {hint}")))?;
+        for part in [provider, name] {
+            emco_model::validate_name("cluster", part)
+                .map_err(|err| invalid("cluster", format!("'{cluster}': {err}; {hint}")))?;
+        }
+        query.clusters.push(cluster.to_string());
+    }
+    for resource in all(pairs, "resource") {
+        check_resource_name(resource)?;
+        query.resources.push(resource.to_string());
+    }
+    query.list = if first("apps").is_some() {
+        Some(ListQuery::Apps)
+    } else if first("clusters").is_some() {
+        Some(ListQuery::Clusters)
+    } else if first("resources").is_some() {
+        Some(ListQuery::Resources)
+    } else {
+        None
+    };
+    Ok(query)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(query: &[(&str, &str)]) -> Result<StatusQuery, QueryError> {
+        let pairs: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        parse_query(&pairs)
+    }
+
+    #[test]
+    fn defaults_are_type_rsync_output_all() {
+        assert_eq!(parse(&[]).unwrap(), StatusQuery::default());
+        let query = parse(&[
+            ("output", "summary"),
+            ("output", "detail"),
+            ("type", "cluster"),
+            ("unknown", "x"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (query.output, query.measure, query.shape),
+            (Output::Summary, Measure::Cluster, Shape::Seed)
+        );
+        let emco22 = parse(&[("type", "rsync"), ("status", "ready")]).unwrap();
+        assert_eq!(
+            (emco22.shape, emco22.measure),
+            (Shape::Emco22, Measure::Cluster),
+            "status wins over type"
+        );
+    }
+
+    #[test]
+    fn filters_repeat_and_lists_have_a_precedence() {
+        let query = parse(&[
+            ("app", "sink"),
+            ("app", "firewall"),
+            ("cluster", "p+edge02"),
+            ("resource", "fw0-sink"),
+            ("resources", ""),
+            ("clusters", ""),
+        ])
+        .unwrap();
+        assert_eq!(query.apps, ["sink", "firewall"]);
+        assert_eq!(query.clusters, ["p+edge02"]);
+        assert_eq!(query.resources, ["fw0-sink"]);
+        assert_eq!(query.list, Some(ListQuery::Clusters));
+        assert_eq!(
+            parse(&[("instance", "2621114006130701074")]).unwrap().instance,
+            ContextId::new(2621114006130701074)
+        );
+    }
+
+    #[test]
+    fn bad_values_name_the_parameter_and_the_allowed_values() {
+        let cases = [
+            (vec![("output", "foo")], "output", "summary, all or detail"),
+            (vec![("type", "bar")], "type", "rsync or cluster"),
+            (vec![("status", "x")], "status", "deployed or ready"),
+            (vec![("cluster", "edge02")], "cluster", "%2B"),
+            (vec![("cluster", "p edge02")], "cluster", "%2B"),
+            (vec![("app", "")], "app", "empty"),
+            (vec![("instance", "")], "instance", "context id"),
+            (vec![("instance", "abc")], "instance", "context id"),
+            (vec![("resource", "a/b")], "resource", "a/b"),
+        ];
+        for (query, parameter, hint) in cases {
+            let err = parse(&query).unwrap_err();
+            assert_eq!(err.parameter, parameter, "{query:?}");
+            assert!(err.to_string().contains(hint), "{query:?}: {err}");
+        }
+    }
+}

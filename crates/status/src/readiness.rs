@@ -1,0 +1,182 @@
+//! Whether a cluster object works, by EMCO's per-kind rules (`reference/emco.md` §1.6, Helm-derived): Pods by
+//! their Ready condition (Job pods by completion), Services by having an address, workloads by ready replicas,
+//! Jobs by completions; ConfigMaps and other kinds count as Ready when present.
+
+use emco_model::ReadyStatus;
+use serde_json::Value as Json;
+
+/// The kinds EMCO's monitor always tracks: absent ones are NotPresent; other kinds absent are not counted.
+pub const TRACKED_KINDS: &[(&str, &str)] = &[
+    ("", "ConfigMap"),
+    ("", "Service"),
+    ("", "Pod"),
+    ("apps", "Deployment"),
+    ("apps", "DaemonSet"),
+    ("apps", "StatefulSet"),
+    ("batch", "Job"),
+    ("certificates.k8s.io", "CertificateSigningRequest"),
+];
+
+/// Whether the monitor always tracks this kind.
+#[must_use]
+pub fn is_tracked(group: &str, kind: &str) -> bool {
+    TRACKED_KINDS.iter().any(|(g, k)| *g == group && *k == kind)
+}
+
+fn int(value: &Json) -> Option<i64> {
+    value.as_i64()
+}
+
+fn ready(flag: bool) -> ReadyStatus {
+    if flag {
+        ReadyStatus::Ready
+    } else {
+        ReadyStatus::NotReady
+    }
+}
+
+/// `maxUnavailable` of a rolling update: an integer or a percentage of `replicas` (rounded down), default 25%.
+fn max_unavailable(strategy: &Json, replicas: i64) -> i64 {
+    match &strategy["rollingUpdate"]["maxUnavailable"] {
+        Json::Number(number) => number.as_i64().unwrap_or(0),
+        Json::String(text) => text
+            .strip_suffix('%')
+            .and_then(|percent| percent.parse::<i64>().ok())
+            .map_or(0, |percent| replicas * percent / 100),
+        _ => replicas * 25 / 100,
+    }
+}
+
+/// The readiness of one object reported by the cluster.
+#[must_use]
+pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
+    let spec = &object["spec"];
+    let status = &object["status"];
+    match (group, kind) {
+        ("", "Pod") => {
+            if object["metadata"]["labels"]["job-name"].is_string() {
+                return ready(matches!(status["phase"].as_str(), Some("Succeeded" | "Failed")));
+            }
+            let conditions = status["conditions"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            ready(
+                conditions
+                    .iter()
+                    .any(|c| c["type"] == "Ready" && c["status"] == "True"),
+            )
+        }
+        ("", "Service") => {
+            let service_type = spec["type"].as_str().unwrap_or("ClusterIP");
+            if service_type == "ExternalName" {
+                return ReadyStatus::Ready;
+            }
+            let has_cluster_ip = spec["clusterIP"].as_str().is_some_and(|ip| !ip.is_empty());
+            let load_balanced = service_type != "LoadBalancer"
+                || spec["externalIPs"].as_array().is_some_and(|ips| !ips.is_empty())
+                || status["loadBalancer"]["ingress"]
+                    .as_array()
+                    .is_some_and(|ingress| !ingress.is_empty());
+            ready(has_cluster_ip && load_balanced)
+        }
+        ("apps", "Deployment") => {
+            if spec["paused"].as_bool() == Some(true) {
+                return ReadyStatus::Ready;
+            }
+            let replicas = int(&spec["replicas"]).unwrap_or(1);
+            let ready_replicas = int(&status["readyReplicas"]).unwrap_or(0);
+            ready(ready_replicas >= replicas - max_unavailable(&spec["strategy"], replicas))
+        }
+        ("apps", "DaemonSet") => {
+            if spec["updateStrategy"]["type"]
+                .as_str()
+                .is_some_and(|t| t != "RollingUpdate")
+            {
+                return ReadyStatus::Ready;
+            }
+            let desired = int(&status["desiredNumberScheduled"]).unwrap_or(0);
+            let updated = int(&status["updatedNumberScheduled"]).unwrap_or(0);
+            let number_ready = int(&status["numberReady"]).unwrap_or(0);
+            ready(
+                updated == desired
+                    && number_ready >= desired - max_unavailable(&spec["updateStrategy"], desired),
+            )
+        }
+        ("apps", "StatefulSet") => {
+            if spec["updateStrategy"]["type"]
+                .as_str()
+                .is_some_and(|t| t != "RollingUpdate")
+            {
+                return ReadyStatus::Ready;
+            }
+            let replicas = int(&spec["replicas"]).unwrap_or(1);
+            let partition = int(&spec["updateStrategy"]["rollingUpdate"]["partition"]).unwrap_or(0);
+            let updated = int(&status["updatedReplicas"]).unwrap_or(0);
+            let ready_replicas = int(&status["readyReplicas"]).unwrap_or(0);
+            ready(updated == replicas - partition && ready_replicas == replicas)
+        }
+        ("batch", "Job") => {
+            let backoff_limit = int(&spec["backoffLimit"]).unwrap_or(6);
+            let completions = int(&spec["completions"]).unwrap_or(1);
+            let failed = int(&status["failed"]).unwrap_or(0);
+            let succeeded = int(&status["succeeded"]).unwrap_or(0);
+            ready(failed <= backoff_limit && succeeded >= completions)
+        }
+        _ => ReadyStatus::Ready,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn kinds_follow_emco_rules() {
+        let ready_pod = json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}});
+        assert_eq!(readiness("", "Pod", &ready_pod), ReadyStatus::Ready);
+        let crashing =
+            json!({"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "False"}]}});
+        assert_eq!(readiness("", "Pod", &crashing), ReadyStatus::NotReady);
+        let job_pod = json!({"metadata": {"labels": {"job-name": "j"}}, "status": {"phase": "Succeeded"}});
+        assert_eq!(readiness("", "Pod", &job_pod), ReadyStatus::Ready);
+
+        let deployment = |ready_replicas: i64| json!({"spec": {"replicas": 4}, "status": {"readyReplicas": ready_replicas}});
+        assert_eq!(
+            readiness("apps", "Deployment", &deployment(3)),
+            ReadyStatus::Ready,
+            "25% may be unavailable"
+        );
+        assert_eq!(
+            readiness("apps", "Deployment", &deployment(2)),
+            ReadyStatus::NotReady
+        );
+        let strict = json!({"spec": {"replicas": 3, "strategy": {"rollingUpdate": {"maxUnavailable": 0}}}, "status": {"readyReplicas": 2}});
+        assert_eq!(readiness("apps", "Deployment", &strict), ReadyStatus::NotReady);
+
+        assert_eq!(
+            readiness("", "Service", &json!({"spec": {"clusterIP": "10.0.0.1"}})),
+            ReadyStatus::Ready
+        );
+        assert_eq!(
+            readiness(
+                "",
+                "Service",
+                &json!({"spec": {"type": "LoadBalancer", "clusterIP": "10.0.0.1"}})
+            ),
+            ReadyStatus::NotReady
+        );
+        assert_eq!(
+            readiness(
+                "batch",
+                "Job",
+                &json!({"spec": {"completions": 2}, "status": {"succeeded": 1}})
+            ),
+            ReadyStatus::NotReady
+        );
+        assert_eq!(readiness("", "ConfigMap", &json!({})), ReadyStatus::Ready);
+        assert!(is_tracked("apps", "Deployment") && !is_tracked("rbac.authorization.k8s.io", "Role"));
+    }
+}
