@@ -179,7 +179,11 @@ fn main() {
     let reference: serde_json::Value = serde_json::from_slice(&reference_bytes).expect("valid JSON");
     println!("output=all answer: {} bytes", reference_bytes.len());
     let typed: TypedAnswer = serde_json::from_slice(&reference_bytes).expect("the answer has the seed shape");
-    assert_eq!(serde_json::to_vec(&typed).expect("serializes"), reference_bytes, "the typed reference writes the same bytes");
+    assert_eq!(
+        serde_json::to_vec(&typed).expect("serializes"),
+        reference_bytes,
+        "the typed reference writes the same bytes"
+    );
 
     let mut criterion = Criterion::default().configure_from_args();
     criterion.bench_function("status summary (30,000 resources)", |b| {
@@ -196,19 +200,25 @@ fn main() {
             BatchSize::SmallInput,
         )
     });
-    criterion.bench_function("serialization alone of the same answer as a serde_json::Value (reference)", |b| {
-        b.iter_batched_ref(
-            || Vec::with_capacity(reference_bytes.len()),
-            |out| serde_json::to_writer(out, &reference).expect("serializes"),
-            BatchSize::SmallInput,
-        )
-    });
-    criterion.bench_function("serialization alone of the same answer as typed structs (reference)", |b| {
-        b.iter_batched_ref(
-            || Vec::with_capacity(reference_bytes.len()),
-            |out| serde_json::to_writer(out, &typed).expect("serializes"),
-            BatchSize::SmallInput,
-        )
-    });
+    criterion.bench_function(
+        "serialization alone of the same answer as a serde_json::Value (reference)",
+        |b| {
+            b.iter_batched_ref(
+                || Vec::with_capacity(reference_bytes.len()),
+                |out| serde_json::to_writer(out, &reference).expect("serializes"),
+                BatchSize::SmallInput,
+            )
+        },
+    );
+    criterion.bench_function(
+        "serialization alone of the same answer as typed structs (reference)",
+        |b| {
+            b.iter_batched_ref(
+                || Vec::with_capacity(reference_bytes.len()),
+                |out| serde_json::to_writer(out, &typed).expect("serializes"),
+                BatchSize::SmallInput,
+            )
+        },
+    );
     criterion.final_summary();
 }
