@@ -1,0 +1,174 @@
+//! The `kubesim` command: flags, the admin endpoint (faults per cluster), and serving until Ctrl-C.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde_json::json;
+
+use crate::cluster::{ClusterConfig, Faults, Timing};
+use crate::sim::{SimCluster, cluster_name};
+
+/// Serve simulated Kubernetes clusters.
+#[derive(Debug, clap::Parser)]
+#[command(name = "kubesim", version, about)]
+pub struct Args {
+    /// Serve this many clusters, named edge01, edge02, ….
+    #[arg(long, conflicts_with = "cluster")]
+    pub clusters: Option<usize>,
+    /// Serve a cluster with this name (repeatable).
+    #[arg(long)]
+    pub cluster: Vec<String>,
+    /// Write one kubeconfig per cluster (`<name>.yaml`) into this directory.
+    #[arg(long, default_value = "./kubeconfigs")]
+    pub kubeconfig_dir: PathBuf,
+    /// Address the clusters listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub address: IpAddr,
+    /// First port; cluster i gets base-port + i (0: any free port per cluster).
+    #[arg(long, default_value_t = 0)]
+    pub base_port: u16,
+    /// Admin endpoint (`GET /clusters`, `GET|PUT /clusters/{name}/faults`).
+    #[arg(long, default_value = "127.0.0.1:7070")]
+    pub admin: SocketAddr,
+    /// Nodes per cluster.
+    #[arg(long, default_value_t = 1)]
+    pub nodes: usize,
+    /// Milliseconds from a pod's ContainerCreating to Ready.
+    #[arg(long, default_value_t = Timing::default().ready_ms)]
+    pub ready_ms: u64,
+    /// Start these clusters down (connection refused), repeatable.
+    #[arg(long)]
+    pub down: Vec<String>,
+    /// Add this latency to every API request of every cluster (milliseconds).
+    #[arg(long, default_value_t = 0)]
+    pub latency_ms: u64,
+    /// Answer this share of API requests (0 to 1) with an error.
+    #[arg(long, default_value_t = 0.0)]
+    pub error_rate: f64,
+    /// The error injected by --error-rate: 500, 503 or 429.
+    #[arg(long, default_value_t = 503)]
+    pub error_code: u16,
+    /// Refuse create, update and patch of this kind on every cluster (repeatable).
+    #[arg(long)]
+    pub reject_kind: Vec<String>,
+}
+
+/// Why kubesim stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    /// No cluster was asked for.
+    #[error("give --clusters N or at least one --cluster NAME")]
+    NoClusters,
+    /// A listener or file failed.
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+type Clusters = Arc<Vec<SimCluster>>;
+
+async fn list_clusters(State(clusters): State<Clusters>) -> Response {
+    let items: Vec<_> = clusters
+        .iter()
+        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults()}))
+        .collect();
+    axum::Json(items).into_response()
+}
+
+async fn get_faults(State(clusters): State<Clusters>, Path(name): Path<String>) -> Response {
+    match clusters.iter().find(|c| c.name() == name) {
+        Some(cluster) => axum::Json(cluster.faults()).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"message": format!("no cluster named {name}")})),
+        )
+            .into_response(),
+    }
+}
+
+async fn put_faults(
+    State(clusters): State<Clusters>,
+    Path(name): Path<String>,
+    body: axum::body::Bytes,
+) -> Response {
+    let Some(cluster) = clusters.iter().find(|c| c.name() == name) else {
+        return (
+            StatusCode::NOT_FOUND,
+            axum::Json(json!({"message": format!("no cluster named {name}")})),
+        )
+            .into_response();
+    };
+    let faults: Faults = match serde_json::from_slice(&body) {
+        Ok(faults) => faults,
+        Err(err) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"message": format!("faults body: {err}")})),
+            )
+                .into_response();
+        }
+    };
+    match cluster.set_faults(faults).await {
+        Ok(()) => axum::Json(cluster.faults()).into_response(),
+        Err(err) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            axum::Json(json!({"message": err.to_string()})),
+        )
+            .into_response(),
+    }
+}
+
+/// Runs kubesim until Ctrl-C.
+pub fn run(args: Args) -> Result<(), CliError> {
+    let names: Vec<String> = match args.clusters {
+        Some(count) => (1..=count).map(cluster_name).collect(),
+        None => args.cluster.clone(),
+    };
+    if names.is_empty() {
+        return Err(CliError::NoClusters);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async move {
+        let mut clusters = Vec::with_capacity(names.len());
+        for (index, name) in names.iter().enumerate() {
+            let mut config = ClusterConfig::new(name);
+            config.nodes = args.nodes;
+            config.timing.ready_ms = args.ready_ms;
+            let port = if args.base_port == 0 { 0 } else { args.base_port.saturating_add(u16::try_from(index).unwrap_or(u16::MAX)) };
+            let cluster = SimCluster::start(config, SocketAddr::new(args.address, port)).await?;
+            let faults = Faults {
+                down: args.down.contains(name),
+                latency_ms: args.latency_ms,
+                error_rate: args.error_rate,
+                error_code: args.error_code,
+                reject_kinds: args.reject_kind.clone(),
+            };
+            cluster.set_faults(faults).await?;
+            clusters.push(cluster);
+        }
+        std::fs::create_dir_all(&args.kubeconfig_dir)?;
+        for cluster in &clusters {
+            std::fs::write(args.kubeconfig_dir.join(format!("{}.yaml", cluster.name())), cluster.kubeconfig())?;
+        }
+        let clusters: Clusters = Arc::new(clusters);
+        let admin = axum::Router::new()
+            .route("/clusters", get(list_clusters))
+            .route("/clusters/{name}/faults", get(get_faults).put(put_faults))
+            .with_state(clusters.clone());
+        let listener = tokio::net::TcpListener::bind(args.admin).await?;
+        tracing::info!(clusters = clusters.len(), kubeconfigs = %args.kubeconfig_dir.display(), admin = %listener.local_addr()?, "kubesim is serving");
+        for cluster in clusters.iter().take(10) {
+            tracing::info!(cluster = cluster.name(), url = %cluster.url(), "cluster");
+        }
+        axum::serve(listener, admin)
+            .with_graceful_shutdown(async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+        Ok(())
+    })
+}

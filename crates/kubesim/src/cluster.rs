@@ -1,0 +1,136 @@
+//! One simulated cluster: its store, its timing, its faults and the shared handle the API handlers and the
+//! simulated controllers use.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::Store;
+
+/// How fast simulated workloads progress.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Timing {
+    /// From a pod's scheduling to ContainerCreating.
+    pub create_ms: u64,
+    /// From ContainerCreating to Running and Ready.
+    pub ready_ms: u64,
+    /// How long a gracefully deleted pod takes to stop.
+    pub terminate_ms: u64,
+    /// How long a Job's pod runs before it completes.
+    pub job_run_ms: u64,
+    /// Between watch bookmarks.
+    pub bookmark_ms: u64,
+    /// How long a LoadBalancer Service waits for its ingress address.
+    pub load_balancer_ms: u64,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        // A pod is Ready about 0.3 s after it is created: "ready within about a second".
+        Self {
+            create_ms: 50,
+            ready_ms: 250,
+            terminate_ms: 200,
+            job_run_ms: 500,
+            bookmark_ms: 15_000,
+            load_balancer_ms: 500,
+        }
+    }
+}
+
+impl Timing {
+    /// A duration of `ms` milliseconds.
+    #[must_use]
+    pub fn ms(ms: u64) -> Duration {
+        Duration::from_millis(ms)
+    }
+}
+
+/// Faults switched on per cluster (admin endpoint, flags, or the library).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+pub struct Faults {
+    /// Refuse connections, as a cluster that is off the network.
+    pub down: bool,
+    /// Added to every API request.
+    pub latency_ms: u64,
+    /// The share of API requests (0 to 1) answered with `error_code` instead.
+    pub error_rate: f64,
+    /// 500, 503 or 429 (default 503).
+    pub error_code: u16,
+    /// Kinds whose create, update and patch are refused with 403 (as an admission webhook would).
+    pub reject_kinds: Vec<String>,
+}
+
+/// How a cluster is set up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// The cluster's name (`edge01`).
+    pub name: String,
+    /// How many nodes it simulates.
+    pub nodes: usize,
+    /// Workload timing.
+    pub timing: Timing,
+}
+
+impl ClusterConfig {
+    /// A cluster with one node and default timing.
+    #[must_use]
+    pub fn new(name: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            nodes: 1,
+            timing: Timing::default(),
+        }
+    }
+}
+
+/// The state of one cluster shared by its API handlers and controllers.
+pub struct ClusterShared {
+    /// The cluster's name.
+    pub name: String,
+    /// Its configuration.
+    pub config: ClusterConfig,
+    store: Mutex<Store>,
+    faults: Mutex<Faults>,
+}
+
+impl ClusterShared {
+    /// A cluster whose revisions start after `initial_revision` (seed it from the clock so revisions never go
+    /// backwards across simulator restarts).
+    #[must_use]
+    pub fn new(config: ClusterConfig, initial_revision: u64) -> Arc<Self> {
+        Arc::new(Self {
+            name: config.name.clone(),
+            config,
+            store: Mutex::new(Store::new(initial_revision)),
+            faults: Mutex::new(Faults::default()),
+        })
+    }
+
+    /// Exclusive access to the store (never held across an await).
+    pub fn store(&self) -> MutexGuard<'_, Store> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The current faults.
+    #[must_use]
+    pub fn faults(&self) -> Faults {
+        self.faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Replaces the faults.
+    pub fn set_faults(&self, faults: Faults) {
+        *self
+            .faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = faults;
+    }
+}

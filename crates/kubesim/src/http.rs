@@ -1,0 +1,592 @@
+//! The HTTP face of one cluster: discovery, OpenAPI, CRUD with every patch type, subresources, lists with
+//! selectors and pagination, and watches. JSON only; every error is a `metav1.Status`.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use rand::Rng;
+use serde_json::{Value as Json, json};
+
+use crate::catalog::ResourceType;
+use crate::cluster::ClusterShared;
+use crate::error::{ApiError, success_status};
+use crate::request::{Query, Route, Target, route};
+use crate::selector::{FieldSelector, LabelSelector};
+use crate::store::{DeleteOptions, PatchType, WriteOptions};
+use crate::{meta, table, watch};
+
+/// The simulator's version, as `kubectl version` shows it.
+pub const GIT_VERSION: &str = "v1.33.0-kubesim";
+
+const AGGREGATED_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+const AGGREGATED_V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
+
+/// The router of one cluster.
+pub fn router(cluster: Arc<ClusterShared>) -> axum::Router {
+    axum::Router::new().fallback(handle).with_state(cluster)
+}
+
+fn json_response(status: StatusCode, value: &Json) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        value.to_string(),
+    )
+        .into_response()
+}
+
+fn ok(value: &Json) -> Response {
+    json_response(StatusCode::OK, value)
+}
+
+/// The whole API of a cluster.
+async fn handle(
+    State(cluster): State<Arc<ClusterShared>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let faults = cluster.faults();
+    if faults.latency_ms > 0 {
+        tokio::time::sleep(std::time::Duration::from_millis(faults.latency_ms)).await;
+    }
+    let route = route(uri.path());
+    if !matches!(route, Route::Health)
+        && faults.error_rate > 0.0
+        && rand::rng().random_bool(faults.error_rate.clamp(0.0, 1.0))
+    {
+        return match faults.error_code {
+            429 => ApiError::too_many_requests().into_response(),
+            500 => ApiError::internal("injected fault: internal error").into_response(),
+            _ => {
+                ApiError::unavailable("injected fault: the server is currently unable to handle the request")
+                    .into_response()
+            }
+        };
+    }
+    let accept = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("*/*")
+        .to_string();
+    if !accept.split(',').any(|t| {
+        let t = t.trim();
+        t.starts_with("application/json")
+            || t.starts_with("*/*")
+            || t.starts_with("application/*")
+            || t.is_empty()
+    }) {
+        return ApiError::not_acceptable(format!(
+            "only the following media types are accepted: application/json (asked for {accept})"
+        ))
+        .into_response();
+    }
+    let query = Query::parse(uri.query());
+    match route {
+        Route::Version => ok(
+            &json!({"major": "1", "minor": "33", "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",
+            "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
+        ),
+        Route::Health => (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "ok").into_response(),
+        Route::CoreVersions => {
+            if let Some(content_type) = aggregated(&accept) {
+                let doc = cluster
+                    .store()
+                    .catalog
+                    .aggregated(true, content_type_api_version(content_type));
+                return (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, content_type)],
+                    doc.to_string(),
+                )
+                    .into_response();
+            }
+            ok(
+                &json!({"kind": "APIVersions", "versions": ["v1"], "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": "127.0.0.1"}]}),
+            )
+        }
+        Route::Groups => {
+            if let Some(content_type) = aggregated(&accept) {
+                let doc = cluster
+                    .store()
+                    .catalog
+                    .aggregated(false, content_type_api_version(content_type));
+                return (
+                    StatusCode::OK,
+                    [(header::CONTENT_TYPE, content_type)],
+                    doc.to_string(),
+                )
+                    .into_response();
+            }
+            ok(&cluster.store().catalog.group_list())
+        }
+        Route::Group(group) => match cluster.store().catalog.group(&group) {
+            Some(doc) => ok(&doc),
+            None => ApiError::not_found_message(format!(
+                "the server could not find the requested resource (get {group})"
+            ))
+            .into_response(),
+        },
+        Route::Resources(group, version) => {
+            let store = cluster.store();
+            if (group.is_empty() && version == "v1") || store.catalog.has_group_version(&group, &version) {
+                ok(&store.catalog.resource_list(&group, &version))
+            } else {
+                ApiError::not_found_message("the server could not find the requested resource")
+                    .into_response()
+            }
+        }
+        Route::OpenApiIndex => ok(&cluster.store().catalog.openapi_index()),
+        Route::OpenApiDocument(group, version) => {
+            match cluster.store().catalog.openapi_document(&group, &version) {
+                Some(doc) => ok(&doc),
+                None => ApiError::not_found_message("the server could not find the requested resource")
+                    .into_response(),
+            }
+        }
+        Route::Resource(target) => match resource(
+            &cluster,
+            &method,
+            target,
+            &query,
+            &headers,
+            &accept,
+            &body,
+            &faults.reject_kinds,
+        )
+        .await
+        {
+            Ok(response) => response,
+            Err(err) => err.into_response(),
+        },
+        Route::Unknown => ApiError::not_found_message(format!(
+            "the server could not find the requested resource ({})",
+            uri.path()
+        ))
+        .into_response(),
+    }
+}
+
+fn aggregated(accept: &str) -> Option<&'static str> {
+    let first = accept.split(',').next().unwrap_or_default();
+    if first.contains("g=apidiscovery.k8s.io") && first.contains("as=APIGroupDiscoveryList") {
+        if first.contains("v=v2beta1") {
+            Some(AGGREGATED_V2BETA1)
+        } else {
+            Some(AGGREGATED_V2)
+        }
+    } else {
+        None
+    }
+}
+
+fn content_type_api_version(content_type: &str) -> &'static str {
+    if content_type.contains("v2beta1") {
+        "apidiscovery.k8s.io/v2beta1"
+    } else {
+        "apidiscovery.k8s.io/v2"
+    }
+}
+
+fn parse_body(headers: &HeaderMap, body: &Bytes) -> Result<Json, ApiError> {
+    if body.is_empty() {
+        return Ok(Json::Null);
+    }
+    let content_type = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("application/json");
+    if content_type.contains("yaml") {
+        let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
+        serde_saphyr::from_str(text)
+            .map_err(|err| ApiError::bad_request(format!("error decoding YAML: {err}")))
+    } else {
+        serde_json::from_slice(body).map_err(|err| {
+            ApiError::bad_request(format!("couldn't get version/kind; json parse error: {err}"))
+        })
+    }
+}
+
+fn field_manager(query: &Query, headers: &HeaderMap) -> Option<String> {
+    if let Some(manager) = query.get("fieldManager").filter(|m| !m.is_empty()) {
+        return Some(manager.to_string());
+    }
+    let agent = headers.get(header::USER_AGENT).and_then(|v| v.to_str().ok())?;
+    let name = agent.split('/').next().unwrap_or(agent).trim();
+    (!name.is_empty()).then(|| name.to_string())
+}
+
+/// Serves an object at the version it was asked for (custom resources share storage across versions).
+fn at_version(t: &ResourceType, object: &Arc<Json>) -> Json {
+    let mut copy = (**object).clone();
+    if t.custom {
+        copy["apiVersion"] = json!(t.api_version());
+    }
+    copy
+}
+
+#[allow(clippy::too_many_arguments)]
+async fn resource(
+    cluster: &Arc<ClusterShared>,
+    method: &Method,
+    target: Target,
+    query: &Query,
+    headers: &HeaderMap,
+    accept: &str,
+    body: &Bytes,
+    reject_kinds: &[String],
+) -> Result<Response, ApiError> {
+    let t = cluster
+        .store()
+        .catalog
+        .find(&target.group, &target.version, &target.plural)
+        .ok_or_else(|| ApiError::not_found_message("the server could not find the requested resource"))?;
+    let namespace = target.namespace.clone().unwrap_or_default();
+    if t.namespaced && target.name.is_some() && namespace.is_empty() {
+        return Err(ApiError::not_found_message(
+            "the server could not find the requested resource",
+        ));
+    }
+    let writes = matches!(*method, Method::POST | Method::PUT | Method::PATCH);
+    if writes && reject_kinds.iter().any(|kind| *kind == t.kind) {
+        return Err(ApiError::forbidden(format!(
+            "admission webhook \"reject.kubesim.io\" denied the request: kind {} is rejected on this cluster",
+            t.kind
+        )));
+    }
+    let options = WriteOptions {
+        dry_run: query.get("dryRun") == Some("All"),
+        manager: field_manager(query, headers),
+        force: query.flag("force"),
+        keep_status: false,
+    };
+    match (&target.name, method.clone(), target.subresource.as_deref()) {
+        (None, Method::GET, None) => {
+            if query.flag("watch") {
+                watch::serve(cluster.clone(), t, target.namespace.clone(), query, accept).await
+            } else {
+                list(cluster, &t, target.namespace.as_deref(), query, accept)
+            }
+        }
+        (None, Method::POST, None) => {
+            let object = parse_body(headers, body)?;
+            let created = cluster
+                .store()
+                .create(&t, target.namespace.as_deref(), object, &options)?;
+            Ok(json_response(StatusCode::CREATED, &at_version(&t, &created)))
+        }
+        (None, Method::DELETE, None) => {
+            let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or_default())?;
+            let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or_default(), &t.kind)?;
+            let delete_options = delete_options(query, headers, body)?;
+            let mut store = cluster.store();
+            let mut deleted = Vec::new();
+            for object in store.list(&t.key(), target.namespace.as_deref()) {
+                if labels.matches(&object) && fields.matches(&object) {
+                    let outcome =
+                        store.delete(&t, meta::namespace(&object), meta::name(&object), &delete_options)?;
+                    deleted.push(at_version(&t, &outcome.object));
+                }
+            }
+            let revision = store.revision();
+            Ok(ok(
+                &json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": {"resourceVersion": revision.to_string()}, "items": deleted}),
+            ))
+        }
+        (Some(name), Method::GET, None | Some("status")) => {
+            let object = cluster
+                .store()
+                .get(&t.key(), &namespace, name)
+                .ok_or_else(|| ApiError::not_found(&t, name))?;
+            if table::wants_table(accept) {
+                let rv = object["metadata"]["resourceVersion"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
+                return Ok(ok(&table::table(&t, &[&object], &rv, None)));
+            }
+            Ok(ok(&at_version(&t, &object)))
+        }
+        (Some(name), Method::PUT, sub @ (None | Some("status"))) => {
+            check_subresource(&t, sub)?;
+            let object = parse_body(headers, body)?;
+            let updated = cluster
+                .store()
+                .update(&t, &namespace, name, object, sub.is_some(), &options)?;
+            Ok(ok(&at_version(&t, &updated)))
+        }
+        (Some(name), Method::PATCH, sub @ (None | Some("status"))) => {
+            check_subresource(&t, sub)?;
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
+                ApiError::unsupported_media_type(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type})"))
+            })?;
+            let patch = parse_body(headers, body)?;
+            let (object, created) =
+                cluster
+                    .store()
+                    .patch(&t, &namespace, name, patch_type, &patch, sub.is_some(), &options)?;
+            Ok(json_response(
+                if created {
+                    StatusCode::CREATED
+                } else {
+                    StatusCode::OK
+                },
+                &at_version(&t, &object),
+            ))
+        }
+        (Some(name), Method::DELETE, None) => {
+            let delete_options = delete_options(query, headers, body)?;
+            let outcome = cluster.store().delete(&t, &namespace, name, &delete_options)?;
+            let returns_object = t.custom
+                || (t.group.is_empty()
+                    && matches!(t.kind.as_str(), "Pod" | "Service" | "Node" | "Namespace"));
+            if outcome.removed && !returns_object {
+                return Ok(ok(&success_status(&t, name, meta::uid(&outcome.object))));
+            }
+            Ok(ok(&at_version(&t, &outcome.object)))
+        }
+        (Some(name), method, Some("scale")) if t.scale => {
+            scale(cluster, &t, &namespace, name, &method, headers, body, &options)
+        }
+        (Some(_), _, Some(sub)) => Err(ApiError::not_found_message(format!(
+            "the server could not find the requested resource ({sub})"
+        ))),
+        _ => Err(ApiError::method_not_allowed(format!(
+            "the server does not allow this method on the requested resource ({method})"
+        ))),
+    }
+}
+
+fn check_subresource(t: &ResourceType, subresource: Option<&str>) -> Result<(), ApiError> {
+    if subresource == Some("status") && !t.status {
+        return Err(ApiError::not_found_message(format!(
+            "the server could not find the requested resource ({}/status)",
+            t.plural
+        )));
+    }
+    Ok(())
+}
+
+fn delete_options(query: &Query, headers: &HeaderMap, body: &Bytes) -> Result<DeleteOptions, ApiError> {
+    let body = parse_body(headers, body)?;
+    let text = |key: &str| {
+        body.get(key)
+            .and_then(Json::as_str)
+            .map(String::from)
+            .or_else(|| query.get(key).map(String::from))
+    };
+    Ok(DeleteOptions {
+        propagation: text("propagationPolicy").or_else(|| {
+            match body.get("orphanDependents").and_then(Json::as_bool) {
+                Some(true) => Some("Orphan".to_string()),
+                _ => None,
+            }
+        }),
+        grace_period_seconds: body
+            .get("gracePeriodSeconds")
+            .and_then(Json::as_i64)
+            .or_else(|| query.get("gracePeriodSeconds").and_then(|g| g.parse().ok())),
+        uid: body["preconditions"]["uid"].as_str().map(String::from),
+        resource_version: body["preconditions"]["resourceVersion"]
+            .as_str()
+            .map(String::from),
+        dry_run: body["dryRun"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|v| v == "All"))
+            || query.get("dryRun") == Some("All"),
+    })
+}
+
+/// A continue token: the revision of the first page and the last key served.
+fn encode_continue(revision: u64, last: &(String, String)) -> String {
+    let token = json!({"rv": revision, "ns": last.0, "name": last.1});
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(token.to_string())
+}
+
+fn decode_continue(token: &str) -> Result<(u64, (String, String)), ApiError> {
+    let bad = || ApiError::bad_request(format!("continue key is not valid: {token}"));
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(token)
+        .map_err(|_| bad())?;
+    let value: Json = serde_json::from_slice(&bytes).map_err(|_| bad())?;
+    let revision = value["rv"].as_u64().ok_or_else(bad)?;
+    Ok((
+        revision,
+        (
+            value["ns"].as_str().unwrap_or_default().to_string(),
+            value["name"].as_str().unwrap_or_default().to_string(),
+        ),
+    ))
+}
+
+fn list(
+    cluster: &Arc<ClusterShared>,
+    t: &Arc<ResourceType>,
+    namespace: Option<&str>,
+    query: &Query,
+    accept: &str,
+) -> Result<Response, ApiError> {
+    let labels = LabelSelector::parse(query.get("labelSelector").unwrap_or_default())?;
+    let fields = FieldSelector::parse(query.get("fieldSelector").unwrap_or_default(), &t.kind)?;
+    if query.get("sendInitialEvents").is_some() {
+        return Err(ApiError::invalid_message(
+            "sendInitialEvents: Forbidden: sendInitialEvents is allowed only with watch=true",
+        ));
+    }
+    if query.get("resourceVersionMatch").is_some()
+        && query.get("resourceVersion").unwrap_or_default().is_empty()
+    {
+        return Err(ApiError::invalid_message(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ));
+    }
+    let limit: usize = query
+        .get("limit")
+        .and_then(|l| l.parse().ok())
+        .filter(|l| *l > 0)
+        .unwrap_or(usize::MAX);
+    let start = match query.get("continue").filter(|c| !c.is_empty()) {
+        Some(token) => Some(decode_continue(token)?),
+        None => None,
+    };
+    let store = cluster.store();
+    let revision = store.revision();
+    if query.get("resourceVersionMatch") == Some("Exact")
+        && query.get("resourceVersion").and_then(|rv| rv.parse::<u64>().ok()) != Some(revision)
+    {
+        return Err(ApiError::expired(
+            "too old resource version: the exact revision is no longer available",
+        ));
+    }
+    let all = store.list(&t.key(), namespace);
+    drop(store);
+    let mut selected = Vec::new();
+    let mut next = None;
+    for object in &all {
+        let key = (
+            meta::namespace(object).to_string(),
+            meta::name(object).to_string(),
+        );
+        if let Some((_, after)) = &start
+            && key <= *after
+        {
+            continue;
+        }
+        if !(labels.matches(object) && fields.matches(object)) {
+            continue;
+        }
+        if selected.len() == limit {
+            next = selected
+                .last()
+                .map(|o: &&Arc<Json>| (meta::namespace(o).to_string(), meta::name(o).to_string()));
+            break;
+        }
+        selected.push(object);
+    }
+    let list_revision = start.as_ref().map_or(revision, |(rv, _)| *rv);
+    let continue_token = next.map(|last| encode_continue(list_revision, &last));
+    if table::wants_table(accept) {
+        let objects: Vec<&Json> = selected.iter().map(|o| o.as_ref()).collect();
+        return Ok(ok(&table::table(
+            t,
+            &objects,
+            &list_revision.to_string(),
+            continue_token.as_deref(),
+        )));
+    }
+    let mut metadata = json!({"resourceVersion": list_revision.to_string()});
+    if let Some(token) = continue_token {
+        metadata["continue"] = json!(token);
+    }
+    let items: Vec<Json> = selected.iter().map(|o| at_version(t, o)).collect();
+    Ok(ok(
+        &json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": metadata, "items": items}),
+    ))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn scale(
+    cluster: &Arc<ClusterShared>,
+    t: &Arc<ResourceType>,
+    namespace: &str,
+    name: &str,
+    method: &Method,
+    headers: &HeaderMap,
+    body: &Bytes,
+    options: &WriteOptions,
+) -> Result<Response, ApiError> {
+    let scale_of = |object: &Json| {
+        let selector = object["spec"]["selector"]["matchLabels"]
+            .as_object()
+            .map(|labels| {
+                labels
+                    .iter()
+                    .map(|(k, v)| format!("{k}={}", v.as_str().unwrap_or_default()))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default();
+        json!({"kind": "Scale", "apiVersion": "autoscaling/v1",
+            "metadata": {"name": object["metadata"]["name"], "namespace": object["metadata"]["namespace"], "uid": object["metadata"]["uid"],
+                         "resourceVersion": object["metadata"]["resourceVersion"], "creationTimestamp": object["metadata"]["creationTimestamp"]},
+            "spec": {"replicas": object["spec"]["replicas"].as_i64().unwrap_or(1)},
+            "status": {"replicas": object["status"]["replicas"].as_i64().unwrap_or(0), "selector": selector}})
+    };
+    let mut store = cluster.store();
+    let object = store
+        .get(&t.key(), namespace, name)
+        .ok_or_else(|| ApiError::not_found(t, name))?;
+    if *method == Method::GET {
+        return Ok(ok(&scale_of(&object)));
+    }
+    let mut scale = scale_of(&object);
+    let patch = parse_body(headers, body)?;
+    match *method {
+        Method::PUT => scale = patch,
+        Method::PATCH => {
+            let content_type = headers
+                .get(header::CONTENT_TYPE)
+                .and_then(|v| v.to_str().ok())
+                .unwrap_or_default();
+            match PatchType::from_content_type(content_type) {
+                Some(PatchType::Json) => crate::patch::json_patch(&mut scale, &patch)
+                    .map_err(|err| ApiError::invalid_message(err.to_string()))?,
+                Some(_) => crate::patch::merge_patch(&mut scale, &patch),
+                None => {
+                    return Err(ApiError::unsupported_media_type(format!(
+                        "unsupported patch type {content_type}"
+                    )));
+                }
+            }
+        }
+        _ => {
+            return Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            ));
+        }
+    }
+    let replicas = scale["spec"]["replicas"]
+        .as_i64()
+        .ok_or_else(|| ApiError::bad_request("Scale spec.replicas is required"))?;
+    let updated = store
+        .patch(
+            t,
+            namespace,
+            name,
+            PatchType::Merge,
+            &json!({"spec": {"replicas": replicas}}),
+            false,
+            options,
+        )?
+        .0;
+    Ok(ok(&scale_of(&updated)))
+}

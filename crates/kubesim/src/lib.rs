@@ -1,0 +1,33 @@
+//! kubesim: a Kubernetes API simulator serving many clusters from one process, faithful enough that kube-rs and
+//! the real `kubectl` work against it (the role KWOK plays for Kubernetes), for tests, demos and scale benchmarks.
+//!
+//! Each cluster has its own store and revision counter ([`store`]), its own loopback port ([`server`]), the API
+//! subset of `reference/kube-api-subset.md` ([`http`], [`watch`]: discovery, OpenAPI, CRUD, every patch type,
+//! server-side apply with field ownership, selectors, pagination, watches with bookmarks and 410 expiry), simulated
+//! controllers that move workloads through their lifecycle ([`controllers`]), and switchable faults ([`cluster`]).
+//! [`sim::Simulator`] starts many clusters in-process and hands out kubeconfigs and `kube::Client`s.
+//!
+//! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
+//! crates use it in tests.
+
+pub mod catalog;
+pub mod cli;
+pub mod cluster;
+pub mod controllers;
+pub mod defaults;
+pub mod error;
+pub mod fields;
+pub mod http;
+pub mod meta;
+pub mod patch;
+pub mod request;
+pub mod selector;
+pub mod server;
+pub mod sim;
+pub mod store;
+pub mod table;
+pub mod watch;
+
+pub use cluster::{ClusterConfig, Faults, Timing};
+pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
+pub use sim::{SimCluster, Simulator, cluster_name};

@@ -1,0 +1,1183 @@
+//! One simulated cluster's objects: every write (from the API or from the simulated controllers) goes through
+//! here, so server-owned metadata, defaulting, status-subresource rules, field ownership, finalizers, no-op
+//! detection and the watch log behave the same whoever writes.
+//!
+//! The store holds a single revision counter; every persisted change raises it by one and is appended to a
+//! bounded event log (for watches that resume from a revision) and broadcast to live watches.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::Arc;
+
+use serde_json::{Map, Value as Json, json};
+use tokio::sync::broadcast;
+
+use crate::catalog::{Catalog, ResourceType, TypeKey};
+use crate::error::ApiError;
+use crate::fields::{self, Manager};
+use crate::meta;
+use crate::patch;
+
+/// How many changes the log keeps for watches that resume from a revision.
+pub const LOG_CAPACITY: usize = 10_000;
+/// How many live changes a watch may fall behind before it is ended with an ERROR 410 (the client relists).
+const BROADCAST_CAPACITY: usize = 4096;
+
+/// What a change did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// Created.
+    Added,
+    /// Changed.
+    Modified,
+    /// Removed.
+    Deleted,
+}
+
+/// One persisted change.
+#[derive(Debug)]
+pub struct Change {
+    /// The revision it made.
+    pub revision: u64,
+    /// Added, modified or deleted.
+    pub kind: ChangeKind,
+    /// The object's type.
+    pub key: TypeKey,
+    /// The object after the change (for a delete: its last state, at the delete's revision).
+    pub object: Arc<Json>,
+    /// The object before the change.
+    pub previous: Option<Arc<Json>>,
+}
+
+/// Options of a write.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// Validate only; persist nothing.
+    pub dry_run: bool,
+    /// The field manager recorded in `managedFields`.
+    pub manager: Option<String>,
+    /// Server-side apply: take ownership of conflicting fields.
+    pub force: bool,
+    /// A controller's write: keep `status` from the body on create.
+    pub keep_status: bool,
+}
+
+/// The patch formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PatchType {
+    /// `application/merge-patch+json`.
+    Merge,
+    /// `application/json-patch+json`.
+    Json,
+    /// `application/strategic-merge-patch+json`.
+    Strategic,
+    /// `application/apply-patch+yaml`.
+    Apply,
+}
+
+impl PatchType {
+    /// The format of a Content-Type.
+    #[must_use]
+    pub fn from_content_type(content_type: &str) -> Option<Self> {
+        match content_type.split(';').next().unwrap_or_default().trim() {
+            "application/merge-patch+json" => Some(Self::Merge),
+            "application/json-patch+json" => Some(Self::Json),
+            "application/strategic-merge-patch+json" => Some(Self::Strategic),
+            "application/apply-patch+yaml" | "application/apply-patch+json" => Some(Self::Apply),
+            _ => None,
+        }
+    }
+}
+
+/// `DeleteOptions` of a delete.
+#[derive(Debug, Clone, Default)]
+pub struct DeleteOptions {
+    /// `Background`, `Foreground` or `Orphan`.
+    pub propagation: Option<String>,
+    /// Overrides a pod's termination grace period.
+    pub grace_period_seconds: Option<i64>,
+    /// Delete only if the uid matches.
+    pub uid: Option<String>,
+    /// Delete only if the resourceVersion matches.
+    pub resource_version: Option<String>,
+    /// Validate only.
+    pub dry_run: bool,
+}
+
+/// The outcome of a delete.
+#[derive(Debug, Clone)]
+pub struct Deleted {
+    /// The object (its last state, or marked for deletion).
+    pub object: Arc<Json>,
+    /// Whether it is gone (false: it waits for finalizers or a grace period).
+    pub removed: bool,
+}
+
+/// The objects of one cluster.
+pub struct Store {
+    revision: u64,
+    /// The served types.
+    pub catalog: Catalog,
+    objects: HashMap<TypeKey, BTreeMap<(String, String), Arc<Json>>>,
+    log: VecDeque<Arc<Change>>,
+    /// Revisions up to this one are not in the log.
+    log_floor: u64,
+    sender: broadcast::Sender<Arc<Change>>,
+    next_service_ip: u32,
+    next_node_port: u32,
+}
+
+fn status_key(value: &Json) -> Option<&Json> {
+    value.get("status")
+}
+
+/// The parts of an object outside metadata and status (a change there raises `generation`).
+fn spec_part(object: &Json) -> Json {
+    let mut copy = object.clone();
+    if let Some(map) = copy.as_object_mut() {
+        map.remove("metadata");
+        map.remove("status");
+        map.remove("apiVersion");
+        map.remove("kind");
+    }
+    copy
+}
+
+fn without_resource_version(object: &Json) -> Json {
+    let mut copy = object.clone();
+    if let Some(meta) = copy.get_mut("metadata").and_then(Json::as_object_mut) {
+        meta.remove("resourceVersion");
+    }
+    copy
+}
+
+impl Store {
+    /// An empty store whose first write gets `initial_revision + 1`.
+    #[must_use]
+    pub fn new(initial_revision: u64) -> Self {
+        let (sender, _) = broadcast::channel(BROADCAST_CAPACITY);
+        Self {
+            revision: initial_revision,
+            catalog: Catalog::new(),
+            objects: HashMap::new(),
+            log: VecDeque::new(),
+            log_floor: initial_revision,
+            sender,
+            next_service_ip: 10,
+            next_node_port: 30000,
+        }
+    }
+
+    /// The current revision.
+    #[must_use]
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// A receiver of every future change.
+    #[must_use]
+    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
+        self.sender.subscribe()
+    }
+
+    /// The logged changes after `revision`, or `None` when the log no longer reaches back that far.
+    #[must_use]
+    pub fn changes_since(&self, revision: u64) -> Option<Vec<Arc<Change>>> {
+        if revision < self.log_floor {
+            return None;
+        }
+        Some(
+            self.log
+                .iter()
+                .filter(|change| change.revision > revision)
+                .cloned()
+                .collect(),
+        )
+    }
+
+    /// Forgets the event log (a test hook: every watch that resumes from an older revision then gets 410).
+    pub fn compact(&mut self) {
+        self.log.clear();
+        self.log_floor = self.revision;
+    }
+
+    /// One object.
+    #[must_use]
+    pub fn get(&self, key: &TypeKey, namespace: &str, name: &str) -> Option<Arc<Json>> {
+        self.objects
+            .get(key)?
+            .get(&(namespace.to_string(), name.to_string()))
+            .cloned()
+    }
+
+    /// Every object of a type, optionally in one namespace, ordered by namespace and name.
+    #[must_use]
+    pub fn list(&self, key: &TypeKey, namespace: Option<&str>) -> Vec<Arc<Json>> {
+        let Some(objects) = self.objects.get(key) else {
+            return Vec::new();
+        };
+        match namespace {
+            Some(ns) => objects
+                .range((ns.to_string(), String::new())..)
+                .take_while(|((object_ns, _), _)| object_ns == ns)
+                .map(|(_, object)| object.clone())
+                .collect(),
+            None => objects.values().cloned().collect(),
+        }
+    }
+
+    /// How many objects the store holds.
+    #[must_use]
+    pub fn object_count(&self) -> usize {
+        self.objects.values().map(BTreeMap::len).sum()
+    }
+
+    fn record(&mut self, change: Change) -> Arc<Change> {
+        let change = Arc::new(change);
+        self.log.push_back(change.clone());
+        while self.log.len() > LOG_CAPACITY {
+            if let Some(dropped) = self.log.pop_front() {
+                self.log_floor = dropped.revision;
+            }
+        }
+        let _ = self.sender.send(change.clone());
+        change
+    }
+
+    fn put(&mut self, t: &ResourceType, mut object: Json, previous: Option<Arc<Json>>) -> Arc<Json> {
+        self.revision += 1;
+        object["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+        let object = Arc::new(object);
+        let key = (
+            meta::namespace(&object).to_string(),
+            meta::name(&object).to_string(),
+        );
+        self.objects
+            .entry(t.key())
+            .or_default()
+            .insert(key, object.clone());
+        let kind = if previous.is_some() {
+            ChangeKind::Modified
+        } else {
+            ChangeKind::Added
+        };
+        self.record(Change {
+            revision: self.revision,
+            kind,
+            key: t.key(),
+            object: object.clone(),
+            previous,
+        });
+        object
+    }
+
+    fn remove(&mut self, t: &ResourceType, previous: Arc<Json>) -> Arc<Json> {
+        self.revision += 1;
+        let key = (
+            meta::namespace(&previous).to_string(),
+            meta::name(&previous).to_string(),
+        );
+        if let Some(objects) = self.objects.get_mut(&t.key()) {
+            objects.remove(&key);
+        }
+        let mut last = (*previous).clone();
+        last["metadata"]["resourceVersion"] = json!(self.revision.to_string());
+        let last = Arc::new(last);
+        self.record(Change {
+            revision: self.revision,
+            kind: ChangeKind::Deleted,
+            key: t.key(),
+            object: last.clone(),
+            previous: Some(previous),
+        });
+        // A CRD takes its custom resources and its discovery entries with it.
+        if t.group == "apiextensions.k8s.io" && t.kind == "CustomResourceDefinition" {
+            self.drop_custom_types(&key.1);
+        }
+        last
+    }
+
+    fn check_type_fields(t: &ResourceType, object: &Json) -> Result<(), ApiError> {
+        if let Some(api_version) = object.get("apiVersion").and_then(Json::as_str)
+            && !api_version.is_empty()
+            && api_version != t.api_version()
+        {
+            return Err(ApiError::bad_request(format!(
+                "the API version in the data ({api_version}) does not match the expected API version ({})",
+                t.api_version()
+            )));
+        }
+        if let Some(kind) = object.get("kind").and_then(Json::as_str)
+            && !kind.is_empty()
+            && kind != t.kind
+        {
+            return Err(ApiError::bad_request(format!(
+                "the kind in the data ({kind}) does not match the expected kind ({})",
+                t.kind
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_namespace(&self, t: &ResourceType, namespace: &str) -> Result<(), ApiError> {
+        if !t.namespaced {
+            return Ok(());
+        }
+        let ns_type = TypeKey::new("", "namespaces");
+        match self.get(&ns_type, "", namespace) {
+            None => Err(ApiError::not_found_message(format!(
+                "namespaces \"{namespace}\" not found"
+            ))),
+            Some(ns) if meta::is_deleting(&ns) => Err(ApiError::forbidden(format!(
+                "{} \"{}\" is forbidden: unable to create new content in namespace {namespace} because it is being terminated",
+                t.qualified(),
+                namespace
+            ))),
+            Some(_) => Ok(()),
+        }
+    }
+
+    fn allocate_cluster_ip(&mut self) -> String {
+        self.next_service_ip += 1;
+        let n = self.next_service_ip;
+        format!("10.96.{}.{}", (n >> 8) & 0xff, n & 0xff)
+    }
+
+    fn allocate_node_port(&mut self) -> u32 {
+        self.next_node_port += 1;
+        if self.next_node_port > 32767 {
+            self.next_node_port = 30001;
+        }
+        self.next_node_port
+    }
+
+    fn manager_entry(
+        manager: &str,
+        operation: &str,
+        subresource: Option<&str>,
+        fields: fields::FieldSet,
+        api_version: String,
+    ) -> Manager {
+        Manager {
+            manager: manager.to_string(),
+            operation: operation.to_string(),
+            subresource: subresource.map(String::from),
+            fields,
+            api_version,
+            time: meta::now(),
+        }
+    }
+
+    /// Creates an object (POST).
+    pub fn create(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: Option<&str>,
+        mut object: Json,
+        options: &WriteOptions,
+    ) -> Result<Arc<Json>, ApiError> {
+        if !object.is_object() {
+            return Err(ApiError::bad_request("the body must be a JSON object"));
+        }
+        Self::check_type_fields(t, &object)?;
+        if !object["metadata"].is_object() {
+            object["metadata"] = json!({});
+        }
+        let mut name = meta::name(&object).to_string();
+        if name.is_empty() {
+            let Some(prefix) = object["metadata"]["generateName"].as_str() else {
+                return Err(ApiError::invalid(
+                    t,
+                    "",
+                    "metadata.name",
+                    "Required value: name or generateName is required",
+                ));
+            };
+            name = format!("{prefix}{}", meta::random_suffix(5));
+            object["metadata"]["name"] = json!(name);
+        }
+        if !meta::is_dns_subdomain(&name) {
+            return Err(ApiError::invalid(
+                t,
+                &name,
+                "metadata.name",
+                &format!(
+                    "Invalid value: \"{name}\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+                ),
+            ));
+        }
+        let body_namespace = meta::namespace(&object).to_string();
+        let namespace = if t.namespaced {
+            let ns = namespace
+                .map(String::from)
+                .unwrap_or_else(|| body_namespace.clone());
+            if ns.is_empty() {
+                return Err(ApiError::bad_request("the namespace of the object is required"));
+            }
+            if !body_namespace.is_empty() && body_namespace != ns {
+                return Err(ApiError::bad_request(format!(
+                    "the namespace of the provided object ({body_namespace}) does not match the namespace sent on the request ({ns})"
+                )));
+            }
+            self.check_namespace(t, &ns)?;
+            ns
+        } else {
+            String::new()
+        };
+        if self.get(&t.key(), &namespace, &name).is_some() {
+            return Err(ApiError::already_exists(t, &name));
+        }
+        let metadata = object["metadata"]
+            .as_object_mut()
+            .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+        for server_owned in [
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "deletionGracePeriodSeconds",
+            "generation",
+            "selfLink",
+            "managedFields",
+        ] {
+            metadata.remove(server_owned);
+        }
+        if namespace.is_empty() {
+            metadata.remove("namespace");
+        } else {
+            metadata.insert("namespace".into(), json!(namespace));
+        }
+        metadata.insert("uid".into(), json!(meta::uuid()));
+        metadata.insert("creationTimestamp".into(), json!(meta::now()));
+        metadata.insert("generation".into(), json!(1));
+        object["apiVersion"] = json!(t.api_version());
+        object["kind"] = json!(t.kind);
+        if t.status
+            && !options.keep_status
+            && let Some(map) = object.as_object_mut()
+        {
+            map.remove("status");
+        }
+        crate::defaults::apply(&t.group, &t.kind, &mut object);
+        self.on_create(t, &mut object)?;
+        if let Some(manager) = &options.manager {
+            let entry = Self::manager_entry(
+                manager,
+                "Update",
+                None,
+                fields::leaf_fields(&object, false),
+                t.api_version(),
+            );
+            fields::set_managers(&mut object, &[entry]);
+        }
+        if options.dry_run {
+            return Ok(Arc::new(object));
+        }
+        let created = self.put(t, object, None);
+        self.after_create(t, &created);
+        Ok(created)
+    }
+
+    /// Kind-specific work that is part of the create itself.
+    fn on_create(&mut self, t: &ResourceType, object: &mut Json) -> Result<(), ApiError> {
+        match (t.group.as_str(), t.kind.as_str()) {
+            ("", "Namespace") => {
+                object["status"] = json!({"phase": "Active"});
+                object["spec"] = json!({"finalizers": ["kubernetes"]});
+            }
+            ("", "Service") => {
+                let spec = &mut object["spec"];
+                if spec["clusterIP"].as_str() != Some("None") && spec["type"].as_str() != Some("ExternalName")
+                {
+                    let ip = self.allocate_cluster_ip();
+                    spec["clusterIP"] = json!(ip);
+                    spec["clusterIPs"] = json!([ip]);
+                }
+                if matches!(spec["type"].as_str(), Some("NodePort" | "LoadBalancer")) {
+                    let ports = spec["ports"].as_array().map(Vec::len).unwrap_or(0);
+                    for index in 0..ports {
+                        if spec["ports"][index]["nodePort"].is_null() {
+                            spec["ports"][index]["nodePort"] = json!(self.allocate_node_port());
+                        }
+                    }
+                }
+                if object["status"].is_null() {
+                    object["status"] = json!({"loadBalancer": {}});
+                }
+            }
+            ("", "Pod") if object["status"]["phase"].is_null() => {
+                object["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+            }
+            ("batch", "Job") => {
+                let template = &object["spec"]["template"]["spec"]["restartPolicy"];
+                if !matches!(template.as_str(), Some("Never" | "OnFailure")) {
+                    return Err(ApiError::invalid(
+                        t,
+                        meta::name(object),
+                        "spec.template.spec.restartPolicy",
+                        "Required value: valid values: \"OnFailure\", \"Never\"",
+                    ));
+                }
+                let uid = meta::uid(object).to_string();
+                let name = meta::name(object).to_string();
+                let labels = json!({"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name, "controller-uid": uid, "job-name": name});
+                if object["spec"]["selector"].is_null() {
+                    object["spec"]["selector"] =
+                        json!({"matchLabels": {"batch.kubernetes.io/controller-uid": uid}});
+                }
+                if let Some(template_labels) = object["spec"]["template"]["metadata"]["labels"]
+                    .as_object()
+                    .cloned()
+                {
+                    let mut merged = template_labels;
+                    merged.extend(labels.as_object().cloned().unwrap_or_default());
+                    object["spec"]["template"]["metadata"]["labels"] = Json::Object(merged);
+                } else {
+                    object["spec"]["template"]["metadata"]["labels"] = labels;
+                }
+            }
+            ("apiextensions.k8s.io", "CustomResourceDefinition") => {
+                let name = meta::name(object).to_string();
+                let types = Catalog::types_of_crd(object)
+                    .map_err(|message| ApiError::invalid(t, &name, "spec", &message))?;
+                let names = &object["spec"]["names"];
+                let kind = names["kind"].as_str().unwrap_or_default().to_string();
+                let time = meta::now();
+                let stored: Vec<Json> = object["spec"]["versions"]
+                    .as_array()
+                    .map(|v| {
+                        v.iter()
+                            .filter(|v| v["storage"].as_bool() == Some(true))
+                            .map(|v| v["name"].clone())
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                object["status"] = json!({
+                    "conditions": [
+                        {"type": "NamesAccepted", "status": "True", "reason": "NoConflicts", "message": "no conflicts found", "lastTransitionTime": time},
+                        {"type": "Established", "status": "True", "reason": "InitialNamesAccepted", "message": "the initial names have been accepted", "lastTransitionTime": time},
+                    ],
+                    "acceptedNames": {
+                        "plural": names["plural"], "singular": names["singular"].as_str().map_or_else(|| kind.to_lowercase(), String::from),
+                        "kind": kind, "listKind": names["listKind"].as_str().map_or_else(|| format!("{kind}List"), String::from),
+                        "shortNames": names["shortNames"].as_array().cloned().unwrap_or_default(),
+                        "categories": names["categories"].as_array().cloned().unwrap_or_default(),
+                    },
+                    "storedVersions": stored,
+                });
+                // Discovery changes in the same step as the write.
+                self.catalog.set_custom(&name, types);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Objects every new namespace gets.
+    fn after_create(&mut self, t: &ResourceType, created: &Json) {
+        if t.group.is_empty() && t.kind == "Namespace" {
+            let ns = meta::name(created).to_string();
+            let internal = WriteOptions::default();
+            if let Some(sa) = self.catalog.find("", "v1", "serviceaccounts") {
+                let _ = self.create(
+                    &sa,
+                    Some(&ns),
+                    json!({"metadata": {"name": "default"}}),
+                    &internal,
+                );
+            }
+            if let Some(cm) = self.catalog.find("", "v1", "configmaps") {
+                let _ = self.create(&cm, Some(&ns), json!({"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": "-----BEGIN CERTIFICATE-----\nkubesim\n-----END CERTIFICATE-----\n"}}), &internal);
+            }
+        }
+    }
+
+    fn existing(&self, t: &ResourceType, namespace: &str, name: &str) -> Result<Arc<Json>, ApiError> {
+        self.get(&t.key(), namespace, name)
+            .ok_or_else(|| ApiError::not_found(t, name))
+    }
+
+    fn check_identity(t: &ResourceType, object: &Json, namespace: &str, name: &str) -> Result<(), ApiError> {
+        let body_name = meta::name(object);
+        if !body_name.is_empty() && body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let body_namespace = meta::namespace(object);
+        if t.namespaced && !body_namespace.is_empty() && body_namespace != namespace {
+            return Err(ApiError::bad_request(format!(
+                "the namespace of the provided object ({body_namespace}) does not match the namespace sent on the request ({namespace})"
+            )));
+        }
+        Ok(())
+    }
+
+    fn check_resource_version(
+        t: &ResourceType,
+        name: &str,
+        object: &Json,
+        existing: &Json,
+    ) -> Result<(), ApiError> {
+        let wanted = object["metadata"]["resourceVersion"].as_str().unwrap_or_default();
+        let current = existing["metadata"]["resourceVersion"]
+            .as_str()
+            .unwrap_or_default();
+        if !wanted.is_empty() && wanted != current {
+            return Err(ApiError::conflict(
+                t,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Replaces an object (PUT); `status_write` for the `/status` subresource.
+    pub fn update(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        object: Json,
+        status_write: bool,
+        options: &WriteOptions,
+    ) -> Result<Arc<Json>, ApiError> {
+        if !object.is_object() {
+            return Err(ApiError::bad_request("the body must be a JSON object"));
+        }
+        Self::check_type_fields(t, &object)?;
+        Self::check_identity(t, &object, namespace, name)?;
+        let existing = self.existing(t, namespace, name)?;
+        Self::check_resource_version(t, name, &object, &existing)?;
+        let next = Self::compose(t, &existing, object, status_write);
+        self.finish_update(t, &existing, next, status_write, options, None)
+    }
+
+    /// The object a write produces: a `/status` write takes only `.status` from the body; any other write keeps
+    /// the stored `.status` of kinds that have a status subresource.
+    fn compose(t: &ResourceType, existing: &Json, body: Json, status_write: bool) -> Json {
+        if status_write {
+            let mut next = existing.clone();
+            next["status"] = body.get("status").cloned().unwrap_or(Json::Null);
+            if next["status"].is_null()
+                && let Some(map) = next.as_object_mut()
+            {
+                map.remove("status");
+            }
+            next
+        } else {
+            let mut next = body;
+            if t.status {
+                match status_key(existing) {
+                    Some(status) => next["status"] = status.clone(),
+                    None => {
+                        if let Some(map) = next.as_object_mut() {
+                            map.remove("status");
+                        }
+                    }
+                }
+            }
+            next
+        }
+    }
+
+    fn finish_update(
+        &mut self,
+        t: &Arc<ResourceType>,
+        existing: &Arc<Json>,
+        mut next: Json,
+        status_write: bool,
+        options: &WriteOptions,
+        managers: Option<Vec<Manager>>,
+    ) -> Result<Arc<Json>, ApiError> {
+        let name = meta::name(existing).to_string();
+        if !next["metadata"].is_object() {
+            next["metadata"] = json!({});
+        }
+        let old_meta = existing["metadata"].as_object().cloned().unwrap_or_default();
+        {
+            let metadata = next["metadata"]
+                .as_object_mut()
+                .ok_or_else(|| ApiError::bad_request("metadata must be an object"))?;
+            for server_owned in [
+                "uid",
+                "creationTimestamp",
+                "deletionTimestamp",
+                "deletionGracePeriodSeconds",
+                "name",
+                "namespace",
+                "generation",
+            ] {
+                match old_meta.get(server_owned) {
+                    Some(value) => {
+                        metadata.insert(server_owned.into(), value.clone());
+                    }
+                    None => {
+                        metadata.remove(server_owned);
+                    }
+                }
+            }
+            metadata.remove("resourceVersion");
+            metadata.remove("selfLink");
+        }
+        next["apiVersion"] = json!(t.api_version());
+        next["kind"] = json!(t.kind);
+        if !status_write {
+            crate::defaults::apply(&t.group, &t.kind, &mut next);
+            if meta::is_deleting(existing) {
+                let old: Vec<&Json> = existing["metadata"]["finalizers"]
+                    .as_array()
+                    .map(|f| f.iter().collect())
+                    .unwrap_or_default();
+                if let Some(new) = next["metadata"]["finalizers"].as_array()
+                    && new.iter().any(|f| !old.contains(&f))
+                {
+                    return Err(ApiError::invalid(
+                        t,
+                        &name,
+                        "metadata.finalizers",
+                        "Forbidden: no new finalizers can be added if the object is being deleted",
+                    ));
+                }
+            }
+        }
+        let generation = existing["metadata"]["generation"].as_i64().unwrap_or(1);
+        let spec_changed = spec_part(existing) != spec_part(&next);
+        next["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
+        if t.group == "apiextensions.k8s.io" && t.kind == "CustomResourceDefinition" && spec_changed {
+            let types = Catalog::types_of_crd(&next)
+                .map_err(|message| ApiError::invalid(t, &name, "spec", &message))?;
+            if !options.dry_run {
+                self.catalog.set_custom(&name, types);
+            }
+        }
+
+        // Field ownership.
+        let subresource = status_write.then_some("status");
+        let managers = match managers {
+            Some(managers) => managers,
+            None => {
+                let mut managers = fields::managers(existing);
+                let (changed, removed) = fields::changed_fields(existing, &next, status_write);
+                for entry in &mut managers {
+                    entry
+                        .fields
+                        .retain(|path| !changed.contains(path) && !removed.contains(path));
+                }
+                if let Some(manager) = &options.manager
+                    && !changed.is_empty()
+                {
+                    let index = managers.iter().position(|m| {
+                        m.manager == *manager
+                            && m.operation == "Update"
+                            && m.subresource.as_deref() == subresource
+                    });
+                    match index {
+                        Some(index) => {
+                            managers[index].fields.extend(changed);
+                            managers[index].time = meta::now();
+                        }
+                        None => managers.push(Self::manager_entry(
+                            manager,
+                            "Update",
+                            subresource,
+                            changed,
+                            t.api_version(),
+                        )),
+                    }
+                }
+                managers
+            }
+        };
+        fields::set_managers(&mut next, &managers);
+
+        if without_resource_version(existing) == next {
+            return Ok(existing.clone());
+        }
+        if options.dry_run {
+            return Ok(Arc::new(next));
+        }
+        let finalizers_empty = next["metadata"]["finalizers"]
+            .as_array()
+            .is_none_or(Vec::is_empty);
+        if meta::is_deleting(&next)
+            && finalizers_empty
+            && !(t.group.is_empty()
+                && t.kind == "Pod"
+                && next["spec"]["nodeName"].is_string()
+                && existing["metadata"]["deletionGracePeriodSeconds"]
+                    .as_i64()
+                    .unwrap_or(0)
+                    > 0)
+        {
+            let updated = self.put(t, next, Some(existing.clone()));
+            return Ok(self.remove(t, updated));
+        }
+        Ok(self.put(t, next, Some(existing.clone())))
+    }
+
+    /// Patches an object; returns it and whether an apply created it.
+    #[allow(clippy::too_many_arguments)] // the request's parts: type, name, format, body, subresource, options
+    pub fn patch(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        patch_type: PatchType,
+        body: &Json,
+        status_write: bool,
+        options: &WriteOptions,
+    ) -> Result<(Arc<Json>, bool), ApiError> {
+        if patch_type == PatchType::Apply {
+            return self.apply(t, namespace, name, body, status_write, options);
+        }
+        if patch_type == PatchType::Strategic && t.custom {
+            return Err(ApiError::unsupported_media_type(
+                "the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml",
+            ));
+        }
+        let existing = self.existing(t, namespace, name)?;
+        let mut patched = (*existing).clone();
+        match patch_type {
+            PatchType::Merge => patch::merge_patch(&mut patched, body),
+            PatchType::Strategic => patch::strategic_merge_patch(&mut patched, body),
+            PatchType::Json => patch::json_patch(&mut patched, body).map_err(|err| {
+                ApiError::invalid_message(format!(
+                    "the server rejected our request due to an error in our request: {err}"
+                ))
+            })?,
+            PatchType::Apply => unreachable!("handled above"),
+        }
+        Self::check_identity(t, &patched, namespace, name)?;
+        Self::check_resource_version(t, name, &patched, &existing)?;
+        let next = Self::compose(t, &existing, patched, status_write);
+        Ok((
+            self.finish_update(t, &existing, next, status_write, options, None)?,
+            false,
+        ))
+    }
+
+    fn apply(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        body: &Json,
+        status_write: bool,
+        options: &WriteOptions,
+    ) -> Result<(Arc<Json>, bool), ApiError> {
+        let Some(manager) = options.manager.clone().filter(|m| !m.is_empty()) else {
+            return Err(ApiError::bad_request(
+                "PatchOptions.meta.k8s.io \"\" is invalid: fieldManager: Required value: is required for apply patch",
+            ));
+        };
+        if !body.is_object() {
+            return Err(ApiError::bad_request("the apply configuration must be an object"));
+        }
+        Self::check_type_fields(t, body)?;
+        if body.get("apiVersion").is_none() || body.get("kind").is_none() {
+            return Err(ApiError::bad_request(
+                "invalid object type: apiVersion and kind are required for apply",
+            ));
+        }
+        let body_name = meta::name(body);
+        if body_name != name {
+            return Err(ApiError::bad_request(format!(
+                "the name of the object ({body_name}) does not match the name on the URL ({name})"
+            )));
+        }
+        let applied_fields = fields::leaf_fields(body, status_write);
+        let subresource = status_write.then_some("status");
+        let Some(existing) = self.get(&t.key(), namespace, name) else {
+            let mut object = body.clone();
+            if status_write {
+                return Err(ApiError::not_found(t, name));
+            }
+            if let Some(meta) = object["metadata"].as_object_mut() {
+                meta.remove("managedFields");
+            }
+            let create_options = WriteOptions {
+                manager: None,
+                ..options.clone()
+            };
+            let mut created = (*self.create(
+                t,
+                Some(namespace).filter(|ns| !ns.is_empty()),
+                object,
+                &WriteOptions {
+                    dry_run: true,
+                    ..create_options.clone()
+                },
+            )?)
+            .clone();
+            let entry = Self::manager_entry(&manager, "Apply", None, applied_fields, t.api_version());
+            fields::set_managers(&mut created, &[entry]);
+            if options.dry_run {
+                return Ok((Arc::new(created), true));
+            }
+            let stored = self.put(t, created, None);
+            self.after_create(t, &stored);
+            return Ok((stored, true));
+        };
+        let mut managers = fields::managers(&existing);
+        let mut conflicts = Vec::new();
+        for entry in managers
+            .iter()
+            .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+        {
+            for path in entry.fields.intersection(&applied_fields) {
+                if fields::value_at(&existing, path) != fields::value_at(body, path) {
+                    conflicts.push((entry.manager.clone(), fields::describe(path)));
+                }
+            }
+        }
+        if !conflicts.is_empty() && !options.force {
+            conflicts.sort();
+            conflicts.dedup();
+            return Err(ApiError::apply_conflict(t, name, &conflicts));
+        }
+        let mut merged = (*existing).clone();
+        let mut applied = body.clone();
+        if let Some(meta) = applied["metadata"].as_object_mut() {
+            for server_owned in [
+                "managedFields",
+                "resourceVersion",
+                "uid",
+                "creationTimestamp",
+                "generation",
+            ] {
+                meta.remove(server_owned);
+            }
+        }
+        if status_write {
+            fields::apply_merge(&mut merged["status"], &applied["status"], "status");
+        } else {
+            if let Some(map) = applied.as_object_mut() {
+                map.remove("status");
+            }
+            fields::apply_merge(&mut merged, &applied, "");
+        }
+        // Fields this manager applied before and not now, that nobody else owns, are removed.
+        let previous = managers
+            .iter()
+            .find(|m| {
+                m.manager == manager && m.operation == "Apply" && m.subresource.as_deref() == subresource
+            })
+            .map(|m| m.fields.clone())
+            .unwrap_or_default();
+        for path in previous.difference(&applied_fields) {
+            let owned_elsewhere = managers
+                .iter()
+                .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+                .any(|m| m.fields.contains(path));
+            if !owned_elsewhere {
+                fields::remove_at(&mut merged, path);
+            }
+        }
+        for entry in managers
+            .iter_mut()
+            .filter(|m| !(m.manager == manager && m.operation == "Apply"))
+        {
+            // Forced fields move to the applier; equal values stay shared.
+            entry.fields.retain(|path| {
+                !(applied_fields.contains(path)
+                    && fields::value_at(&existing, path) != fields::value_at(body, path))
+            });
+        }
+        match managers.iter().position(|m| {
+            m.manager == manager && m.operation == "Apply" && m.subresource.as_deref() == subresource
+        }) {
+            Some(index) => {
+                if managers[index].fields != applied_fields {
+                    managers[index].time = meta::now();
+                }
+                managers[index].fields = applied_fields;
+            }
+            None => managers.push(Self::manager_entry(
+                &manager,
+                "Apply",
+                subresource,
+                applied_fields,
+                t.api_version(),
+            )),
+        }
+        let updated = self.finish_update(t, &existing, merged, status_write, options, Some(managers))?;
+        Ok((updated, false))
+    }
+
+    /// Deletes an object.
+    pub fn delete(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        options: &DeleteOptions,
+    ) -> Result<Deleted, ApiError> {
+        let existing = self.existing(t, namespace, name)?;
+        if let Some(uid) = &options.uid
+            && uid != meta::uid(&existing)
+        {
+            return Err(ApiError::conflict(
+                t,
+                name,
+                &format!(
+                    "Precondition failed: UID in precondition: {uid}, UID in object meta: {}",
+                    meta::uid(&existing)
+                ),
+            ));
+        }
+        if let Some(rv) = &options.resource_version
+            && Some(rv.as_str()) != existing["metadata"]["resourceVersion"].as_str()
+        {
+            return Err(ApiError::conflict(
+                t,
+                name,
+                "the object has been modified; please apply your changes to the latest version and try again",
+            ));
+        }
+        if options.dry_run {
+            return Ok(Deleted {
+                object: existing,
+                removed: false,
+            });
+        }
+        let is_pod = t.group.is_empty() && t.kind == "Pod";
+        if meta::is_deleting(&existing) {
+            if is_pod
+                && options.grace_period_seconds == Some(0)
+                && existing["metadata"]["finalizers"]
+                    .as_array()
+                    .is_none_or(Vec::is_empty)
+            {
+                return Ok(Deleted {
+                    object: self.remove(t, existing),
+                    removed: true,
+                });
+            }
+            return Ok(Deleted {
+                object: existing,
+                removed: false,
+            });
+        }
+        let mut next = (*existing).clone();
+        let mut finalizers: Vec<Json> = next["metadata"]["finalizers"]
+            .as_array()
+            .cloned()
+            .unwrap_or_default();
+        match options.propagation.as_deref() {
+            Some("Foreground") if !finalizers.contains(&json!("foregroundDeletion")) => {
+                finalizers.push(json!("foregroundDeletion"))
+            }
+            Some("Orphan") if !finalizers.contains(&json!("orphan")) => finalizers.push(json!("orphan")),
+            _ => {}
+        }
+        let is_namespace = t.group.is_empty() && t.kind == "Namespace";
+        let grace = if is_pod && next["spec"]["nodeName"].is_string() {
+            options
+                .grace_period_seconds
+                .or_else(|| next["spec"]["terminationGracePeriodSeconds"].as_i64())
+                .unwrap_or(30)
+        } else {
+            0
+        };
+        if finalizers.is_empty() && grace <= 0 && !is_namespace {
+            return Ok(Deleted {
+                object: self.remove(t, existing),
+                removed: true,
+            });
+        }
+        let now = jiff::Timestamp::now();
+        let deletion = jiff::Timestamp::from_second(now.as_second() + grace.max(0))
+            .unwrap_or(now)
+            .to_string();
+        next["metadata"]["deletionTimestamp"] = json!(deletion);
+        next["metadata"]["deletionGracePeriodSeconds"] = json!(grace.max(0));
+        if !finalizers.is_empty() {
+            next["metadata"]["finalizers"] = Json::Array(finalizers);
+        }
+        if is_namespace {
+            next["status"]["phase"] = json!("Terminating");
+        }
+        let generation = next["metadata"]["generation"].as_i64().unwrap_or(0);
+        if generation > 0 {
+            next["metadata"]["generation"] = json!(generation + 1);
+        }
+        let marked = self.put(t, next, Some(existing));
+        Ok(Deleted {
+            object: marked,
+            removed: false,
+        })
+    }
+
+    /// Removes an object now, whatever its finalizers (controllers finishing a deletion; CRD cleanup).
+    pub fn remove_now(&mut self, t: &ResourceType, namespace: &str, name: &str) -> Option<Arc<Json>> {
+        let existing = self.get(&t.key(), namespace, name)?;
+        Some(self.remove(t, existing))
+    }
+
+    /// Replaces only `.status` (controllers); no-op writes change nothing.
+    pub fn write_status(
+        &mut self,
+        t: &Arc<ResourceType>,
+        namespace: &str,
+        name: &str,
+        status: Json,
+    ) -> Result<Arc<Json>, ApiError> {
+        let existing = self.existing(t, namespace, name)?;
+        if existing.get("status") == Some(&status) {
+            return Ok(existing);
+        }
+        let mut next = (*existing).clone();
+        next["status"] = status;
+        if let Some(meta) = next["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        Ok(self.put(t, next, Some(existing)))
+    }
+
+    /// Replaces an object as a controller does (status included); no-op writes change nothing.
+    pub fn write_object(&mut self, t: &Arc<ResourceType>, object: Json) -> Result<Arc<Json>, ApiError> {
+        let existing = self.existing(t, meta::namespace(&object), meta::name(&object))?;
+        if without_resource_version(&existing) == without_resource_version(&object) {
+            return Ok(existing);
+        }
+        let mut next = object;
+        if let Some(meta) = next["metadata"].as_object_mut() {
+            meta.remove("resourceVersion");
+        }
+        Ok(self.put(t, next, Some(existing)))
+    }
+
+    /// Removes every object of a CRD's types (when the CRD is deleted), then the types themselves.
+    pub fn drop_custom_types(&mut self, crd_name: &str) {
+        let Some((plural, group)) = crd_name.split_once('.') else {
+            return;
+        };
+        let key = TypeKey::new(group, plural);
+        if let Some(t) = self.catalog.find_any_version(&key).filter(|t| t.custom) {
+            for object in self.list(&key, None) {
+                self.remove(&t, object);
+            }
+        }
+        self.catalog.remove_custom(crd_name);
+    }
+
+    /// Every type key with stored objects.
+    #[must_use]
+    pub fn type_keys(&self) -> Vec<TypeKey> {
+        self.objects
+            .iter()
+            .filter(|(_, objects)| !objects.is_empty())
+            .map(|(key, _)| key.clone())
+            .collect()
+    }
+}
+
+/// Copies the labels of a template into a map (used by workload controllers).
+#[must_use]
+pub fn template_labels(object: &Json) -> Map<String, Json> {
+    object["spec"]["template"]["metadata"]["labels"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default()
+}
