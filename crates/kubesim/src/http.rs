@@ -51,6 +51,7 @@ async fn handle(
     headers: HeaderMap,
     body: Bytes,
 ) -> Response {
+    tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
     let faults = cluster.faults();
     if faults.latency_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(faults.latency_ms)).await;
@@ -201,6 +202,13 @@ fn parse_body(headers: &HeaderMap, body: &Bytes) -> Result<Json, ApiError> {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .unwrap_or("application/json");
+    if content_type.contains("protobuf") {
+        return crate::protobuf::decode(body).map_err(|err| {
+            ApiError::unsupported_media_type(format!(
+                "{err} (kubesim reads JSON, YAML and protobuf for Namespace, ConfigMap and Secret only)"
+            ))
+        });
+    }
     if content_type.contains("yaml") {
         let text = std::str::from_utf8(body).map_err(|_| ApiError::bad_request("the body is not UTF-8"))?;
         serde_saphyr::from_str(text)

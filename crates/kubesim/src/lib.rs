@@ -20,6 +20,7 @@ pub mod fields;
 pub mod http;
 pub mod meta;
 pub mod patch;
+pub mod protobuf;
 pub mod request;
 pub mod selector;
 pub mod server;

@@ -60,15 +60,20 @@ impl SimCluster {
         )
     }
 
-    /// A kube-rs client for this cluster.
-    pub fn client(&self) -> Result<kube::Client, kube::Error> {
+    /// A kube-rs client configuration for this cluster (namespace `default`, kube-rs defaults otherwise).
+    pub fn client_config(&self) -> Result<kube::Config, kube::Error> {
         let uri: http::Uri = self
             .url()
             .parse()
             .map_err(|err: http::uri::InvalidUri| kube::Error::Service(err.into()))?;
         let mut config = kube::Config::new(uri);
         config.default_namespace = "default".into();
-        kube::Client::try_from(config)
+        Ok(config)
+    }
+
+    /// A kube-rs client for this cluster.
+    pub fn client(&self) -> Result<kube::Client, kube::Error> {
+        kube::Client::try_from(self.client_config()?)
     }
 
     /// Switches faults (`down` stops or restarts the listener).

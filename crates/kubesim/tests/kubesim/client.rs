@@ -1,0 +1,498 @@
+//! kube-rs against kubesim.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+use emco_k8s::k8s_openapi::api::batch::v1::Job;
+use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Pod};
+use emco_k8s::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use futures::{StreamExt, TryStreamExt};
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
+};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::runtime::wait::{await_condition, conditions};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Client, Discovery};
+use kubesim::{Faults, Simulator};
+use serde_json::json;
+
+async fn one_cluster() -> (Simulator, Client) {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    (sim, client)
+}
+
+fn kinds(discovery: &Discovery) -> BTreeSet<String> {
+    discovery
+        .groups()
+        .flat_map(|group| {
+            group
+                .recommended_resources()
+                .into_iter()
+                .map(|(ar, _)| format!("{}/{}/{}", ar.group, ar.version, ar.kind))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn discovery_finds_the_same_kinds_both_ways() {
+    let (_sim, client) = one_cluster().await;
+    let classic = Discovery::new(client.clone()).run().await.unwrap();
+    let aggregated = Discovery::new(client).run_aggregated().await.unwrap();
+    let classic_kinds = kinds(&classic);
+    assert!(
+        classic_kinds.contains("apps/v1/Deployment") && classic_kinds.contains("/v1/ConfigMap"),
+        "{classic_kinds:?}"
+    );
+    assert_eq!(classic_kinds, kinds(&aggregated));
+    let version = _sim.clusters()[0]
+        .client()
+        .unwrap()
+        .apiserver_version()
+        .await
+        .unwrap();
+    assert_eq!(version.git_version, kubesim::http::GIT_VERSION);
+}
+
+#[tokio::test]
+async fn server_side_apply_creates_updates_and_reports_conflicts() {
+    let (_sim, client) = one_cluster().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let applied = |value: &str| json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo"}, "data": {"x": value, "y": "kept"}});
+    let created = api
+        .patch("demo", &PatchParams::apply("emco"), &Patch::Apply(applied("1")))
+        .await
+        .unwrap();
+    assert_eq!(created.data.as_ref().unwrap()["x"], "1");
+    let managers = created.metadata.managed_fields.clone().unwrap();
+    assert_eq!(
+        (managers[0].manager.as_deref(), managers[0].operation.as_deref()),
+        (Some("emco"), Some("Apply"))
+    );
+    let rv = created.metadata.resource_version.clone();
+
+    // Applying the same configuration again changes nothing, not even the resourceVersion.
+    let again = api
+        .patch("demo", &PatchParams::apply("emco"), &Patch::Apply(applied("1")))
+        .await
+        .unwrap();
+    assert_eq!(again.metadata.resource_version, rv);
+
+    // Another manager changing an owned field conflicts, unless it forces.
+    let theirs =
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo"}, "data": {"x": "2"}});
+    let err = api
+        .patch("demo", &PatchParams::apply("other"), &Patch::Apply(&theirs))
+        .await
+        .unwrap_err();
+    let kube::Error::Api(status) = err else {
+        panic!("expected an API error")
+    };
+    assert_eq!((status.code, status.reason.as_str()), (409, "Conflict"));
+    assert!(
+        status.message.contains("conflict with \"emco\""),
+        "{}",
+        status.message
+    );
+    let forced = api
+        .patch(
+            "demo",
+            &PatchParams::apply("other").force(),
+            &Patch::Apply(&theirs),
+        )
+        .await
+        .unwrap();
+    assert_eq!(forced.data.as_ref().unwrap()["x"], "2");
+
+    // emco stops applying y: it goes away (nobody else owns it); x now belongs to "other" and stays.
+    let smaller = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "demo"}, "data": {}});
+    let pruned = api
+        .patch("demo", &PatchParams::apply("emco"), &Patch::Apply(&smaller))
+        .await
+        .unwrap();
+    let data = pruned.data.unwrap();
+    assert_eq!(data.get("x").map(String::as_str), Some("2"));
+    assert!(!data.contains_key("y"), "{data:?}");
+
+    // Finalizers hold a deleted object until they are removed.
+    let finalized = api
+        .patch(
+            "demo",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": ["emco.io/cleanup"]}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(finalized.metadata.finalizers.unwrap(), ["emco.io/cleanup"]);
+    api.delete("demo", &DeleteParams::default()).await.unwrap();
+    let waiting = api.get("demo").await.unwrap();
+    assert!(
+        waiting.metadata.deletion_timestamp.is_some(),
+        "a finalizer holds the object"
+    );
+    api.patch(
+        "demo",
+        &PatchParams::default(),
+        &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+    )
+    .await
+    .unwrap();
+    let gone = api.get("demo").await.unwrap_err();
+    assert!(
+        matches!(gone, kube::Error::Api(ref s) if s.reason == "NotFound"),
+        "{gone:?}"
+    );
+}
+
+#[tokio::test]
+async fn watches_replay_from_a_resource_version() {
+    let (_sim, client) = one_cluster().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let list = api.list(&ListParams::default()).await.unwrap();
+    let rv = list.metadata.resource_version.unwrap();
+    assert!(!rv.is_empty());
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "later"}, "data": {"a": "b"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let mut events = api
+        .watch(&WatchParams::default().timeout(5), &rv)
+        .await
+        .unwrap()
+        .boxed();
+    let first = tokio::time::timeout(Duration::from_secs(5), events.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let WatchEvent::Added(added) = first else {
+        panic!("expected ADDED, got {first:?}")
+    };
+    assert_eq!(added.metadata.name.as_deref(), Some("later"));
+
+    // A revision the log no longer holds is an in-stream ERROR 410.
+    let mut expired = api
+        .watch(&WatchParams::default().timeout(5), "1")
+        .await
+        .unwrap()
+        .boxed();
+    match tokio::time::timeout(Duration::from_secs(5), expired.try_next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap()
+    {
+        WatchEvent::Error(status) => assert_eq!((status.code, status.reason.as_str()), (410, "Expired")),
+        other => panic!("expected ERROR 410, got {other:?}"),
+    }
+}
+
+async fn wait_for(seen: &mut tokio::sync::mpsc::UnboundedReceiver<String>, name: &str) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
+    loop {
+        let next = tokio::time::timeout_at(deadline, seen.recv())
+            .await
+            .expect("the watcher saw the object in time");
+        if next.as_deref() == Some(name) {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_watcher_recovers_after_the_log_is_compacted_and_the_connection_drops() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let api: Api<ConfigMap> = Api::namespaced(cluster.client().unwrap(), "default");
+    let (seen_tx, mut seen) = tokio::sync::mpsc::unbounded_channel();
+    let stream = watcher(api.clone(), watcher::Config::default())
+        .default_backoff()
+        .applied_objects();
+    let task = tokio::spawn(async move {
+        let mut stream = stream.boxed();
+        while let Some(item) = stream.next().await {
+            if let Ok(cm) = item {
+                let _ = seen_tx.send(cm.metadata.name.unwrap_or_default());
+            }
+        }
+    });
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "before"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    wait_for(&mut seen, "before").await;
+    // Move the revision on outside the watched namespace, forget the log, and drop every connection: the watcher's
+    // resume revision is now too old, it gets ERROR 410 and must relist.
+    let other: Api<ConfigMap> = Api::namespaced(cluster.client().unwrap(), "kube-system");
+    other
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "elsewhere"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    cluster.shared().store().compact();
+    cluster
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    cluster.set_faults(Faults::default()).await.unwrap();
+    api.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "after"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    wait_for(&mut seen, "after").await;
+    task.abort();
+}
+
+#[tokio::test]
+async fn custom_resource_definitions_come_and_go_with_their_kinds() {
+    let (_sim, client) = one_cluster().await;
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    let crd: CustomResourceDefinition = serde_json::from_value(json!({
+        "apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "shortNames": ["wg"]},
+                 "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}},
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}
+    }))
+    .unwrap();
+    crds.create(&PostParams::default(), &crd).await.unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(1),
+        await_condition(
+            crds.clone(),
+            "widgets.example.com",
+            conditions::is_crd_established(),
+        ),
+    )
+    .await
+    .expect("established within a second")
+    .unwrap();
+    let discovery = Discovery::new(client.clone()).run().await.unwrap();
+    assert!(kinds(&discovery).contains("example.com/v1/Widget"));
+
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets");
+    let widgets: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget", "metadata": {"name": "w1"}, "spec": {"size": 3}});
+    let created = widgets
+        .patch("w1", &PatchParams::apply("emco"), &Patch::Apply(&widget))
+        .await
+        .unwrap();
+    assert_eq!(created.data["spec"]["size"], 3);
+    let generation = created.metadata.generation;
+    let with_status = widgets
+        .patch_status(
+            "w1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"ok": true}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(with_status.data["status"]["ok"], true);
+    assert_eq!(
+        with_status.metadata.generation, generation,
+        "a status write leaves generation alone"
+    );
+    let ignored = widgets
+        .patch(
+            "w1",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"status": {"ok": false}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        ignored.data["status"]["ok"], true,
+        "the main resource ignores status"
+    );
+
+    crds.delete("widgets.example.com", &DeleteParams::default())
+        .await
+        .unwrap();
+    let err = widgets.get("w1").await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 404), "{err:?}");
+    let discovery = Discovery::new(client).run().await.unwrap();
+    assert!(!kinds(&discovery).contains("example.com/v1/Widget"));
+}
+
+#[tokio::test]
+async fn workloads_become_ready_and_garbage_is_collected() {
+    let (_sim, client) = one_cluster().await;
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    let deployment: Deployment = serde_json::from_value(json!({
+        "metadata": {"name": "web"},
+        "spec": {"replicas": 3, "selector": {"matchLabels": {"app": "web"}},
+                 "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}
+    }))
+    .unwrap();
+    deployments
+        .create(&PostParams::default(), &deployment)
+        .await
+        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        await_condition(deployments.clone(), "web", conditions::is_deployment_completed()),
+    )
+    .await
+    .expect("the deployment completes")
+    .unwrap();
+    let web = deployments.get("web").await.unwrap();
+    let status = web.status.unwrap();
+    assert_eq!(
+        (
+            status.ready_replicas,
+            status.available_replicas,
+            status.observed_generation
+        ),
+        (Some(3), Some(3), web.metadata.generation)
+    );
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let running = pods.list(&ListParams::default().labels("app=web")).await.unwrap();
+    assert_eq!(running.items.len(), 3);
+    for pod in &running.items {
+        let status = pod.status.as_ref().unwrap();
+        assert_eq!(status.phase.as_deref(), Some("Running"));
+        assert!(status.pod_ip.is_some());
+    }
+
+    // Scale down, then delete: the ReplicaSet and pods go with the Deployment.
+    deployments
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if pods
+                .list(&ListParams::default().labels("app=web"))
+                .await
+                .unwrap()
+                .items
+                .len()
+                == 1
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("scaled down to one pod");
+    deployments
+        .delete("web", &DeleteParams::background())
+        .await
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            if pods
+                .list(&ListParams::default().labels("app=web"))
+                .await
+                .unwrap()
+                .items
+                .is_empty()
+            {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("garbage collection removed the pods");
+
+    let jobs: Api<Job> = Api::namespaced(client, "default");
+    let job: Job = serde_json::from_value(json!({"metadata": {"name": "pi"},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "pi", "image": "perl:5"}]}}}})).unwrap();
+    jobs.create(&PostParams::default(), &job).await.unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(10),
+        await_condition(jobs.clone(), "pi", conditions::is_job_completed()),
+    )
+    .await
+    .expect("the job completes")
+    .unwrap();
+    assert_eq!(jobs.get("pi").await.unwrap().status.unwrap().succeeded, Some(1));
+}
+
+#[tokio::test]
+async fn faults_make_a_cluster_unreachable_slow_or_erroring() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    // kube-rs retries 429/503 with back-off by default; see each fault's first answer.
+    let mut config = edge01.client_config().unwrap();
+    config.default_retry = false;
+    let api: Api<ConfigMap> = Api::namespaced(Client::try_from(config).unwrap(), "default");
+    edge01
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let err = api.list(&ListParams::default()).await.unwrap_err();
+    assert!(
+        matches!(err, kube::Error::HyperError(_) | kube::Error::Service(_)),
+        "connection refused, got {err:?}"
+    );
+    // The other cluster is unaffected.
+    let other: Api<ConfigMap> = Api::namespaced(edge02.client().unwrap(), "default");
+    other.list(&ListParams::default()).await.unwrap();
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 429,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let err = api.list(&ListParams::default()).await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 429), "{err:?}");
+    edge01
+        .set_faults(Faults {
+            reject_kinds: vec!["ConfigMap".into()],
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let err = api
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "x"}})).unwrap(),
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, kube::Error::Api(ref s) if s.code == 403 && s.message.contains("ConfigMap")),
+        "{err:?}"
+    );
+    edge01
+        .set_faults(Faults {
+            latency_ms: 300,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let started = std::time::Instant::now();
+    api.list(&ListParams::default()).await.unwrap();
+    assert!(
+        started.elapsed() >= Duration::from_millis(300),
+        "latency is added"
+    );
+}
