@@ -1,10 +1,13 @@
-//! Commands of the `emco` binary: `serve` runs the REST API with the embedded (or in-memory) store.
+//! Commands of the `emco` binary: `serve` runs the control plane (REST API, status index, rsync) with the embedded
+//! (or in-memory) store; `kubesim` serves simulated clusters (the simulator `emco demo` uses).
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
+use emco_appcontext::{AppContexts, Catalog};
+use emco_rsync::{Rsync, RsyncConfig};
 use emco_server::{Server, ServerConfig};
 use emco_store::{Store, StoreConfig};
 
@@ -20,8 +23,10 @@ pub struct Args {
 /// The commands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
-    /// Serve EMCO's REST API (`/v2`) with the embedded store.
+    /// Serve EMCO's REST API (`/v2`) with the embedded store, and apply instantiations to clusters.
     Serve(ServeArgs),
+    /// Serve simulated Kubernetes clusters (see `kubesim --help`).
+    Kubesim(kubesim::cli::Args),
 }
 
 /// Flags of `emco serve`.
@@ -59,6 +64,10 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("starting the runtime")?;
     match args.command {
         Command::Serve(serve_args) => runtime.block_on(serve(serve_args)),
+        Command::Kubesim(sim_args) => {
+            drop(runtime);
+            kubesim::cli::run(sim_args).context("serving simulated clusters")
+        }
     }
 }
 
@@ -82,7 +91,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {listen}"))?;
     tracing::info!(address = %listener.local_addr()?, store = ?store, "serving the EMCO API under /v2");
-    let server = Server::new(store, None, ServerConfig { max_body_bytes });
+    let rsync = Rsync::new(
+        Catalog::new(store.clone()),
+        AppContexts::new(store.clone()),
+        RsyncConfig::default(),
+    );
+    let server = Server::new(
+        store,
+        Some(std::sync::Arc::new(rsync.clone())),
+        ServerConfig { max_body_bytes },
+    );
+    rsync.resume().await.context("resuming unfinished operations")?;
     server.run(listener, shutdown_signal()).await.context("serving")?;
     tracing::info!("stopped");
     Ok(())

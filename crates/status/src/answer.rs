@@ -409,6 +409,10 @@ impl Serialize for ResourceView<'_> {
         match (self.query.shape, self.query.measure) {
             (Shape::Seed, Measure::Deployed) => {
                 map.serialize_entry("rsync-status", &resource.rsync)?;
+                // Why a resource Failed: the cluster's own message.
+                if let Some(error) = &resource.error {
+                    map.serialize_entry("message", &**error)?;
+                }
                 if let Some(detail) = &self.detail {
                     map.serialize_entry("detail", detail)?;
                 }
@@ -423,7 +427,12 @@ impl Serialize for ResourceView<'_> {
                     map.serialize_entry("detail", detail)?;
                 }
                 match measure {
-                    Measure::Deployed => map.serialize_entry("deployedStatus", &resource.rsync)?,
+                    Measure::Deployed => {
+                        map.serialize_entry("deployedStatus", &resource.rsync)?;
+                        if let Some(error) = &resource.error {
+                            map.serialize_entry("message", &**error)?;
+                        }
+                    }
                     Measure::Cluster => {
                         if let Some(ready) = resource.ready {
                             map.serialize_entry("readyStatus", &ready)?;

@@ -13,8 +13,8 @@ use emco_model::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
 
-use crate::cluster::find_object;
-use crate::readiness::{is_tracked, readiness};
+use emco_k8s::bundle::{find_object, typed_array};
+use emco_k8s::readiness::{is_tracked, readiness};
 
 /// Counters of resources by rsync status (indexed by `RsyncStatus as usize`) and by cluster status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -75,6 +75,8 @@ pub struct ResourceEntry {
     pub cluster: ClusterResourceStatus,
     /// Whether it works, by EMCO's rules; `None` for kinds the monitor does not track and the cluster did not list.
     pub ready: Option<ReadyStatus>,
+    /// Why the cluster refused it (the API server's message), when it Failed.
+    pub error: Option<Box<str>>,
 }
 
 /// One app on one cluster.
@@ -190,9 +192,7 @@ fn observe(
             ClusterResourceStatus::Present,
             Some(readiness(&gvk.group, &gvk.kind, object)),
         ),
-        None if crate::cluster::typed_array(&gvk.group, &gvk.kind).is_some() => {
-            (ClusterResourceStatus::NotPresent, absent())
-        }
+        None if typed_array(&gvk.group, &gvk.kind).is_some() => (ClusterResourceStatus::NotPresent, absent()),
         None => (ClusterResourceStatus::Unknown, absent()),
     }
 }
@@ -311,6 +311,7 @@ impl StatusIndex {
                     rsync: resource.status,
                     cluster,
                     ready,
+                    error: resource.error.as_deref().map(Into::into),
                 }
             })
             .collect();

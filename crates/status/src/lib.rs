@@ -7,10 +7,8 @@
 //! selected resources plus serialization.
 
 pub mod answer;
-pub mod cluster;
 pub mod index;
 pub mod query;
-pub mod readiness;
 
 pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, write_status};
 pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex};

@@ -8,8 +8,8 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
+use emco_k8s::bundle::find_object;
 use emco_model::{ContextId, DeploymentIntentGroup};
-use emco_status::cluster::find_object;
 use emco_status::{
     DetailSource, DigIdentity, Measure, Output, ResourceEntry, StatusRequest, parse_query, write_status,
 };

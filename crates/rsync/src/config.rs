@@ -1,0 +1,75 @@
+//! rsync's settings.
+
+use std::time::Duration;
+
+/// How rsync retries and how much it does at once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RsyncConfig {
+    /// The first back-off after a cluster could not be reached (or answered 5xx/429).
+    pub backoff_initial: Duration,
+    /// The longest back-off.
+    pub backoff_max: Duration,
+    /// Give up after this many failed attempts on a cluster (`None`: retry until stopped, as EMCO does).
+    pub max_retries: Option<u32>,
+    /// How many (app, cluster) batches run at once across all contexts.
+    pub concurrency: usize,
+    /// How long one API request may take.
+    pub request_timeout: Duration,
+    /// How long to wait for a CRD to be established.
+    pub crd_timeout: Duration,
+    /// The server-side apply field manager.
+    pub field_manager: String,
+}
+
+impl Default for RsyncConfig {
+    fn default() -> Self {
+        Self {
+            backoff_initial: Duration::from_millis(500),
+            backoff_max: Duration::from_secs(30),
+            max_retries: None,
+            // Enough to keep a loopback API busy from two cores without queueing thousands of requests.
+            concurrency: 128,
+            request_timeout: Duration::from_secs(30),
+            crd_timeout: Duration::from_secs(60),
+            field_manager: "emco".into(),
+        }
+    }
+}
+
+impl RsyncConfig {
+    /// The back-off before attempt `attempt` (1-based): doubling from `backoff_initial`, capped, with ±20% jitter.
+    #[must_use]
+    pub fn backoff(&self, attempt: u32) -> Duration {
+        let doubled = self
+            .backoff_initial
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+        let capped = doubled.min(self.backoff_max);
+        let jitter = rand::random_range(0.8..1.2);
+        capped.mul_f64(jitter)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_is_capped() {
+        let config = RsyncConfig {
+            backoff_initial: Duration::from_millis(100),
+            backoff_max: Duration::from_secs(1),
+            ..RsyncConfig::default()
+        };
+        let first = config.backoff(1);
+        assert!(
+            first >= Duration::from_millis(80) && first <= Duration::from_millis(120),
+            "{first:?}"
+        );
+        let third = config.backoff(3);
+        assert!(
+            third >= Duration::from_millis(320) && third <= Duration::from_millis(480),
+            "{third:?}"
+        );
+        assert!(config.backoff(30) <= Duration::from_millis(1200));
+    }
+}

@@ -1,0 +1,401 @@
+//! The engine: a worker per context (instantiate or terminate), stop and cancellation, app dependencies, and
+//! resuming unfinished operations after a restart.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use emco_appcontext::{AppContexts, Catalog, ContextMeta, Engine};
+use emco_model::{ContextId, ContextStatus};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::{JoinHandle, JoinSet};
+use tokio_util::sync::CancellationToken;
+
+use crate::apply::{BatchOutcome, Direction, app_ready, sync_cluster};
+use crate::clients::Clients;
+use crate::config::RsyncConfig;
+
+/// How often a dependency on another app's readiness is checked.
+const READY_POLL: Duration = Duration::from_millis(500);
+
+/// What every task shares.
+pub(crate) struct Inner {
+    pub(crate) contexts: AppContexts,
+    pub(crate) clients: Clients,
+    pub(crate) config: RsyncConfig,
+    /// Bounds the (app, cluster) batches in flight.
+    pub(crate) permits: Semaphore,
+    workers: Mutex<HashMap<ContextId, Worker>>,
+    next_worker: std::sync::atomic::AtomicU64,
+}
+
+/// The running operation of one context.
+struct Worker {
+    serial: u64,
+    cancel: CancellationToken,
+    task: JoinHandle<()>,
+}
+
+/// The rsync engine.
+#[derive(Clone)]
+pub struct Rsync {
+    inner: Arc<Inner>,
+}
+
+/// An app's progress, for the apps that depend on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AppProgress {
+    Running,
+    Deployed,
+    Failed,
+}
+
+impl Rsync {
+    /// An engine over the AppContexts and kubeconfigs in the store of `catalog` and `contexts`.
+    #[must_use]
+    pub fn new(catalog: Catalog, contexts: AppContexts, config: RsyncConfig) -> Self {
+        let permits = Semaphore::new(config.concurrency.max(1));
+        let clients = Clients::new(catalog, config.clone());
+        Self {
+            inner: Arc::new(Inner {
+                contexts,
+                clients,
+                config,
+                permits,
+                workers: Mutex::new(HashMap::new()),
+                next_worker: std::sync::atomic::AtomicU64::new(1),
+            }),
+        }
+    }
+
+    fn workers(&self) -> std::sync::MutexGuard<'_, HashMap<ContextId, Worker>> {
+        self.inner
+            .workers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Resumes every operation the store says is unfinished (after a restart): running instantiations and
+    /// terminations continue; ones that were being stopped end as stopped.
+    pub async fn resume(&self) -> Result<usize, emco_appcontext::ContextError> {
+        let mut resumed = 0;
+        for id in self.inner.contexts.ids().await? {
+            let meta = self.inner.contexts.meta(id).await?;
+            match (meta.status, meta.stop_requested) {
+                (ContextStatus::Instantiating | ContextStatus::Terminating, true) => self.stop(id),
+                (ContextStatus::Instantiating, false) => self.instantiate(id),
+                (ContextStatus::Terminating, false) => self.terminate(id),
+                _ => continue,
+            }
+            resumed += 1;
+        }
+        if resumed > 0 {
+            tracing::info!(operations = resumed, "resumed unfinished operations");
+        }
+        Ok(resumed)
+    }
+
+    /// Whether any operation is running (for tests and shutdown).
+    #[must_use]
+    pub fn busy(&self) -> bool {
+        self.workers().values().any(|worker| !worker.task.is_finished())
+    }
+
+    /// Replaces the context's worker with `run`, after cancelling and awaiting the previous one if `supersede`.
+    fn start<F, Fut>(&self, id: ContextId, supersede: bool, run: F)
+    where
+        F: FnOnce(Arc<Inner>, CancellationToken) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
+        let serial = self
+            .inner
+            .next_worker
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let cancel = CancellationToken::new();
+        let previous = self.workers().remove(&id);
+        let inner = self.inner.clone();
+        let token = cancel.clone();
+        let task = tokio::spawn(async move {
+            if let Some(previous) = previous {
+                if supersede {
+                    previous.cancel.cancel();
+                }
+                let _ = previous.task.await;
+            }
+            run(inner.clone(), token).await;
+            let mut workers = inner
+                .workers
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if workers.get(&id).is_some_and(|w| w.serial == serial) {
+                workers.remove(&id);
+            }
+        });
+        self.workers().insert(id, Worker { serial, cancel, task });
+    }
+}
+
+/// Sets the context's final status unless a stop or another operation got there first.
+async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: ContextStatus) {
+    let result = inner
+        .contexts
+        .update_meta(id, |meta| {
+            if meta.status == running && !meta.stop_requested {
+                meta.status = done;
+            }
+        })
+        .await;
+    match result {
+        Ok(meta) if meta.status == done => {
+            tracing::info!(context = %id, status = %done, "operation finished")
+        }
+        Ok(_) => {}
+        Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the operation's end"),
+    }
+}
+
+async fn wait_for_dependencies(
+    inner: &Inner,
+    id: ContextId,
+    meta: &ContextMeta,
+    app: &str,
+    progress: &HashMap<String, watch::Receiver<AppProgress>>,
+    cancel: &CancellationToken,
+) -> Result<(), String> {
+    let Some(app_meta) = meta.apps.iter().find(|a| a.name == app) else {
+        return Ok(());
+    };
+    for dependency in &app_meta.dependencies {
+        let other = dependency.app.as_str();
+        match dependency.op_status.as_str() {
+            "Ready" => loop {
+                let records = inner.contexts.clusters(id).await.map_err(|err| err.to_string())?;
+                if app_ready(&records, other) {
+                    break;
+                }
+                tokio::select! {
+                    () = tokio::time::sleep(READY_POLL) => {}
+                    () = cancel.cancelled() => return Err("cancelled".into()),
+                }
+            },
+            _ => {
+                let Some(receiver) = progress.get(other) else {
+                    continue;
+                };
+                let mut receiver = receiver.clone();
+                let reached = tokio::select! {
+                    reached = receiver.wait_for(|p| *p != AppProgress::Running) => reached.map(|p| *p).unwrap_or(AppProgress::Failed),
+                    () = cancel.cancelled() => return Err("cancelled".into()),
+                };
+                if reached == AppProgress::Failed {
+                    return Err(format!(
+                        "app '{app}' depends on app '{other}', which failed to deploy"
+                    ));
+                }
+            }
+        }
+        if dependency.wait > 0 {
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(dependency.wait)) => {}
+                () = cancel.cancelled() => return Err("cancelled".into()),
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {
+    let meta = match inner.contexts.meta(id).await {
+        Ok(meta) => meta,
+        Err(err) => {
+            return tracing::warn!(context = %id, error = %err, "cannot read the context to instantiate");
+        }
+    };
+    if meta.status != ContextStatus::Instantiating || meta.stop_requested {
+        return;
+    }
+    tracing::info!(context = %id, apps = meta.apps.len(), "instantiating");
+    let mut senders = HashMap::new();
+    let mut receivers = HashMap::new();
+    for app in &meta.apps {
+        let (sender, receiver) = watch::channel(AppProgress::Running);
+        senders.insert(app.name.clone(), sender);
+        receivers.insert(app.name.clone(), receiver);
+    }
+    let receivers = Arc::new(receivers);
+    let meta = Arc::new(meta);
+    let mut apps = JoinSet::new();
+    for app in meta.apps.clone() {
+        let (inner, meta, receivers, cancel) =
+            (inner.clone(), meta.clone(), receivers.clone(), cancel.clone());
+        let sender = senders.remove(&app.name);
+        apps.spawn(async move {
+            if let Err(reason) =
+                wait_for_dependencies(&inner, id, &meta, &app.name, &receivers, &cancel).await
+            {
+                if cancel.is_cancelled() {
+                    return BatchOutcome::Cancelled;
+                }
+                tracing::warn!(context = %id, app = app.name, reason, "app not applied");
+                for cluster in &app.clusters {
+                    let _ = inner
+                        .contexts
+                        .update_cluster(id, &app.name, cluster, |record| {
+                            for resource in &mut record.resources {
+                                resource.status = emco_model::RsyncStatus::Failed;
+                                resource.error = Some(reason.clone());
+                            }
+                        })
+                        .await;
+                }
+                if let Some(sender) = &sender {
+                    let _ = sender.send(AppProgress::Failed);
+                }
+                return BatchOutcome::Failed;
+            }
+            let mut clusters = JoinSet::new();
+            for cluster in &app.clusters {
+                clusters.spawn(sync_cluster(
+                    inner.clone(),
+                    id,
+                    app.name.clone(),
+                    cluster.clone(),
+                    meta.namespace.clone(),
+                    Direction::Apply,
+                    cancel.clone(),
+                ));
+            }
+            let mut outcome = BatchOutcome::Succeeded;
+            while let Some(result) = clusters.join_next().await {
+                match result.unwrap_or(BatchOutcome::Failed) {
+                    BatchOutcome::Succeeded => {}
+                    BatchOutcome::Failed if outcome == BatchOutcome::Succeeded => {
+                        outcome = BatchOutcome::Failed
+                    }
+                    BatchOutcome::Cancelled => outcome = BatchOutcome::Cancelled,
+                    BatchOutcome::Failed => {}
+                }
+            }
+            if let Some(sender) = &sender {
+                let _ = sender.send(if outcome == BatchOutcome::Succeeded {
+                    AppProgress::Deployed
+                } else {
+                    AppProgress::Failed
+                });
+            }
+            outcome
+        });
+    }
+    let mut overall = BatchOutcome::Succeeded;
+    while let Some(result) = apps.join_next().await {
+        match result.unwrap_or(BatchOutcome::Failed) {
+            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
+            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
+            _ => {}
+        }
+    }
+    match overall {
+        BatchOutcome::Succeeded => {
+            finish(
+                &inner,
+                id,
+                ContextStatus::Instantiating,
+                ContextStatus::Instantiated,
+            )
+            .await
+        }
+        BatchOutcome::Failed => {
+            finish(
+                &inner,
+                id,
+                ContextStatus::Instantiating,
+                ContextStatus::InstantiateFailed,
+            )
+            .await
+        }
+        BatchOutcome::Cancelled => tracing::info!(context = %id, "instantiation cancelled"),
+    }
+}
+
+async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {
+    let meta = match inner.contexts.meta(id).await {
+        Ok(meta) => meta,
+        Err(err) => {
+            return tracing::warn!(context = %id, error = %err, "cannot read the context to terminate");
+        }
+    };
+    if meta.status != ContextStatus::Terminating || meta.stop_requested {
+        return;
+    }
+    tracing::info!(context = %id, "terminating");
+    let mut batches = JoinSet::new();
+    // Reverse app order; every cluster of every app at once.
+    for app in meta.apps.iter().rev() {
+        for cluster in &app.clusters {
+            batches.spawn(sync_cluster(
+                inner.clone(),
+                id,
+                app.name.clone(),
+                cluster.clone(),
+                meta.namespace.clone(),
+                Direction::Delete,
+                cancel.clone(),
+            ));
+        }
+    }
+    let mut overall = BatchOutcome::Succeeded;
+    while let Some(result) = batches.join_next().await {
+        match result.unwrap_or(BatchOutcome::Failed) {
+            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
+            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
+            _ => {}
+        }
+    }
+    match overall {
+        BatchOutcome::Succeeded => {
+            finish(&inner, id, ContextStatus::Terminating, ContextStatus::Terminated).await
+        }
+        BatchOutcome::Failed => {
+            finish(
+                &inner,
+                id,
+                ContextStatus::Terminating,
+                ContextStatus::TerminateFailed,
+            )
+            .await
+        }
+        BatchOutcome::Cancelled => tracing::info!(context = %id, "termination cancelled"),
+    }
+}
+
+async fn run_stop(inner: Arc<Inner>, id: ContextId) {
+    let result = inner
+        .contexts
+        .update_meta(id, |meta| {
+            meta.status = match meta.status {
+                ContextStatus::Instantiating => ContextStatus::InstantiateFailed,
+                ContextStatus::Terminating => ContextStatus::TerminateFailed,
+                other => other,
+            };
+        })
+        .await;
+    match result {
+        Ok(meta) => tracing::info!(context = %id, status = %meta.status, "operation stopped"),
+        Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the stopped operation"),
+    }
+}
+
+impl Engine for Rsync {
+    fn instantiate(&self, id: ContextId) {
+        self.start(id, false, move |inner, cancel| run_instantiate(inner, id, cancel));
+    }
+
+    fn terminate(&self, id: ContextId) {
+        // A running instantiation is cancelled first.
+        self.start(id, true, move |inner, cancel| run_terminate(inner, id, cancel));
+    }
+
+    fn stop(&self, id: ContextId) {
+        self.start(id, true, move |inner, _| run_stop(inner, id));
+    }
+}

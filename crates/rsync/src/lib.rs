@@ -1,0 +1,24 @@
+//! rsync, the resource synchronizer: turns an instantiated AppContext into objects in remote clusters and back,
+//! keeping every resource's status honest.
+//!
+//! [`Rsync`] implements the lifecycle's [`Engine`](emco_appcontext::Engine): per context a worker, per (app,
+//! cluster) a task; apps wait for the apps they depend on; in a cluster, CRDs go first and are waited for, then the
+//! resources in order, each applied with server-side apply (field manager `emco`) and labelled
+//! `emco/deployment-id: <contextId>-<app>` (pod templates too), then the app's ResourceBundleState. Unreachable
+//! clusters are retried with capped exponential back-off; `/stop` ends an attempt; a terminate cancels a running
+//! instantiation first. Every operation is recorded in the store before it starts, so [`Rsync::resume`] picks up
+//! unfinished ones after a restart.
+//!
+//! Architecture invariant: one of the three crates that build a `kube::Client`; status goes to the AppContext in one
+//! write per (app, cluster) batch, never one write per resource.
+
+mod apply;
+mod clients;
+mod config;
+mod engine;
+mod error;
+mod labels;
+
+pub use config::RsyncConfig;
+pub use engine::Rsync;
+pub use error::SyncError;
