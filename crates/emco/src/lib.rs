@@ -49,7 +49,9 @@ pub struct ServeArgs {
 /// Logs to stderr, filtered by `RUST_LOG` (default `info`).
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // kube-rs logs every failed request to an unreachable cluster at ERROR; rsync reports those itself (as
+        // connectivity Retrying), so its log stays quiet unless asked for.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube_client=off"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

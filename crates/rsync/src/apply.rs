@@ -71,8 +71,8 @@ pub(crate) async fn wait_established(
     }
 }
 
-/// The result of one resource in a batch.
-type Results = Vec<(RsyncStatus, Option<String>)>;
+/// The result of each resource in a batch; `None` for resources the batch did not reach (it was cancelled).
+type Results = Vec<Option<(RsyncStatus, Option<String>)>>;
 
 async fn api_for(
     inner: &Inner,
@@ -97,19 +97,21 @@ async fn api_for(
     }
 }
 
-/// One attempt at the whole batch. Retryable errors abort the attempt; rejections mark single resources Failed.
+/// One attempt at the whole batch. Retryable errors abort the attempt; rejections mark single resources Failed; a
+/// cancellation ends it between two requests, with the results so far (so nothing applied is lost track of).
 async fn attempt(
     inner: &Inner,
     id: ContextId,
     record: &ClusterRecord,
     namespace: &str,
     direction: Direction,
+    cancel: &CancellationToken,
 ) -> Result<Results, SyncError> {
     let cluster = record.cluster.as_str();
     let client = inner.clients.client(cluster).await?;
     let label = format!("{id}-{}", record.app);
     let params = PatchParams::apply(&inner.config.field_manager).force();
-    let mut results: Results = vec![(RsyncStatus::Pending, None); record.resources.len()];
+    let mut results: Results = vec![None; record.resources.len()];
     let order: Vec<usize> = {
         let (crds, others): (Vec<usize>, Vec<usize>) =
             (0..record.resources.len()).partition(|i| is_crd(&record.resources[*i]));
@@ -129,6 +131,9 @@ async fn attempt(
     }
     let mut crds_applied = false;
     for index in order {
+        if cancel.is_cancelled() {
+            return Ok(results);
+        }
         let resource = &record.resources[index];
         let outcome = match api_for(inner, cluster, &client, resource, namespace).await {
             Err(err) => rejected(err)?,
@@ -159,7 +164,10 @@ async fn attempt(
                 },
             },
         };
-        results[index] = outcome;
+        results[index] = Some(outcome);
+    }
+    if cancel.is_cancelled() {
+        return Ok(results);
     }
     // The app's ResourceBundleState: applied with the resources, deleted after them.
     if !record.resources.is_empty() {
@@ -208,7 +216,7 @@ async fn record_results(
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
             for (index, resource) in stored.resources.iter_mut().enumerate() {
-                if let Some((status, error)) = results.and_then(|r| r.get(index)) {
+                if let Some((status, error)) = results.and_then(|r| r.get(index)).and_then(Option::as_ref) {
                     resource.status = *status;
                     resource.error = error.clone();
                     resource.updated = Some(time.clone());
@@ -246,17 +254,22 @@ pub(crate) async fn sync_cluster(
             }
         };
         let result = {
-            let Ok(_permit) = inner.permits.acquire().await else {
+            let permit = tokio::select! {
+                permit = inner.permits.acquire() => permit,
+                () = cancel.cancelled() => return BatchOutcome::Cancelled,
+            };
+            let Ok(_permit) = permit else {
                 return BatchOutcome::Cancelled;
             };
-            tokio::select! {
-                result = attempt(&inner, id, &record, &namespace, direction) => result,
-                () = cancel.cancelled() => return BatchOutcome::Cancelled,
-            }
+            attempt(&inner, id, &record, &namespace, direction, &cancel).await
         };
         match result {
             Ok(results) => {
-                let failed = results.iter().any(|(status, _)| *status == RsyncStatus::Failed);
+                let failed = results
+                    .iter()
+                    .flatten()
+                    .any(|(status, _)| *status == RsyncStatus::Failed);
+                let complete = results.iter().all(Option::is_some);
                 if let Err(err) = record_results(
                     &inner,
                     id,
@@ -269,10 +282,10 @@ pub(crate) async fn sync_cluster(
                 {
                     tracing::warn!(context = %id, app, cluster, error = %err, "cannot record the batch");
                 }
-                return if failed {
-                    BatchOutcome::Failed
-                } else {
-                    BatchOutcome::Succeeded
+                return match (complete, failed) {
+                    (false, _) => BatchOutcome::Cancelled,
+                    (true, true) => BatchOutcome::Failed,
+                    (true, false) => BatchOutcome::Succeeded,
                 };
             }
             Err(SyncError::Kubeconfig {
@@ -280,7 +293,8 @@ pub(crate) async fn sync_cluster(
                 message,
             }) => {
                 let message = format!("kubeconfig of cluster {name}: {message}");
-                let results: Results = vec![(RsyncStatus::Failed, Some(message)); record.resources.len()];
+                let results: Results =
+                    vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                 let _ = record_results(&inner, id, &record, Some(&results), record.connectivity, false).await;
                 return BatchOutcome::Failed;
             }
@@ -302,7 +316,8 @@ pub(crate) async fn sync_cluster(
                 }
                 if inner.config.max_retries.is_some_and(|max| attempt_number > max) {
                     let message = format!("Retries exceeded max: {cluster} ({err})");
-                    let results: Results = vec![(RsyncStatus::Failed, Some(message)); record.resources.len()];
+                    let results: Results =
+                        vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                     let _ =
                         record_results(&inner, id, &record, Some(&results), Connectivity::Retrying, false)
                             .await;

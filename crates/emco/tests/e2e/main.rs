@@ -1,0 +1,9 @@
+//! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
+//! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
+//! process, and `emco serve` killed with SIGKILL in the middle of an instantiation.
+
+// Helpers of a test may unwrap: a panic there is a failed test.
+#![allow(clippy::unwrap_used)]
+
+mod rsync;
+mod support;

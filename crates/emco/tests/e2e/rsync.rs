@@ -1,0 +1,458 @@
+//! rsync against kubesim clusters.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Service};
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kubesim::{Faults, Simulator};
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const SETTLE: Duration = Duration::from_secs(20);
+
+fn context_id(answer: &Json) -> String {
+    answer["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|a| a["ContextId"].as_str().filter(|c| !c.is_empty()))
+        .unwrap()
+        .to_string()
+}
+
+async fn labelled(
+    cluster: &kubesim::SimCluster,
+    selector: &str,
+) -> (Vec<Deployment>, Vec<Service>, Vec<ConfigMap>) {
+    let client = cluster.client().unwrap();
+    let params = ListParams::default().labels(selector);
+    let deployments = Api::<Deployment>::namespaced(client.clone(), "default")
+        .list(&params)
+        .await
+        .unwrap()
+        .items;
+    let services = Api::<Service>::namespaced(client.clone(), "default")
+        .list(&params)
+        .await
+        .unwrap()
+        .items;
+    let configmaps = Api::<ConfigMap>::namespaced(client, "default")
+        .list(&params)
+        .await
+        .unwrap()
+        .items;
+    (deployments, services, configmaps)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vfw_instantiates_to_twelve_applied_and_terminates_to_twelve_deleted() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+    let id = context_id(&done);
+
+    for cluster in sim.clusters() {
+        let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
+        let mut names: Vec<String> = deployments
+            .iter()
+            .map(|d| d.metadata.name.clone().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["fw0-firewall", "fw0-packetgen", "fw0-sink"],
+            "{}",
+            cluster.name()
+        );
+        assert_eq!((services.len(), configmaps.len()), (2, 1));
+        for deployment in &deployments {
+            let app = deployment
+                .metadata
+                .name
+                .as_deref()
+                .unwrap()
+                .trim_start_matches("fw0-");
+            let expected = format!("{id}-{app}");
+            assert_eq!(
+                deployment.metadata.labels.as_ref().unwrap()["emco/deployment-id"],
+                expected
+            );
+            let template_labels = deployment
+                .spec
+                .template
+                .metadata
+                .as_ref()
+                .unwrap()
+                .labels
+                .as_ref()
+                .unwrap();
+            assert_eq!(
+                template_labels["emco/deployment-id"], expected,
+                "pod templates are labelled too"
+            );
+            let managers: Vec<_> = deployment
+                .metadata
+                .managed_fields
+                .iter()
+                .flatten()
+                .filter_map(|m| m.manager.clone())
+                .collect();
+            assert!(managers.contains(&"emco".to_string()), "{managers:?}");
+        }
+        // One ResourceBundleState per app.
+        let resource = ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
+            "resourcebundlestates",
+        );
+        let bundles = Api::<DynamicObject>::namespaced_with(cluster.client().unwrap(), "default", &resource)
+            .list(&ListParams::default())
+            .await
+            .unwrap();
+        let mut bundle_names: Vec<String> = bundles
+            .items
+            .iter()
+            .map(|b| b.metadata.name.clone().unwrap())
+            .collect();
+        bundle_names.sort();
+        let mut expected: Vec<String> = APPS.iter().map(|app| format!("{id}-{app}")).collect();
+        expected.sort();
+        assert_eq!(bundle_names, expected);
+        assert_eq!(
+            bundles.items[0].data["spec"]["selector"]["matchLabels"]["emco/deployment-id"],
+            bundle_names[0]
+        );
+    }
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    assert_eq!(counts(&done), json!({"Deleted": 12}));
+    for cluster in sim.clusters() {
+        let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
+        assert!(
+            deployments.is_empty() && services.is_empty() && configmaps.is_empty(),
+            "{} still has objects",
+            cluster.name()
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_down_cluster_shows_retrying_and_recovers() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let edge02 = &sim.clusters()[1];
+    edge02
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let retrying = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedCounts"] == json!({"Applied": 6, "Retrying": 6})
+        })
+        .await;
+    assert_eq!(retrying["deployedStatus"], "Instantiating");
+    for app in retrying["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            let expected = if cluster["cluster"] == "edge02" {
+                "Retrying"
+            } else {
+                "Available"
+            };
+            assert_eq!(cluster["connectivity"], expected, "{cluster}");
+        }
+    }
+    edge02.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_retrying_then_terminate() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let edge02 = &sim.clusters()[1];
+    edge02
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| {
+            counts(a) == json!({"Applied": 6, "Retrying": 6})
+        })
+        .await;
+    emco.http.post_empty(&format!("{DIG}/stop")).await.expect(202);
+    let stopped = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "InstantiateFailed")
+        .await;
+    let last = stopped["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["State"], "InstantiateStopped");
+    // Stopped means stopped: the cluster coming back changes nothing.
+    edge02.set_faults(Faults::default()).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(
+        counts(&emco.http.summary().await),
+        json!({"Applied": 6, "Retrying": 6})
+    );
+    // Terminate from InstantiateStopped deletes what was applied.
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    assert_eq!(counts(&done), json!({"Deleted": 12}));
+    for cluster in sim.clusters() {
+        assert!(labelled(cluster, "emco/deployment-id").await.0.is_empty());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_during_instantiate_cancels_it_first() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let edge02 = &sim.clusters()[1];
+    edge02
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| counts(a)["Retrying"] == 6)
+        .await;
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    // edge01 is cleaned up while edge02 is still unreachable.
+    emco.http
+        .wait_for(
+            "?output=summary&cluster=vfw-cluster-provider%2Bedge01",
+            SETTLE,
+            |a| counts(a) == json!({"Deleted": 6}),
+        )
+        .await;
+    assert_eq!(emco.http.summary().await["status"], "Terminating");
+    edge02.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    assert_eq!(counts(&done), json!({"Deleted": 12}));
+    // The cancelled instantiation never reached edge02 afterwards.
+    assert!(labelled(edge02, "emco/deployment-id").await.0.is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rejected_object_fails_with_the_clusters_reason_and_the_rest_is_applied() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    sim.clusters()[0]
+        .set_faults(Faults {
+            reject_kinds: vec!["ConfigMap".into()],
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "InstantiateFailed")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 11, "Failed": 1}));
+    let detail = emco.http.get(&format!("{DIG}/status?app=sink&cluster=vfw-cluster-provider%2Bedge01&resource=sink-configmap&output=detail")).await.expect(200).json();
+    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    assert_eq!(resource["rsync-status"], "Failed");
+    let message = resource["message"].as_str().unwrap();
+    assert!(
+        message.contains("denied the request") && message.contains("403"),
+        "{message}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubesim_as_its_own_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut kubesim = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "kubesim",
+            "--clusters",
+            "2",
+            "--admin",
+            "127.0.0.1:0",
+            "--kubeconfig-dir",
+        ])
+        .arg(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let paths = [dir.path().join("edge01.yaml"), dir.path().join("edge02.yaml")];
+    for _ in 0..200 {
+        if paths.iter().all(|p| p.exists()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let clusters: Vec<(String, String)> = ["edge01", "edge02"]
+        .iter()
+        .zip(&paths)
+        .map(|(n, p)| ((*n).to_string(), std::fs::read_to_string(p).unwrap()))
+        .collect();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &clusters).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+    kubesim.kill().await.unwrap();
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+async fn start_emco_process(data: &std::path::Path, port: u16) -> tokio::process::Child {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
+        .arg(data)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    for _ in 0..200 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    child
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_mid_instantiation_then_restart_converges() {
+    const CLUSTERS: usize = 50;
+    let sim = Simulator::start_named(CLUSTERS).await.unwrap();
+    // Slow clusters make the instantiation take long enough to be killed in the middle of it.
+    for cluster in sim.clusters() {
+        cluster
+            .set_faults(Faults {
+                latency_ms: 150,
+                ..Faults::default()
+            })
+            .await
+            .unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = start_emco_process(data.path(), port).await;
+    onboard_vfw(&http, &kubeconfigs(&sim)).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    let total = CLUSTERS as u64 * 6;
+    let partial = http
+        .wait_for("?output=summary", Duration::from_secs(60), |a| {
+            let applied = counts(a)["Applied"].as_u64().unwrap_or(0);
+            applied > 0 && applied < total
+        })
+        .await;
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+    assert_eq!(partial["status"], "Instantiating");
+
+    let mut emco = start_emco_process(data.path(), port).await;
+    let done = http
+        .wait_for("?output=summary", Duration::from_secs(90), |a| {
+            a["status"] == "Instantiated"
+        })
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": total}));
+    let id = context_id(&done);
+    for cluster in sim.clusters() {
+        let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
+        assert_eq!(
+            (deployments.len(), services.len(), configmaps.len()),
+            (3, 2, 1),
+            "{}",
+            cluster.name()
+        );
+        assert!(
+            deployments
+                .iter()
+                .all(|d| d.metadata.labels.as_ref().unwrap()["emco/deployment-id"].starts_with(&id))
+        );
+    }
+    emco.start_kill().unwrap();
+}

@@ -1,0 +1,320 @@
+//! Test helpers: a minimal HTTP/1.1 client, an in-process `emco` (API + rsync) on a loopback port, the vFW
+//! onboarding, and status polling.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use emco_appcontext::{AppContexts, Catalog};
+use emco_rsync::{Rsync, RsyncConfig};
+use emco_server::{Server, ServerConfig};
+use emco_store::Store;
+use serde_json::{Value as Json, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+pub(crate) const DIG: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group";
+const CA: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1";
+const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
+pub(crate) const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
+
+/// A response.
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) body: Vec<u8>,
+}
+
+impl Reply {
+    pub(crate) fn json(&self) -> Json {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    #[track_caller]
+    pub(crate) fn expect(self, status: u16) -> Self {
+        assert_eq!(self.status, status, "{}", String::from_utf8_lossy(&self.body));
+        self
+    }
+}
+
+/// An HTTP/1.1 client for one server (one connection per request, `Connection: close`).
+#[derive(Clone)]
+pub(crate) struct Http {
+    pub(crate) address: SocketAddr,
+}
+
+fn dechunk(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut rest = body;
+    while let Some(end) = rest.windows(2).position(|w| w == b"\r\n") {
+        let size =
+            usize::from_str_radix(std::str::from_utf8(&rest[..end]).unwrap_or("0").trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        let start = end + 2;
+        out.extend_from_slice(&rest[start..start + size]);
+        rest = &rest[start + size + 2..];
+    }
+    out
+}
+
+impl Http {
+    pub(crate) async fn request(
+        &self,
+        method: &str,
+        path: &str,
+        content_type: Option<&str>,
+        body: &[u8],
+    ) -> Reply {
+        let mut stream = tokio::net::TcpStream::connect(self.address).await.unwrap();
+        let mut head = format!(
+            "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
+            self.address,
+            body.len()
+        );
+        if let Some(content_type) = content_type {
+            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        }
+        head.push_str("\r\n");
+        stream.write_all(head.as_bytes()).await.unwrap();
+        stream.write_all(body).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        let split = response
+            .windows(4)
+            .position(|w| w == b"\r\n\r\n")
+            .expect("a complete response");
+        let head = String::from_utf8_lossy(&response[..split]).to_string();
+        let status = head
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        let raw = &response[split + 4..];
+        let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+            dechunk(raw)
+        } else {
+            raw.to_vec()
+        };
+        Reply { status, body }
+    }
+
+    pub(crate) async fn post(&self, path: &str, body: Json) -> Reply {
+        self.request(
+            "POST",
+            path,
+            Some("application/json"),
+            body.to_string().as_bytes(),
+        )
+        .await
+    }
+
+    pub(crate) async fn post_empty(&self, path: &str) -> Reply {
+        self.request("POST", path, None, b"").await
+    }
+
+    pub(crate) async fn get(&self, path: &str) -> Reply {
+        self.request("GET", path, None, b"").await
+    }
+
+    pub(crate) async fn post_form(&self, path: &str, metadata: Json, file: &[u8]) -> Reply {
+        const BOUNDARY: &str = "e2e-boundary-51c2";
+        let mut body = format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{metadata}\r\n--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f\"\r\n\r\n").into_bytes();
+        body.extend_from_slice(file);
+        body.extend_from_slice(format!("\r\n--{BOUNDARY}--\r\n").as_bytes());
+        self.request(
+            "POST",
+            path,
+            Some(&format!("multipart/form-data; boundary={BOUNDARY}")),
+            &body,
+        )
+        .await
+    }
+
+    /// The DIG's status summary (seed shape).
+    pub(crate) async fn summary(&self) -> Json {
+        self.get(&format!("{DIG}/status?output=summary"))
+            .await
+            .expect(200)
+            .json()
+    }
+
+    /// Polls the status until `done` holds (or panics after `timeout`, showing the last answer).
+    pub(crate) async fn wait_for(
+        &self,
+        query: &str,
+        timeout: Duration,
+        done: impl Fn(&Json) -> bool,
+    ) -> Json {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let answer = self.get(&format!("{DIG}/status{query}")).await.expect(200).json();
+            if done(&answer) {
+                return answer;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out; last answer: {answer}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+/// An `emco` (API, status index and rsync) served in-process on a loopback port.
+pub(crate) struct Emco {
+    pub(crate) http: Http,
+    _task: tokio::task::JoinHandle<()>,
+}
+
+/// Fast retries for tests.
+pub(crate) fn test_rsync_config() -> RsyncConfig {
+    RsyncConfig {
+        backoff_initial: Duration::from_millis(100),
+        backoff_max: Duration::from_millis(500),
+        ..RsyncConfig::default()
+    }
+}
+
+impl Emco {
+    pub(crate) async fn start() -> Self {
+        Self::start_with(Store::memory(), test_rsync_config()).await
+    }
+
+    pub(crate) async fn start_with(store: Store, config: RsyncConfig) -> Self {
+        let rsync = Rsync::new(
+            Catalog::new(store.clone()),
+            AppContexts::new(store.clone()),
+            config,
+        );
+        let server = Server::new(store, Some(Arc::new(rsync)), ServerConfig::default());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let address = listener.local_addr().unwrap();
+        let task = tokio::spawn(async move {
+            let _ = server.run(listener, std::future::pending()).await;
+        });
+        Self {
+            http: Http { address },
+            _task: task,
+        }
+    }
+}
+
+fn pack_dir(dir: &Path) -> Vec<u8> {
+    fn walk(root: &Path, dir: &Path, prefix: &str, files: &mut Vec<(String, Vec<u8>)>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(root, &path, prefix, files);
+            } else {
+                let relative = path.strip_prefix(root).unwrap().to_string_lossy().to_string();
+                files.push((format!("{prefix}{relative}"), std::fs::read(&path).unwrap()));
+            }
+        }
+    }
+    let mut files = Vec::new();
+    let prefix = format!("{}/", dir.file_name().unwrap().to_string_lossy());
+    walk(dir, dir, &prefix, &mut files);
+    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    emco_helm::archive::write_tgz(&borrowed)
+}
+
+fn example(path: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/vfw")
+        .join(path)
+}
+
+/// Onboards the vFW example on the clusters `(name, kubeconfig)`, approves it, and leaves it ready to instantiate.
+pub(crate) async fn onboard_vfw(http: &Http, clusters: &[(String, String)]) {
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "vfw-cluster-provider"}}),
+    )
+    .await
+    .expect(201);
+    for (name, kubeconfig) in clusters {
+        http.post_form(
+            &format!("{PROVIDER}/clusters"),
+            json!({"metadata": {"name": name}}),
+            kubeconfig.as_bytes(),
+        )
+        .await
+        .expect(201);
+        http.post(
+            &format!("{PROVIDER}/clusters/{name}/labels"),
+            json!({"clusterLabel": "edge"}),
+        )
+        .await
+        .expect(201);
+    }
+    http.post("/v2/projects", json!({"metadata": {"name": "testvfw"}}))
+        .await
+        .expect(201);
+    http.post(
+        "/v2/projects/testvfw/composite-apps",
+        json!({"metadata": {"name": "compositevfw"}, "spec": {"compositeAppVersion": "v1"}}),
+    )
+    .await
+    .expect(201);
+    for app in APPS {
+        http.post_form(
+            &format!("{CA}/apps"),
+            json!({"metadata": {"name": app}}),
+            &pack_dir(&example(&format!("charts/{app}"))),
+        )
+        .await
+        .expect(201);
+    }
+    http.post(
+        &format!("{CA}/composite-profiles"),
+        json!({"metadata": {"name": "vfw_composite-profile"}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{CA}/deployment-intent-groups"),
+        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "r1"}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{DIG}/intents"),
+        json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{DIG}/generic-placement-intents"),
+        json!({"metadata": {"name": "pi"}}),
+    )
+    .await
+    .expect(201);
+    for app in APPS {
+        http.post(
+            &format!("{DIG}/generic-placement-intents/pi/app-intents"),
+            json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge"}]}}}),
+        )
+        .await
+        .expect(201);
+    }
+    http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+}
+
+/// The `(name, kubeconfig)` pairs of simulated clusters.
+pub(crate) fn kubeconfigs(sim: &kubesim::Simulator) -> Vec<(String, String)> {
+    sim.clusters()
+        .iter()
+        .map(|c| (c.name().to_string(), c.kubeconfig()))
+        .collect()
+}
+
+/// The rsync-status counts of a seed-shaped answer.
+pub(crate) fn counts(answer: &Json) -> Json {
+    answer["rsync-status"].clone()
+}
