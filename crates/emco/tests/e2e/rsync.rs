@@ -456,3 +456,123 @@ async fn sigkill_mid_instantiation_then_restart_converges() {
     }
     emco.start_kill().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn server_errors_are_retried_until_they_pass() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let edge01 = &sim.clusters()[0];
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 503,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let retrying = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedCounts"] == json!({"Applied": 6, "Retrying": 6})
+        })
+        .await;
+    // The cluster answers, so its connectivity is not what fails.
+    assert_eq!(retrying["apps"][0]["clusters"][0]["connectivity"], "Unknown");
+    edge01.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_waits_for_the_app_it_depends_on() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let ca = "/v2/projects/testvfw/composite-apps/compositevfw/v1";
+    emco.http
+        .post(&format!("{ca}/apps/firewall/dependency"), json!({"metadata": {"name": "after-packetgen"}, "spec": {"app": "packetgen", "opStatus": "Deployed", "wait": 0}}))
+        .await
+        .expect(201);
+    emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+    // packetgen cannot finish while edge02 is down, so firewall is applied nowhere, not even on edge01.
+    sim.clusters()[1]
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?app=packetgen&output=summary", SETTLE, |a| {
+            counts(a) == json!({"Applied": 2, "Retrying": 2})
+        })
+        .await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        counts(
+            &emco
+                .http
+                .get(&format!("{DIG}/status?app=firewall&output=summary"))
+                .await
+                .expect(200)
+                .json()
+        ),
+        json!({"Pending": 2})
+    );
+    assert!(
+        labelled(&sim.clusters()[0], "app=firewall").await.0.is_empty(),
+        "firewall waits for packetgen"
+    );
+    sim.clusters()[1].set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn crds_are_applied_first_and_waited_for() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let emco = Emco::start().await;
+    let widgets = emco_helm::archive::write_tgz(&[
+        ("widgets/Chart.yaml", b"apiVersion: v2\nname: widgets\nversion: 0.1.0\n"),
+        // The custom resource's file sorts before the CRD's: rsync must still apply the CRD first.
+        ("widgets/templates/a-widget.yaml", b"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n"),
+        ("widgets/templates/crd.yaml", b"apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\nspec:\n  group: example.com\n  scope: Namespaced\n  names:\n    plural: widgets\n    kind: Widget\n  versions:\n  - name: v1\n    served: true\n    storage: true\n    schema:\n      openAPIV3Schema:\n        type: object\n        x-kubernetes-preserve-unknown-fields: true\n"),
+    ]);
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("widgets", widgets)]).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] != "Instantiating")
+        .await;
+    assert_eq!(
+        (done["status"].as_str(), counts(&done)),
+        (Some("Instantiated"), json!({"Applied": 2}))
+    );
+    let resource =
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets");
+    let widget =
+        Api::<DynamicObject>::namespaced_with(sim.clusters()[0].client().unwrap(), "default", &resource)
+            .get("w1")
+            .await
+            .unwrap();
+    assert_eq!(widget.data["spec"]["size"], 3);
+    assert!(widget.metadata.labels.unwrap()["emco/deployment-id"].ends_with("-widgets"));
+}

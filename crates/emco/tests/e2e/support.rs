@@ -232,6 +232,16 @@ fn example(path: &str) -> std::path::PathBuf {
 
 /// Onboards the vFW example on the clusters `(name, kubeconfig)`, approves it, and leaves it ready to instantiate.
 pub(crate) async fn onboard_vfw(http: &Http, clusters: &[(String, String)]) {
+    let charts: Vec<(&str, Vec<u8>)> = APPS
+        .iter()
+        .map(|app| (*app, pack_dir(&example(&format!("charts/{app}")))))
+        .collect();
+    onboard_apps(http, clusters, &charts).await;
+}
+
+/// Onboards a composite app `compositevfw` of the given `(app, chart)` pairs (every app on every cluster) with the
+/// DIG of the vFW example, approved.
+pub(crate) async fn onboard_apps(http: &Http, clusters: &[(String, String)], charts: &[(&str, Vec<u8>)]) {
     http.post(
         "/v2/cluster-providers",
         json!({"metadata": {"name": "vfw-cluster-provider"}}),
@@ -262,14 +272,10 @@ pub(crate) async fn onboard_vfw(http: &Http, clusters: &[(String, String)]) {
     )
     .await
     .expect(201);
-    for app in APPS {
-        http.post_form(
-            &format!("{CA}/apps"),
-            json!({"metadata": {"name": app}}),
-            &pack_dir(&example(&format!("charts/{app}"))),
-        )
-        .await
-        .expect(201);
+    for (app, chart) in charts {
+        http.post_form(&format!("{CA}/apps"), json!({"metadata": {"name": app}}), chart)
+            .await
+            .expect(201);
     }
     http.post(
         &format!("{CA}/composite-profiles"),
@@ -295,7 +301,7 @@ pub(crate) async fn onboard_vfw(http: &Http, clusters: &[(String, String)]) {
     )
     .await
     .expect(201);
-    for app in APPS {
+    for (app, _) in charts {
         http.post(
             &format!("{DIG}/generic-placement-intents/pi/app-intents"),
             json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge"}]}}}),

@@ -1,0 +1,329 @@
+//! Instantiating at scale: 1,000 kubesim clusters (kubesim in its own process) × 30 resources (3 apps × 10), timed
+//! until the status says Instantiated; as the reference, the same number of objects applied by a tight kube-rs
+//! loop from one process with the same concurrency; then the CPU rsync uses while 200 clusters are down.
+//!
+//! Run with `cargo bench -p emco --bench instantiate`.
+
+// Benchmark helpers may unwrap: a panic is a failed run.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+#[path = "../tests/e2e/support.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use emco_rsync::RsyncConfig;
+use emco_store::Store;
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+use support::{Emco, Http};
+
+const CLUSTERS: usize = 1_000;
+const DOWN: usize = 200;
+const APPS: [&str; 3] = ["alpha", "beta", "gamma"];
+
+/// A chart of 10 objects: a Deployment, 2 Services and 7 ConfigMaps.
+fn chart(app: &str) -> Vec<u8> {
+    let mut files: Vec<(String, Vec<u8>)> = vec![(
+        format!("{app}/Chart.yaml"),
+        format!("apiVersion: v2\nname: {app}\nversion: 0.1.0\n").into_bytes(),
+    )];
+    files.push((
+        format!("{app}/templates/deployment.yaml"),
+        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
+    ));
+    for i in 0..2 {
+        files.push((
+            format!("{app}/templates/service-{i}.yaml"),
+            format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {app}-svc-{i}\nspec:\n  selector: {{app: {app}}}\n  ports:\n  - port: {}\n", 8000 + i).into_bytes(),
+        ));
+    }
+    for i in 0..7 {
+        files.push((
+            format!("{app}/templates/config-{i}.yaml"),
+            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {app}-config-{i}\ndata:\n  key: \"{i}\"\n").into_bytes(),
+        ));
+    }
+    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    emco_helm::archive::write_tgz(&borrowed)
+}
+
+async fn onboard(http: &Http, kubeconfigs: &[(String, String)]) {
+    let provider = "/v2/cluster-providers/edge-provider";
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "edge-provider"}}),
+    )
+    .await
+    .expect(201);
+    for (name, kubeconfig) in kubeconfigs {
+        http.post_form(
+            &format!("{provider}/clusters"),
+            json!({"metadata": {"name": name}}),
+            kubeconfig.as_bytes(),
+        )
+        .await
+        .expect(201);
+        http.post(
+            &format!("{provider}/clusters/{name}/labels"),
+            json!({"clusterLabel": "edge"}),
+        )
+        .await
+        .expect(201);
+    }
+    http.post("/v2/projects", json!({"metadata": {"name": "bench"}}))
+        .await
+        .expect(201);
+    http.post(
+        "/v2/projects/bench/composite-apps",
+        json!({"metadata": {"name": "ca"}, "spec": {"compositeAppVersion": "v1"}}),
+    )
+    .await
+    .expect(201);
+    let ca = "/v2/projects/bench/composite-apps/ca/v1";
+    for app in APPS {
+        http.post_form(
+            &format!("{ca}/apps"),
+            json!({"metadata": {"name": app}}),
+            &chart(app),
+        )
+        .await
+        .expect(201);
+    }
+    http.post(
+        &format!("{ca}/composite-profiles"),
+        json!({"metadata": {"name": "cp"}}),
+    )
+    .await
+    .expect(201);
+    for dig_name in ["dig", "dig2"] {
+        http.post(
+            &format!("{ca}/deployment-intent-groups"),
+            json!({"metadata": {"name": dig_name}, "spec": {"compositeProfile": "cp", "version": dig_name}}),
+        )
+        .await
+        .expect(201);
+        let dig = format!("{ca}/deployment-intent-groups/{dig_name}");
+        http.post(
+            &format!("{dig}/intents"),
+            json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
+        )
+        .await
+        .expect(201);
+        http.post(
+            &format!("{dig}/generic-placement-intents"),
+            json!({"metadata": {"name": "pi"}}),
+        )
+        .await
+        .expect(201);
+        for app in APPS {
+            http.post(
+                &format!("{dig}/generic-placement-intents/pi/app-intents"),
+                json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "edge-provider", "clusterLabel": "edge"}]}}}),
+            )
+            .await
+            .expect(201);
+        }
+        http.post_empty(&format!("{dig}/approve")).await.expect(202);
+    }
+}
+
+async fn wait_status(http: &Http, dig: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    loop {
+        let answer = http
+            .get(&format!(
+                "/v2/projects/bench/composite-apps/ca/v1/deployment-intent-groups/{dig}/status?output=summary"
+            ))
+            .await
+            .expect(200)
+            .json();
+        if done(&answer) {
+            return answer;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let ticks = fields.get(11).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0)
+        + fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
+async fn run() {
+    let dir = tempfile::tempdir().unwrap();
+    let admin_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut kubesim = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "kubesim",
+            "--clusters",
+            &CLUSTERS.to_string(),
+            "--admin",
+            &format!("127.0.0.1:{admin_port}"),
+            "--kubeconfig-dir",
+        ])
+        .arg(dir.path().join("k"))
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let names: Vec<String> = (1..=CLUSTERS).map(kubesim::cluster_name).collect();
+    let paths: Vec<_> = names
+        .iter()
+        .map(|n| dir.path().join("k").join(format!("{n}.yaml")))
+        .collect();
+    while !paths.iter().all(|p| p.exists()) {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let kubeconfigs: Vec<(String, String)> = names
+        .iter()
+        .cloned()
+        .zip(paths.iter().map(|p| std::fs::read_to_string(p).unwrap()))
+        .collect();
+
+    // Reference: a tight kube-rs loop applying 30 objects to each cluster (same objects, own names), clusters in
+    // parallel up to the same concurrency rsync uses.
+    let concurrency = RsyncConfig::default().concurrency;
+    let mut objects = Vec::new();
+    for app in APPS {
+        let mut o = vec![(
+            "apps",
+            "v1",
+            "Deployment",
+            "deployments",
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": format!("ref-{app}")},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": format!("ref-{app}")}}, "template": {"metadata": {"labels": {"app": format!("ref-{app}")}}, "spec": {"containers": [{"name": "main", "image": "registry.local/x:1"}]}}}}),
+        )];
+        for i in 0..2 {
+            o.push(("", "v1", "Service", "services", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("ref-{app}-svc-{i}")}, "spec": {"ports": [{"port": 8000 + i}]}})));
+        }
+        for i in 0..7 {
+            o.push(("", "v1", "ConfigMap", "configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("ref-{app}-config-{i}")}, "data": {"key": i.to_string()}})));
+        }
+        objects.extend(o);
+    }
+    let objects = std::sync::Arc::new(objects);
+    let started = Instant::now();
+    futures::stream::iter(kubeconfigs.clone())
+        .map(|(_, kubeconfig)| {
+            let objects = objects.clone();
+            async move {
+                let kc = kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap();
+                let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
+                    .await
+                    .unwrap();
+                config.default_retry = false;
+                let client = kube::Client::try_from(config).unwrap();
+                for (group, version, kind, plural, body) in objects.iter() {
+                    let resource = ApiResource::from_gvk_with_plural(
+                        &GroupVersionKind::gvk(group, version, kind),
+                        plural,
+                    );
+                    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
+                    let name = body["metadata"]["name"].as_str().unwrap();
+                    api.patch(
+                        name,
+                        &PatchParams::apply("reference").force(),
+                        &Patch::Apply(body),
+                    )
+                    .await
+                    .unwrap();
+                }
+            }
+        })
+        .buffer_unordered(concurrency)
+        .for_each(|()| async {})
+        .await;
+    let reference = started.elapsed();
+    let total = (CLUSTERS * objects.len()) as f64;
+    println!(
+        "reference: tight kube-rs loop applied {total} objects in {:.2} s ({:.0} objects/s)",
+        reference.as_secs_f64(),
+        total / reference.as_secs_f64()
+    );
+
+    // emco: onboard (not timed), instantiate, wait for Instantiated.
+    let emco = Emco::start_with(
+        Store::open_redb(&dir.path().join("emco")).unwrap(),
+        RsyncConfig::default(),
+    )
+    .await;
+    onboard(&emco.http, &kubeconfigs).await;
+    let dig = "/v2/projects/bench/composite-apps/ca/v1/deployment-intent-groups/dig";
+    let started = Instant::now();
+    emco.http
+        .post_empty(&format!("{dig}/instantiate"))
+        .await
+        .expect(202);
+    let done = wait_status(&emco.http, "dig", |a| a["status"] != "Instantiating").await;
+    let elapsed = started.elapsed();
+    println!(
+        "emco: instantiate {CLUSTERS} clusters x 30 resources: {} after {:.2} s ({:.0} objects/s, {:.2}x the reference rate); counts {}",
+        done["status"],
+        elapsed.as_secs_f64(),
+        total / elapsed.as_secs_f64(),
+        reference.as_secs_f64() / elapsed.as_secs_f64(),
+        done["rsync-status"]
+    );
+
+    // CPU while 200 clusters are down and retrying.
+    let admin = Http {
+        address: ([127, 0, 0, 1], admin_port).into(),
+    };
+    for name in names.iter().take(DOWN) {
+        admin
+            .request(
+                "PUT",
+                &format!("/clusters/{name}/faults"),
+                Some("application/json"),
+                br#"{"down": true}"#,
+            )
+            .await
+            .expect(200);
+    }
+    emco.http
+        .post_empty("/v2/projects/bench/composite-apps/ca/v1/deployment-intent-groups/dig2/instantiate")
+        .await
+        .expect(202);
+    let expected_applied = ((CLUSTERS - DOWN) * 30) as u64;
+    wait_status(&emco.http, "dig2", |a| {
+        a["rsync-status"]["Applied"].as_u64() == Some(expected_applied)
+            && a["rsync-status"]["Retrying"].as_u64() == Some((DOWN * 30) as u64)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (cpu_before, wall) = (cpu_seconds(), Instant::now());
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let cpu = (cpu_seconds() - cpu_before) / wall.elapsed().as_secs_f64();
+    println!(
+        "emco: CPU while {DOWN} clusters are down and retrying (30 s window): {:.1}% of a core",
+        cpu * 100.0
+    );
+    kubesim.kill().await.unwrap();
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
