@@ -123,8 +123,37 @@ pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
             let succeeded = int(&status["succeeded"]).unwrap_or(0);
             ready(failed <= backoff_limit && succeeded >= completions)
         }
-        _ => ReadyStatus::Ready,
+        _ => generic(object),
     }
+}
+
+/// kstatus-style readiness for kinds without their own rule: terminating, an unobserved generation, or a
+/// `Reconciling`/`Stalled` condition mean not ready; a `Ready` condition decides; otherwise present is ready.
+#[must_use]
+pub fn generic(object: &Json) -> ReadyStatus {
+    if object["metadata"]["deletionTimestamp"].is_string() {
+        return ReadyStatus::NotReady;
+    }
+    if let (Some(generation), Some(observed)) = (
+        object["metadata"]["generation"].as_i64(),
+        object["status"]["observedGeneration"].as_i64(),
+    ) && observed < generation
+    {
+        return ReadyStatus::NotReady;
+    }
+    let conditions = object["status"]["conditions"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let is = |kind: &str, status: &str| {
+        conditions
+            .iter()
+            .any(|c| c["type"] == kind && c["status"] == status)
+    };
+    if is("Reconciling", "True") || is("Stalled", "True") || is("Ready", "False") {
+        return ReadyStatus::NotReady;
+    }
+    ReadyStatus::Ready
 }
 
 #[cfg(test)]
@@ -178,5 +207,28 @@ mod tests {
         );
         assert_eq!(readiness("", "ConfigMap", &json!({})), ReadyStatus::Ready);
         assert!(is_tracked("apps", "Deployment") && !is_tracked("rbac.authorization.k8s.io", "Role"));
+        let widget = |conditions: serde_json::Value| json!({"metadata": {"generation": 2}, "status": {"observedGeneration": 2, "conditions": conditions}});
+        assert_eq!(
+            readiness("example.com", "Widget", &widget(json!([]))),
+            ReadyStatus::Ready
+        );
+        assert_eq!(
+            readiness(
+                "example.com",
+                "Widget",
+                &widget(json!([{"type": "Ready", "status": "False"}]))
+            ),
+            ReadyStatus::NotReady
+        );
+        assert_eq!(
+            readiness(
+                "example.com",
+                "Widget",
+                &widget(json!([{"type": "Stalled", "status": "True"}]))
+            ),
+            ReadyStatus::NotReady
+        );
+        let behind = json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2}});
+        assert_eq!(readiness("example.com", "Widget", &behind), ReadyStatus::NotReady);
     }
 }

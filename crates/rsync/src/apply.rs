@@ -240,6 +240,9 @@ pub(crate) async fn sync_cluster(
     direction: Direction,
     cancel: CancellationToken,
 ) -> BatchOutcome {
+    if direction == Direction::Apply {
+        inner.ensure_watcher(&cluster);
+    }
     let mut attempt_number = 0u32;
     let mut marked_retrying = false;
     loop {

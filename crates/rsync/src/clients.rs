@@ -48,8 +48,22 @@ impl Clients {
         }
     }
 
-    /// The client of `cluster` (`provider+cluster`).
+    /// The client of `cluster` (`provider+cluster`) for requests.
     pub(crate) async fn client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
+        self.client_for(cluster, false).await
+    }
+
+    /// A client of `cluster` for long watches (no read timeout).
+    pub(crate) async fn watch_client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
+        self.client_for(cluster, true).await
+    }
+
+    async fn client_for(&self, cluster: &str, watching: bool) -> Result<kube::Client, SyncError> {
+        let cache_key = if watching {
+            format!("watch:{cluster}")
+        } else {
+            cluster.to_string()
+        };
         let kubeconfig_error = |message: String| SyncError::Kubeconfig {
             cluster: cluster.to_string(),
             message,
@@ -64,7 +78,7 @@ impl Clients {
             .await
             .map_err(|err| kubeconfig_error(err.to_string()))?
             .ok_or_else(|| kubeconfig_error("the cluster has no kubeconfig (or was deleted)".into()))?;
-        if let Some((stored, client)) = lock(&self.clients).get(cluster)
+        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
             && *stored == bytes
         {
             return Ok(client.clone());
@@ -79,10 +93,14 @@ impl Clients {
         // rsync retries on its own terms (and shows Retrying meanwhile).
         config.default_retry = false;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
-        config.read_timeout = Some(self.config.request_timeout);
+        config.read_timeout = if watching {
+            None
+        } else {
+            Some(self.config.request_timeout)
+        };
         config.write_timeout = Some(self.config.request_timeout);
         let client = kube::Client::try_from(config).map_err(|err| kubeconfig_error(err.to_string()))?;
-        lock(&self.clients).insert(cluster.to_string(), (bytes, client.clone()));
+        lock(&self.clients).insert(cache_key, (bytes, client.clone()));
         lock(&self.kinds).retain(|(c, _), _| c != cluster);
         lock(&self.bundles_installed).remove(cluster);
         Ok(client)

@@ -27,6 +27,38 @@ pub(crate) struct Inner {
     pub(crate) permits: Semaphore,
     workers: Mutex<HashMap<ContextId, Worker>>,
     next_worker: std::sync::atomic::AtomicU64,
+    /// The ResourceBundleState watcher of each cluster rsync has worked on.
+    watchers: Mutex<HashMap<String, JoinHandle<()>>>,
+}
+
+impl Inner {
+    /// Starts the cluster's bundle watcher unless it runs already.
+    pub(crate) fn ensure_watcher(self: &Arc<Self>, cluster: &str) {
+        let mut watchers = self
+            .watchers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if watchers.get(cluster).is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        watchers.insert(
+            cluster.to_string(),
+            tokio::spawn(crate::watch::watch_cluster(self.clone(), cluster.to_string())),
+        );
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        for task in self
+            .watchers
+            .get_mut()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+        {
+            task.abort();
+        }
+    }
 }
 
 /// The running operation of one context.
@@ -64,6 +96,7 @@ impl Rsync {
                 permits,
                 workers: Mutex::new(HashMap::new()),
                 next_worker: std::sync::atomic::AtomicU64::new(1),
+                watchers: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -81,6 +114,14 @@ impl Rsync {
         let mut resumed = 0;
         for id in self.inner.contexts.ids().await? {
             let meta = self.inner.contexts.meta(id).await?;
+            // Status keeps flowing from every cluster that holds something of a live context.
+            if !meta.status.is_terminate_finished() {
+                for app in &meta.apps {
+                    for cluster in &app.clusters {
+                        self.inner.ensure_watcher(cluster);
+                    }
+                }
+            }
             match (meta.status, meta.stop_requested) {
                 (ContextStatus::Instantiating | ContextStatus::Terminating, true) => self.stop(id),
                 (ContextStatus::Instantiating, false) => self.instantiate(id),

@@ -18,6 +18,7 @@ mod config;
 mod engine;
 mod error;
 mod labels;
+mod watch;
 
 pub use config::RsyncConfig;
 pub use engine::Rsync;

@@ -88,10 +88,18 @@ impl Selection<'_> {
         self.query.resources.is_empty() || self.query.resources.iter().any(|name| **name == *resource.name)
     }
 
+    /// The selected entries of a cluster: its AppContext resources, and for cluster status and readiness also
+    /// the objects only the cluster reports.
     fn resources<'c>(&'c self, cluster: &'c ClusterEntry) -> impl Iterator<Item = &'c ResourceEntry> + 'c {
+        let extras: &[ResourceEntry] = if self.query.measure == Measure::Cluster {
+            &cluster.cluster_only
+        } else {
+            &[]
+        };
         cluster
             .resources
             .iter()
+            .chain(extras)
             .filter(move |resource| self.resource(resource))
     }
 
@@ -123,8 +131,12 @@ impl Selection<'_> {
                 if query.resources.is_empty() {
                     add(&mut counts, &cluster.counts);
                 } else {
-                    self.resources(cluster)
-                        .for_each(|resource| counts.count(resource));
+                    for resource in cluster.resources.iter().filter(|r| self.resource(r)) {
+                        counts.count(resource);
+                    }
+                    for resource in cluster.cluster_only.iter().filter(|r| self.resource(r)) {
+                        counts.count_cluster_only(resource);
+                    }
                 }
             }
         }
@@ -485,9 +497,15 @@ impl Serialize for ListAnswer<'_, '_> {
                 let mut entries = Vec::new();
                 for app in apps.iter().filter(|app| selection.app(app)) {
                     for cluster in app.clusters.iter().filter(|cluster| selection.cluster(cluster)) {
+                        let extras: &[ResourceEntry] = if request.query.measure == Measure::Cluster {
+                            &cluster.cluster_only
+                        } else {
+                            &[]
+                        };
                         let resources: Vec<Json> = cluster
                             .resources
                             .iter()
+                            .chain(extras)
                             .map(|r| serde_json::json!({"name": &*r.name, "GVK": &*r.gvk}))
                             .collect();
                         entries.push(serde_json::json!({

@@ -52,6 +52,14 @@ impl Counts {
         }
     }
 
+    /// Counts an object only the cluster reports: cluster status and readiness, no rsync status.
+    pub fn count_cluster_only(&mut self, resource: &ResourceEntry) {
+        self.cluster[resource.cluster as usize] += 1;
+        if let Some(ready) = resource.ready {
+            self.ready[ready as usize] += 1;
+        }
+    }
+
     /// Counts one resource.
     pub fn count(&mut self, resource: &ResourceEntry) {
         self.rsync[resource.rsync as usize] += 1;
@@ -92,7 +100,10 @@ pub struct ClusterEntry {
     pub has_bundle: bool,
     /// The resources, ordered by `<name>+<Kind>`.
     pub resources: Vec<ResourceEntry>,
-    /// Counters over `resources`.
+    /// Objects the cluster reports that the AppContext does not hold (the pods of a Deployment, …), by kind and
+    /// name; they count for cluster status and readiness, not for rsync status.
+    pub cluster_only: Vec<ResourceEntry>,
+    /// Counters over `resources` (and, for cluster status and readiness, `cluster_only`).
     pub counts: Counts,
 }
 
@@ -104,6 +115,7 @@ impl ClusterEntry {
             connectivity: Connectivity::Unknown,
             has_bundle: false,
             resources: Vec::new(),
+            cluster_only: Vec::new(),
             counts: Counts::default(),
         }
     }
@@ -318,9 +330,15 @@ impl StatusIndex {
         // EMCO lists resources in `<name>+<Kind>` key order; '+' sorts below every character a name may hold, so
         // comparing (name, kind) gives the same order without building the keys.
         resources.sort_by(|a, b| (&*a.name, &a.gvk.kind).cmp(&(&*b.name, &b.gvk.kind)));
+        let cluster_only = bundle
+            .map(|bundle| self.cluster_only(bundle, &resources))
+            .unwrap_or_default();
         let mut counts = Counts::default();
         for resource in &resources {
             counts.count(resource);
+        }
+        for resource in &cluster_only {
+            counts.count_cluster_only(resource);
         }
         let entry = self.contexts.entry(id).or_insert_with(ContextEntry::empty);
         let app = entry.app_mut(&record.app);
@@ -338,6 +356,7 @@ impl StatusIndex {
         let cluster = &mut app.clusters[position];
         let old = cluster.counts;
         cluster.resources = resources;
+        cluster.cluster_only = cluster_only;
         cluster.counts = counts;
         cluster.connectivity = record.connectivity;
         cluster.has_bundle = bundle.is_some();
@@ -345,6 +364,66 @@ impl StatusIndex {
         app.counts.add(&counts);
         entry.counts.subtract(&old);
         entry.counts.add(&counts);
+    }
+
+    /// The objects of a bundle that are not among `resources`.
+    fn cluster_only(
+        &mut self,
+        bundle: &serde_json::Value,
+        resources: &[ResourceEntry],
+    ) -> Vec<ResourceEntry> {
+        let mut found = Vec::new();
+        for (field, group, kind) in emco_k8s::bundle::TYPED_ARRAYS {
+            for object in bundle[*field].as_array().into_iter().flatten() {
+                let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                let version = object["apiVersion"]
+                    .as_str()
+                    .and_then(|v| v.rsplit('/').next())
+                    .unwrap_or("v1");
+                found.push((
+                    Gvk {
+                        group: (*group).into(),
+                        version: version.into(),
+                        kind: (*kind).into(),
+                    },
+                    name.to_string(),
+                    object,
+                ));
+            }
+        }
+        for entry in bundle["resourceStatuses"].as_array().into_iter().flatten() {
+            let gvk = Gvk {
+                group: entry["group"].as_str().unwrap_or_default().into(),
+                version: entry["version"].as_str().unwrap_or_default().into(),
+                kind: entry["kind"].as_str().unwrap_or_default().into(),
+            };
+            found.push((
+                gvk,
+                entry["name"].as_str().unwrap_or_default().to_string(),
+                entry.get("res").unwrap_or(entry),
+            ));
+        }
+        let mut extras: Vec<ResourceEntry> = found
+            .into_iter()
+            .filter(|(gvk, name, _)| {
+                !resources
+                    .iter()
+                    .any(|r| *r.name == **name && r.gvk.kind == gvk.kind && r.gvk.group == gvk.group)
+            })
+            .map(|(gvk, name, object)| {
+                let ready = readiness(&gvk.group, &gvk.kind, object);
+                ResourceEntry {
+                    name: name.into(),
+                    gvk: self.intern(gvk),
+                    rsync: RsyncStatus::Applied,
+                    cluster: ClusterResourceStatus::Present,
+                    ready: Some(ready),
+                    error: None,
+                }
+            })
+            .collect();
+        extras.sort_by(|a, b| (&a.gvk.kind, &*a.name).cmp(&(&b.gvk.kind, &*b.name)));
+        extras
     }
 
     fn remove_cluster(&mut self, id: ContextId, app_name: &str, cluster_name: &str) {

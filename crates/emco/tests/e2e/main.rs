@@ -5,5 +5,6 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod cluster_status;
 mod rsync;
 mod support;

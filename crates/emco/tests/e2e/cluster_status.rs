@@ -1,0 +1,297 @@
+//! Cluster status: monitors in the clusters, rsync's bundle watchers, and `type=cluster` / `status=ready`.
+
+use std::time::Duration;
+
+use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+use emco_k8s::k8s_openapi::api::core::v1::ConfigMap;
+use emco_monitor::MonitorConfig;
+use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use kubesim::{Faults, Simulator};
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const SETTLE: Duration = Duration::from_secs(20);
+
+fn monitor_config() -> MonitorConfig {
+    MonitorConfig {
+        coalesce: Duration::from_millis(50),
+        missing_retry: Duration::from_millis(200),
+        ..MonitorConfig::default()
+    }
+}
+
+/// Runs a monitor in each cluster (aborted when dropped).
+struct Monitors(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Monitors {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+fn start_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinHandle<()> {
+    let client = cluster.client().unwrap();
+    tokio::spawn(emco_monitor::run(
+        client,
+        monitor_config(),
+        std::future::pending(),
+    ))
+}
+
+fn start_monitors(sim: &Simulator) -> Monitors {
+    Monitors(sim.clusters().iter().map(start_monitor).collect())
+}
+
+/// `(app, cluster, kind, name) -> value of key` for every resource listed.
+fn listed(answer: &Json, key: &str) -> Vec<(String, String, String, String, String)> {
+    let mut rows = Vec::new();
+    for app in answer["apps"].as_array().into_iter().flatten() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            for resource in cluster["resources"].as_array().unwrap() {
+                rows.push((
+                    app["name"].as_str().unwrap().to_string(),
+                    cluster["cluster"].as_str().unwrap().to_string(),
+                    resource["GVK"]["Kind"].as_str().unwrap().to_string(),
+                    resource["name"].as_str().unwrap().to_string(),
+                    resource[key].as_str().unwrap_or_default().to_string(),
+                ));
+            }
+        }
+    }
+    rows
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn vfw_cluster_status_lists_objects_and_pods_present_and_ready() {
+    let sim = Simulator::start_named(2).await.unwrap();
+    let _monitors = start_monitors(&sim);
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let ready = emco
+        .http
+        .wait_for("?status=ready", SETTLE, |a| a["readyStatus"] == "Ready")
+        .await;
+    // 12 resources and 6 pods (one per Deployment per cluster), all ready.
+    assert_eq!(ready["readyCounts"], json!({"Ready": 18}));
+
+    let cluster = emco
+        .http
+        .get(&format!("{DIG}/status?type=cluster"))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(cluster["cluster-status"], json!({"Present": 18}));
+    let rows = listed(&cluster, "cluster-status");
+    assert!(rows.iter().all(|row| row.4 == "Present"), "{rows:?}");
+    let kinds = |app: &str, cluster: &str| -> Vec<String> {
+        rows.iter()
+            .filter(|r| r.0 == app && r.1 == cluster)
+            .map(|r| r.2.clone())
+            .collect()
+    };
+    assert_eq!(
+        kinds("sink", "edge01"),
+        ["Deployment", "ConfigMap", "Service", "Pod"]
+    );
+    assert_eq!(kinds("packetgen", "edge02"), ["Deployment", "Service", "Pod"]);
+    let pod = rows.iter().find(|r| r.0 == "firewall" && r.2 == "Pod").unwrap();
+    assert!(pod.3.starts_with("fw0-firewall-"), "{pod:?}");
+
+    // Detail comes from the cluster: the live object with its status.
+    let detail = emco.http.get(&format!("{DIG}/status?type=cluster&output=detail&app=sink&resource=fw0-sink&cluster=vfw-cluster-provider%2Bedge01")).await.expect(200).json();
+    let deployment = &detail["apps"][0]["clusters"][0]["resources"][0]["detail"];
+    assert_eq!(deployment["status"]["readyReplicas"], 1);
+    assert!(
+        deployment["metadata"]["managedFields"].is_null(),
+        "managed fields stay in the cluster"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_changes_show_up_in_the_status() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let monitors = start_monitors(&sim);
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=ready", SETTLE, |a| {
+            a["readyStatus"] == "Ready" && a["readyCounts"]["Ready"] == 9
+        })
+        .await;
+    let cluster = &sim.clusters()[0];
+    let deployments: Api<Deployment> = Api::namespaced(cluster.client().unwrap(), "default");
+
+    // Scaling adds pods to the answer, and removes them again.
+    deployments
+        .patch(
+            "fw0-firewall",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 3}})),
+        )
+        .await
+        .unwrap();
+    let pods = |answer: &Json| {
+        listed(answer, "readyStatus")
+            .iter()
+            .filter(|r| r.0 == "firewall" && r.2 == "Pod")
+            .count()
+    };
+    emco.http
+        .wait_for("?status=ready&app=firewall", SETTLE, |a| {
+            pods(a) == 3 && a["readyStatus"] == "Ready"
+        })
+        .await;
+    deployments
+        .patch(
+            "fw0-firewall",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    emco.http
+        .wait_for("?status=ready&app=firewall", SETTLE, |a| pods(a) == 1)
+        .await;
+
+    // An object deleted behind emco's back becomes NotPresent.
+    Api::<ConfigMap>::namespaced(cluster.client().unwrap(), "default")
+        .delete("sink-configmap", &DeleteParams::default())
+        .await
+        .unwrap();
+    let gone = emco
+        .http
+        .wait_for("?type=cluster&app=sink", SETTLE, |a| {
+            a["cluster-status"]["NotPresent"] == 1
+        })
+        .await;
+    let row = listed(&gone, "cluster-status")
+        .into_iter()
+        .find(|r| r.3 == "sink-configmap")
+        .unwrap();
+    assert_eq!(row.4, "NotPresent");
+    assert_eq!(
+        emco.http
+            .get(&format!("{DIG}/status?status=ready&app=sink&output=summary"))
+            .await
+            .expect(200)
+            .json()["readyStatus"],
+        "NotReady"
+    );
+
+    // A restarted monitor, and a broken watch, keep status flowing.
+    drop(monitors);
+    let _monitor = start_monitor(cluster);
+    deployments
+        .patch(
+            "fw0-packetgen",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 2}})),
+        )
+        .await
+        .unwrap();
+    emco.http
+        .wait_for("?status=ready&app=packetgen", SETTLE, |a| {
+            listed(a, "readyStatus").iter().filter(|r| r.2 == "Pod").count() == 2
+        })
+        .await;
+    cluster
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    cluster.set_faults(Faults::default()).await.unwrap();
+    deployments
+        .patch(
+            "fw0-packetgen",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"replicas": 1}})),
+        )
+        .await
+        .unwrap();
+    emco.http
+        .wait_for("?status=ready&app=packetgen", SETTLE, |a| {
+            listed(a, "readyStatus").iter().filter(|r| r.2 == "Pod").count() == 1
+        })
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crash_looping_pod_makes_its_app_not_ready() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let _monitors = start_monitors(&sim);
+    let emco = Emco::start().await;
+    let crashy = emco_helm::archive::write_tgz(&[
+        ("crashy/Chart.yaml", b"apiVersion: v2\nname: crashy\nversion: 0.1.0\n"),
+        ("crashy/templates/deployment.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: crashy\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: crashy}\n  template:\n    metadata:\n      labels: {app: crashy}\n      annotations: {kubesim.io/fail: CrashLoopBackOff}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/crashy:1\n"),
+    ]);
+    let calm = emco_helm::archive::write_tgz(&[
+        ("calm/Chart.yaml", b"apiVersion: v2\nname: calm\nversion: 0.1.0\n"),
+        (
+            "calm/templates/cm.yaml",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: calm\ndata:\n  a: b\n",
+        ),
+    ]);
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("crashy", crashy), ("calm", calm)],
+    )
+    .await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let crash_looping = |a: &Json| {
+        a["apps"][0]["clusters"][0]["resources"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| {
+                r["GVK"]["Kind"] == "Pod"
+                    && r["detail"]["status"]["containerStatuses"][0]["state"]["waiting"]["reason"]
+                        == "CrashLoopBackOff"
+            })
+    };
+    emco.http
+        .wait_for("?type=cluster&output=detail&app=crashy", SETTLE, crash_looping)
+        .await;
+    let answer = emco
+        .http
+        .get(&format!("{DIG}/status?status=ready"))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(answer["readyStatus"], "NotReady");
+    let pod = listed(&answer, "readyStatus")
+        .into_iter()
+        .find(|r| r.2 == "Pod")
+        .unwrap();
+    assert_eq!(pod.4, "NotReady");
+    let calm = emco
+        .http
+        .get(&format!("{DIG}/status?status=ready&app=calm&output=summary"))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(
+        (calm["readyStatus"].as_str(), &calm["readyCounts"]),
+        (Some("Ready"), &json!({"Ready": 1}))
+    );
+}

@@ -1,0 +1,302 @@
+//! emco-monitor: the in-cluster agent that reports what is really in a cluster. It watches every object labelled
+//! `emco/deployment-id` of the kinds the seed's ResourceBundleState lists (plus any configured kind) and keeps, for
+//! each label value, the matching ResourceBundleState's status current ([`bundle`] builds it).
+//!
+//! Bursts are coalesced: each bundle is written at most once per `coalesce` interval (200 ms by default). A bundle
+//! whose ResourceBundleState does not exist yet (rsync creates it after the app's objects) is retried less often.
+//!
+//! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
+
+pub mod bundle;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bundle::ObjectKey;
+use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::{Value as Json, json};
+
+/// A kind the monitor watches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchedKind {
+    /// API group.
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name.
+    pub plural: String,
+}
+
+impl WatchedKind {
+    /// A kind from its parts.
+    #[must_use]
+    pub fn new(group: &str, version: &str, kind: &str, plural: &str) -> Self {
+        Self {
+            group: group.into(),
+            version: version.into(),
+            kind: kind.into(),
+            plural: plural.into(),
+        }
+    }
+
+    /// Parses `group/version/Kind/plural` (group empty for the core group: `/v1/Pod/pods`).
+    pub fn parse(text: &str) -> Result<Self, String> {
+        let parts: Vec<&str> = text.split('/').collect();
+        match parts.as_slice() {
+            [group, version, kind, plural]
+                if !version.is_empty() && !kind.is_empty() && !plural.is_empty() =>
+            {
+                Ok(Self::new(group, version, kind, plural))
+            }
+            _ => Err(format!(
+                "'{text}' is not group/version/Kind/plural (e.g. example.com/v1/Widget/widgets, or /v1/Pod/pods)"
+            )),
+        }
+    }
+
+    fn resource(&self) -> ApiResource {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk(&self.group, &self.version, &self.kind),
+            &self.plural,
+        )
+    }
+}
+
+/// The kinds the seed's ResourceBundleState has arrays for.
+#[must_use]
+pub fn default_kinds() -> Vec<WatchedKind> {
+    vec![
+        WatchedKind::new("", "v1", "Pod", "pods"),
+        WatchedKind::new("", "v1", "Service", "services"),
+        WatchedKind::new("", "v1", "ConfigMap", "configmaps"),
+        WatchedKind::new("", "v1", "Secret", "secrets"),
+        WatchedKind::new("apps", "v1", "Deployment", "deployments"),
+        WatchedKind::new("apps", "v1", "DaemonSet", "daemonsets"),
+        WatchedKind::new("apps", "v1", "StatefulSet", "statefulsets"),
+        WatchedKind::new("batch", "v1", "Job", "jobs"),
+        WatchedKind::new("networking.k8s.io", "v1", "Ingress", "ingresses"),
+    ]
+}
+
+/// How the monitor runs.
+#[derive(Debug, Clone)]
+pub struct MonitorConfig {
+    /// The kinds watched.
+    pub kinds: Vec<WatchedKind>,
+    /// At most one write per bundle per interval.
+    pub coalesce: Duration,
+    /// How long to wait before retrying a bundle whose ResourceBundleState is missing.
+    pub missing_retry: Duration,
+    /// The field manager of its writes.
+    pub field_manager: String,
+}
+
+impl Default for MonitorConfig {
+    fn default() -> Self {
+        Self {
+            kinds: default_kinds(),
+            coalesce: Duration::from_millis(200),
+            missing_retry: Duration::from_secs(2),
+            field_manager: "emco-monitor".into(),
+        }
+    }
+}
+
+/// One bundle: the objects of one label value in one namespace.
+#[derive(Default)]
+struct Bundle {
+    objects: BTreeMap<ObjectKey, Json>,
+    dirty: bool,
+    /// When the ResourceBundleState was last found missing.
+    missing_since: Option<tokio::time::Instant>,
+    /// The status last written (a rewrite of the same status is skipped).
+    written: Option<Json>,
+}
+
+#[derive(Default)]
+struct State {
+    /// By (namespace, label value).
+    bundles: HashMap<(String, String), Bundle>,
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn bundle_of(object: &DynamicObject) -> Option<(String, String)> {
+    let label = object.metadata.labels.as_ref()?.get(DEPLOYMENT_ID_LABEL)?.clone();
+    let namespace = object
+        .metadata
+        .namespace
+        .clone()
+        .unwrap_or_else(|| "default".to_string());
+    Some((namespace, label))
+}
+
+fn key_of(kind: &WatchedKind, object: &DynamicObject) -> ObjectKey {
+    ObjectKey {
+        group: kind.group.clone(),
+        version: kind.version.clone(),
+        kind: kind.kind.clone(),
+        namespace: object.metadata.namespace.clone().unwrap_or_default(),
+        name: object.metadata.name.clone().unwrap_or_default(),
+    }
+}
+
+fn as_json(kind: &WatchedKind, object: &DynamicObject) -> Json {
+    let mut value = serde_json::to_value(object).unwrap_or(Json::Null);
+    let api_version = if kind.group.is_empty() {
+        kind.version.clone()
+    } else {
+        format!("{}/{}", kind.group, kind.version)
+    };
+    value["apiVersion"] = json!(api_version);
+    value["kind"] = json!(kind.kind);
+    bundle::sanitize(&kind.group, &kind.kind, &value)
+}
+
+/// Removes `key` from whichever bundle holds it.
+fn forget(state: &mut State, key: &ObjectKey) {
+    for bundle in state.bundles.values_mut() {
+        if bundle.objects.remove(key).is_some() {
+            bundle.dirty = true;
+        }
+    }
+}
+
+fn record(state: &mut State, kind: &WatchedKind, object: &DynamicObject) {
+    let key = key_of(kind, object);
+    // An object can move between bundles when its label changes.
+    forget(state, &key);
+    if object.metadata.deletion_timestamp.is_some() {
+        return;
+    }
+    if let Some(bundle_key) = bundle_of(object) {
+        let bundle = state.bundles.entry(bundle_key).or_default();
+        bundle.objects.insert(key, as_json(kind, object));
+        bundle.dirty = true;
+    }
+}
+
+async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<State>>) {
+    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource());
+    let config = watcher::Config::default().labels(DEPLOYMENT_ID_LABEL);
+    let mut stream = watcher::watcher(api, config).default_backoff().boxed();
+    let mut listed: HashSet<ObjectKey> = HashSet::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Apply(object)) => record(&mut lock(&state), &kind, &object),
+            Ok(watcher::Event::Delete(object)) => forget(&mut lock(&state), &key_of(&kind, &object)),
+            Ok(watcher::Event::Init) => listed.clear(),
+            Ok(watcher::Event::InitApply(object)) => {
+                listed.insert(key_of(&kind, &object));
+                record(&mut lock(&state), &kind, &object);
+            }
+            Ok(watcher::Event::InitDone) => {
+                // Objects of this kind that disappeared while the watch was down.
+                let mut state = lock(&state);
+                for bundle in state.bundles.values_mut() {
+                    let before = bundle.objects.len();
+                    bundle.objects.retain(|key, _| {
+                        !(key.group == kind.group && key.kind == kind.kind) || listed.contains(key)
+                    });
+                    if bundle.objects.len() != before {
+                        bundle.dirty = true;
+                    }
+                }
+            }
+            Err(err) => tracing::debug!(kind = kind.kind, error = %err, "watch failed; retrying"),
+        }
+    }
+}
+
+/// Writes the dirty bundles' statuses.
+async fn flush(client: &kube::Client, state: &Arc<Mutex<State>>, config: &MonitorConfig) {
+    let now = tokio::time::Instant::now();
+    let due: Vec<((String, String), Json)> = {
+        let mut state = lock(state);
+        state
+            .bundles
+            .iter_mut()
+            .filter(|(_, b)| {
+                b.dirty
+                    && b.missing_since
+                        .is_none_or(|since| now.duration_since(since) >= config.missing_retry)
+            })
+            .map(|(key, b)| {
+                b.dirty = false;
+                (key.clone(), bundle::status(&b.objects))
+            })
+            .collect()
+    };
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
+        RBS_PLURAL,
+    );
+    for ((namespace, label), status) in due {
+        let unchanged = lock(state)
+            .bundles
+            .get(&(namespace.clone(), label.clone()))
+            .is_some_and(|b| b.written.as_ref() == Some(&status));
+        if unchanged {
+            continue;
+        }
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource);
+        let params = PatchParams::apply(&config.field_manager);
+        let result = api
+            .patch_status(&label, &params, &Patch::Merge(json!({"status": status})))
+            .await;
+        let mut state = lock(state);
+        let Some(bundle) = state.bundles.get_mut(&(namespace.clone(), label.clone())) else {
+            continue;
+        };
+        match result {
+            Ok(_) => {
+                bundle.missing_since = None;
+                bundle.written = Some(status);
+                if bundle.objects.is_empty() {
+                    // Everything it tracked is gone and reported: forget the bundle.
+                    state.bundles.remove(&(namespace, label));
+                }
+            }
+            Err(kube::Error::Api(response)) if response.code == 404 => {
+                bundle.dirty = true;
+                bundle.missing_since = Some(now);
+            }
+            Err(err) => {
+                tracing::debug!(bundle = label, error = %err, "cannot write the ResourceBundleState status; will retry");
+                bundle.dirty = true;
+            }
+        }
+    }
+}
+
+/// Runs the monitor against `client`'s cluster until `shutdown` resolves.
+pub async fn run(
+    client: kube::Client,
+    config: MonitorConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+) {
+    let state = Arc::new(Mutex::new(State::default()));
+    let mut watches = tokio::task::JoinSet::new();
+    for kind in config.kinds.clone() {
+        watches.spawn(watch_kind(client.clone(), kind, state.clone()));
+    }
+    tokio::pin!(shutdown);
+    let mut ticker = tokio::time::interval(config.coalesce);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticker.tick() => flush(&client, &state, &config).await,
+            () = &mut shutdown => break,
+        }
+    }
+    watches.abort_all();
+}

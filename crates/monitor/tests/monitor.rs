@@ -1,0 +1,227 @@
+//! The monitor against kubesim clusters: an app of 2,000 pods whose ResourceBundleState stays under the API's size
+//! limit, and the `deploy/` manifests applied with the real kubectl.
+
+// Helpers of a test may unwrap: a panic there is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Duration;
+
+use emco_monitor::MonitorConfig;
+use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    let crds = Api::<DynamicObject>::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let rbs = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
+        "resourcebundlestates",
+    );
+    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    bundles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(emco_k8s::rbs_object("1-big", "default")).unwrap(),
+        )
+        .await
+        .unwrap();
+    let config = MonitorConfig {
+        coalesce: Duration::from_millis(500),
+        ..MonitorConfig::default()
+    };
+    let monitor = tokio::spawn(emco_monitor::run(client.clone(), config, std::future::pending()));
+
+    let deployments = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("apps", "v1", "Deployment"), "deployments"),
+    );
+    let padding = "0123456789".repeat(10);
+    let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "big", "labels": {"emco/deployment-id": "1-big"}},
+        "spec": {"replicas": 2000, "selector": {"matchLabels": {"app": "big"}},
+                 "template": {"metadata": {"labels": {"app": "big", "emco/deployment-id": "1-big"}},
+                              "spec": {"containers": [{"name": "main", "image": "registry.local/big:1", "env": [{"name": "PADDING", "value": padding}]}]}}}});
+    deployments
+        .patch("big", &PatchParams::apply("test"), &Patch::Apply(&deployment))
+        .await
+        .unwrap();
+
+    // Every pod counted: the status then describes 2,001 objects, far more than fit in full.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
+    let bundle = loop {
+        let bundle = bundles.get("1-big").await.unwrap();
+        if bundle.data["status"]["resourceCount"].as_u64() == Some(2001) {
+            break bundle;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the monitor never counted 2,001 objects: resourceCount {}",
+            bundle.data["status"]["resourceCount"]
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    };
+    let size = serde_json::to_vec(&bundle).unwrap().len();
+    assert!(
+        size <= emco_monitor::bundle::MAX_STATUS_BYTES + 4096,
+        "ResourceBundleState is {size} bytes"
+    );
+    assert_eq!(bundle.data["status"]["compacted"], true);
+    assert_eq!(
+        bundle.data["status"]["deploymentStatuses"][0]["metadata"]["name"],
+        "big"
+    );
+    monitor.abort();
+}
+
+fn kubectl_path() -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|paths| std::env::split_paths(&paths).collect::<Vec<_>>())
+        .map(|dir| dir.join("kubectl"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// `deploy/` applies with the real kubectl; its CRD is the one rsync installs; its role lets the monitor read every
+/// kind it watches and write ResourceBundleState status.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_deploy_manifests_apply_and_grant_what_the_monitor_needs() {
+    let Some(kubectl) = kubectl_path() else {
+        eprintln!("skipping: no kubectl on PATH");
+        return;
+    };
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfig = sim.write_kubeconfigs(dir.path()).unwrap().remove(0);
+    let deploy = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../deploy");
+    let kubectl_json = |args: Vec<String>| {
+        let kubectl = kubectl.clone();
+        let kubeconfig = kubeconfig.clone();
+        let cache = dir.path().join("cache");
+        async move {
+            let output = tokio::process::Command::new(kubectl)
+                .arg("--kubeconfig")
+                .arg(&kubeconfig)
+                .arg("--cache-dir")
+                .arg(&cache)
+                .args(&args)
+                .output()
+                .await
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&output.stdout).to_string();
+            assert!(
+                output.status.success(),
+                "kubectl {args:?} failed: {}{}",
+                stdout,
+                String::from_utf8_lossy(&output.stderr)
+            );
+            stdout
+        }
+    };
+    // The CRD first (as an operator would), then the rest of the directory.
+    kubectl_json(vec![
+        "apply".into(),
+        "-f".into(),
+        deploy.join("resourcebundlestate-crd.yaml").display().to_string(),
+    ])
+    .await;
+    kubectl_json(vec!["apply".into(), "-f".into(), deploy.display().to_string()]).await;
+
+    let crd: serde_json::Value = serde_json::from_str(
+        &kubectl_json(vec![
+            "get".into(),
+            "crd".into(),
+            "resourcebundlestates.k8splugin.io".into(),
+            "-o".into(),
+            "json".into(),
+        ])
+        .await,
+    )
+    .unwrap();
+    let expected = emco_k8s::rbs_crd();
+    for field in ["group", "scope", "names"] {
+        assert_eq!(
+            crd["spec"][field], expected["spec"][field],
+            "spec.{field} differs from the CRD rsync installs"
+        );
+    }
+    for field in ["name", "served", "storage", "subresources", "schema"] {
+        assert_eq!(
+            crd["spec"]["versions"][0][field], expected["spec"]["versions"][0][field],
+            "versions[0].{field} differs"
+        );
+    }
+
+    let role: serde_json::Value = serde_json::from_str(
+        &kubectl_json(vec![
+            "get".into(),
+            "clusterrole".into(),
+            "emco-monitor".into(),
+            "-o".into(),
+            "json".into(),
+        ])
+        .await,
+    )
+    .unwrap();
+    let allows = |group: &str, resource: &str, verb: &str| {
+        role["rules"].as_array().into_iter().flatten().any(|rule| {
+            let has =
+                |field: &str, value: &str| rule[field].as_array().into_iter().flatten().any(|v| v == value);
+            has("apiGroups", group) && has("resources", resource) && has("verbs", verb)
+        })
+    };
+    for kind in emco_monitor::default_kinds() {
+        for verb in ["list", "watch"] {
+            assert!(
+                allows(&kind.group, &kind.plural, verb),
+                "the role does not allow {verb} on {}",
+                kind.plural
+            );
+        }
+    }
+    assert!(allows("k8splugin.io", "resourcebundlestates/status", "patch"));
+
+    let deployment: serde_json::Value = serde_json::from_str(
+        &kubectl_json(vec![
+            "get".into(),
+            "deployment".into(),
+            "emco-monitor".into(),
+            "-n".into(),
+            "emco-system".into(),
+            "-o".into(),
+            "json".into(),
+        ])
+        .await,
+    )
+    .unwrap();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["serviceAccountName"],
+        "emco-monitor"
+    );
+    let binding: serde_json::Value = serde_json::from_str(
+        &kubectl_json(vec![
+            "get".into(),
+            "clusterrolebinding".into(),
+            "emco-monitor".into(),
+            "-o".into(),
+            "json".into(),
+        ])
+        .await,
+    )
+    .unwrap();
+    assert_eq!(binding["subjects"][0]["namespace"], "emco-system");
+}
