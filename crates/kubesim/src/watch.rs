@@ -94,6 +94,22 @@ fn expired_line(message: &str) -> Bytes {
     Bytes::from(format!("{{\"type\":\"ERROR\",\"object\":{status}}}\n"))
 }
 
+/// The revision a bookmark may promise: this watch has seen every change up to it. That is the store's revision only
+/// when none is still queued for this watch (checked under the store lock, under which every change is sent);
+/// otherwise the last change it handled, so a client resuming from the bookmark misses nothing.
+fn bookmark_revision(
+    cluster: &ClusterShared,
+    live: &broadcast::Receiver<Arc<Change>>,
+    last_handled: u64,
+) -> u64 {
+    let store = cluster.store();
+    if live.is_empty() {
+        store.revision().max(last_handled)
+    } else {
+        last_handled
+    }
+}
+
 /// Starts a watch and returns the streaming response.
 pub async fn serve(
     cluster: Arc<ClusterShared>,
@@ -199,14 +215,14 @@ pub async fn serve(
                     Err(broadcast::error::RecvError::Closed) => return,
                 },
                 _ = ticker.tick(), if bookmarks => {
-                    let current = cluster.store().revision().max(last_revision);
+                    let current = bookmark_revision(&cluster, &live, last_revision);
                     if tx.send(filter.bookmark(current, false)).await.is_err() {
                         return;
                     }
                 }
                 () = &mut deadline => {
                     if bookmarks {
-                        let current = cluster.store().revision().max(last_revision);
+                        let current = bookmark_revision(&cluster, &live, last_revision);
                         let _ = tx.send(filter.bookmark(current, false)).await;
                     }
                     return;

@@ -3,6 +3,7 @@
 //! generic `resourceStatuses`, with `ready` and `resourceCount`, and kept under a size budget for apps with
 //! thousands of pods.
 
+use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
 use emco_k8s::readiness::readiness;
@@ -84,12 +85,13 @@ fn compact_pod(pod: &Json, minimal: bool) -> Json {
 
 /// Builds the status of a bundle from its (already sanitized) objects.
 #[must_use]
-pub fn status(objects: &BTreeMap<ObjectKey, Json>) -> Json {
+pub fn status<O: Borrow<Json>>(objects: &BTreeMap<ObjectKey, O>) -> Json {
     let mut ready = true;
     let mut arrays: BTreeMap<&str, Vec<Json>> =
         TYPED.iter().map(|(_, _, field)| (*field, Vec::new())).collect();
     let mut generic = Vec::new();
     for (key, object) in objects {
+        let object: &Json = object.borrow();
         if readiness(&key.group, &key.kind, object) != ReadyStatus::Ready {
             ready = false;
         }
@@ -100,7 +102,7 @@ pub fn status(objects: &BTreeMap<ObjectKey, Json>) -> Json {
             Some((_, _, field)) => arrays.entry(field).or_default().push(object.clone()),
             None => generic.push(
                 json!({"group": key.group, "version": key.version, "kind": key.kind, "name": key.name,
-                                        "namespace": key.namespace, "res": object}),
+                                        "namespace": key.namespace, "res": object.clone()}),
             ),
         }
     }

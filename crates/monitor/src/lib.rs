@@ -2,7 +2,9 @@
 //! `emco/deployment-id` of the kinds the seed's ResourceBundleState lists (plus any configured kind) and keeps, for
 //! each label value, the matching ResourceBundleState's status current ([`bundle`] builds it).
 //!
-//! Bursts are coalesced: each bundle is written at most once per `coalesce` interval (200 ms by default). A bundle
+//! Bursts are coalesced: each bundle is written at most once per `coalesce` interval (200 ms by default); a change to a
+//! bundle that was not written within the interval goes out after `gather` (20 ms), time for the changes it causes
+//! (a Deployment's counts after its pod's readiness) to join it. A bundle
 //! whose ResourceBundleState does not exist yet (rsync creates it after the app's objects) is retried less often.
 //!
 //! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
@@ -12,6 +14,8 @@ pub mod bundle;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use tokio::sync::Notify;
 
 use bundle::ObjectKey;
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
@@ -92,6 +96,9 @@ pub struct MonitorConfig {
     pub kinds: Vec<WatchedKind>,
     /// At most one write per bundle per interval.
     pub coalesce: Duration,
+    /// How long a change waits for the changes it causes (a pod's readiness, then its Deployment's counts) before
+    /// a bundle not written within `coalesce` is written.
+    pub gather: Duration,
     /// How long to wait before retrying a bundle whose ResourceBundleState is missing.
     pub missing_retry: Duration,
     /// The field manager of its writes.
@@ -103,6 +110,7 @@ impl Default for MonitorConfig {
         Self {
             kinds: default_kinds(),
             coalesce: Duration::from_millis(200),
+            gather: Duration::from_millis(20),
             missing_retry: Duration::from_secs(2),
             field_manager: "emco-monitor".into(),
         }
@@ -112,13 +120,30 @@ impl Default for MonitorConfig {
 /// One bundle: the objects of one label value in one namespace.
 #[derive(Default)]
 struct Bundle {
-    objects: BTreeMap<ObjectKey, Json>,
+    /// Shared, so a flush can take a snapshot cheaply and build the status outside the lock.
+    objects: BTreeMap<ObjectKey, Arc<Json>>,
     dirty: bool,
+    /// When it last went from written to changed.
+    dirty_since: Option<tokio::time::Instant>,
     /// When the ResourceBundleState was last found missing.
     missing_since: Option<tokio::time::Instant>,
     /// The status last written (a rewrite of the same status is skipped).
     written: Option<Json>,
+    /// When a write was last started: the next one waits until `coalesce` later.
+    attempted_at: Option<tokio::time::Instant>,
 }
+
+impl Bundle {
+    fn mark_dirty(&mut self) {
+        if !self.dirty {
+            self.dirty = true;
+            self.dirty_since = Some(tokio::time::Instant::now());
+        }
+    }
+}
+
+/// A bundle's identity: (namespace, label value).
+type BundleKey = (String, String);
 
 #[derive(Default)]
 struct State {
@@ -166,7 +191,7 @@ fn as_json(kind: &WatchedKind, object: &DynamicObject) -> Json {
 fn forget(state: &mut State, key: &ObjectKey) {
     for bundle in state.bundles.values_mut() {
         if bundle.objects.remove(key).is_some() {
-            bundle.dirty = true;
+            bundle.mark_dirty();
         }
     }
 }
@@ -180,12 +205,12 @@ fn record(state: &mut State, kind: &WatchedKind, object: &DynamicObject) {
     }
     if let Some(bundle_key) = bundle_of(object) {
         let bundle = state.bundles.entry(bundle_key).or_default();
-        bundle.objects.insert(key, as_json(kind, object));
-        bundle.dirty = true;
+        bundle.objects.insert(key, Arc::new(as_json(kind, object)));
+        bundle.mark_dirty();
     }
 }
 
-async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<State>>) {
+async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
     let api: Api<DynamicObject> = Api::all_with(client, &kind.resource());
     let config = watcher::Config::default().labels(DEPLOYMENT_ID_LABEL);
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
@@ -208,19 +233,45 @@ async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<St
                         !(key.group == kind.group && key.kind == kind.kind) || listed.contains(key)
                     });
                     if bundle.objects.len() != before {
-                        bundle.dirty = true;
+                        bundle.mark_dirty();
                     }
                 }
             }
             Err(err) => tracing::debug!(kind = kind.kind, error = %err, "watch failed; retrying"),
         }
+        changed.notify_one();
     }
 }
 
-/// Writes the dirty bundles' statuses.
-async fn flush(client: &kube::Client, state: &Arc<Mutex<State>>, config: &MonitorConfig) {
+/// When a dirty bundle may be written next, if any is dirty.
+fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instant> {
+    state
+        .bundles
+        .values()
+        .filter(|b| b.dirty)
+        .map(|b| {
+            let gathered = b.dirty_since.map(|since| since + config.gather);
+            let coalesced = b.attempted_at.map(|at| at + config.coalesce);
+            let retried = b.missing_since.map(|since| since + config.missing_retry);
+            gathered
+                .max(coalesced)
+                .max(retried)
+                .unwrap_or_else(tokio::time::Instant::now)
+        })
+        .min()
+}
+
+/// Writes the statuses of the dirty bundles that are due (not written within the last `coalesce`, not waiting for a
+/// missing ResourceBundleState); returns when the next one is due.
+async fn flush(
+    client: &kube::Client,
+    state: &Arc<Mutex<State>>,
+    config: &MonitorConfig,
+) -> Option<tokio::time::Instant> {
     let now = tokio::time::Instant::now();
-    let due: Vec<((String, String), Json)> = {
+    // Snapshots under the lock (reference counts only); the statuses, which for thousands of pods take a while, are
+    // built off the async workers so the watches keep flowing meanwhile.
+    let snapshots: Vec<(BundleKey, BTreeMap<ObjectKey, Arc<Json>>)> = {
         let mut state = lock(state);
         state
             .bundles
@@ -229,12 +280,34 @@ async fn flush(client: &kube::Client, state: &Arc<Mutex<State>>, config: &Monito
                 b.dirty
                     && b.missing_since
                         .is_none_or(|since| now.duration_since(since) >= config.missing_retry)
+                    && b.attempted_at
+                        .is_none_or(|at| now.duration_since(at) >= config.coalesce)
+                    && b.dirty_since
+                        .is_none_or(|since| now.duration_since(since) >= config.gather)
             })
             .map(|(key, b)| {
                 b.dirty = false;
-                (key.clone(), bundle::status(&b.objects))
+                b.attempted_at = Some(now);
+                (key.clone(), b.objects.clone())
             })
             .collect()
+    };
+    if snapshots.is_empty() {
+        return next_due(&lock(state), config);
+    }
+    let built = tokio::task::spawn_blocking(move || {
+        snapshots
+            .into_iter()
+            .map(|(key, objects)| (key, bundle::status(&objects)))
+            .collect::<Vec<_>>()
+    })
+    .await;
+    let due = match built {
+        Ok(due) => due,
+        Err(err) => {
+            tracing::warn!(error = %err, "building bundle statuses failed");
+            return next_due(&lock(state), config);
+        }
     };
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
@@ -276,6 +349,7 @@ async fn flush(client: &kube::Client, state: &Arc<Mutex<State>>, config: &Monito
             }
         }
     }
+    next_due(&lock(state), config)
 }
 
 /// Runs the monitor against `client`'s cluster until `shutdown` resolves.
@@ -285,16 +359,22 @@ pub async fn run(
     shutdown: impl std::future::Future<Output = ()>,
 ) {
     let state = Arc::new(Mutex::new(State::default()));
+    let changed = Arc::new(Notify::new());
     let mut watches = tokio::task::JoinSet::new();
     for kind in config.kinds.clone() {
-        watches.spawn(watch_kind(client.clone(), kind, state.clone()));
+        watches.spawn(watch_kind(client.clone(), kind, state.clone(), changed.clone()));
     }
     tokio::pin!(shutdown);
-    let mut ticker = tokio::time::interval(config.coalesce);
-    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
+        // A change to a bundle not written within the last `coalesce` goes out at once; changes that follow soon
+        // after are gathered into one write at the end of the interval.
+        let next = flush(&client, &state, &config).await;
+        let idle = tokio::time::sleep_until(
+            next.unwrap_or_else(|| tokio::time::Instant::now() + Duration::from_secs(3600)),
+        );
         tokio::select! {
-            _ = ticker.tick() => flush(&client, &state, &config).await,
+            () = changed.notified() => {}
+            () = idle => {}
             () = &mut shutdown => break,
         }
     }

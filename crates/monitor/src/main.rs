@@ -15,6 +15,9 @@ struct Args {
     /// Write each bundle at most once per this many milliseconds.
     #[arg(long, default_value_t = 200)]
     coalesce_ms: u64,
+    /// Let a change wait this many milliseconds for the changes it causes before its bundle is written.
+    #[arg(long, default_value_t = 20)]
+    gather_ms: u64,
 }
 
 async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
@@ -41,6 +44,7 @@ fn main() -> std::process::ExitCode {
         .init();
     let mut config = emco_monitor::MonitorConfig {
         coalesce: std::time::Duration::from_millis(args.coalesce_ms),
+        gather: std::time::Duration::from_millis(args.gather_ms),
         ..Default::default()
     };
     for kind in &args.watch {

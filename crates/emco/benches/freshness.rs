@@ -1,0 +1,163 @@
+//! Freshness of cluster status: how long after a pod's readiness changes in a cluster the change is visible in the
+//! status query's `status=ready` answer. Path: kubesim watch → emco-monitor (coalescing, default 200 ms) →
+//! ResourceBundleState status → rsync's bundle watcher → AppContext → status index → query.
+//!
+//! Runs at 100 and 1,000 kubesim clusters (in this process, with emco and one monitor per cluster), each with one
+//! app (a Deployment of one replica and a ConfigMap). A sample flips one pod's Ready condition through the status
+//! subresource (False on 50 clusters, then True again on the same 50) and polls that cluster's status every 5 ms.
+//!
+//! Run with `cargo bench -p emco --bench freshness`.
+
+// Benchmark helpers may unwrap: a panic is a failed run.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+#[path = "../tests/e2e/support.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod support;
+
+use std::time::{Duration, Instant};
+
+use emco_k8s::k8s_openapi::api::core::v1::Pod;
+use emco_monitor::{MonitorConfig, WatchedKind};
+use emco_rsync::RsyncConfig;
+use emco_store::Store;
+use kube::api::{Api, ListParams, Patch, PatchParams};
+use serde_json::{Value as Json, json};
+use support::{DIG, Emco};
+
+const SAMPLES: usize = 100;
+
+fn chart() -> Vec<u8> {
+    emco_helm::archive::write_tgz(&[
+        ("web/Chart.yaml", b"apiVersion: v2\nname: web\nversion: 0.1.0\n"),
+        ("web/templates/deployment.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n"),
+        ("web/templates/config.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: b\n"),
+    ])
+}
+
+/// The pod with its Ready and ContainersReady conditions and container readiness set to `ready`.
+fn readiness_patch(pod: &Pod, ready: bool) -> Json {
+    let mut status = serde_json::to_value(pod.status.clone().unwrap_or_default()).unwrap();
+    let value = if ready { "True" } else { "False" };
+    for condition in status["conditions"].as_array_mut().into_iter().flatten() {
+        if condition["type"] == "Ready" || condition["type"] == "ContainersReady" {
+            condition["status"] = json!(value);
+        }
+    }
+    for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
+        container["ready"] = json!(ready);
+    }
+    json!({"status": {"conditions": status["conditions"], "containerStatuses": status["containerStatuses"]}})
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[index]
+}
+
+async fn measure(clusters: usize) {
+    let setup = Instant::now();
+    let sim = kubesim::Simulator::start_named(clusters).await.unwrap();
+    let emco = Emco::start_with(Store::memory(), RsyncConfig::default()).await;
+    support::onboard_apps(&emco.http, &support::kubeconfigs(&sim), &[("web", chart())]).await;
+    // The product's defaults, watching the two kinds this app has (one process holds every cluster's monitor here;
+    // in the field each monitor has its cluster to itself).
+    let config = MonitorConfig {
+        kinds: vec![
+            WatchedKind::new("", "v1", "Pod", "pods"),
+            WatchedKind::new("apps", "v1", "Deployment", "deployments"),
+            WatchedKind::new("", "v1", "ConfigMap", "configmaps"),
+        ],
+        ..MonitorConfig::default()
+    };
+    let monitors: Vec<_> = sim
+        .clusters()
+        .iter()
+        .map(|cluster| {
+            tokio::spawn(emco_monitor::run(
+                cluster.client().unwrap(),
+                config.clone(),
+                std::future::pending(),
+            ))
+        })
+        .collect();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=ready&output=summary", Duration::from_secs(600), |a| {
+            a["readyStatus"] == "Ready"
+        })
+        .await;
+    println!(
+        "{clusters} clusters: instantiated and Ready everywhere after {:.1} s",
+        setup.elapsed().as_secs_f64()
+    );
+
+    let mut latencies = Vec::with_capacity(SAMPLES);
+    for sample in 0..SAMPLES {
+        // The first half of the samples makes a pod NotReady on as many different clusters, the second half makes
+        // those pods Ready again: each change is the first to its app's bundle in a while, as an isolated change in
+        // the field is (a change within 200 ms of its bundle's last write waits for the coalescing interval).
+        let index = (sample % (SAMPLES / 2) * 7919) % clusters;
+        let ready = sample >= SAMPLES / 2;
+        let cluster = &sim.clusters()[index];
+        let pods: Api<Pod> = Api::namespaced(cluster.client().unwrap(), "default");
+        let pod = pods
+            .list(&ListParams::default().labels("app=web"))
+            .await
+            .unwrap()
+            .items
+            .remove(0);
+        let name = pod.metadata.name.clone().unwrap();
+        let query = format!(
+            "{DIG}/status?status=ready&output=summary&cluster=vfw-cluster-provider%2B{}",
+            cluster.name()
+        );
+        let want = if ready { "Ready" } else { "NotReady" };
+        let started = Instant::now();
+        pods.patch_status(
+            &name,
+            &PatchParams::default(),
+            &Patch::Merge(readiness_patch(&pod, ready)),
+        )
+        .await
+        .unwrap();
+        loop {
+            let answer = emco.http.get(&query).await.expect(200).json();
+            if answer["readyStatus"] == want {
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{} never became {want}: {answer}",
+                cluster.name()
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        latencies.push(started.elapsed());
+    }
+    latencies.sort();
+    println!(
+        "{clusters} clusters: {SAMPLES} readiness changes visible in status=ready after p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+        percentile(&latencies, 0.5).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.9).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        latencies[latencies.len() - 1].as_secs_f64() * 1000.0,
+    );
+    for monitor in monitors {
+        monitor.abort();
+    }
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        measure(100).await;
+        measure(1_000).await;
+    });
+}
