@@ -115,6 +115,28 @@ async fn vfw_cluster_status_lists_objects_and_pods_present_and_ready() {
         deployment["metadata"]["managedFields"].is_null(),
         "managed fields stay in the cluster"
     );
+
+    // After terminate the bundles are gone from the clusters, but the context keeps what was last heard from them:
+    // every resource is still Present or NotPresent, none fell back to Unknown.
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    let terminated = emco
+        .http
+        .get(&format!("{DIG}/status?type=cluster"))
+        .await
+        .expect(200)
+        .json();
+    let rows = listed(&terminated, "cluster-status");
+    assert!(rows.len() >= 12, "{rows:?}");
+    assert!(
+        rows.iter().all(|row| row.4 == "Present" || row.4 == "NotPresent"),
+        "{rows:?}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
