@@ -1,5 +1,8 @@
 //! Commands of the `emco` binary: `serve` runs the control plane (REST API, status index, rsync) with the embedded
-//! (or in-memory) store; `kubesim` serves simulated clusters (the simulator `emco demo` uses).
+//! (or in-memory) store; `demo` runs it with simulated clusters and the vFW example ([`demo`]); `kubesim` serves
+//! simulated clusters.
+
+pub mod demo;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -25,6 +28,8 @@ pub struct Args {
 pub enum Command {
     /// Serve EMCO's REST API (`/v2`) with the embedded store, and apply instantiations to clusters.
     Serve(ServeArgs),
+    /// Run the vFW example end to end on simulated clusters, show its status, and keep serving the API.
+    Demo(demo::DemoArgs),
     /// Serve simulated Kubernetes clusters (see `kubesim --help`).
     Kubesim(kubesim::cli::Args),
 }
@@ -66,6 +71,7 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         .context("starting the runtime")?;
     match args.command {
         Command::Serve(serve_args) => runtime.block_on(serve(serve_args)),
+        Command::Demo(demo_args) => runtime.block_on(demo::run(demo_args, shutdown_signal())),
         Command::Kubesim(sim_args) => {
             drop(runtime);
             kubesim::cli::run(sim_args).context("serving simulated clusters")

@@ -1,10 +1,12 @@
 //! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
-//! process, and `emco serve` killed with SIGKILL in the middle of an instantiation.
+//! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, and
+//! `emco demo` as a newcomer runs it.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
 mod cluster_status;
+mod demo;
 mod rsync;
 mod support;

@@ -1,0 +1,90 @@
+//! `emco demo`, the README's first command, as a newcomer runs it: the binary, its own simulated clusters and
+//! monitors, the vFW example onboarded, Instantiated and Ready, and the status table printed.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
+    let data = tempfile::tempdir().unwrap();
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--exit-when-ready",
+            "--timeout-secs",
+            "100",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .expect("the demo did not finish")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        output.status
+    );
+
+    // Progress ends Instantiated with all 12 resources applied and all 18 objects (6 pods) ready.
+    assert!(
+        stdout.contains("Instantiated   resources: Applied 12") && stdout.contains("readiness: Ready 18"),
+        "{stdout}"
+    );
+    // The table: a row per placed resource and per pod, every one Present and Ready.
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|line| line.starts_with('│') && !line.contains("APP"))
+        .map(|line| line.trim_matches('│').split('┆').map(str::trim).collect())
+        .collect();
+    assert_eq!(rows.len(), 18, "{stdout}");
+    assert!(
+        rows.iter().all(|row| row[5] == "Present" && row[6] == "Ready"),
+        "{stdout}"
+    );
+    let placed = rows.iter().filter(|row| row[4] == "Applied").count();
+    let pods = rows.iter().filter(|row| row[2] == "Pod" && row[4] == "-").count();
+    assert_eq!((placed, pods), (12, 6), "{stdout}");
+    for cluster in ["edge01", "edge02"] {
+        assert_eq!(rows.iter().filter(|row| row[1] == cluster).count(), 9, "{stdout}");
+    }
+    // What to try next points at the running API and at a cluster's kubeconfig.
+    assert!(stdout.contains("status?output=summary"), "{stdout}");
+    assert!(data.path().join("kubeconfigs/edge01.yaml").is_file());
+    assert!(
+        stdout.contains(&format!(
+            "kubectl --kubeconfig {}",
+            data.path().join("kubeconfigs/edge01.yaml").display()
+        )),
+        "{stdout}"
+    );
+}
+
+#[tokio::test]
+async fn the_demo_names_a_missing_example_directory() {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--exit-when-ready",
+            "--example",
+            "/nonexistent/vfw",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("/nonexistent/vfw/charts/packetgen"), "{stderr}");
+}
