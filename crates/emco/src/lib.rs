@@ -51,12 +51,17 @@ pub struct ServeArgs {
     pub max_body_bytes: usize,
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
-pub fn init_tracing() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+/// Logs to stderr, filtered by `RUST_LOG`; by default `info` for the servers and `warn` for the demo, whose
+/// terminal belongs to its progress and table.
+pub fn init_tracing(command: &Command) {
+    let default = match command {
+        Command::Demo(_) => "warn,kube_client=off",
         // kube-rs logs every failed request to an unreachable cluster at ERROR; rsync reports those itself (as
         // connectivity Retrying), so its log stays quiet unless asked for.
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,kube_client=off"));
+        Command::Serve(_) | Command::Kubesim(_) => "info,kube_client=off",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

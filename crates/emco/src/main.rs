@@ -5,7 +5,7 @@ use clap::Parser;
 
 fn main() -> std::process::ExitCode {
     let args = emco::Args::parse();
-    emco::init_tracing();
+    emco::init_tracing(&args.command);
     match emco::run(args) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(err) => {
