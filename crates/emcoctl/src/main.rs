@@ -1,0 +1,3 @@
+//! The `emcoctl` binary (work in progress: the file commands arrive with the HTTP client).
+
+fn main() {}
