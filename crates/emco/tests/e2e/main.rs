@@ -8,5 +8,6 @@
 
 mod cluster_status;
 mod demo;
+mod emcoctl;
 mod rsync;
 mod support;

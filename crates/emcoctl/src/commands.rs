@@ -1,0 +1,291 @@
+//! The file commands, as EMCO's emcoctl does them: `apply` POSTs each document to its anchor, `update` PUTs it to
+//! `anchor/<name>`, `get` GETs `anchor/<name>`, `delete` walks the documents in reverse and DELETEs them (an
+//! `instantiate` anchor becomes a `terminate`). Each request is printed as `<METHOD>  --> URL: …`,
+//! `Response Code: …`, `Response: …`, the format scripts parse.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::client::{Body, ClientError, EmcoClient, Reply};
+use crate::documents::Document;
+
+/// What a file command does with each document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    /// POST to the anchor.
+    Apply,
+    /// GET `anchor/<name>`.
+    Get,
+    /// PUT to `anchor/<name>`.
+    Update,
+    /// DELETE `anchor/<name>`, in reverse order.
+    Delete,
+}
+
+/// Options of the file commands.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Stop at the first request that does not succeed.
+    pub stop_on_failure: bool,
+    /// After a 202 (an accepted lifecycle operation), wait this long before the next document.
+    pub wait_after_accepted: Duration,
+}
+
+/// Why a command could not go on.
+#[derive(Debug, thiserror::Error)]
+pub enum CommandError {
+    /// A request got no answer.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// A file a document names cannot be read.
+    #[error("document {index}: cannot read {path}: {source}")]
+    File {
+        /// The document (1-based).
+        index: usize,
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The output cannot be written.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// The lifecycle segment an anchor ends with, if it is a lifecycle anchor.
+fn lifecycle(anchor: &str) -> Option<&str> {
+    let last = anchor.rsplit('/').next().unwrap_or_default();
+    [
+        "approve",
+        "instantiate",
+        "terminate",
+        "apply",
+        "migrate",
+        "update",
+        "rollback",
+        "stop",
+        "status",
+    ]
+    .contains(&last)
+    .then_some(last)
+}
+
+/// `anchor/<name>`: labels by their label, composite apps with their version.
+fn item_path(document: &Document) -> String {
+    let anchor = &document.anchor;
+    let last = anchor.rsplit('/').next().unwrap_or_default();
+    let name = match (last, &document.cluster_label) {
+        ("labels", Some(label)) => Some(label.as_str()),
+        _ => document.name(),
+    };
+    match (name, last, document.spec["compositeAppVersion"].as_str()) {
+        (Some(name), "composite-apps", Some(version)) => format!("/v2/{anchor}/{name}/{version}"),
+        (Some(name), _, _) => format!("/v2/{anchor}/{name}"),
+        (None, _, _) => format!("/v2/{anchor}"),
+    }
+}
+
+/// GETs under these collections ask for JSON (their default answer is multipart).
+fn wants_json(anchor: &str) -> bool {
+    let last = anchor.rsplit('/').next().unwrap_or_default();
+    ["apps", "profiles", "clusters", "resources", "customizations"].contains(&last)
+}
+
+/// A file part's content: the file, or a directory packed as `.tgz` (a chart directory — one with `Chart.yaml` —
+/// under its own name, as `helm package` does; any other directory, such as a profile, at the archive's root).
+fn read_part(index: usize, path: &Path) -> Result<(String, Vec<u8>), CommandError> {
+    let error = |source: std::io::Error| CommandError::File {
+        index,
+        path: path.display().to_string(),
+        source,
+    };
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !path.is_dir() {
+        return Ok((file_name, std::fs::read(path).map_err(error)?));
+    }
+    let prefix = if path.join("Chart.yaml").is_file() {
+        format!("{file_name}/")
+    } else {
+        String::new()
+    };
+    let mut files = Vec::new();
+    collect(path, path, &prefix, &mut files).map_err(error)?;
+    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    Ok((
+        format!("{file_name}.tgz"),
+        emco_helm::archive::write_tgz(&borrowed),
+    ))
+}
+
+fn collect(root: &Path, dir: &Path, prefix: &str, files: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
+    let mut entries = std::fs::read_dir(dir)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<Vec<_>, _>>()?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(root, &path, prefix, files)?;
+        } else {
+            let relative = path
+                .strip_prefix(root)
+                .unwrap_or(&path)
+                .to_string_lossy()
+                .into_owned();
+            files.push((format!("{prefix}{relative}"), std::fs::read(&path)?));
+        }
+    }
+    Ok(())
+}
+
+fn body_of(document: &Document) -> Result<Body, CommandError> {
+    if document.files.is_empty() {
+        let body = document.body();
+        return Ok(if body.as_object().is_some_and(serde_json::Map::is_empty) {
+            Body::Empty
+        } else {
+            Body::Json(body)
+        });
+    }
+    let part = if document.many_files { "files" } else { "file" };
+    let files = document
+        .files
+        .iter()
+        .map(|path| read_part(document.index, path).map(|(name, content)| (part.to_string(), name, content)))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Body::Multipart {
+        metadata: document.body(),
+        files,
+    })
+}
+
+fn print(out: &mut impl Write, method: &str, url: &str, reply: &Reply) -> std::io::Result<()> {
+    writeln!(out, "{method}  --> URL: {url}")?;
+    writeln!(out, "Response Code: {}", reply.status)?;
+    let text = reply.text();
+    match serde_json::from_str::<Json>(&text) {
+        Ok(json) => writeln!(
+            out,
+            "Response: {}",
+            serde_json::to_string_pretty(&json).unwrap_or(text)
+        )?,
+        Err(_) => writeln!(out, "Response: {}", text.trim_end())?,
+    }
+    Ok(())
+}
+
+/// Runs `verb` over the documents; `Ok(true)` when every request succeeded.
+pub async fn run(
+    client: &EmcoClient,
+    verb: Verb,
+    documents: &[Document],
+    options: &Options,
+    out: &mut impl Write,
+) -> Result<bool, CommandError> {
+    let mut all_ok = true;
+    let ordered: Vec<&Document> = match verb {
+        Verb::Delete => documents.iter().rev().collect(),
+        _ => documents.iter().collect(),
+    };
+    for document in ordered {
+        let anchor = &document.anchor;
+        let (method, path, body, accept_json) = match (verb, lifecycle(anchor)) {
+            (Verb::Apply, _) => ("POST", format!("/v2/{anchor}"), body_of(document)?, false),
+            (Verb::Get | Verb::Update, Some(_)) => continue,
+            (Verb::Get, None) => ("GET", item_path(document), Body::Empty, wants_json(anchor)),
+            (Verb::Update, None) => ("PUT", item_path(document), body_of(document)?, false),
+            (Verb::Delete, Some("instantiate" | "apply")) => {
+                let parent = anchor.rsplit_once('/').map_or("", |(parent, _)| parent);
+                ("POST", format!("/v2/{parent}/terminate"), Body::Empty, false)
+            }
+            (Verb::Delete, Some(_)) => continue,
+            (Verb::Delete, None) => ("DELETE", item_path(document), Body::Empty, false),
+        };
+        let reply = client.send(method, &path, accept_json, body).await?;
+        print(out, method, &client.url(&path), &reply)?;
+        if !reply.is_success() {
+            all_ok = false;
+            if options.stop_on_failure {
+                break;
+            }
+        } else if reply.status == 202 && !options.wait_after_accepted.is_zero() {
+            tokio::time::sleep(options.wait_after_accepted).await;
+        }
+    }
+    Ok(all_ok)
+}
+
+/// `apply|get|delete <anchor>` without a file: one request to the anchor (an empty POST for lifecycle anchors).
+pub async fn run_anchor(
+    client: &EmcoClient,
+    verb: Verb,
+    anchor: &str,
+    out: &mut impl Write,
+) -> Result<bool, CommandError> {
+    let anchor = anchor.trim_matches('/');
+    let anchor = anchor.strip_prefix("v2/").unwrap_or(anchor);
+    let method = match verb {
+        Verb::Apply => "POST",
+        Verb::Get => "GET",
+        Verb::Update => "PUT",
+        Verb::Delete => "DELETE",
+    };
+    let path = format!("/v2/{anchor}");
+    let accept_json = verb == Verb::Get && wants_json(anchor.split('?').next().unwrap_or(anchor));
+    let reply = client.send(method, &path, accept_json, Body::Empty).await?;
+    print(out, method, &client.url(&path), &reply)?;
+    Ok(reply.is_success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn document(anchor: &str, metadata: Json, spec: Json, label: Option<&str>) -> Document {
+        Document {
+            index: 1,
+            anchor: anchor.into(),
+            metadata,
+            spec,
+            cluster_label: label.map(Into::into),
+            files: Vec::new(),
+            many_files: false,
+        }
+    }
+
+    #[test]
+    fn items_are_addressed_as_emcoctl_does() {
+        let ca = document(
+            "projects/p/composite-apps",
+            json!({"name": "vfw"}),
+            json!({"compositeAppVersion": "v1"}),
+            None,
+        );
+        assert_eq!(item_path(&ca), "/v2/projects/p/composite-apps/vfw/v1");
+        let label = document(
+            "cluster-providers/cp/clusters/c1/labels",
+            Json::Null,
+            Json::Null,
+            Some("edge"),
+        );
+        assert_eq!(
+            item_path(&label),
+            "/v2/cluster-providers/cp/clusters/c1/labels/edge"
+        );
+        let project = document("projects", json!({"name": "p"}), Json::Null, None);
+        assert_eq!(item_path(&project), "/v2/projects/p");
+        assert_eq!(
+            lifecycle("projects/p/composite-apps/ca/v1/deployment-intent-groups/d/instantiate"),
+            Some("instantiate")
+        );
+        assert_eq!(lifecycle("projects/p/composite-apps"), None);
+        assert!(wants_json("projects/p/composite-apps/ca/v1/apps"));
+        assert!(!wants_json("projects"));
+    }
+}

@@ -1,0 +1,137 @@
+//! Where emcoctl sends its requests: `--emco URL`, else `EMCO_URL`, else the emcoctl config file (`--config`, or
+//! `~/.emco.yaml`: EMCO's keys, case-insensitive — `ingress` when set, else `orchestrator`), else
+//! `http://localhost:9015`. emco-rs serves every EMCO service from one API, so every anchor goes to the same place.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+/// The API when nothing says otherwise (EMCO's orchestrator port).
+pub const DEFAULT_TARGET: &str = "http://localhost:9015";
+
+/// Why the configuration cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file cannot be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is not the emcoctl configuration.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// The URL of the API from the flag, the environment value of `EMCO_URL` and the config file, in that order.
+pub fn resolve(
+    flag: Option<&str>,
+    environment: Option<&str>,
+    config_file: Option<&Path>,
+) -> Result<String, ConfigError> {
+    if let Some(url) = flag.or(environment).filter(|url| !url.is_empty()) {
+        return Ok(url.to_string());
+    }
+    let Some(path) = config_file else {
+        return Ok(DEFAULT_TARGET.to_string());
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        // The default file is optional; a file named with --config is not (the caller passes only existing
+        // defaults).
+        Err(source) => {
+            return Err(ConfigError::Read {
+                path: path.into(),
+                source,
+            });
+        }
+    };
+    let config: Json = serde_saphyr::from_str(&text).map_err(|err| ConfigError::Invalid {
+        path: path.into(),
+        message: format!("not YAML: {err}"),
+    })?;
+    let section = |name: &str| {
+        config.as_object().and_then(|map| {
+            map.iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        })
+    };
+    let field = |section: &Json, name: &str| {
+        section.as_object().and_then(|map| {
+            map.iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        })
+    };
+    for name in ["ingress", "orchestrator"] {
+        let Some(section) = section(name) else { continue };
+        let host = field(&section, "host")
+            .and_then(|h| h.as_str().map(str::to_string))
+            .filter(|h| !h.is_empty());
+        let port = field(&section, "port")
+            .and_then(|p| p.as_u64().or_else(|| p.as_str().and_then(|s| s.parse().ok())));
+        match (host, port) {
+            (Some(host), Some(port)) => return Ok(format!("http://{host}:{port}")),
+            (None, None) => continue,
+            _ => {
+                return Err(ConfigError::Invalid {
+                    path: path.into(),
+                    message: format!("{name} needs both host and port"),
+                });
+            }
+        }
+    }
+    Ok(DEFAULT_TARGET.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_then_environment_then_file() {
+        let dir = std::env::temp_dir().join(format!("emcoctl-config-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("emco.yaml");
+        std::fs::write(
+            &file,
+            "Orchestrator:\n  Host: emco.example\n  Port: 9015\nclm: {host: x, port: 1}\n",
+        )
+        .unwrap();
+        assert_eq!(
+            resolve(Some("http://a:1"), Some("http://b:2"), Some(&file)).unwrap(),
+            "http://a:1"
+        );
+        assert_eq!(
+            resolve(None, Some("http://b:2"), Some(&file)).unwrap(),
+            "http://b:2"
+        );
+        assert_eq!(
+            resolve(None, None, Some(&file)).unwrap(),
+            "http://emco.example:9015"
+        );
+        std::fs::write(
+            &file,
+            "orchestrator: {host: o, port: 1}\ningress: {host: gw, port: \"8080\"}\n",
+        )
+        .unwrap();
+        assert_eq!(resolve(None, None, Some(&file)).unwrap(), "http://gw:8080");
+        std::fs::write(&file, "orchestrator: {host: o}\n").unwrap();
+        assert!(
+            resolve(None, None, Some(&file))
+                .unwrap_err()
+                .to_string()
+                .contains("orchestrator needs both host and port")
+        );
+        assert_eq!(resolve(None, None, None).unwrap(), DEFAULT_TARGET);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,115 @@
+//! The `emcoctl` binary: exit codes and messages for bad files, unknown anchors, missing file parts and an
+//! unreachable API, against an in-process emco API.
+
+// Helpers of a test may unwrap: a panic there is a failed test.
+#![allow(clippy::unwrap_used)]
+
+use std::process::Output;
+
+async fn emco() -> String {
+    let server = emco_server::Server::new(
+        emco_store::Store::memory(),
+        None,
+        emco_server::ServerConfig::default(),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = server.run(listener, std::future::pending()).await;
+    });
+    format!("http://{address}")
+}
+
+async fn emcoctl(target: &str, args: &[&str]) -> Output {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_emcoctl"))
+        .arg("--emco")
+        .arg(target)
+        .args(args)
+        .env_remove("EMCO_URL")
+        .output()
+        .await
+        .unwrap()
+}
+
+fn file(dir: &tempfile::TempDir, name: &str, text: &str) -> String {
+    let path = dir.path().join(name);
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_gets_a_clear_message_and_a_non_zero_exit() {
+    let target = emco().await;
+    let dir = tempfile::tempdir().unwrap();
+
+    let project = file(
+        &dir,
+        "project.yaml",
+        "resourceContext: {anchor: projects}\nmetadata: {name: p1}\n",
+    );
+    let ok = emcoctl(&target, &["apply", "-f", &project]).await;
+    let stdout = String::from_utf8_lossy(&ok.stdout);
+    assert_eq!(ok.status.code(), Some(0), "{stdout}");
+    assert!(
+        stdout.starts_with(&format!(
+            "POST  --> URL: {target}/v2/projects\nResponse Code: 201\nResponse: "
+        )),
+        "{stdout}"
+    );
+
+    // The same again: 409 from the API, exit 1.
+    let again = emcoctl(&target, &["apply", "-f", &project]).await;
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stdout).contains("Response Code: 409"));
+
+    let cases: [(&str, &str, i32, &str); 4] = [
+        (
+            "broken.yaml",
+            "resourceContext: {anchor: projects\n",
+            2,
+            "broken.yaml: not YAML",
+        ),
+        (
+            "no-anchor.yaml",
+            "resourceContext: {anchor: projects}\nmetadata: {name: a}\n---\nmetadata: {name: b}\n",
+            2,
+            "no-anchor.yaml, document 2: resourceContext.anchor is missing",
+        ),
+        (
+            "unknown.yaml",
+            "resourceContext: {anchor: projects/p1/no-such-things}\nmetadata: {name: x}\n",
+            1,
+            "Response Code: 404",
+        ),
+        (
+            "missing-part.yaml",
+            "resourceContext: {anchor: cluster-providers/cp/clusters}\nmetadata: {name: c}\nfile: absent.yaml\n",
+            2,
+            "document 1: cannot read",
+        ),
+    ];
+    for (name, text, code, message) in cases {
+        let path = file(&dir, name, text);
+        let output = emcoctl(&target, &["apply", "-f", &path]).await;
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert_eq!(output.status.code(), Some(code), "{name}: {all}");
+        assert!(all.contains(message), "{name}: {all}");
+    }
+    // Nothing was created by the failed files.
+    let get = emcoctl(&target, &["get", "projects/p1/no-such-things"]).await;
+    assert_eq!(get.status.code(), Some(1));
+
+    // Usage mistakes exit 2; an API nobody serves exits 1 and names it.
+    assert_eq!(emcoctl(&target, &["apply"]).await.status.code(), Some(2));
+    assert_eq!(
+        emcoctl("ftp://x", &["get", "projects"]).await.status.code(),
+        Some(2)
+    );
+    let unreachable = emcoctl("http://127.0.0.1:9", &["get", "projects"]).await;
+    assert_eq!(unreachable.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&unreachable.stderr).contains("http://127.0.0.1:9/v2/projects"));
+}
