@@ -174,51 +174,17 @@ fn read_example(example: &Path) -> anyhow::Result<Charts> {
         let chart_dir = example.join("charts").join(app);
         charts.push((
             app,
-            pack_dir(&chart_dir, &format!("{app}/"))
+            emco_helm::archive::pack_dir(&chart_dir, &format!("{app}/"))
                 .with_context(|| format!("packing the chart {}", chart_dir.display()))?,
         ));
         let profile_dir = example.join("profiles").join(app);
         profiles.push((
             app,
-            pack_dir(&profile_dir, "")
+            emco_helm::archive::pack_dir(&profile_dir, "")
                 .with_context(|| format!("packing the profile {}", profile_dir.display()))?,
         ));
     }
     Ok(Charts { charts, profiles })
-}
-
-/// A `.tgz` of every file under `dir`, named `prefix` + the path relative to `dir`.
-fn pack_dir(dir: &Path, prefix: &str) -> anyhow::Result<Vec<u8>> {
-    fn walk(root: &Path, dir: &Path, prefix: &str, files: &mut Vec<(String, Vec<u8>)>) -> anyhow::Result<()> {
-        let mut entries = std::fs::read_dir(dir)
-            .with_context(|| format!("reading {}", dir.display()))?
-            .map(|entry| entry.map(|e| e.path()))
-            .collect::<Result<Vec<_>, _>>()?;
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(root, &path, prefix, files)?;
-            } else {
-                let relative = path
-                    .strip_prefix(root)
-                    .unwrap_or(&path)
-                    .to_string_lossy()
-                    .to_string();
-                files.push((
-                    format!("{prefix}{relative}"),
-                    std::fs::read(&path).with_context(|| format!("reading {}", path.display()))?,
-                ));
-            }
-        }
-        Ok(())
-    }
-    let mut files = Vec::new();
-    walk(dir, dir, prefix, &mut files)?;
-    if files.is_empty() {
-        bail!("{} has no files", dir.display());
-    }
-    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
-    Ok(emco_helm::archive::write_tgz(&borrowed))
 }
 
 /// The API, called in-process through the same router the listener serves.

@@ -114,33 +114,10 @@ fn read_part(index: usize, path: &Path) -> Result<(String, Vec<u8>), CommandErro
     } else {
         String::new()
     };
-    let mut files = Vec::new();
-    collect(path, path, &prefix, &mut files).map_err(error)?;
-    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
     Ok((
         format!("{file_name}.tgz"),
-        emco_helm::archive::write_tgz(&borrowed),
+        emco_helm::archive::pack_dir(path, &prefix).map_err(error)?,
     ))
-}
-
-fn collect(root: &Path, dir: &Path, prefix: &str, files: &mut Vec<(String, Vec<u8>)>) -> std::io::Result<()> {
-    let mut entries = std::fs::read_dir(dir)?
-        .map(|e| e.map(|e| e.path()))
-        .collect::<Result<Vec<_>, _>>()?;
-    entries.sort();
-    for path in entries {
-        if path.is_dir() {
-            collect(root, &path, prefix, files)?;
-        } else {
-            let relative = path
-                .strip_prefix(root)
-                .unwrap_or(&path)
-                .to_string_lossy()
-                .into_owned();
-            files.push((format!("{prefix}{relative}"), std::fs::read(&path)?));
-        }
-    }
-    Ok(())
 }
 
 fn body_of(document: &Document) -> Result<Body, CommandError> {

@@ -96,9 +96,82 @@ pub fn write_tgz(files: &[(&str, &[u8])]) -> Vec<u8> {
     encoder.finish().expect("finish an in-memory gzip stream")
 }
 
+/// Packs every file under `dir` (sorted, recursively) into a `.tgz`, each named `prefix` + its path relative to
+/// `dir` (`"firewall/"` for a chart, as `helm package` lays it out; `""` for a profile). A directory without files
+/// is an error naming it.
+pub fn pack_dir(dir: &std::path::Path, prefix: &str) -> std::io::Result<Vec<u8>> {
+    fn collect(
+        root: &std::path::Path,
+        dir: &std::path::Path,
+        prefix: &str,
+        files: &mut Vec<(String, Vec<u8>)>,
+    ) -> std::io::Result<()> {
+        let with_path =
+            |err: std::io::Error| std::io::Error::new(err.kind(), format!("{}: {err}", dir.display()));
+        let mut entries = std::fs::read_dir(dir)
+            .map_err(with_path)?
+            .map(|entry| entry.map(|e| e.path()))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(with_path)?;
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                collect(root, &path, prefix, files)?;
+            } else {
+                let relative = path
+                    .strip_prefix(root)
+                    .unwrap_or(&path)
+                    .to_string_lossy()
+                    .into_owned();
+                let bytes = std::fs::read(&path)
+                    .map_err(|err| std::io::Error::new(err.kind(), format!("{}: {err}", path.display())))?;
+                files.push((format!("{prefix}{relative}"), bytes));
+            }
+        }
+        Ok(())
+    }
+    let mut files = Vec::new();
+    collect(dir, dir, prefix, &mut files)?;
+    if files.is_empty() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("{} has no files", dir.display()),
+        ));
+    }
+    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
+    Ok(write_tgz(&borrowed))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn packs_a_directory_under_a_prefix() {
+        let dir = std::env::temp_dir().join(format!("emco-helm-pack-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("templates")).unwrap();
+        std::fs::write(dir.join("Chart.yaml"), "name: c").unwrap();
+        std::fs::write(dir.join("templates/cm.yaml"), "kind: ConfigMap").unwrap();
+        let files = read_tgz(&pack_dir(&dir, "c/").unwrap()).unwrap();
+        let names: Vec<&str> = files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(names, ["c/Chart.yaml", "c/templates/cm.yaml"]);
+        assert_eq!(files[1].bytes, b"kind: ConfigMap");
+        let empty = dir.join("empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(
+            pack_dir(&empty, "")
+                .unwrap_err()
+                .to_string()
+                .contains("has no files")
+        );
+        assert!(
+            pack_dir(&dir.join("absent"), "")
+                .unwrap_err()
+                .to_string()
+                .contains("absent")
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn round_trips_files_and_refuses_garbage() {

@@ -202,26 +202,8 @@ impl Emco {
 }
 
 fn pack_dir(dir: &Path) -> Vec<u8> {
-    fn walk(root: &Path, dir: &Path, prefix: &str, files: &mut Vec<(String, Vec<u8>)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .collect();
-        entries.sort();
-        for path in entries {
-            if path.is_dir() {
-                walk(root, &path, prefix, files);
-            } else {
-                let relative = path.strip_prefix(root).unwrap().to_string_lossy().to_string();
-                files.push((format!("{prefix}{relative}"), std::fs::read(&path).unwrap()));
-            }
-        }
-    }
-    let mut files = Vec::new();
     let prefix = format!("{}/", dir.file_name().unwrap().to_string_lossy());
-    walk(dir, dir, &prefix, &mut files);
-    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
-    emco_helm::archive::write_tgz(&borrowed)
+    emco_helm::archive::pack_dir(dir, &prefix).unwrap()
 }
 
 fn example(path: &str) -> std::path::PathBuf {
