@@ -327,18 +327,6 @@ async fn onboard(api: &Api, clusters: &[(String, Vec<u8>)], example: &Charts) ->
     Ok(())
 }
 
-/// `{"Applied": 12}` as `Applied 12`.
-fn counts_text(counts: &Json) -> String {
-    match counts.as_object() {
-        Some(map) if !map.is_empty() => map
-            .iter()
-            .map(|(state, n)| format!("{state} {n}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        _ => "-".to_string(),
-    }
-}
-
 /// Prints a line whenever the progress changes, until the context is Instantiated and every resource Ready.
 async fn wait_until_ready(api: &Api, timeout: Duration) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + timeout;
@@ -349,8 +337,8 @@ async fn wait_until_ready(api: &Api, timeout: Duration) -> anyhow::Result<()> {
         let line = format!(
             "  {:<14} resources: {:<24} readiness: {}",
             summary["status"].as_str().unwrap_or("?"),
-            counts_text(&summary["rsync-status"]),
-            counts_text(&ready["readyCounts"]),
+            emcoctl::status::counts_text(&summary["rsync-status"]),
+            emcoctl::status::counts_text(&ready["readyCounts"]),
         );
         if line != last {
             println!("{line}");
@@ -373,57 +361,14 @@ async fn wait_until_ready(api: &Api, timeout: Duration) -> anyhow::Result<()> {
     }
 }
 
-/// One row per resource (the cluster's pods included): app, cluster, kind, name, rsync status, cluster status,
-/// readiness.
-async fn status_table(api: &Api) -> anyhow::Result<comfy_table::Table> {
-    type Row = [String; 7];
-    let key = |app: &Json, cluster: &Json, resource: &Json| {
-        (
-            app["name"].as_str().unwrap_or_default().to_string(),
-            cluster["cluster"].as_str().unwrap_or_default().to_string(),
-            resource["GVK"]["Kind"].as_str().unwrap_or_default().to_string(),
-            resource["name"].as_str().unwrap_or_default().to_string(),
-        )
+/// The status table emcoctl prints, from the three answers.
+async fn status_table(api: &Api) -> anyhow::Result<String> {
+    let answers = emcoctl::status::Answers {
+        rsync: api.status("").await?,
+        cluster: api.status("type=cluster").await?,
+        ready: api.status("status=ready").await?,
     };
-    let mut rows: Vec<((String, String, String, String), Row)> = Vec::new();
-    for (answer, column, field) in [
-        (api.status("").await?, 4, "rsync-status"),
-        (api.status("type=cluster").await?, 5, "cluster-status"),
-        (api.status("status=ready").await?, 6, "readyStatus"),
-    ] {
-        for app in answer["apps"].as_array().into_iter().flatten() {
-            for cluster in app["clusters"].as_array().into_iter().flatten() {
-                for resource in cluster["resources"].as_array().into_iter().flatten() {
-                    let key = key(app, cluster, resource);
-                    let index = match rows.iter().position(|(k, _)| *k == key) {
-                        Some(index) => index,
-                        None => {
-                            let (a, c, k, n) = key.clone();
-                            rows.push((key, [a, c, k, n, "-".into(), "-".into(), "-".into()]));
-                            rows.len() - 1
-                        }
-                    };
-                    rows[index].1[column] = resource[field].as_str().unwrap_or("-").to_string();
-                }
-            }
-        }
-    }
-    // Grouped by app (in the composite app's order) and cluster; within a group the placed resources come first,
-    // then what the cluster made from them (pods), as the answers list them.
-    let mut app_order: Vec<String> = Vec::new();
-    for (key, _) in &rows {
-        if !app_order.contains(&key.0) {
-            app_order.push(key.0.clone());
-        }
-    }
-    rows.sort_by_key(|(key, _)| (app_order.iter().position(|app| *app == key.0), key.1.clone()));
-    let mut table = comfy_table::Table::new();
-    table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header(["APP", "CLUSTER", "KIND", "NAME", "RSYNC", "IN CLUSTER", "READY"]);
-    for (_, row) in rows {
-        table.add_row(row);
-    }
-    Ok(table)
+    Ok(emcoctl::status::table(&emcoctl::status::rows(&answers)).to_string())
 }
 
 fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String]) {
@@ -436,5 +381,9 @@ fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String]
     println!(
         "  kubectl --kubeconfig {} get deployments,pods",
         kubeconfig_dir.join(format!("{first}.yaml")).display()
+    );
+    println!(
+        "  cargo run -q --release --bin emcoctl -- --emco http://{address} status {} --watch",
+        dig_path().trim_start_matches("/v2/")
     );
 }

@@ -5,3 +5,4 @@ pub mod client;
 pub mod commands;
 pub mod config;
 pub mod documents;
+pub mod status;

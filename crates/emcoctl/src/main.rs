@@ -32,6 +32,44 @@ enum Command {
     Update(FileArgs),
     /// DELETE each document's resource, last document first (an instantiate anchor becomes terminate).
     Delete(FileArgs),
+    /// The status of a deployment intent group: a table (apps × clusters × resources), or the API's answer.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct StatusArgs {
+    /// The DIG: projects/{p}/composite-apps/{ca}/{v}/deployment-intent-groups/{dig}.
+    dig: String,
+    /// Only this app (repeatable).
+    #[arg(long)]
+    app: Vec<String>,
+    /// Only this cluster, provider+cluster (repeatable).
+    #[arg(long)]
+    cluster: Vec<String>,
+    /// Only this resource name (repeatable).
+    #[arg(long)]
+    resource: Vec<String>,
+    /// With -o json|yaml: type=rsync|cluster.
+    #[arg(long = "type")]
+    kind: Option<String>,
+    /// With -o json|yaml: status=ready|deployed (EMCO 22.x shape).
+    #[arg(long)]
+    status: Option<String>,
+    /// With -o json|yaml: output=summary|all|detail.
+    #[arg(long)]
+    output: Option<String>,
+    /// How to print: table, json or yaml.
+    #[arg(short = 'o', long = "format", default_value = "table", value_parser = ["table", "json", "yaml"])]
+    format: String,
+    /// Refresh every second (a table redrawn on a terminal; a new one on each change otherwise).
+    #[arg(long)]
+    watch: bool,
+    /// With --watch: stop once the DIG's status or readiness is this (e.g. Instantiated, Ready, Terminated).
+    #[arg(long)]
+    until: Option<String>,
+    /// With --watch: give up (exit 1) after this many seconds.
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
 }
 
 #[derive(Debug, clap::Args)]
@@ -69,6 +107,7 @@ fn main() -> ExitCode {
         Err(err) => return usage(&err.to_string()),
     };
     let (verb, file_args) = match args.command {
+        Command::Status(status_args) => return status(&client, &status_args),
         Command::Apply(a) => (Verb::Apply, a),
         Command::Get(a) => (Verb::Get, a),
         Command::Update(a) => (Verb::Update, a),
@@ -125,4 +164,99 @@ fn main() -> ExitCode {
 fn usage(message: &str) -> ExitCode {
     eprintln!("emcoctl: {message}");
     ExitCode::from(2)
+}
+
+fn query_string(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(key, value)| {
+            format!(
+                "{key}={}",
+                value
+                    .replace('%', "%25")
+                    .replace('+', "%2B")
+                    .replace('&', "%26")
+                    .replace(' ', "%20")
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
+    use emcoctl::status;
+    use std::io::IsTerminal as _;
+    let mut filters: Vec<(&str, &str)> = Vec::new();
+    filters.extend(args.app.iter().map(|a| ("app", a.as_str())));
+    filters.extend(args.cluster.iter().map(|c| ("cluster", c.as_str())));
+    filters.extend(args.resource.iter().map(|r| ("resource", r.as_str())));
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    if args.format != "table" {
+        let mut pairs = filters.clone();
+        pairs.extend(args.kind.iter().map(|t| ("type", t.as_str())));
+        pairs.extend(args.status.iter().map(|s| ("status", s.as_str())));
+        pairs.extend(args.output.iter().map(|o| ("output", o.as_str())));
+        return match runtime.block_on(status::query(client, &args.dig, &query_string(&pairs))) {
+            Ok(answer) => {
+                let text = if args.format == "json" {
+                    serde_json::to_string_pretty(&answer).unwrap_or_default()
+                } else {
+                    serde_saphyr::to_string(&answer).unwrap_or_default()
+                };
+                println!("{}", text.trim_end());
+                ExitCode::SUCCESS
+            }
+            Err(err) => {
+                eprintln!("emcoctl: {err}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let filters = query_string(&filters);
+    let terminal = std::io::stdout().is_terminal();
+    let deadline = std::time::Instant::now() + Duration::from_secs(args.timeout);
+    let mut shown = String::new();
+    loop {
+        let answers = match runtime.block_on(status::fetch(client, &args.dig, &filters)) {
+            Ok(answers) => answers,
+            Err(err) => {
+                eprintln!("emcoctl: {err}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let text = format!(
+            "{}\n{}",
+            status::summary_line(&answers),
+            status::table(&status::rows(&answers))
+        );
+        if text != shown {
+            if args.watch && terminal {
+                print!("\x1b[2J\x1b[H");
+            }
+            println!("{text}");
+            shown = text;
+        }
+        let done = args
+            .until
+            .as_deref()
+            .is_none_or(|state| status::reached(&answers, state));
+        if !args.watch || (args.until.is_some() && done) {
+            return ExitCode::SUCCESS;
+        }
+        if std::time::Instant::now() >= deadline {
+            eprintln!(
+                "emcoctl: not {} within {} s",
+                args.until.as_deref().unwrap_or("done"),
+                args.timeout
+            );
+            return ExitCode::FAILURE;
+        }
+        std::thread::sleep(Duration::from_secs(1));
+    }
 }

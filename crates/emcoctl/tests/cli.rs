@@ -103,6 +103,29 @@ async fn bad_input_gets_a_clear_message_and_a_non_zero_exit() {
     let get = emcoctl(&target, &["get", "projects/p1/no-such-things"]).await;
     assert_eq!(get.status.code(), Some(1));
 
+    // Status of a deployment intent group that does not exist: the API's 404, exit 1; a bad format is a usage error.
+    let status = emcoctl(
+        &target,
+        &[
+            "status",
+            "projects/p1/composite-apps/ca/v1/deployment-intent-groups/nope",
+        ],
+    )
+    .await;
+    assert_eq!(status.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&status.stderr).contains("answered 404"),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert_eq!(
+        emcoctl(&target, &["status", "projects/p1", "-o", "xml"])
+            .await
+            .status
+            .code(),
+        Some(2)
+    );
+
     // Usage mistakes exit 2; an API nobody serves exits 1 and names it.
     assert_eq!(emcoctl(&target, &["apply"]).await.status.code(), Some(2));
     assert_eq!(

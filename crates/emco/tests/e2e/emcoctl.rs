@@ -69,6 +69,26 @@ async fn the_vfw_emcoctl_files_apply_get_update_and_delete_the_example() {
         (Some("Instantiated"), &json!({"Applied": 12}))
     );
 
+    // status: the table's rows, every resource and pod Present and Ready.
+    let answers = emcoctl::status::fetch(&client, DIG, "").await.unwrap();
+    let rows = emcoctl::status::rows(&answers);
+    assert_eq!(rows.len(), 18);
+    assert!(
+        rows.iter().all(|row| row[5] == "Present" && row[6] == "Ready"),
+        "{rows:?}"
+    );
+    assert!(
+        emcoctl::status::reached(&answers, "Instantiated") && emcoctl::status::reached(&answers, "Ready")
+    );
+    let one_cluster = emcoctl::status::fetch(&client, DIG, "app=sink&cluster=vfw-cluster-provider%2Bedge02")
+        .await
+        .unwrap();
+    assert_eq!(
+        emcoctl::status::rows(&one_cluster).len(),
+        4,
+        "sink on edge02: Deployment, ConfigMap, Service, Pod"
+    );
+
     // get: every resource of the file, in EMCO's output format.
     let (ok, out) = run(&client, Verb::Get, &example("vfw.yaml"), &values).await;
     assert!(ok, "{out}");

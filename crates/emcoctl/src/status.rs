@@ -1,0 +1,236 @@
+//! Status as a person reads it: one row per resource (and per object the cluster made, such as pods) with what
+//! rsync did, what is in the cluster and whether it is ready, built from the three seed-shaped status answers
+//! (`type=rsync`, `type=cluster`, `status=ready`), plus a one-line summary.
+
+use serde_json::Value as Json;
+
+use crate::client::{Body, ClientError, EmcoClient};
+
+/// Why the status could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum StatusError {
+    /// No answer.
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// An answer other than 200.
+    #[error("GET {url} answered {status}: {body}")]
+    Refused {
+        /// The URL.
+        url: String,
+        /// The code.
+        status: u16,
+        /// The body.
+        body: String,
+    },
+    /// A 200 whose body is not JSON.
+    #[error("GET {url}: the answer is not JSON: {message}")]
+    NotJson {
+        /// The URL.
+        url: String,
+        /// The parser's message.
+        message: String,
+    },
+}
+
+/// `…/deployment-intent-groups/{dig}` as a `/v2` path, whether given with `/v2/`, `v2/` or neither.
+#[must_use]
+pub fn dig_path(dig: &str) -> String {
+    let dig = dig.trim_matches('/');
+    let dig = dig.strip_prefix("v2/").unwrap_or(dig);
+    let dig = dig.strip_suffix("/status").unwrap_or(dig);
+    format!("/v2/{dig}")
+}
+
+/// GETs `{dig}/status?{query}` and returns the JSON answer.
+pub async fn query(client: &EmcoClient, dig: &str, query: &str) -> Result<Json, StatusError> {
+    let path = if query.is_empty() {
+        format!("{}/status", dig_path(dig))
+    } else {
+        format!("{}/status?{query}", dig_path(dig))
+    };
+    let reply = client.send("GET", &path, true, Body::Empty).await?;
+    let url = client.url(&path);
+    if reply.status != 200 {
+        return Err(StatusError::Refused {
+            url,
+            status: reply.status,
+            body: reply.text(),
+        });
+    }
+    serde_json::from_slice(&reply.body).map_err(|err| StatusError::NotJson {
+        url,
+        message: err.to_string(),
+    })
+}
+
+/// The three answers a table is made of, each narrowed by `filters` (`app=…&cluster=…`, may be empty).
+pub async fn fetch(client: &EmcoClient, dig: &str, filters: &str) -> Result<Answers, StatusError> {
+    let with = |base: &str| match (base.is_empty(), filters.is_empty()) {
+        (_, true) => base.to_string(),
+        (true, false) => filters.to_string(),
+        (false, false) => format!("{base}&{filters}"),
+    };
+    Ok(Answers {
+        rsync: query(client, dig, &with("")).await?,
+        cluster: query(client, dig, &with("type=cluster")).await?,
+        ready: query(client, dig, &with("status=ready")).await?,
+    })
+}
+
+/// The status answers a table is made of.
+#[derive(Debug, Clone)]
+pub struct Answers {
+    /// The default answer (`type=rsync`): context status and rsync status per resource.
+    pub rsync: Json,
+    /// `type=cluster`: presence per resource, cluster-only objects.
+    pub cluster: Json,
+    /// `status=ready`: readiness per resource.
+    pub ready: Json,
+}
+
+/// One row: app, cluster, kind, name, rsync status, in-cluster status, readiness (`-` where an answer has none).
+pub type Row = [String; 7];
+
+/// The column titles.
+pub const HEADER: [&str; 7] = ["APP", "CLUSTER", "KIND", "NAME", "RSYNC", "IN CLUSTER", "READY"];
+
+/// The rows: grouped by app (in the composite app's order) and cluster; within a group the placed resources first,
+/// then what the cluster made from them, as the answers list them.
+#[must_use]
+pub fn rows(answers: &Answers) -> Vec<Row> {
+    let key = |app: &Json, cluster: &Json, resource: &Json| -> [String; 4] {
+        [
+            app["name"].as_str().unwrap_or_default().to_string(),
+            cluster["cluster"].as_str().unwrap_or_default().to_string(),
+            resource["GVK"]["Kind"].as_str().unwrap_or_default().to_string(),
+            resource["name"].as_str().unwrap_or_default().to_string(),
+        ]
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    for (answer, column, field) in [
+        (&answers.rsync, 4, "rsync-status"),
+        (&answers.cluster, 5, "cluster-status"),
+        (&answers.ready, 6, "readyStatus"),
+    ] {
+        for app in answer["apps"].as_array().into_iter().flatten() {
+            for cluster in app["clusters"].as_array().into_iter().flatten() {
+                for resource in cluster["resources"].as_array().into_iter().flatten() {
+                    let [a, c, k, n] = key(app, cluster, resource);
+                    let index = match rows
+                        .iter()
+                        .position(|row| row[..4] == [a.clone(), c.clone(), k.clone(), n.clone()])
+                    {
+                        Some(index) => index,
+                        None => {
+                            rows.push([a, c, k, n, "-".into(), "-".into(), "-".into()]);
+                            rows.len() - 1
+                        }
+                    };
+                    rows[index][column] = resource[field].as_str().unwrap_or("-").to_string();
+                }
+            }
+        }
+    }
+    let mut app_order: Vec<String> = Vec::new();
+    for row in &rows {
+        if !app_order.contains(&row[0]) {
+            app_order.push(row[0].clone());
+        }
+    }
+    rows.sort_by_key(|row| (app_order.iter().position(|app| *app == row[0]), row[1].clone()));
+    rows
+}
+
+/// The rows as a table.
+#[must_use]
+pub fn table(rows: &[Row]) -> comfy_table::Table {
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    table.set_header(HEADER);
+    for row in rows {
+        table.add_row(row.clone());
+    }
+    table
+}
+
+/// `{"Applied": 12}` as `Applied 12`, `-` when empty.
+#[must_use]
+pub fn counts_text(counts: &Json) -> String {
+    match counts.as_object() {
+        Some(map) if !map.is_empty() => map
+            .iter()
+            .map(|(state, n)| format!("{state} {n}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        _ => "-".to_string(),
+    }
+}
+
+/// One line: the context's status, the resources' rsync counts and the readiness counts.
+#[must_use]
+pub fn summary_line(answers: &Answers) -> String {
+    format!(
+        "{}: {} · resources: {} · ready: {} ({})",
+        answers.rsync["name"].as_str().unwrap_or("?"),
+        answers.rsync["status"].as_str().unwrap_or("?"),
+        counts_text(&answers.rsync["rsync-status"]),
+        answers.ready["readyStatus"].as_str().unwrap_or("?"),
+        counts_text(&answers.ready["readyCounts"]),
+    )
+}
+
+/// Whether the answers have reached `state`: the context's status (Instantiated, Terminated, …) or the readiness
+/// (Ready, NotReady).
+#[must_use]
+pub fn reached(answers: &Answers, state: &str) -> bool {
+    answers.rsync["status"] == state || answers.ready["readyStatus"] == state
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn answers() -> Answers {
+        let resource = |kind: &str, name: &str, field: &str, value: &str| json!({"GVK": {"Group": "", "Version": "v1", "Kind": kind}, "name": name, field: value});
+        Answers {
+            rsync: json!({"name": "dig", "status": "Instantiated", "rsync-status": {"Applied": 2},
+                "apps": [{"name": "web", "clusters": [{"cluster": "edge01", "resources": [resource("Deployment", "web", "rsync-status", "Applied")]}]},
+                         {"name": "db", "clusters": [{"cluster": "edge01", "resources": [resource("ConfigMap", "db", "rsync-status", "Applied")]}]}]}),
+            cluster: json!({"apps": [{"name": "web", "clusters": [{"cluster": "edge01", "resources": [resource("Deployment", "web", "cluster-status", "Present"), resource("Pod", "web-1", "cluster-status", "Present")]}]},
+                                     {"name": "db", "clusters": [{"cluster": "edge01", "resources": [resource("ConfigMap", "db", "cluster-status", "NotPresent")]}]}]}),
+            ready: json!({"readyStatus": "NotReady", "readyCounts": {"Ready": 2, "NotPresent": 1},
+                "apps": [{"name": "db", "clusters": [{"cluster": "edge01", "resources": [resource("ConfigMap", "db", "readyStatus", "NotPresent")]}]},
+                         {"name": "web", "clusters": [{"cluster": "edge01", "resources": [resource("Deployment", "web", "readyStatus", "Ready"), resource("Pod", "web-1", "readyStatus", "Ready")]}]}]}),
+        }
+    }
+
+    #[test]
+    fn the_table_joins_the_three_answers() {
+        let answers = answers();
+        let expected = "\
+┌─────┬─────────┬────────────┬───────┬─────────┬────────────┬────────────┐
+│ APP ┆ CLUSTER ┆ KIND       ┆ NAME  ┆ RSYNC   ┆ IN CLUSTER ┆ READY      │
+╞═════╪═════════╪════════════╪═══════╪═════════╪════════════╪════════════╡
+│ web ┆ edge01  ┆ Deployment ┆ web   ┆ Applied ┆ Present    ┆ Ready      │
+│ web ┆ edge01  ┆ Pod        ┆ web-1 ┆ -       ┆ Present    ┆ Ready      │
+│ db  ┆ edge01  ┆ ConfigMap  ┆ db    ┆ Applied ┆ NotPresent ┆ NotPresent │
+└─────┴─────────┴────────────┴───────┴─────────┴────────────┴────────────┘";
+        assert_eq!(table(&rows(&answers)).to_string(), expected);
+        assert_eq!(
+            summary_line(&answers),
+            "dig: Instantiated · resources: Applied 2 · ready: NotReady (Ready 2, NotPresent 1)"
+        );
+        assert!(
+            reached(&answers, "Instantiated") && reached(&answers, "NotReady") && !reached(&answers, "Ready")
+        );
+        assert_eq!(
+            dig_path("/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d/status"),
+            "/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d"
+        );
+        assert_eq!(
+            dig_path("projects/p/composite-apps/c/v1/deployment-intent-groups/d"),
+            "/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d"
+        );
+    }
+}
