@@ -32,6 +32,8 @@ pub struct Options {
     pub stop_on_failure: bool,
     /// After a 202 (an accepted lifecycle operation), wait this long before the next document.
     pub wait_after_accepted: Duration,
+    /// Advanced once per document (the binary draws it on a terminal's stderr; hidden when piped).
+    pub progress: Option<indicatif::ProgressBar>,
 }
 
 /// Why a command could not go on.
@@ -183,8 +185,17 @@ pub async fn run(
             (Verb::Delete, Some(_)) => continue,
             (Verb::Delete, None) => ("DELETE", item_path(document), Body::Empty, false),
         };
+        if let Some(progress) = &options.progress {
+            progress.set_message(format!("{method} {path}"));
+        }
         let reply = client.send(method, &path, accept_json, body).await?;
-        print(out, method, &client.url(&path), &reply)?;
+        match &options.progress {
+            Some(progress) => {
+                progress.suspend(|| print(out, method, &client.url(&path), &reply))?;
+                progress.inc(1);
+            }
+            None => print(out, method, &client.url(&path), &reply)?,
+        }
         if !reply.is_success() {
             all_ok = false;
             if options.stop_on_failure {

@@ -132,9 +132,21 @@ fn main() -> ExitCode {
             Err(err) => return usage(&err.to_string()),
         }
     }
+    // A progress bar on stderr for files of several documents; indicatif draws nothing when stderr is not a terminal.
+    let progress = (documents.len() > 1).then(|| {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(documents.len() as u64),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        if let Ok(style) = indicatif::ProgressStyle::with_template("{bar:30} {pos}/{len} {wide_msg}") {
+            bar.set_style(style);
+        }
+        bar
+    });
     let options = Options {
         stop_on_failure: file_args.stop_on_failure,
         wait_after_accepted: Duration::from_secs(file_args.wait),
+        progress: progress.clone(),
     };
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
@@ -150,6 +162,9 @@ fn main() -> ExitCode {
             None => commands::run(&client, verb, &documents, &options, &mut out).await,
         }
     });
+    if let Some(progress) = progress {
+        progress.finish_and_clear();
+    }
     match result {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

@@ -141,14 +141,37 @@ pub fn rows(answers: &Answers) -> Vec<Row> {
     rows
 }
 
-/// The rows as a table.
+/// The colour of a status word on a terminal: green for done and well, red for failed or missing, yellow for on its
+/// way or unknown.
+fn colour(word: &str) -> Option<comfy_table::Color> {
+    match word {
+        "Applied" | "Present" | "Ready" | "Instantiated" | "Deleted" | "Terminated" | "Available" => {
+            Some(comfy_table::Color::Green)
+        }
+        "Failed" | "NotPresent" | "NotReady" | "InstantiateFailed" | "TerminateFailed" => {
+            Some(comfy_table::Color::Red)
+        }
+        "Pending" | "Retrying" | "Unknown" | "Instantiating" | "Terminating" => {
+            Some(comfy_table::Color::Yellow)
+        }
+        _ => None,
+    }
+}
+
+/// The rows as a table; on a terminal the status columns are coloured (piped output stays plain text).
 #[must_use]
 pub fn table(rows: &[Row]) -> comfy_table::Table {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
     table.set_header(HEADER);
     for row in rows {
-        table.add_row(row.clone());
+        table.add_row(row.iter().enumerate().map(|(column, text)| {
+            let cell = comfy_table::Cell::new(text);
+            match (column >= 4).then(|| colour(text)).flatten() {
+                Some(colour) => cell.fg(colour),
+                None => cell,
+            }
+        }));
     }
     table
 }
@@ -216,7 +239,17 @@ mod tests {
 │ web ┆ edge01  ┆ Pod        ┆ web-1 ┆ -       ┆ Present    ┆ Ready      │
 │ db  ┆ edge01  ┆ ConfigMap  ┆ db    ┆ Applied ┆ NotPresent ┆ NotPresent │
 └─────┴─────────┴────────────┴───────┴─────────┴────────────┴────────────┘";
-        assert_eq!(table(&rows(&answers)).to_string(), expected);
+        assert_eq!(
+            table(&rows(&answers)).to_string(),
+            expected,
+            "not a terminal: plain text"
+        );
+        let mut coloured = table(&rows(&answers));
+        coloured.enforce_styling();
+        assert!(
+            coloured.to_string().contains('\u{1b}'),
+            "on a terminal the statuses are coloured"
+        );
         assert_eq!(
             summary_line(&answers),
             "dig: Instantiated · resources: Applied 2 · ready: NotReady (Ready 2, NotPresent 1)"

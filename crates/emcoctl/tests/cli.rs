@@ -57,6 +57,26 @@ async fn bad_input_gets_a_clear_message_and_a_non_zero_exit() {
         "{stdout}"
     );
 
+    // Several documents piped: every answer on stdout, nothing drawn on stderr (the progress bar is for terminals).
+    let two = file(
+        &dir,
+        "two.yaml",
+        "resourceContext: {anchor: projects}\nmetadata: {name: p2}\n---\nresourceContext: {anchor: projects}\nmetadata: {name: p3}\n",
+    );
+    let piped = emcoctl(&target, &["apply", "-f", &two]).await;
+    assert_eq!(piped.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&piped.stdout)
+            .matches("Response Code: 201")
+            .count(),
+        2
+    );
+    assert!(
+        piped.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+
     // The same again: 409 from the API, exit 1.
     let again = emcoctl(&target, &["apply", "-f", &project]).await;
     assert_eq!(again.status.code(), Some(1));
