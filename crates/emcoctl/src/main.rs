@@ -1,6 +1,7 @@
 //! The `emcoctl` binary: parses arguments, finds the API, runs one command. Exit codes: 0 every request succeeded,
 //! 1 a request failed or got no answer, 2 the command line or a file is wrong.
 
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -224,7 +225,8 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
                 } else {
                     serde_saphyr::to_string(&answer).unwrap_or_default()
                 };
-                println!("{}", text.trim_end());
+                // A closed pipe (`| head`) ends the output; it is not an error of the command.
+                let _ = writeln!(std::io::stdout().lock(), "{}", text.trim_end());
                 ExitCode::SUCCESS
             }
             Err(err) => {
@@ -251,10 +253,19 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
             status::table(&status::rows(&answers))
         );
         if text != shown {
-            if args.watch && terminal {
-                print!("\x1b[2J\x1b[H");
+            let clear_screen = if args.watch && terminal {
+                "\x1b[2J\x1b[H"
+            } else {
+                ""
+            };
+            let mut out = std::io::stdout().lock();
+            if writeln!(out, "{clear_screen}{text}")
+                .and_then(|()| out.flush())
+                .is_err()
+            {
+                // The reader went away (`| head`): nothing more to show.
+                return ExitCode::SUCCESS;
             }
-            println!("{text}");
             shown = text;
         }
         let done = args
