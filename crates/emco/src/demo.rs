@@ -68,6 +68,12 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
         }
     };
     let charts = read_example(&args.example)?;
+    if data_dir.join("store").exists() {
+        bail!(
+            "{} already holds the store of an earlier demo; remove it or give another --data-dir",
+            data_dir.display()
+        );
+    }
 
     let names: Vec<String> = (1..=usize::from(args.clusters))
         .map(kubesim::cluster_name)

@@ -71,6 +71,30 @@ async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
 }
 
 #[tokio::test]
+async fn the_demo_refuses_a_data_directory_in_use() {
+    let data = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(data.path().join("store")).unwrap();
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--exit-when-ready",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("already holds the store of an earlier demo"),
+        "{stderr}"
+    );
+}
+
+#[tokio::test]
 async fn the_demo_names_a_missing_example_directory() {
     let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
         .args([
