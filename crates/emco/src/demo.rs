@@ -14,6 +14,7 @@ use emco_appcontext::{AppContexts, Catalog};
 use emco_rsync::{Rsync, RsyncConfig};
 use emco_server::{Server, ServerConfig};
 use emco_store::{Store, StoreConfig};
+use emcoctl::client::Body as Payload;
 use http_body_util::BodyExt as _;
 use serde_json::{Value as Json, json};
 use tokio_util::sync::CancellationToken;
@@ -24,7 +25,6 @@ const PROJECT: &str = "testvfw";
 const COMPOSITE_APP: &str = "compositevfw";
 const DIG: &str = "vfw_deployment_intent_group";
 const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
-const MULTIPART_BOUNDARY: &str = "emco-demo-boundary-7f3a";
 
 /// Flags of `emco demo`.
 #[derive(Debug, clap::Args)]
@@ -147,8 +147,9 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
     println!(
         "onboarded the vFW example: project {PROJECT}, composite app {COMPOSITE_APP} (packetgen, firewall, sink), DIG {DIG}"
     );
-    api.send("POST", &format!("{}/approve", dig_path()), None).await?;
-    api.send("POST", &format!("{}/instantiate", dig_path()), None)
+    api.send("POST", &format!("{}/approve", dig_path()), Payload::Empty)
+        .await?;
+    api.send("POST", &format!("{}/instantiate", dig_path()), Payload::Empty)
         .await?;
     println!("approved and instantiated; waiting for the clusters:");
     wait_until_ready(&api, Duration::from_secs(args.timeout_secs)).await?;
@@ -198,27 +199,14 @@ struct Api {
     router: axum::Router,
 }
 
-/// A request body.
-enum Payload<'a> {
-    Json(Json),
-    /// `metadata` JSON and one file.
-    Form(Json, &'a [u8]),
-}
-
 impl Api {
-    async fn send(&self, method: &str, path: &str, payload: Option<Payload<'_>>) -> anyhow::Result<Json> {
-        let builder = http::Request::builder().method(method).uri(path);
-        let request = match payload {
-            None => builder.body(Body::empty()),
-            Some(Payload::Json(value)) => builder.header("content-type", "application/json").body(Body::from(value.to_string())),
-            Some(Payload::Form(metadata, file)) => {
-                let mut body = format!("--{MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{metadata}\r\n--{MULTIPART_BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"file\"\r\nContent-Type: application/octet-stream\r\n\r\n").into_bytes();
-                body.extend_from_slice(file);
-                body.extend_from_slice(format!("\r\n--{MULTIPART_BOUNDARY}--\r\n").as_bytes());
-                builder.header("content-type", format!("multipart/form-data; boundary={MULTIPART_BOUNDARY}")).body(Body::from(body))
-            }
+    async fn send(&self, method: &str, path: &str, payload: Payload) -> anyhow::Result<Json> {
+        let (content_type, bytes) = payload.encode();
+        let mut builder = http::Request::builder().method(method).uri(path);
+        if let Some(content_type) = content_type {
+            builder = builder.header("content-type", content_type);
         }
-        .context("building a request")?;
+        let request = builder.body(Body::from(bytes)).context("building a request")?;
         let response = self
             .router
             .clone()
@@ -246,15 +234,23 @@ impl Api {
     }
 
     async fn post(&self, path: &str, body: Json) -> anyhow::Result<Json> {
-        self.send("POST", path, Some(Payload::Json(body))).await
+        self.send("POST", path, Payload::Json(body)).await
     }
 
     async fn post_form(&self, path: &str, metadata: Json, file: &[u8]) -> anyhow::Result<Json> {
-        self.send("POST", path, Some(Payload::Form(metadata, file))).await
+        self.send(
+            "POST",
+            path,
+            Payload::Multipart {
+                metadata,
+                files: vec![("file".into(), "file".into(), file.to_vec())],
+            },
+        )
+        .await
     }
 
     async fn status(&self, query: &str) -> anyhow::Result<Json> {
-        self.send("GET", &format!("{}/status?{query}", dig_path()), None)
+        self.send("GET", &format!("{}/status?{query}", dig_path()), Payload::Empty)
             .await
     }
 }

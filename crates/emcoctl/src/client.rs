@@ -129,20 +129,10 @@ impl EmcoClient {
         if accept_json {
             builder = builder.header("accept", "application/json");
         }
-        let bytes = match body {
-            Body::Empty => Vec::new(),
-            Body::Json(value) => {
-                builder = builder.header("content-type", "application/json");
-                value.to_string().into_bytes()
-            }
-            Body::Multipart { metadata, files } => {
-                builder = builder.header(
-                    "content-type",
-                    format!("multipart/form-data; boundary={BOUNDARY}"),
-                );
-                multipart(&metadata, &files)
-            }
-        };
+        let (content_type, bytes) = body.encode();
+        if let Some(content_type) = content_type {
+            builder = builder.header("content-type", content_type);
+        }
         let request = builder
             .body(Full::new(Bytes::from(bytes)))
             .map_err(|err| request_error(err.to_string()))?;
@@ -165,6 +155,21 @@ impl EmcoClient {
             .to_bytes()
             .to_vec();
         Ok(Reply { status, body })
+    }
+}
+
+impl Body {
+    /// The content type (none for an empty body) and the bytes, as they go on the wire.
+    #[must_use]
+    pub fn encode(self) -> (Option<String>, Vec<u8>) {
+        match self {
+            Body::Empty => (None, Vec::new()),
+            Body::Json(value) => (Some("application/json".into()), value.to_string().into_bytes()),
+            Body::Multipart { metadata, files } => (
+                Some(format!("multipart/form-data; boundary={BOUNDARY}")),
+                multipart(&metadata, &files),
+            ),
+        }
     }
 }
 
