@@ -6,12 +6,17 @@
 //! `.Release`, `.Chart`, `.Capabilities`, `.Template`) and function layer ([`funcs`]). A template the renderer
 //! cannot handle is an error that names the file (and the line, where the engine reports one); nothing panics.
 //!
+//! The replacement pipeline is being built beside it: [`gotemplate`] (Go's text/template), [`sprig`] (Sprig's
+//! functions).
+//!
 //! Architecture invariant: pure computation over bytes handed in; no file system, network or store access.
 
 pub mod archive;
 pub mod chart;
 pub mod funcs;
+pub mod gotemplate;
 pub mod render;
+pub mod sprig;
 pub mod values;
 
 pub use chart::{AppProfileValues, Chart, ChartError, read_app_profile, read_chart};

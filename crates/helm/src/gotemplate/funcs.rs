@@ -1,0 +1,203 @@
+//! The function interface of the template engine: how a function is registered (name, arity, implementation), how
+//! it reaches back into the executing template set (`include`, `tpl`), its errors, and the argument conversions Go's
+//! reflection-based calls perform.
+//!
+//! Go checks a function's argument count before calling it and converts each argument to the parameter's type;
+//! [`FuncDef::arity`] and the `param_*` helpers reproduce that, including Go's messages, so that a chart Helm rejects
+//! is rejected here with the same words.
+
+use std::collections::HashMap;
+
+use super::value::Value;
+
+/// The largest string or byte value a function may build (`repeat`, `indent`, `printf "%*d"`, …). Bigger results
+/// are an error, never an allocation.
+pub const MAX_TEXT_BYTES: usize = 32 << 20;
+
+/// The most items a function may put in a list (`until`, `seq`, `splitList`, …).
+pub const MAX_LIST_ITEMS: usize = 1 << 20;
+
+/// A function's failure; the engine reports it as Go does: `error calling NAME: MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FuncError(pub String);
+
+impl FuncError {
+    /// An error with `message`.
+    pub fn new(message: impl Into<String>) -> Self {
+        Self(message.into())
+    }
+}
+
+impl std::fmt::Display for FuncError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FuncError {}
+
+/// What a running function may ask of the template set that is executing it.
+pub trait Runtime {
+    /// Executes the template named `name` with `data` and returns its output (Helm's `include`).
+    fn include(&mut self, name: &str, data: &Value) -> Result<String, FuncError>;
+    /// Parses `text` as a template of the executing set (its definitions visible, its own `define`s private to this
+    /// call) and executes it with `data` (Helm's `tpl`).
+    fn tpl(&mut self, text: &str, data: &Value) -> Result<String, FuncError>;
+    /// The name of the template being executed (`.Template.Name` of the caller; `tpl` names its text after it).
+    fn template_name(&self) -> String;
+}
+
+/// A function implementation.
+pub type FuncImpl = fn(&mut dyn Runtime, &[Value]) -> Result<Value, FuncError>;
+
+/// How many arguments a function takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Arity {
+    /// Exactly n.
+    Exact(usize),
+    /// n or more (a variadic last parameter).
+    AtLeast(usize),
+}
+
+impl Arity {
+    /// Go's check before a call: `wrong number of args for NAME: want N got M` (variadic: `want at least N`).
+    pub fn check(self, name: &str, got: usize) -> Result<(), FuncError> {
+        match self {
+            Arity::Exact(want) if got != want => Err(FuncError::new(format!(
+                "wrong number of args for {name}: want {want} got {got}"
+            ))),
+            Arity::AtLeast(want) if got < want => Err(FuncError::new(format!(
+                "wrong number of args for {name}: want at least {want} got {got}"
+            ))),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// A registered function.
+#[derive(Clone, Copy)]
+pub struct FuncDef {
+    /// Its name in templates.
+    pub name: &'static str,
+    /// How many arguments it takes.
+    pub arity: Arity,
+    /// The implementation.
+    pub call: FuncImpl,
+}
+
+/// The functions a template set knows, by name. Parsing refuses a call to a name not in the map, as Go does.
+#[derive(Clone, Default)]
+pub struct FuncMap {
+    funcs: HashMap<&'static str, FuncDef>,
+}
+
+impl FuncMap {
+    /// An empty map.
+    #[must_use]
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers (or replaces) a function.
+    pub fn add(&mut self, name: &'static str, arity: Arity, call: FuncImpl) {
+        self.funcs.insert(name, FuncDef { name, arity, call });
+    }
+
+    /// Removes a function (Helm removes Sprig's `env` and `expandenv`).
+    pub fn remove(&mut self, name: &str) {
+        self.funcs.remove(name);
+    }
+
+    /// The function named `name`.
+    #[must_use]
+    pub fn get(&self, name: &str) -> Option<&FuncDef> {
+        self.funcs.get(name)
+    }
+
+    /// Whether `name` is registered.
+    #[must_use]
+    pub fn contains(&self, name: &str) -> bool {
+        self.funcs.contains_key(name)
+    }
+
+    /// Every registered name (unordered).
+    pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.funcs.keys().copied()
+    }
+}
+
+/// Go's message when an argument cannot be converted to a parameter's type.
+#[must_use]
+pub fn wrong_type(expected: &str, got: &Value) -> FuncError {
+    FuncError::new(format!(
+        "wrong type for value; expected {expected}; got {}",
+        got.type_name()
+    ))
+}
+
+/// A `string` parameter: Go accepts only a string (nil becomes "", as a nil interface converts to the zero value).
+pub fn param_str(value: &Value) -> Result<String, FuncError> {
+    match value {
+        Value::String(text) => Ok(text.to_string()),
+        Value::Nil => Ok(String::new()),
+        other => Err(wrong_type("string", other)),
+    }
+}
+
+/// An `int` parameter: Go accepts only an integer (nil becomes 0).
+pub fn param_int(value: &Value) -> Result<i64, FuncError> {
+    match value {
+        Value::Int(int) => Ok(*int),
+        Value::Nil => Ok(0),
+        other => Err(wrong_type("int", other)),
+    }
+}
+
+/// A `float64` parameter: Go accepts a float, and an integer constant (converted); nil becomes 0.
+pub fn param_float(value: &Value) -> Result<f64, FuncError> {
+    match value {
+        Value::Float(float) => Ok(*float),
+        Value::Int(int) => Ok(*int as f64),
+        Value::Nil => Ok(0.0),
+        other => Err(wrong_type("float64", other)),
+    }
+}
+
+/// A `bool` parameter.
+pub fn param_bool(value: &Value) -> Result<bool, FuncError> {
+    match value {
+        Value::Bool(flag) => Ok(*flag),
+        Value::Nil => Ok(false),
+        other => Err(wrong_type("bool", other)),
+    }
+}
+
+/// A `[]interface{}` parameter (Sprig list functions take `interface{}` and reflect; this is for the ones that
+/// take a slice type).
+pub fn param_list(value: &Value) -> Result<Vec<Value>, FuncError> {
+    match value {
+        Value::List(items) => Ok(items.to_vec()),
+        Value::Nil => Ok(Vec::new()),
+        other => Err(wrong_type("[]interface {}", other)),
+    }
+}
+
+/// Refuses a result longer than [`MAX_TEXT_BYTES`] before it is built.
+pub fn check_text_len(name: &str, bytes: u128) -> Result<(), FuncError> {
+    if bytes > MAX_TEXT_BYTES as u128 {
+        return Err(FuncError::new(format!(
+            "{name}: result of {bytes} bytes exceeds the limit of {MAX_TEXT_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Refuses a list longer than [`MAX_LIST_ITEMS`] before it is built.
+pub fn check_list_len(name: &str, items: u128) -> Result<(), FuncError> {
+    if items > MAX_LIST_ITEMS as u128 {
+        return Err(FuncError::new(format!(
+            "{name}: list of {items} items exceeds the limit of {MAX_LIST_ITEMS} items"
+        )));
+    }
+    Ok(())
+}
