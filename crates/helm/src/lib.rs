@@ -13,8 +13,11 @@
 
 pub mod archive;
 pub mod chart;
+pub mod charts;
+pub mod formats;
 pub mod funcs;
 pub mod gotemplate;
+pub mod hooks;
 pub mod render;
 pub mod sprig;
 pub mod values;

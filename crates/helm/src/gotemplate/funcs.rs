@@ -201,3 +201,22 @@ pub fn check_list_len(name: &str, items: u128) -> Result<(), FuncError> {
     }
     Ok(())
 }
+
+/// A [`Runtime`] for calling functions outside a template (unit tests, offline helpers): `include` and `tpl`
+/// fail.
+#[derive(Debug, Default)]
+pub struct NoRuntime;
+
+impl Runtime for NoRuntime {
+    fn include(&mut self, name: &str, _data: &Value) -> Result<String, FuncError> {
+        Err(FuncError::new(format!("no template \"{name}\" associated with template")))
+    }
+
+    fn tpl(&mut self, _text: &str, _data: &Value) -> Result<String, FuncError> {
+        Err(FuncError::new("tpl needs an executing template"))
+    }
+
+    fn template_name(&self) -> String {
+        String::new()
+    }
+}

@@ -12,5 +12,5 @@ pub mod fmt;
 pub mod funcs;
 pub mod value;
 
-pub use funcs::{Arity, FuncDef, FuncError, FuncImpl, FuncMap, Runtime};
+pub use funcs::{Arity, FuncDef, FuncError, FuncImpl, FuncMap, NoRuntime, Runtime};
 pub use value::{Kind, Map, MapScope, Object, Value, ValueError};

@@ -1,0 +1,10 @@
+//! Data formats exactly as Helm's Go libraries write and read them: YAML (`sigs.k8s.io/yaml`, i.e. go-yaml with
+//! YAML 1.1 scalars, through JSON), JSON (`encoding/json`) and TOML, plus the template functions built on them
+//! (`toYaml`, `fromYaml`, `toJson`, `fromJson`, `toToml`, …).
+//!
+//! Byte-exact output matters: charts paste `toYaml` into text with `nindent` and hash rendered files into checksum
+//! annotations.
+
+pub mod json;
+pub mod toml;
+pub mod yaml;
