@@ -18,19 +18,40 @@ pub const MAX_TEXT_BYTES: usize = 32 << 20;
 pub const MAX_LIST_ITEMS: usize = 1 << 20;
 
 /// A function's failure; the engine reports it as Go does: `error calling NAME: MESSAGE`.
+///
+/// Go errors wrap other errors, and Helm formats a failed render by walking that chain (`errors.Unwrap`), so an
+/// error keeps the texts of the errors it wraps: `chain[0]` is `Error()` of the first wrapped error, `chain[1]` of
+/// the one it wraps, and so on (empty for an error that wraps nothing). `include` fills it with the failed inner
+/// execution's chain.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FuncError(pub String);
+pub struct FuncError {
+    /// `Error()` of this error.
+    pub message: String,
+    /// `Error()` of each error it wraps, outermost first.
+    pub chain: Vec<String>,
+}
 
 impl FuncError {
-    /// An error with `message`.
+    /// An error with `message` that wraps nothing.
     pub fn new(message: impl Into<String>) -> Self {
-        Self(message.into())
+        Self {
+            message: message.into(),
+            chain: Vec::new(),
+        }
+    }
+
+    /// An error with `message` wrapping errors whose texts are `chain` (outermost first).
+    pub fn wrapping(message: impl Into<String>, chain: Vec<String>) -> Self {
+        Self {
+            message: message.into(),
+            chain,
+        }
     }
 }
 
 impl std::fmt::Display for FuncError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        f.write_str(&self.message)
     }
 }
 
