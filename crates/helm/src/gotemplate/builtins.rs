@@ -80,7 +80,9 @@ impl Builtin {
             Builtin::Call => Arity::AtLeast(1),
             Builtin::Not | Builtin::Len => Arity::Exact(1),
             Builtin::Ne | Builtin::Lt | Builtin::Le | Builtin::Gt | Builtin::Ge => Arity::Exact(2),
-            Builtin::Print | Builtin::Println | Builtin::Html | Builtin::Js | Builtin::Urlquery => Arity::AtLeast(0),
+            Builtin::Print | Builtin::Println | Builtin::Html | Builtin::Js | Builtin::Urlquery => {
+                Arity::AtLeast(0)
+            }
         }
     }
 
@@ -135,7 +137,12 @@ fn index_arg(index: &Value, cap: usize) -> Result<usize, String> {
     let x = match index {
         Value::Int(x) => *x,
         Value::Nil => return Err("cannot index slice/array with nil".into()),
-        other => return Err(format!("cannot index slice/array with type {}", other.type_name())),
+        other => {
+            return Err(format!(
+                "cannot index slice/array with type {}",
+                other.type_name()
+            ));
+        }
     };
     match usize::try_from(x) {
         Ok(i) if i <= cap => Ok(i),
@@ -157,11 +164,18 @@ fn index(item: &Value, indexes: &[Value]) -> Result<Value, String> {
             }
             Value::Bytes(bytes) => {
                 let i = index_arg(index, bytes.len())?;
-                Value::Int(i64::from(*bytes.get(i).ok_or("reflect: slice index out of range")?))
+                Value::Int(i64::from(
+                    *bytes.get(i).ok_or("reflect: slice index out of range")?,
+                ))
             }
             Value::String(text) => {
                 let i = index_arg(index, text.len())?;
-                Value::Int(i64::from(*text.as_bytes().get(i).ok_or("reflect: string index out of range")?))
+                Value::Int(i64::from(
+                    *text
+                        .as_bytes()
+                        .get(i)
+                        .ok_or("reflect: string index out of range")?,
+                ))
             }
             Value::Map(map) => match index {
                 Value::String(key) => map.get(key).unwrap_or(Value::Nil),
@@ -387,7 +401,10 @@ mod tests {
     fn escapers_match_go() {
         // Expected values printed by Helm for html/js/urlquery of the same inputs.
         assert_eq!(html_escape("<a&\"b'>"), "&lt;a&amp;&#34;b&#39;&gt;");
-        assert_eq!(js_escape("a<'b\"=&\\ \t"), "a\\u003C\\'b\\\"\\u003D\\u0026\\\\ \\u0009");
+        assert_eq!(
+            js_escape("a<'b\"=&\\ \t"),
+            "a\\u003C\\'b\\\"\\u003D\\u0026\\\\ \\u0009"
+        );
         assert_eq!(query_escape("a b&c/é~"), "a+b%26c%2F%C3%A9~");
     }
 
@@ -400,8 +417,14 @@ mod tests {
         );
         assert_eq!(eq(&Value::Nil, &[Value::Nil]), Ok(true));
         assert_eq!(eq(&Value::Nil, &[Value::Int(1)]), Ok(false));
-        assert_eq!(eq(&Value::Int(1), &[]), Err("missing argument for comparison".into()));
-        assert_eq!(lt(&Value::Bool(true), &Value::Bool(false)), Err("invalid type for comparison".into()));
+        assert_eq!(
+            eq(&Value::Int(1), &[]),
+            Err("missing argument for comparison".into())
+        );
+        assert_eq!(
+            lt(&Value::Bool(true), &Value::Bool(false)),
+            Err("invalid type for comparison".into())
+        );
         assert_eq!(lt(&Value::from("a"), &Value::from("b")), Ok(true));
         assert_eq!(le(&Value::Int(2), &Value::Int(2)), Ok(true));
     }
@@ -409,8 +432,14 @@ mod tests {
     #[test]
     fn index_errors() {
         let list = Value::list(vec![Value::Int(1), Value::Int(2), Value::Int(3)]);
-        assert_eq!(index(&list, &[Value::Int(5)]).err(), Some("index out of range: 5".into()));
-        assert_eq!(index(&list, &[Value::Int(3)]).err(), Some("reflect: slice index out of range".into()));
+        assert_eq!(
+            index(&list, &[Value::Int(5)]).err(),
+            Some("index out of range: 5".into())
+        );
+        assert_eq!(
+            index(&list, &[Value::Int(3)]).err(),
+            Some("reflect: slice index out of range".into())
+        );
         assert!(matches!(index(&list, &[Value::Int(1)]), Ok(Value::Int(2))));
         assert_eq!(length(&Value::Int(3)).err(), Some("len of type int".into()));
     }

@@ -121,7 +121,13 @@ impl<'a> Exec<'a> {
             }],
         );
         let saved_tree = std::mem::replace(&mut self.tree, tree.clone());
-        let result = self.walk_list(&tree.root, Dot { val: data, iface: false });
+        let result = self.walk_list(
+            &tree.root,
+            Dot {
+                val: data,
+                iface: false,
+            },
+        );
         self.tree = saved_tree;
         self.vars = saved_vars;
         let out = std::mem::replace(&mut self.out, saved_out);
@@ -156,7 +162,10 @@ impl<'a> Exec<'a> {
             return Err(self.error(
                 pos,
                 context,
-                format!("exceeded the limit of {} evaluation steps (max_steps)", self.limits.max_steps),
+                format!(
+                    "exceeded the limit of {} evaluation steps (max_steps)",
+                    self.limits.max_steps
+                ),
             ));
         }
         let used = self.stack_base.abs_diff(stack_addr());
@@ -246,7 +255,13 @@ impl<'a> Exec<'a> {
         let value = self.eval_pipeline(&branch.pipe, dot)?;
         if value.is_truthy() {
             if is_with {
-                return self.walk_list(&branch.list, Dot { val: &value, iface: false });
+                return self.walk_list(
+                    &branch.list,
+                    Dot {
+                        val: &value,
+                        iface: false,
+                    },
+                );
             }
             return self.walk_list(&branch.list, dot);
         }
@@ -256,11 +271,13 @@ impl<'a> Exec<'a> {
         Ok(Flow::Normal)
     }
 
-    fn set_var(&mut self, name: &str, value: Value, iface: bool) {
+    fn set_var(&mut self, name: &str, value: Value, iface: bool) -> bool {
         if let Some(var) = self.vars.iter_mut().rev().find(|v| *v.name == *name) {
             var.value = value;
             var.iface = iface;
+            return true;
         }
+        false
     }
 
     fn set_top_var(&mut self, n: usize, value: Value, iface: bool) {
@@ -272,7 +289,14 @@ impl<'a> Exec<'a> {
         }
     }
 
-    fn range_iteration(&mut self, branch: &Branch, mark: usize, index: Value, elem: &Value, iface: bool) -> R<Flow> {
+    fn range_iteration(
+        &mut self,
+        branch: &Branch,
+        mark: usize,
+        index: Value,
+        elem: &Value,
+        iface: bool,
+    ) -> R<Flow> {
         let pipe = &branch.pipe;
         self.vars.truncate(mark);
         if !pipe.decl.is_empty() {
@@ -363,7 +387,14 @@ impl<'a> Exec<'a> {
         Ok(Flow::Normal)
     }
 
-    fn walk_template(&mut self, node: &Node, pos: usize, name: &str, pipe: Option<&Pipe>, dot: Dot<'_>) -> R<()> {
+    fn walk_template(
+        &mut self,
+        node: &Node,
+        pos: usize,
+        name: &str,
+        pipe: Option<&Pipe>,
+        dot: Dot<'_>,
+    ) -> R<()> {
         let Some(tree) = self.lookup(name) else {
             return Err(self.error(pos, node, format!("template {} not defined", go_quote(name))));
         };
@@ -384,10 +415,13 @@ impl<'a> Exec<'a> {
         );
         let saved_tree = std::mem::replace(&mut self.tree, tree.clone());
         self.depth += 1;
-        let result = self.walk_list(&tree.root, Dot {
-            val: &new_dot,
-            iface: false,
-        });
+        let result = self.walk_list(
+            &tree.root,
+            Dot {
+                val: &new_dot,
+                iface: false,
+            },
+        );
         self.depth -= 1;
         self.tree = saved_tree;
         self.vars = saved_vars;
@@ -409,7 +443,13 @@ impl<'a> Exec<'a> {
         let value = value.unwrap_or_default();
         for name in &pipe.decl {
             if pipe.is_assign {
-                self.set_var(name, value.clone(), false);
+                if !self.set_var(name, value.clone(), false) {
+                    let (pos, context): (usize, &dyn Display) = match last_at_pipe(pipe) {
+                        Some(arg) => (arg.pos(), arg),
+                        None => (pipe.pos, pipe),
+                    };
+                    return Err(self.error(pos, context, format!("undefined variable: {name}")));
+                }
             } else {
                 self.vars.push(Var {
                     name: name.clone(),
@@ -424,7 +464,11 @@ impl<'a> Exec<'a> {
     fn not_a_function(&self, cmd: &Command, has_final: bool, context: &dyn Display, pos: usize) -> R<()> {
         if cmd.args.len() > 1 || has_final {
             let first = cmd.args.first().map(ToString::to_string).unwrap_or_default();
-            return Err(self.error(pos, context, format!("can't give argument to non-function {first}")));
+            return Err(self.error(
+                pos,
+                context,
+                format!("can't give argument to non-function {first}"),
+            ));
         }
         Ok(())
     }
@@ -443,7 +487,7 @@ impl<'a> Exec<'a> {
                 self.eval_function(dot, name, *callee, &cmd.args, last, cmd.pos, cmd)
             }
             Arg::Pipe(pipe) => {
-                self.not_a_function(cmd, last.is_some(), pipe, pipe.pos)?;
+                self.not_a_function(cmd, last.is_some(), cmd, cmd.pos)?;
                 self.eval_pipeline(pipe, dot)
             }
             Arg::Variable { idents, .. } => self.eval_variable(dot, first, idents, &cmd.args, last),
@@ -463,7 +507,6 @@ impl<'a> Exec<'a> {
                 Num::Int(int) => Value::Int(*int),
                 Num::Float(float) => Value::Float(*float),
                 Num::Overflow => return Err(self.error(*pos, arg, format!("{text} overflows int"))),
-                Num::Invalid => Value::Nil,
             },
             Arg::String { text, .. } => Value::String(text.clone()),
             _ => Value::Nil,
@@ -505,7 +548,11 @@ impl<'a> Exec<'a> {
             return Ok(Value::Nil);
         };
         if let Arg::Nil { .. } = node.as_ref() {
-            return Err(self.error(*pos, chain, format!("indirection through explicit nil in {chain}")));
+            return Err(self.error(
+                *pos,
+                chain,
+                format!("indirection through explicit nil in {chain}"),
+            ));
         }
         let receiver = self.eval_arg(dot, node)?;
         self.eval_field_chain(dot, receiver, false, fields, last_at(node), args, last)
@@ -526,9 +573,13 @@ impl<'a> Exec<'a> {
         let mut iface = iface;
         let n = idents.len();
         for (i, ident) in idents.iter().enumerate() {
-            let (call_args, final_value): (&[Arg], Option<Value>) =
-                if i + 1 == n { (args, last.take()) } else { (&[], None) };
-            let (value, value_iface) = self.eval_field(dot, ident, node, call_args, final_value, receiver, iface)?;
+            let (call_args, final_value): (&[Arg], Option<Value>) = if i + 1 == n {
+                (args, last.take())
+            } else {
+                (&[], None)
+            };
+            let (value, value_iface) =
+                self.eval_field(dot, ident, node, call_args, final_value, receiver, iface)?;
             receiver = value;
             iface = value_iface;
         }
@@ -570,7 +621,9 @@ impl<'a> Exec<'a> {
                 }
                 match object.call(name, &argv) {
                     Some(Ok(value)) => Ok((value, false)),
-                    Some(Err(message)) => Err(self.error(pos, node, format!("error calling {name}: {message}"))),
+                    Some(Err(message)) => {
+                        Err(self.error(pos, node, format!("error calling {name}: {message}")))
+                    }
                     None if has_args && object.field(name).is_some() => Err(self.error(
                         pos,
                         node,
@@ -584,8 +637,16 @@ impl<'a> Exec<'a> {
                 }
             }
             other => {
-                let type_name = if iface { "interface {}".to_string() } else { other.type_name() };
-                Err(self.error(pos, node, format!("can't evaluate field {name} in type {type_name}")))
+                let type_name = if iface {
+                    "interface {}".to_string()
+                } else {
+                    other.type_name()
+                };
+                Err(self.error(
+                    pos,
+                    node,
+                    format!("can't evaluate field {name} in type {type_name}"),
+                ))
             }
         }
     }
@@ -702,14 +763,22 @@ impl Runtime for Exec<'_> {
             )));
         };
         self.enter_nested()?;
-        self.execute_nested(&tree, data).map_err(|e| FuncError::new(e.to_string()))
+        self.execute_nested(&tree, data)
+            .map_err(|e| FuncError::new(e.to_string()))
     }
 
     fn tpl(&mut self, text: &str, data: &Value) -> Result<String, FuncError> {
         self.enter_nested()?;
         let funcs = self.funcs;
         let resolve = |name: &str| super::resolve(funcs, name);
-        let trees = super::parse::parse(ROOT_NAME, text, &resolve, self.limits.max_parse_depth).map_err(|e| {
+        let trees = super::parse::parse(
+            ROOT_NAME,
+            text,
+            &resolve,
+            self.limits.max_parse_depth,
+            self.limits.max_stack_bytes,
+        )
+        .map_err(|e| {
             let error = TemplateError::parse(ROOT_NAME, e);
             FuncError::new(format!("cannot parse template {}: {error}", go_quote(text)))
         })?;
@@ -728,7 +797,10 @@ impl Runtime for Exec<'_> {
         let result = self.execute_nested(&main, data);
         self.overlays.pop();
         result.map_err(|e| {
-            FuncError::new(format!("error during tpl function execution for {}: {e}", go_quote(text)))
+            FuncError::new(format!(
+                "error during tpl function execution for {}: {e}",
+                go_quote(text)
+            ))
         })
     }
 

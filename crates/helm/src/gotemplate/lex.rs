@@ -264,7 +264,11 @@ impl Lexer<'_> {
         self.pos += LEFT.len();
         let trim = has_left_trim(self.rest());
         let after = if trim { 2 } else { 0 };
-        if self.bytes.get(self.pos + after..).is_some_and(|s| s.starts_with(b"/*")) {
+        if self
+            .bytes
+            .get(self.pos + after..)
+            .is_some_and(|s| s.starts_with(b"/*"))
+        {
             self.pos += after;
             self.ignore();
             return self.lex_comment();
@@ -462,7 +466,11 @@ impl Lexer<'_> {
 
     fn lex_field_or_variable(&mut self, typ: Tok) -> bool {
         if self.at_terminator() {
-            self.emit(if typ == Tok::Variable { Tok::Variable } else { Tok::Dot });
+            self.emit(if typ == Tok::Variable {
+                Tok::Variable
+            } else {
+                Tok::Dot
+            });
             return true;
         }
         while self.peek().is_some_and(is_alnum) {
@@ -628,20 +636,31 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<(Tok, String)> {
-        lex(text, true, true).into_iter().map(|i| (i.typ, i.val)).collect()
+        lex(text, true, true)
+            .into_iter()
+            .map(|i| (i.typ, i.val))
+            .collect()
     }
 
     #[test]
     fn trims_and_comments() {
         let items = kinds("a  {{- .x -}}  b {{/* c */}} d {{- /* e */ -}} f");
-        let texts: Vec<_> = items.iter().filter(|(t, _)| *t == Tok::Text).map(|(_, v)| v.as_str()).collect();
+        let texts: Vec<_> = items
+            .iter()
+            .filter(|(t, _)| *t == Tok::Text)
+            .map(|(_, v)| v.as_str())
+            .collect();
         assert_eq!(texts, ["a", "b ", " d", "f"]);
     }
 
     #[test]
     fn numbers_fields_and_errors() {
         let items = kinds("{{ $x := .A.B 0x1F 'a' `r` \"s\" }}");
-        let typs: Vec<_> = items.iter().map(|(t, _)| *t).filter(|t| *t != Tok::Space).collect();
+        let typs: Vec<_> = items
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| *t != Tok::Space)
+            .collect();
         assert_eq!(
             typs,
             [
@@ -658,8 +677,17 @@ mod tests {
                 Tok::Eof
             ]
         );
-        assert_eq!(kinds("{{ \"abc").last().map(|i| i.1.clone()), Some("unterminated quoted string".into()));
-        assert_eq!(kinds("{{ 3x }}").last().map(|i| i.1.clone()), Some("bad number syntax: \"3x\"".into()));
-        assert_eq!(kinds("{{ .x").last().map(|i| i.1.clone()), Some("unclosed action".into()));
+        assert_eq!(
+            kinds("{{ \"abc").last().map(|i| i.1.clone()),
+            Some("unterminated quoted string".into())
+        );
+        assert_eq!(
+            kinds("{{ 3x }}").last().map(|i| i.1.clone()),
+            Some("bad number syntax: \"3x\"".into())
+        );
+        assert_eq!(
+            kinds("{{ .x").last().map(|i| i.1.clone()),
+            Some("unclosed action".into())
+        );
     }
 }

@@ -163,8 +163,14 @@ impl Templates {
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), TemplateError> {
         let funcs = &self.funcs;
         let resolve = |ident: &str| resolve(funcs, ident);
-        let trees = parse::parse(name, text, &resolve, self.limits.max_parse_depth)
-            .map_err(|error| TemplateError::parse(name, error))?;
+        let trees = parse::parse(
+            name,
+            text,
+            &resolve,
+            self.limits.max_parse_depth,
+            self.limits.max_stack_bytes,
+        )
+        .map_err(|error| TemplateError::parse(name, error))?;
         for tree in trees {
             let keep_old = tree.is_empty() && self.trees.get(&*tree.name).is_some_and(|old| !old.is_empty());
             if !keep_old {

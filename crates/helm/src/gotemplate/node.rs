@@ -36,12 +36,22 @@ impl Tree {
 /// A statement-level node.
 #[derive(Debug)]
 pub(crate) enum Node {
-    Text { pos: usize, text: Rc<str> },
-    Action { pos: usize, pipe: Pipe },
+    Text {
+        pos: usize,
+        text: Rc<str>,
+    },
+    Action {
+        pos: usize,
+        pipe: Pipe,
+    },
     If(Branch),
     With(Branch),
     Range(Branch),
-    Template { pos: usize, name: Rc<str>, pipe: Option<Pipe> },
+    Template {
+        pos: usize,
+        name: Rc<str>,
+        pipe: Option<Pipe>,
+    },
     Break,
     Continue,
 }
@@ -79,23 +89,50 @@ pub(crate) enum Num {
     Float(f64),
     /// An integer constant that does not fit `int` (an execution error, as in Go).
     Overflow,
-    /// Parsed but neither int nor float-looking (Go yields no value).
-    Invalid,
 }
 
 /// An operand.
 #[derive(Debug)]
 pub(crate) enum Arg {
-    Field { pos: usize, idents: Vec<Rc<str>> },
-    Variable { pos: usize, idents: Vec<Rc<str>> },
-    Identifier { pos: usize, name: Rc<str>, callee: Callee },
-    Dot { pos: usize },
-    Nil { pos: usize },
-    Bool { pos: usize, value: bool },
-    Number { pos: usize, text: Rc<str>, value: Num },
-    String { pos: usize, quoted: Rc<str>, text: Rc<str> },
+    Field {
+        pos: usize,
+        idents: Vec<Rc<str>>,
+    },
+    Variable {
+        pos: usize,
+        idents: Vec<Rc<str>>,
+    },
+    Identifier {
+        pos: usize,
+        name: Rc<str>,
+        callee: Callee,
+    },
+    Dot {
+        pos: usize,
+    },
+    Nil {
+        pos: usize,
+    },
+    Bool {
+        pos: usize,
+        value: bool,
+    },
+    Number {
+        pos: usize,
+        text: Rc<str>,
+        value: Num,
+    },
+    String {
+        pos: usize,
+        quoted: Rc<str>,
+        text: Rc<str>,
+    },
     Pipe(Box<Pipe>),
-    Chain { pos: usize, node: Box<Arg>, fields: Vec<Rc<str>> },
+    Chain {
+        pos: usize,
+        node: Box<Arg>,
+        fields: Vec<Rc<str>>,
+    },
 }
 
 impl Arg {

@@ -23,7 +23,10 @@ pub(crate) fn parse(
     text: &str,
     resolve: &dyn Fn(&str) -> Option<Callee>,
     max_depth: usize,
+    max_stack: usize,
 ) -> PResult<Vec<Tree>> {
+    let marker = 0u8;
+    let stack_base = std::hint::black_box(&marker as *const u8 as usize);
     let items = lex(text, resolve("break").is_none(), resolve("continue").is_none());
     let text: Rc<str> = Rc::from(text);
     let parse_name: Rc<str> = Rc::from(name);
@@ -34,6 +37,8 @@ pub(crate) fn parse(
         range_depth: 0,
         depth: 0,
         max_depth,
+        max_stack,
+        stack_base,
         resolve,
         defs: Vec::new(),
         text,
@@ -57,7 +62,10 @@ pub(crate) fn parse(
             } else if !def.is_empty() {
                 return Err(ParseError {
                     line,
-                    message: format!("template: multiple definition of template {}", go_quote(&def.name)),
+                    message: format!(
+                        "template: multiple definition of template {}",
+                        go_quote(&def.name)
+                    ),
                 });
             }
         } else {
@@ -87,6 +95,8 @@ struct Parser<'f> {
     range_depth: usize,
     depth: usize,
     max_depth: usize,
+    max_stack: usize,
+    stack_base: usize,
     resolve: &'f dyn Fn(&str) -> Option<Callee>,
     defs: Vec<(usize, Tree)>,
     text: Rc<str>,
@@ -159,10 +169,19 @@ impl Parser<'_> {
 
     fn enter(&mut self) -> PResult<()> {
         self.depth += 1;
+        let marker = 0u8;
+        let here = std::hint::black_box(&marker as *const u8 as usize);
+        let used = self.stack_base.abs_diff(here);
         if self.depth > self.max_depth {
             return self.err(format!(
                 "max expression depth exceeded (limit max_parse_depth = {})",
                 self.max_depth
+            ));
+        }
+        if used > self.max_stack {
+            return self.err(format!(
+                "max expression depth exceeded (native stack budget max_stack_bytes = {} used up)",
+                self.max_stack
             ));
         }
         Ok(())
@@ -269,7 +288,11 @@ impl Parser<'_> {
         match token.typ {
             Tok::Block => return self.block_control().map(Parsed::Node),
             Tok::Break | Tok::Continue => {
-                let what = if token.typ == Tok::Break { "break" } else { "continue" };
+                let what = if token.typ == Tok::Break {
+                    "break"
+                } else {
+                    "continue"
+                };
                 let next = self.next_non_space();
                 if next.typ != Tok::RightDelim {
                     return self.unexpected(&next, &format!("{{{{{what}}}}}"));
@@ -496,7 +519,13 @@ impl Parser<'_> {
         for (i, cmd) in pipe.cmds.iter().enumerate().skip(1) {
             if matches!(
                 cmd.args.first(),
-                Some(Arg::Bool { .. } | Arg::Dot { .. } | Arg::Nil { .. } | Arg::Number { .. } | Arg::String { .. })
+                Some(
+                    Arg::Bool { .. }
+                        | Arg::Dot { .. }
+                        | Arg::Nil { .. }
+                        | Arg::Number { .. }
+                        | Arg::String { .. }
+                )
             ) {
                 return self.err(format!("non executable command in pipeline stage {}", i + 1));
             }
@@ -506,7 +535,10 @@ impl Parser<'_> {
 
     fn command(&mut self) -> PResult<Command> {
         let pos = self.peek_non_space().pos;
-        let mut cmd = Command { pos, args: Vec::new() };
+        let mut cmd = Command {
+            pos,
+            args: Vec::new(),
+        };
         loop {
             self.peek_non_space();
             if let Some(operand) = self.operand()? {
@@ -543,13 +575,23 @@ impl Parser<'_> {
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
                 idents.extend(fields);
-                Arg::Field { pos: chain_pos, idents }
+                Arg::Field {
+                    pos: chain_pos,
+                    idents,
+                }
             }
             Arg::Variable { mut idents, .. } => {
                 idents.extend(fields);
-                Arg::Variable { pos: chain_pos, idents }
+                Arg::Variable {
+                    pos: chain_pos,
+                    idents,
+                }
             }
-            Arg::Bool { .. } | Arg::String { .. } | Arg::Number { .. } | Arg::Nil { .. } | Arg::Dot { .. } => {
+            Arg::Bool { .. }
+            | Arg::String { .. }
+            | Arg::Number { .. }
+            | Arg::Nil { .. }
+            | Arg::Dot { .. } => {
                 return self.err(format!("unexpected . after term {}", go_quote(&node.to_string())));
             }
             other => Arg::Chain {
@@ -600,7 +642,9 @@ impl Parser<'_> {
                     value,
                 }
             }
-            Tok::LeftParen => Arg::Pipe(Box::new(self.pipeline("parenthesized pipeline", Tok::RightParen)?)),
+            Tok::LeftParen => Arg::Pipe(Box::new(
+                self.pipeline("parenthesized pipeline", Tok::RightParen)?,
+            )),
             Tok::String | Tok::RawString => {
                 let text = self.unquote(&token.val)?;
                 Arg::String {
@@ -647,7 +691,7 @@ impl Parser<'_> {
             IntParse::Int(i) => Ok(Num::Int(i)),
             IntParse::Uint => Ok(Num::Overflow),
             IntParse::Bad => match parse_go_float(text) {
-                Some(_) => Ok(Num::Invalid),
+                Some(_) => self.err(format!("integer overflow: {}", go_quote(text))),
                 None => self.err(format!("illegal number syntax: {}", go_quote(text))),
             },
         }
@@ -678,17 +722,18 @@ fn parse_go_int(text: &str) -> IntParse {
         Some(b'+') => (false, &text[1..]),
         _ => (false, text),
     };
-    let (radix, digits, prefixed) = if let Some(rest) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
-        (16, rest, true)
-    } else if let Some(rest) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
-        (8, rest, true)
-    } else if let Some(rest) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
-        (2, rest, true)
-    } else if body.len() > 1 && body.starts_with('0') {
-        (8, &body[1..], true)
-    } else {
-        (10, body, false)
-    };
+    let (radix, digits, prefixed) =
+        if let Some(rest) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, rest, true)
+        } else if let Some(rest) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
+            (8, rest, true)
+        } else if let Some(rest) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            (2, rest, true)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..], true)
+        } else {
+            (10, body, false)
+        };
     // Underscores only between digits (or after a base prefix).
     if digits.is_empty()
         || digits.ends_with('_')
