@@ -105,6 +105,7 @@ impl<'a> Exec<'a> {
     }
 
     /// Executes `tree` with `data` as dot and `$`; returns its output.
+    #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
     pub(crate) fn run(mut self, tree: &Rc<Tree>, data: &Value) -> Result<String, TemplateError> {
         self.stack_base = stack_addr();
         self.run_tree(tree, data).map_err(|e| *e)

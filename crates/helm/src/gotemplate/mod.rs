@@ -160,6 +160,7 @@ impl Templates {
 
     /// Parses `text` as template `name`; its `define`s and `block`s join the set. As Go's `associate`, a later
     /// definition replaces an earlier one unless it is empty (whitespace only) and the earlier one is not.
+    #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
     pub fn parse(&mut self, name: &str, text: &str) -> Result<(), TemplateError> {
         let funcs = &self.funcs;
         let resolve = |ident: &str| resolve(funcs, ident);
@@ -192,6 +193,7 @@ impl Templates {
     }
 
     /// Executes template `name` with `data` as dot and `$`.
+    #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
     pub fn execute(&self, name: &str, data: &Value) -> Result<String, TemplateError> {
         let Some(tree) = self.trees.get(name) else {
             return Err(TemplateError {

@@ -47,6 +47,7 @@ fn data() -> Value {
 
 const NAME: &str = "p/templates/t.txt";
 
+#[allow(clippy::result_large_err)] // Go's error fields, returned once per call
 fn render_with(text: &str, limits: Limits) -> Result<String, TemplateError> {
     let mut set = Templates::new(test_funcs()).with_limits(limits);
     set.parse(NAME, text)?;
