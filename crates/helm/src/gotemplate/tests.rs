@@ -591,3 +591,125 @@ impl Limits {
         }
     }
 }
+
+#[test]
+fn positions_in_multiline_actions_and_other_files() {
+    assert_eq!(
+        err("a\n{{ if\n  }}"),
+        format!("template: {NAME}:3: missing value for if")
+    );
+    assert_eq!(
+        err("a\n{{ .Values.a\n  .b | nofn }}"),
+        format!("template: {NAME}:3: function \"nofn\" not defined")
+    );
+    let mut set = Templates::new(test_funcs());
+    set.parse(
+        "p/templates/_h.tpl",
+        "\n{{ define \"x\" }}\n  {{ .Values.s.q }}{{ end }}",
+    )
+    .expect("parse");
+    set.parse(NAME, "{{ template \"x\" . }}").expect("parse");
+    assert_eq!(
+        set.execute(NAME, &data())
+            .expect_err("field of string")
+            .to_string(),
+        "template: p/templates/_h.tpl:3:12: executing \"x\" at <.Values.s.q>: can't evaluate field q in type interface {}"
+    );
+}
+
+#[test]
+fn more_helm_probed_behaviour() {
+    assert_eq!(ok("x {{- 3 -}} y {{- \"a\" }}\n{{ 5 -}}\n\n z"), "x3ya\n5z");
+    assert_eq!(
+        ok("{{ define \"x\" }}[{{ .a }}]{{ end }}{{ template \"x\" }}"),
+        "[<no value>]"
+    );
+    assert_eq!(ok("{{ with $x := .Values.a }}{{ $x.b }}{{ .b }}{{ end }}"), "11");
+    assert_eq!(
+        err("{{ $x := 5 }}{{ define \"y\" }}{{ $x }}{{ end }}"),
+        parse_err("undefined variable \"$x\"")
+    );
+    assert_eq!(
+        err("{{ range $i, $e := .Values.l }}{{ $e.x }}{{ end }}"),
+        exec_err("$e.x", "can't evaluate field x in type interface {}", 1, 36)
+    );
+    assert_eq!(
+        err("{{ (list 1 2).x }}"),
+        exec_err("2", "can't evaluate field x in type []interface {}", 1, 11)
+    );
+    assert_eq!(
+        err("{{ index .Values.a \"b\" \"c\" }}"),
+        exec_err(
+            "index .Values.a \"b\" \"c\"",
+            "error calling index: can't index item of type float64",
+            1,
+            3
+        )
+    );
+    assert_eq!(
+        err("{{ index .Values.a 1 }}"),
+        exec_err(
+            "index .Values.a 1",
+            "error calling index: value has type int; should be string",
+            1,
+            3
+        )
+    );
+    assert_eq!(
+        err("{{ not }}"),
+        exec_err("not", "wrong number of args for not: want 1 got 0", 1, 3)
+    );
+    assert_eq!(
+        err("{{ $.Values.missing.x }}"),
+        exec_err(
+            "$.Values.missing.x",
+            "nil pointer evaluating interface {}.x",
+            1,
+            4
+        )
+    );
+    assert_eq!(
+        err("{{ if .Values.missing.x }}{{ end }}"),
+        exec_err(
+            ".Values.missing.x",
+            "nil pointer evaluating interface {}.x",
+            1,
+            13
+        )
+    );
+}
+
+/// A chart-sized workload: 300 helpers, each including the next through a chain 20 deep, rendered 200 times.
+/// Run with `cargo test --release -p emco-helm --lib gotemplate::tests::bench -- --ignored --nocapture`.
+#[test]
+#[ignore = "benchmark"]
+fn bench_many_includes() {
+    let mut helpers = String::new();
+    for i in 0..300 {
+        let next = if i % 20 == 19 {
+            "{{ .Values.s }}".to_string()
+        } else {
+            format!("{{{{ include \"h{}\" . | upper }}}}", i + 1)
+        };
+        helpers.push_str(&format!(
+            "{{{{- define \"h{i}\" -}}}}\n{{{{- if .Values.a }}}}{{{{ range $k, $v := .Values.a }}}}{{{{ $k }}}}={{{{ $v }}}}{{{{ end }}}}{{{{ end }}}}-{next}\n{{{{- end }}}}\n"
+        ));
+    }
+    let mut set = Templates::new(test_funcs());
+    set.parse("_helpers.tpl", &helpers).expect("parse");
+    let mut main = String::new();
+    for i in (0..300).step_by(20) {
+        main.push_str(&format!("{{{{ include \"h{i}\" . }}}}\n"));
+    }
+    set.parse("main", &main).expect("parse");
+    let data = data();
+    let start = std::time::Instant::now();
+    let mut total = 0;
+    for _ in 0..200 {
+        total += set.execute("main", &data).expect("exec").len();
+    }
+    eprintln!(
+        "200 renders of 300 includes: {:?} ({total} bytes)",
+        start.elapsed()
+    );
+}
