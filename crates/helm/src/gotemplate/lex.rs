@@ -1,0 +1,693 @@
+//! The lexer of Go's `text/template`: splits a template's text into text runs and action tokens, applying the
+//! `{{-`/`-}}` trim markers and skipping `{{/* */}}` comments, with Go's token kinds and error messages.
+//!
+//! The whole text is lexed up front into a vector (no goroutine, no state machine across calls); a lexing error
+//! becomes the last token, as Go's `itemError` does, so the parser reports it where Go would.
+
+/// Token kinds (Go's `itemType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tok {
+    Error,
+    Bool,
+    Char,
+    CharConstant,
+    Assign,
+    Declare,
+    Eof,
+    Field,
+    Identifier,
+    LeftDelim,
+    LeftParen,
+    Number,
+    Pipe,
+    RawString,
+    RightDelim,
+    RightParen,
+    Space,
+    String,
+    Text,
+    Variable,
+    // Keywords.
+    Block,
+    Break,
+    Continue,
+    Dot,
+    Define,
+    Else,
+    End,
+    If,
+    Nil,
+    Range,
+    Template,
+    With,
+}
+
+impl Tok {
+    fn is_keyword(self) -> bool {
+        matches!(
+            self,
+            Tok::Block
+                | Tok::Break
+                | Tok::Continue
+                | Tok::Dot
+                | Tok::Define
+                | Tok::Else
+                | Tok::End
+                | Tok::If
+                | Tok::Nil
+                | Tok::Range
+                | Tok::Template
+                | Tok::With
+        )
+    }
+}
+
+/// A token: kind, byte offset in the text, text, and 1-based line.
+#[derive(Debug, Clone)]
+pub(crate) struct Item {
+    pub(crate) typ: Tok,
+    pub(crate) pos: usize,
+    pub(crate) val: String,
+    pub(crate) line: usize,
+}
+
+impl std::fmt::Display for Item {
+    /// Go's `item.String()`, as parse errors quote tokens.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.typ {
+            Tok::Eof => f.write_str("EOF"),
+            Tok::Error => f.write_str(&self.val),
+            t if t.is_keyword() => write!(f, "<{}>", self.val),
+            _ if self.val.chars().count() > 10 => {
+                let head: String = self.val.chars().take(10).collect();
+                write!(f, "{}...", go_quote(&head))
+            }
+            _ => f.write_str(&go_quote(&self.val)),
+        }
+    }
+}
+
+/// Go's `strconv.Quote` (`%q` of a string).
+pub(crate) fn go_quote(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\u{7}' => out.push_str("\\a"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{b}' => out.push_str("\\v"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if c.is_control() => {
+                if (c as u32) < 0x10000 {
+                    out.push_str(&format!("\\u{:04x}", c as u32));
+                } else {
+                    out.push_str(&format!("\\U{:08x}", c as u32));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+const LEFT: &str = "{{";
+const RIGHT: &str = "}}";
+
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+fn is_alnum(c: char) -> bool {
+    c == '_' || c.is_alphabetic() || c.is_numeric()
+}
+
+fn has_left_trim(s: &[u8]) -> bool {
+    s.len() >= 2 && s[0] == b'-' && is_space(s[1])
+}
+
+fn has_right_trim(s: &[u8]) -> bool {
+    s.len() >= 2 && is_space(s[0]) && s[1] == b'-'
+}
+
+/// Lexes `input` into tokens, ending with `Eof` or `Error`. `break_ok`/`continue_ok` say whether `break` and
+/// `continue` are keywords (they are not when the function map defines them, as in Go).
+pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item> {
+    let mut lx = Lexer {
+        input,
+        bytes: input.as_bytes(),
+        pos: 0,
+        start: 0,
+        line: 1,
+        start_line: 1,
+        items: Vec::new(),
+        paren_depth: 0,
+        break_ok,
+        continue_ok,
+    };
+    lx.run();
+    lx.items
+}
+
+struct Lexer<'a> {
+    input: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    start: usize,
+    line: usize,
+    start_line: usize,
+    items: Vec<Item>,
+    paren_depth: i64,
+    break_ok: bool,
+    continue_ok: bool,
+}
+
+impl Lexer<'_> {
+    fn emit(&mut self, typ: Tok) {
+        let val = self.input.get(self.start..self.pos).unwrap_or("").to_string();
+        self.items.push(Item {
+            typ,
+            pos: self.start,
+            val,
+            line: self.start_line,
+        });
+        self.start = self.pos;
+        self.start_line = self.line;
+    }
+
+    fn ignore(&mut self) {
+        let skipped = self.bytes.get(self.start..self.pos).unwrap_or(&[]);
+        self.line += skipped.iter().filter(|&&b| b == b'\n').count();
+        self.start = self.pos;
+        self.start_line = self.line;
+    }
+
+    fn error(&mut self, message: String) {
+        self.items.push(Item {
+            typ: Tok::Error,
+            pos: self.start,
+            val: message,
+            line: self.start_line,
+        });
+    }
+
+    fn peek(&self) -> Option<char> {
+        self.input.get(self.pos..).and_then(|s| s.chars().next())
+    }
+
+    fn next(&mut self) -> Option<char> {
+        let c = self.peek()?;
+        self.pos += c.len_utf8();
+        if c == '\n' {
+            self.line += 1;
+        }
+        Some(c)
+    }
+
+    fn rest(&self) -> &[u8] {
+        self.bytes.get(self.pos..).unwrap_or(&[])
+    }
+
+    fn run(&mut self) {
+        loop {
+            if !self.lex_text() {
+                return;
+            }
+            if !self.lex_left_delim() {
+                return;
+            }
+        }
+    }
+
+    /// Text up to the next left delimiter; false at EOF.
+    fn lex_text(&mut self) -> bool {
+        let Some(x) = self.input.get(self.pos..).and_then(|s| s.find(LEFT)) else {
+            self.pos = self.input.len();
+            if self.pos > self.start {
+                let text = &self.bytes[self.start..self.pos];
+                let newlines = text.iter().filter(|&&b| b == b'\n').count();
+                self.line += newlines;
+                self.emit(Tok::Text);
+            }
+            self.emit(Tok::Eof);
+            return false;
+        };
+        if x > 0 {
+            self.pos += x;
+            let delim_end = self.pos + LEFT.len();
+            let mut trim = 0;
+            if has_left_trim(self.bytes.get(delim_end..).unwrap_or(&[])) {
+                let text = &self.bytes[self.start..self.pos];
+                trim = text.len() - text.iter().rposition(|&b| !is_space(b)).map_or(0, |i| i + 1);
+            }
+            self.pos -= trim;
+            let text = &self.bytes[self.start..self.pos];
+            let newlines = text.iter().filter(|&&b| b == b'\n').count();
+            self.line += newlines;
+            if self.pos > self.start {
+                self.emit(Tok::Text);
+            }
+            self.pos += trim;
+            self.ignore();
+        }
+        true
+    }
+
+    /// At a left delimiter: a comment or an action. False when lexing stops.
+    fn lex_left_delim(&mut self) -> bool {
+        self.pos += LEFT.len();
+        let trim = has_left_trim(self.rest());
+        let after = if trim { 2 } else { 0 };
+        if self
+            .bytes
+            .get(self.pos + after..)
+            .is_some_and(|s| s.starts_with(b"/*"))
+        {
+            self.pos += after;
+            self.ignore();
+            return self.lex_comment();
+        }
+        // Emit the delimiter.
+        let item = Item {
+            typ: Tok::LeftDelim,
+            pos: self.start,
+            val: LEFT.to_string(),
+            line: self.start_line,
+        };
+        self.pos += after;
+        self.ignore();
+        self.items.push(item);
+        self.paren_depth = 0;
+        self.lex_inside_action()
+    }
+
+    fn at_right_delim(&self) -> (bool, bool) {
+        let rest = self.rest();
+        if has_right_trim(rest) && rest.get(2..).is_some_and(|s| s.starts_with(RIGHT.as_bytes())) {
+            return (true, true);
+        }
+        (rest.starts_with(RIGHT.as_bytes()), false)
+    }
+
+    fn lex_comment(&mut self) -> bool {
+        self.pos += 2;
+        let Some(end) = self.input.get(self.pos..).and_then(|s| s.find("*/")) else {
+            self.error("unclosed comment".into());
+            return false;
+        };
+        self.pos += end + 2;
+        let (delim, trim) = self.at_right_delim();
+        if !delim {
+            self.error("comment ends before closing delimiter".into());
+            return false;
+        }
+        self.ignore();
+        if trim {
+            self.pos += 2;
+        }
+        self.pos += RIGHT.len();
+        if trim {
+            self.skip_leading_space();
+        }
+        self.ignore();
+        true
+    }
+
+    fn skip_leading_space(&mut self) {
+        while self.rest().first().is_some_and(|&b| is_space(b)) {
+            self.pos += 1;
+        }
+    }
+
+    fn lex_right_delim(&mut self, trim: bool) {
+        if trim {
+            self.pos += 2;
+            self.ignore();
+        }
+        self.pos += RIGHT.len();
+        self.emit(Tok::RightDelim);
+        if trim {
+            self.skip_leading_space();
+            self.ignore();
+        }
+    }
+
+    /// Tokens inside an action, through its right delimiter. False when lexing stops (error).
+    fn lex_inside_action(&mut self) -> bool {
+        loop {
+            let (delim, trim) = self.at_right_delim();
+            if delim {
+                if self.paren_depth == 0 {
+                    self.lex_right_delim(trim);
+                    return true;
+                }
+                self.error("unclosed left paren".into());
+                return false;
+            }
+            let Some(r) = self.next() else {
+                self.error("unclosed action".into());
+                return false;
+            };
+            match r {
+                ' ' | '\t' | '\r' | '\n' => {
+                    self.pos -= 1;
+                    if r == '\n' {
+                        self.line -= 1;
+                    }
+                    self.lex_space();
+                }
+                '=' => self.emit(Tok::Assign),
+                ':' => {
+                    if self.next() != Some('=') {
+                        self.error("expected :=".into());
+                        return false;
+                    }
+                    self.emit(Tok::Declare);
+                }
+                '|' => self.emit(Tok::Pipe),
+                '"' => {
+                    if !self.lex_quote() {
+                        return false;
+                    }
+                }
+                '`' => {
+                    if !self.lex_raw_quote() {
+                        return false;
+                    }
+                }
+                '$' => {
+                    if !self.lex_field_or_variable(Tok::Variable) {
+                        return false;
+                    }
+                }
+                '\'' => {
+                    if !self.lex_char() {
+                        return false;
+                    }
+                }
+                '.' if self.rest().first().is_none_or(|&b| !b.is_ascii_digit()) => {
+                    if !self.lex_field_or_variable(Tok::Field) {
+                        return false;
+                    }
+                }
+                '.' | '+' | '-' | '0'..='9' => {
+                    self.pos -= 1;
+                    if !self.lex_number() {
+                        return false;
+                    }
+                }
+                c if is_alnum(c) => {
+                    self.pos -= c.len_utf8();
+                    if !self.lex_identifier() {
+                        return false;
+                    }
+                }
+                '(' => {
+                    self.emit(Tok::LeftParen);
+                    self.paren_depth += 1;
+                }
+                ')' => {
+                    self.emit(Tok::RightParen);
+                    self.paren_depth -= 1;
+                    if self.paren_depth < 0 {
+                        self.error("unexpected right paren".into());
+                        return false;
+                    }
+                }
+                c if c.is_ascii() && !c.is_ascii_control() => self.emit(Tok::Char),
+                c => {
+                    self.error(format!("unrecognized character in action: {}", go_unicode(c)));
+                    return false;
+                }
+            }
+        }
+    }
+
+    fn lex_space(&mut self) {
+        let mut spaces = 0;
+        while self.rest().first().is_some_and(|&b| is_space(b)) {
+            self.next();
+            spaces += 1;
+        }
+        // A trim-marked right delimiter starts with a space: leave that space to it.
+        let before = self.bytes.get(self.pos - 1..).unwrap_or(&[]);
+        if before.len() >= 4 && before[1] == b'-' && before[2..].starts_with(RIGHT.as_bytes()) {
+            self.pos -= 1;
+            if self.bytes[self.pos] == b'\n' {
+                self.line -= 1;
+            }
+            if spaces == 1 {
+                return;
+            }
+        }
+        self.emit(Tok::Space);
+    }
+
+    fn at_terminator(&self) -> bool {
+        match self.rest().first() {
+            None => true,
+            Some(&b) if is_space(b) => true,
+            Some(b'.' | b',' | b'|' | b':' | b')' | b'(') => true,
+            _ => self.rest().starts_with(RIGHT.as_bytes()),
+        }
+    }
+
+    fn bad_char(&mut self) -> bool {
+        let c = self.peek().unwrap_or('\0');
+        self.error(format!("bad character {}", go_unicode(c)));
+        false
+    }
+
+    fn lex_field_or_variable(&mut self, typ: Tok) -> bool {
+        if self.at_terminator() {
+            self.emit(if typ == Tok::Variable {
+                Tok::Variable
+            } else {
+                Tok::Dot
+            });
+            return true;
+        }
+        while self.peek().is_some_and(is_alnum) {
+            self.next();
+        }
+        if !self.at_terminator() {
+            return self.bad_char();
+        }
+        self.emit(typ);
+        true
+    }
+
+    fn lex_identifier(&mut self) -> bool {
+        while self.peek().is_some_and(is_alnum) {
+            self.next();
+        }
+        if !self.at_terminator() {
+            return self.bad_char();
+        }
+        let word = &self.input[self.start..self.pos];
+        let typ = match word {
+            "block" => Tok::Block,
+            "break" if self.break_ok => Tok::Break,
+            "continue" if self.continue_ok => Tok::Continue,
+            "define" => Tok::Define,
+            "else" => Tok::Else,
+            "end" => Tok::End,
+            "if" => Tok::If,
+            "range" => Tok::Range,
+            "nil" => Tok::Nil,
+            "template" => Tok::Template,
+            "with" => Tok::With,
+            "true" | "false" => Tok::Bool,
+            _ => Tok::Identifier,
+        };
+        self.emit(typ);
+        true
+    }
+
+    fn lex_char(&mut self) -> bool {
+        loop {
+            match self.next() {
+                Some('\\') => {
+                    if !matches!(self.next(), Some(c) if c != '\n') {
+                        self.error("unterminated character constant".into());
+                        return false;
+                    }
+                }
+                None | Some('\n') => {
+                    self.error("unterminated character constant".into());
+                    return false;
+                }
+                Some('\'') => break,
+                Some(_) => {}
+            }
+        }
+        self.emit(Tok::CharConstant);
+        true
+    }
+
+    fn lex_quote(&mut self) -> bool {
+        loop {
+            match self.next() {
+                Some('\\') => {
+                    if !matches!(self.next(), Some(c) if c != '\n') {
+                        self.error("unterminated quoted string".into());
+                        return false;
+                    }
+                }
+                None | Some('\n') => {
+                    self.error("unterminated quoted string".into());
+                    return false;
+                }
+                Some('"') => break,
+                Some(_) => {}
+            }
+        }
+        self.emit(Tok::String);
+        true
+    }
+
+    fn lex_raw_quote(&mut self) -> bool {
+        loop {
+            match self.next() {
+                None => {
+                    self.error("unterminated raw quoted string".into());
+                    return false;
+                }
+                Some('`') => break,
+                Some(_) => {}
+            }
+        }
+        self.emit(Tok::RawString);
+        true
+    }
+
+    fn accept(&mut self, valid: &str) -> bool {
+        if self.peek().is_some_and(|c| valid.contains(c)) {
+            self.next();
+            return true;
+        }
+        false
+    }
+
+    fn accept_run(&mut self, valid: &str) {
+        while self.accept(valid) {}
+    }
+
+    fn lex_number(&mut self) -> bool {
+        self.accept("+-");
+        let mut digits = "0123456789_";
+        if self.accept("0") {
+            if self.accept("xX") {
+                digits = "0123456789abcdefABCDEF_";
+            } else if self.accept("oO") {
+                digits = "01234567_";
+            } else if self.accept("bB") {
+                digits = "01_";
+            }
+        }
+        self.accept_run(digits);
+        if self.accept(".") {
+            self.accept_run(digits);
+        }
+        if digits.len() == 11 && self.accept("eE") {
+            self.accept("+-");
+            self.accept_run("0123456789_");
+        }
+        if digits.len() == 23 && self.accept("pP") {
+            self.accept("+-");
+            self.accept_run("0123456789_");
+        }
+        self.accept("i");
+        if self.peek().is_some_and(is_alnum) {
+            self.next();
+            let text = self.input[self.start..self.pos].to_string();
+            self.error(format!("bad number syntax: {}", go_quote(&text)));
+            return false;
+        }
+        if matches!(self.peek(), Some('+' | '-')) {
+            // Go lexes complex constants (1+2i); templates in charts never use them.
+            let text = self.input[self.start..self.pos].to_string();
+            self.next();
+            self.error(format!("bad number syntax: {}", go_quote(&text)));
+            return false;
+        }
+        self.emit(Tok::Number);
+        true
+    }
+}
+
+/// Go's `%#U` of a rune: `U+0041 'A'`.
+fn go_unicode(c: char) -> String {
+    if c.is_control() {
+        format!("U+{:04X}", c as u32)
+    } else {
+        format!("U+{:04X} '{c}'", c as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kinds(text: &str) -> Vec<(Tok, String)> {
+        lex(text, true, true)
+            .into_iter()
+            .map(|i| (i.typ, i.val))
+            .collect()
+    }
+
+    #[test]
+    fn trims_and_comments() {
+        let items = kinds("a  {{- .x -}}  b {{/* c */}} d {{- /* e */ -}} f");
+        let texts: Vec<_> = items
+            .iter()
+            .filter(|(t, _)| *t == Tok::Text)
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(texts, ["a", "b ", " d", "f"]);
+    }
+
+    #[test]
+    fn numbers_fields_and_errors() {
+        let items = kinds("{{ $x := .A.B 0x1F 'a' `r` \"s\" }}");
+        let typs: Vec<_> = items
+            .iter()
+            .map(|(t, _)| *t)
+            .filter(|t| *t != Tok::Space)
+            .collect();
+        assert_eq!(
+            typs,
+            [
+                Tok::LeftDelim,
+                Tok::Variable,
+                Tok::Declare,
+                Tok::Field,
+                Tok::Field,
+                Tok::Number,
+                Tok::CharConstant,
+                Tok::RawString,
+                Tok::String,
+                Tok::RightDelim,
+                Tok::Eof
+            ]
+        );
+        assert_eq!(
+            kinds("{{ \"abc").last().map(|i| i.1.clone()),
+            Some("unterminated quoted string".into())
+        );
+        assert_eq!(
+            kinds("{{ 3x }}").last().map(|i| i.1.clone()),
+            Some("bad number syntax: \"3x\"".into())
+        );
+        assert_eq!(
+            kinds("{{ .x").last().map(|i| i.1.clone()),
+            Some("unclosed action".into())
+        );
+    }
+}

@@ -1,0 +1,875 @@
+//! The parser of Go's `text/template`: builds [`Tree`]s from the lexer's tokens with Go's grammar, variable
+//! scoping checks, function-existence checks and error messages (`unexpected "}" in operand`, `missing value for
+//! if`, `function "x" not defined`, `undefined variable "$x"`, …). Nesting is bounded by `max_parse_depth`.
+
+use std::rc::Rc;
+
+use super::builtins::Callee;
+use super::lex::{Item, Tok, go_quote, lex};
+use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
+
+/// A parse failure: the 1-based line and Go's message.
+#[derive(Debug)]
+pub(crate) struct ParseError {
+    pub(crate) line: usize,
+    pub(crate) message: String,
+}
+
+type PResult<T> = Result<T, ParseError>;
+
+/// Parses `text` (file `name`) into its top-level tree and its `define`/`block` trees, in definition order.
+pub(crate) fn parse(
+    name: &str,
+    text: &str,
+    resolve: &dyn Fn(&str) -> Option<Callee>,
+    max_depth: usize,
+    max_stack: usize,
+) -> PResult<Vec<Tree>> {
+    let marker = 0u8;
+    let stack_base = std::hint::black_box(&marker as *const u8 as usize);
+    let items = lex(text, resolve("break").is_none(), resolve("continue").is_none());
+    let text: Rc<str> = Rc::from(text);
+    let parse_name: Rc<str> = Rc::from(name);
+    let mut p = Parser {
+        items,
+        index: 0,
+        vars: vec![Rc::from("$")],
+        range_depth: 0,
+        depth: 0,
+        max_depth,
+        max_stack,
+        stack_base,
+        resolve,
+        defs: Vec::new(),
+        text,
+        parse_name,
+        last_line: 1,
+    };
+    let root = p.parse_top()?;
+    let mut trees = vec![Tree {
+        name: Rc::from(name),
+        parse_name: p.parse_name.clone(),
+        text: p.text.clone(),
+        root,
+    }];
+    // The file's own tree first, then its definitions; within one file a second non-empty definition of a name
+    // is an error (Go's `multiple definition`), an empty one never replaces a non-empty one.
+    let mut defs: Vec<Tree> = Vec::new();
+    for (line, def) in std::mem::take(&mut p.defs) {
+        if let Some(existing) = defs.iter_mut().find(|t| t.name == def.name) {
+            if existing.is_empty() {
+                *existing = def;
+            } else if !def.is_empty() {
+                return Err(ParseError {
+                    line,
+                    message: format!(
+                        "template: multiple definition of template {}",
+                        go_quote(&def.name)
+                    ),
+                });
+            }
+        } else {
+            defs.push(def);
+        }
+    }
+    if let Some(pos) = defs.iter().position(|t| *t.name == *name) {
+        // `{{define "file"}}` inside file "file": the definition and the file's own tree compete as Go's treeSet.
+        let def = defs.remove(pos);
+        if trees[0].is_empty() {
+            trees[0] = def;
+        } else if !def.is_empty() {
+            return Err(ParseError {
+                line: 1,
+                message: format!("template: multiple definition of template {}", go_quote(name)),
+            });
+        }
+    }
+    trees.extend(defs);
+    Ok(trees)
+}
+
+struct Parser<'f> {
+    items: Vec<Item>,
+    index: usize,
+    vars: Vec<Rc<str>>,
+    range_depth: usize,
+    depth: usize,
+    max_depth: usize,
+    max_stack: usize,
+    stack_base: usize,
+    resolve: &'f dyn Fn(&str) -> Option<Callee>,
+    defs: Vec<(usize, Tree)>,
+    text: Rc<str>,
+    parse_name: Rc<str>,
+    last_line: usize,
+}
+
+impl Parser<'_> {
+    fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
+        Err(ParseError {
+            line: self.last_line,
+            message: message.into(),
+        })
+    }
+
+    fn next(&mut self) -> Item {
+        let item = match self.items.get(self.index) {
+            Some(item) => item.clone(),
+            None => self.items.last().cloned().unwrap_or(Item {
+                typ: Tok::Eof,
+                pos: self.text.len(),
+                val: String::new(),
+                line: 1,
+            }),
+        };
+        self.index += 1;
+        self.last_line = item.line;
+        item
+    }
+
+    fn backup(&mut self) {
+        self.index = self.index.saturating_sub(1);
+    }
+
+    fn peek(&mut self) -> Item {
+        let item = self.next();
+        self.backup();
+        item
+    }
+
+    fn next_non_space(&mut self) -> Item {
+        loop {
+            let item = self.next();
+            if item.typ != Tok::Space {
+                return item;
+            }
+        }
+    }
+
+    fn peek_non_space(&mut self) -> Item {
+        let item = self.next_non_space();
+        self.backup();
+        item
+    }
+
+    fn expect(&mut self, typ: Tok, context: &str) -> PResult<Item> {
+        let item = self.next_non_space();
+        if item.typ != typ {
+            return self.unexpected(&item, context);
+        }
+        Ok(item)
+    }
+
+    fn unexpected<T>(&self, item: &Item, context: &str) -> PResult<T> {
+        if item.typ == Tok::Error {
+            return self.err(item.val.clone());
+        }
+        self.err(format!("unexpected {item} in {context}"))
+    }
+
+    fn enter(&mut self) -> PResult<()> {
+        self.depth += 1;
+        let marker = 0u8;
+        let here = std::hint::black_box(&marker as *const u8 as usize);
+        let used = self.stack_base.abs_diff(here);
+        if self.depth > self.max_depth {
+            return self.err(format!(
+                "max expression depth exceeded (limit max_parse_depth = {})",
+                self.max_depth
+            ));
+        }
+        if used > self.max_stack {
+            return self.err(format!(
+                "max expression depth exceeded (native stack budget max_stack_bytes = {} used up)",
+                self.max_stack
+            ));
+        }
+        Ok(())
+    }
+
+    fn leave(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn parse_top(&mut self) -> PResult<Vec<Node>> {
+        let mut root = Vec::new();
+        while self.peek().typ != Tok::Eof {
+            if self.peek().typ == Tok::LeftDelim {
+                let save = self.index;
+                self.next();
+                if self.next_non_space().typ == Tok::Define {
+                    self.parse_definition()?;
+                    continue;
+                }
+                self.index = save;
+            }
+            match self.text_or_action()? {
+                Parsed::Node(node) => root.push(node),
+                Parsed::End(_) => return self.err("unexpected {{end}}"),
+                Parsed::Else(_) => return self.err("unexpected {{else}}"),
+            }
+        }
+        if let Some(item) = self.items.last()
+            && item.typ == Tok::Error
+        {
+            self.last_line = item.line;
+            return self.err(item.val.clone());
+        }
+        Ok(root)
+    }
+
+    fn parse_definition(&mut self) -> PResult<()> {
+        let context = "define clause";
+        let token = self.next_non_space();
+        if !matches!(token.typ, Tok::String | Tok::RawString) {
+            return self.unexpected(&token, context);
+        }
+        let name = self.unquote(&token.val)?;
+        self.expect(Tok::RightDelim, context)?;
+        let saved_vars = std::mem::replace(&mut self.vars, vec![Rc::from("$")]);
+        let (list, end) = self.item_list()?;
+        self.vars = saved_vars;
+        if let End::Else(_) = end {
+            return self.err(format!("unexpected {{{{else}}}} in {context}"));
+        }
+        let line = token.line;
+        self.defs.push((
+            line,
+            Tree {
+                name: Rc::from(name.as_str()),
+                parse_name: self.parse_name.clone(),
+                text: self.text.clone(),
+                root: list,
+            },
+        ));
+        Ok(())
+    }
+
+    fn item_list(&mut self) -> PResult<(Vec<Node>, End)> {
+        self.enter()?;
+        let mut list = Vec::new();
+        while self.peek_non_space().typ != Tok::Eof {
+            match self.text_or_action()? {
+                Parsed::Node(node) => list.push(node),
+                Parsed::End(pos) => {
+                    self.leave();
+                    let _ = pos;
+                    return Ok((list, End::End));
+                }
+                Parsed::Else(pos) => {
+                    self.leave();
+                    return Ok((list, End::Else(pos)));
+                }
+            }
+        }
+        if let Some(item) = self.items.last()
+            && item.typ == Tok::Error
+        {
+            self.last_line = item.line;
+            return self.err(item.val.clone());
+        }
+        self.err("unexpected EOF")
+    }
+
+    fn text_or_action(&mut self) -> PResult<Parsed> {
+        let token = self.next_non_space();
+        match token.typ {
+            Tok::Text => Ok(Parsed::Node(Node::Text {
+                pos: token.pos,
+                text: Rc::from(token.val.as_str()),
+            })),
+            Tok::LeftDelim => self.action(),
+            _ => self.unexpected(&token, "input"),
+        }
+    }
+
+    fn action(&mut self) -> PResult<Parsed> {
+        let token = self.next_non_space();
+        match token.typ {
+            Tok::Block => return self.block_control().map(Parsed::Node),
+            Tok::Break | Tok::Continue => {
+                let what = if token.typ == Tok::Break {
+                    "break"
+                } else {
+                    "continue"
+                };
+                let next = self.next_non_space();
+                if next.typ != Tok::RightDelim {
+                    return self.unexpected(&next, &format!("{{{{{what}}}}}"));
+                }
+                if self.range_depth == 0 {
+                    return self.err(format!("{{{{{what}}}}} outside {{{{range}}}}"));
+                }
+                return Ok(Parsed::Node(if token.typ == Tok::Break {
+                    Node::Break
+                } else {
+                    Node::Continue
+                }));
+            }
+            Tok::Else => {
+                let peek = self.peek_non_space();
+                if matches!(peek.typ, Tok::If | Tok::With) {
+                    return Ok(Parsed::Else(peek.pos));
+                }
+                let token = self.expect(Tok::RightDelim, "else")?;
+                return Ok(Parsed::Else(token.pos));
+            }
+            Tok::End => {
+                let token = self.expect(Tok::RightDelim, "end")?;
+                return Ok(Parsed::End(token.pos));
+            }
+            Tok::If => return self.control("if").map(|b| Parsed::Node(Node::If(b))),
+            Tok::Range => return self.control("range").map(|b| Parsed::Node(Node::Range(b))),
+            Tok::With => return self.control("with").map(|b| Parsed::Node(Node::With(b))),
+            Tok::Template => return self.template_control().map(Parsed::Node),
+            _ => {}
+        }
+        self.backup();
+        let token = self.peek();
+        let pipe = self.pipeline("command", Tok::RightDelim)?;
+        Ok(Parsed::Node(Node::Action { pos: token.pos, pipe }))
+    }
+
+    fn control(&mut self, context: &str) -> PResult<Branch> {
+        let mark = self.vars.len();
+        let result = self.control_inner(context);
+        self.vars.truncate(mark);
+        result
+    }
+
+    fn control_inner(&mut self, context: &str) -> PResult<Branch> {
+        let pipe = self.pipeline(context, Tok::RightDelim)?;
+        if context == "range" {
+            self.range_depth += 1;
+        }
+        let listed = self.item_list();
+        if context == "range" {
+            self.range_depth -= 1;
+        }
+        let (list, next) = listed?;
+        let mut else_list = None;
+        if let End::Else(else_pos) = next {
+            let peek = self.peek().typ;
+            if context == "if" && peek == Tok::If {
+                self.next();
+                self.enter()?;
+                let inner = self.control("if")?;
+                self.leave();
+                let _ = else_pos;
+                else_list = Some(vec![Node::If(inner)]);
+            } else if context == "with" && peek == Tok::With {
+                self.next();
+                self.enter()?;
+                let inner = self.control("with")?;
+                self.leave();
+                else_list = Some(vec![Node::With(inner)]);
+            } else {
+                let (list, next) = self.item_list()?;
+                if let End::Else(_) = next {
+                    return self.err("expected end; found {{else}}");
+                }
+                else_list = Some(list);
+            }
+        }
+        Ok(Branch {
+            pos: pipe.pos,
+            pipe,
+            list,
+            else_list,
+        })
+    }
+
+    fn block_control(&mut self) -> PResult<Node> {
+        let context = "block clause";
+        let token = self.next_non_space();
+        let name = self.template_name(&token, context)?;
+        let pipe = self.pipeline(context, Tok::RightDelim)?;
+        let saved_vars = std::mem::replace(&mut self.vars, vec![Rc::from("$")]);
+        let saved_range = std::mem::replace(&mut self.range_depth, 0);
+        let listed = self.item_list();
+        self.vars = saved_vars;
+        self.range_depth = saved_range;
+        let (list, end) = listed?;
+        if let End::Else(_) = end {
+            return self.err(format!("unexpected {{{{else}}}} in {context}"));
+        }
+        self.defs.push((
+            token.line,
+            Tree {
+                name: Rc::from(name.as_str()),
+                parse_name: self.parse_name.clone(),
+                text: self.text.clone(),
+                root: list,
+            },
+        ));
+        Ok(Node::Template {
+            pos: token.pos,
+            name: Rc::from(name.as_str()),
+            pipe: Some(pipe),
+        })
+    }
+
+    fn template_control(&mut self) -> PResult<Node> {
+        let context = "template clause";
+        let token = self.next_non_space();
+        let name = self.template_name(&token, context)?;
+        let pipe = if self.next_non_space().typ == Tok::RightDelim {
+            None
+        } else {
+            self.backup();
+            Some(self.pipeline(context, Tok::RightDelim)?)
+        };
+        Ok(Node::Template {
+            pos: token.pos,
+            name: Rc::from(name.as_str()),
+            pipe,
+        })
+    }
+
+    fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
+        match token.typ {
+            Tok::String | Tok::RawString => self.unquote(&token.val),
+            _ => self.unexpected(token, context),
+        }
+    }
+
+    fn unquote(&self, quoted: &str) -> PResult<String> {
+        unquote(quoted).map_or_else(|| self.err("invalid syntax"), Ok)
+    }
+
+    fn pipeline(&mut self, context: &str, end: Tok) -> PResult<Pipe> {
+        self.enter()?;
+        let token = self.peek_non_space();
+        let mut pipe = Pipe {
+            pos: token.pos,
+            is_assign: false,
+            decl: Vec::new(),
+            decl_pos: Vec::new(),
+            cmds: Vec::new(),
+        };
+        'decls: loop {
+            let v = self.peek_non_space();
+            if v.typ != Tok::Variable {
+                break;
+            }
+            let before = self.index;
+            self.next_non_space();
+            let after_var = self.peek();
+            let next = self.peek_non_space();
+            match next.typ {
+                Tok::Assign | Tok::Declare => {
+                    pipe.is_assign = next.typ == Tok::Assign;
+                    self.next_non_space();
+                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl_pos.push(v.pos);
+                    self.vars.push(Rc::from(v.val.as_str()));
+                }
+                Tok::Char if next.val == "," => {
+                    self.next_non_space();
+                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl_pos.push(v.pos);
+                    self.vars.push(Rc::from(v.val.as_str()));
+                    if context == "range" && pipe.decl.len() < 2 {
+                        match self.peek_non_space().typ {
+                            Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
+                            _ => return self.err("range can only initialize variables"),
+                        }
+                    }
+                    return self.err(format!("too many declarations in {context}"));
+                }
+                _ => {
+                    let _ = after_var;
+                    self.index = before;
+                }
+            }
+            break;
+        }
+        loop {
+            let token = self.next_non_space();
+            match token.typ {
+                t if t == end => {
+                    self.check_pipeline(&pipe, context)?;
+                    self.leave();
+                    return Ok(pipe);
+                }
+                Tok::Bool
+                | Tok::CharConstant
+                | Tok::Dot
+                | Tok::Field
+                | Tok::Identifier
+                | Tok::Number
+                | Tok::Nil
+                | Tok::RawString
+                | Tok::String
+                | Tok::Variable
+                | Tok::LeftParen => {
+                    self.backup();
+                    let cmd = self.command()?;
+                    pipe.cmds.push(cmd);
+                }
+                _ => return self.unexpected(&token, context),
+            }
+        }
+    }
+
+    fn check_pipeline(&self, pipe: &Pipe, context: &str) -> PResult<()> {
+        if pipe.cmds.is_empty() {
+            return self.err(format!("missing value for {context}"));
+        }
+        for (i, cmd) in pipe.cmds.iter().enumerate().skip(1) {
+            if matches!(
+                cmd.args.first(),
+                Some(
+                    Arg::Bool { .. }
+                        | Arg::Dot { .. }
+                        | Arg::Nil { .. }
+                        | Arg::Number { .. }
+                        | Arg::String { .. }
+                )
+            ) {
+                return self.err(format!("non executable command in pipeline stage {}", i + 1));
+            }
+        }
+        Ok(())
+    }
+
+    fn command(&mut self) -> PResult<Command> {
+        let pos = self.peek_non_space().pos;
+        let mut cmd = Command {
+            pos,
+            args: Vec::new(),
+        };
+        loop {
+            self.peek_non_space();
+            if let Some(operand) = self.operand()? {
+                cmd.args.push(operand);
+            }
+            let token = self.next();
+            match token.typ {
+                Tok::Space => continue,
+                Tok::RightDelim | Tok::RightParen => self.backup(),
+                Tok::Pipe => {}
+                _ => return self.unexpected(&token, "operand"),
+            }
+            break;
+        }
+        if cmd.args.is_empty() {
+            return self.err("empty command");
+        }
+        Ok(cmd)
+    }
+
+    fn operand(&mut self) -> PResult<Option<Arg>> {
+        let Some(node) = self.term()? else {
+            return Ok(None);
+        };
+        if self.peek().typ != Tok::Field {
+            return Ok(Some(node));
+        }
+        let chain_pos = self.peek().pos;
+        let mut fields: Vec<Rc<str>> = Vec::new();
+        while self.peek().typ == Tok::Field {
+            let item = self.next();
+            fields.push(Rc::from(item.val.get(1..).unwrap_or("")));
+        }
+        Ok(Some(match node {
+            Arg::Field { mut idents, .. } => {
+                idents.extend(fields);
+                Arg::Field {
+                    pos: chain_pos,
+                    idents,
+                }
+            }
+            Arg::Variable { mut idents, .. } => {
+                idents.extend(fields);
+                Arg::Variable {
+                    pos: chain_pos,
+                    idents,
+                }
+            }
+            Arg::Bool { .. }
+            | Arg::String { .. }
+            | Arg::Number { .. }
+            | Arg::Nil { .. }
+            | Arg::Dot { .. } => {
+                return self.err(format!("unexpected . after term {}", go_quote(&node.to_string())));
+            }
+            other => Arg::Chain {
+                pos: chain_pos,
+                node: Box::new(other),
+                fields,
+            },
+        }))
+    }
+
+    fn term(&mut self) -> PResult<Option<Arg>> {
+        let token = self.next_non_space();
+        Ok(Some(match token.typ {
+            Tok::Identifier => {
+                let Some(callee) = (self.resolve)(&token.val) else {
+                    return self.err(format!("function {} not defined", go_quote(&token.val)));
+                };
+                Arg::Identifier {
+                    pos: token.pos,
+                    name: Rc::from(token.val.as_str()),
+                    callee,
+                }
+            }
+            Tok::Dot => Arg::Dot { pos: token.pos },
+            Tok::Nil => Arg::Nil { pos: token.pos },
+            Tok::Variable => {
+                if !self.vars.iter().any(|v| **v == *token.val) {
+                    return self.err(format!("undefined variable {}", go_quote(&token.val)));
+                }
+                Arg::Variable {
+                    pos: token.pos,
+                    idents: vec![Rc::from(token.val.as_str())],
+                }
+            }
+            Tok::Field => Arg::Field {
+                pos: token.pos,
+                idents: vec![Rc::from(token.val.get(1..).unwrap_or(""))],
+            },
+            Tok::Bool => Arg::Bool {
+                pos: token.pos,
+                value: token.val == "true",
+            },
+            Tok::CharConstant | Tok::Number => {
+                let value = self.number(&token)?;
+                Arg::Number {
+                    pos: token.pos,
+                    text: Rc::from(token.val.as_str()),
+                    value,
+                }
+            }
+            Tok::LeftParen => Arg::Pipe(Box::new(
+                self.pipeline("parenthesized pipeline", Tok::RightParen)?,
+            )),
+            Tok::String | Tok::RawString => {
+                let text = self.unquote(&token.val)?;
+                Arg::String {
+                    pos: token.pos,
+                    quoted: Rc::from(token.val.as_str()),
+                    text: Rc::from(text.as_str()),
+                }
+            }
+            _ => {
+                self.backup();
+                return Ok(None);
+            }
+        }))
+    }
+
+    fn number(&self, token: &Item) -> PResult<Num> {
+        let text = token.val.as_str();
+        if token.typ == Tok::CharConstant {
+            let inner = text.get(1..).unwrap_or("");
+            let Some((c, rest)) = unquote_char(inner, '\'') else {
+                return self.err(format!("malformed character constant: {text}"));
+            };
+            if rest != "'" {
+                return self.err(format!("malformed character constant: {text}"));
+            }
+            return Ok(Num::Int(i64::from(u32::from(c))));
+        }
+        if text.ends_with('i') {
+            return self.err(format!("illegal number syntax: {}", go_quote(text)));
+        }
+        let int = parse_go_int(text);
+        let is_hex_int = text.len() > 2
+            && text.starts_with('0')
+            && matches!(text.as_bytes().get(1), Some(b'x' | b'X'))
+            && !text.contains(['p', 'P']);
+        let float_like = !is_hex_int && text.contains(['.', 'e', 'E', 'p', 'P']);
+        if float_like {
+            return match parse_go_float(text) {
+                Some(f) => Ok(Num::Float(f)),
+                None => self.err(format!("illegal number syntax: {}", go_quote(text))),
+            };
+        }
+        match int {
+            IntParse::Int(i) => Ok(Num::Int(i)),
+            IntParse::Uint => Ok(Num::Overflow),
+            IntParse::Bad => match parse_go_float(text) {
+                Some(_) => self.err(format!("integer overflow: {}", go_quote(text))),
+                None => self.err(format!("illegal number syntax: {}", go_quote(text))),
+            },
+        }
+    }
+}
+
+enum Parsed {
+    Node(Node),
+    End(usize),
+    Else(usize),
+}
+
+enum End {
+    End,
+    Else(usize),
+}
+
+enum IntParse {
+    Int(i64),
+    Uint,
+    Bad,
+}
+
+/// Go's `strconv.ParseInt(text, 0, 64)` (with `ParseUint` as the fallback that still overflows `int`).
+fn parse_go_int(text: &str) -> IntParse {
+    let (neg, body) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    let (radix, digits, prefixed) =
+        if let Some(rest) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+            (16, rest, true)
+        } else if let Some(rest) = body.strip_prefix("0o").or_else(|| body.strip_prefix("0O")) {
+            (8, rest, true)
+        } else if let Some(rest) = body.strip_prefix("0b").or_else(|| body.strip_prefix("0B")) {
+            (2, rest, true)
+        } else if body.len() > 1 && body.starts_with('0') {
+            (8, &body[1..], true)
+        } else {
+            (10, body, false)
+        };
+    // Underscores only between digits (or after a base prefix).
+    if digits.is_empty()
+        || digits.ends_with('_')
+        || digits.contains("__")
+        || (!prefixed && digits.starts_with('_'))
+    {
+        return IntParse::Bad;
+    }
+    let clean: String = digits.chars().filter(|&c| c != '_').collect();
+    match u64::from_str_radix(&clean, radix) {
+        Ok(magnitude) => {
+            if neg {
+                if magnitude <= (i64::MAX as u64) + 1 {
+                    IntParse::Int((magnitude as i64).wrapping_neg())
+                } else {
+                    IntParse::Bad
+                }
+            } else if let Ok(int) = i64::try_from(magnitude) {
+                IntParse::Int(int)
+            } else {
+                IntParse::Uint
+            }
+        }
+        Err(_) => IntParse::Bad,
+    }
+}
+
+fn parse_go_float(text: &str) -> Option<f64> {
+    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let body = clean.trim_start_matches(['+', '-']);
+    if body.starts_with("0x") || body.starts_with("0X") {
+        return None;
+    }
+    clean.parse::<f64>().ok()
+}
+
+/// Go's `strconv.Unquote` for a double-quoted or raw (back-quoted) string.
+pub(crate) fn unquote(quoted: &str) -> Option<String> {
+    if let Some(raw) = quoted.strip_prefix('`') {
+        let raw = raw.strip_suffix('`')?;
+        if raw.contains('`') {
+            return None;
+        }
+        return Some(raw.replace('\r', ""));
+    }
+    let mut rest = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(rest.len());
+    while !rest.is_empty() {
+        if rest.starts_with('"') || rest.starts_with('\n') {
+            return None;
+        }
+        let (c, tail) = unquote_char(rest, '"')?;
+        match c {
+            Char::Rune(c) => out.push(c),
+            Char::Byte(b) => {
+                // A \x or octal escape is a raw byte; Go strings may hold invalid UTF-8, ours hold the rune.
+                out.push(char::from(b));
+            }
+        }
+        rest = tail;
+    }
+    Some(out)
+}
+
+enum Char {
+    Rune(char),
+    Byte(u8),
+}
+
+impl From<Char> for u32 {
+    fn from(c: Char) -> u32 {
+        match c {
+            Char::Rune(c) => c as u32,
+            Char::Byte(b) => u32::from(b),
+        }
+    }
+}
+
+/// Go's `strconv.UnquoteChar`: one (possibly escaped) character off the front of `s`.
+fn unquote_char(s: &str, quote: char) -> Option<(Char, &str)> {
+    let mut chars = s.chars();
+    let c = chars.next()?;
+    if c == quote && (quote == '\'' || quote == '"') {
+        return None;
+    }
+    if c != '\\' {
+        return Some((Char::Rune(c), chars.as_str()));
+    }
+    let e = chars.next()?;
+    let rest = chars.as_str();
+    let simple = match e {
+        'a' => Some('\u{7}'),
+        'b' => Some('\u{8}'),
+        'f' => Some('\u{c}'),
+        'n' => Some('\n'),
+        'r' => Some('\r'),
+        't' => Some('\t'),
+        'v' => Some('\u{b}'),
+        '\\' => Some('\\'),
+        '\'' | '"' => {
+            if e != quote {
+                return None;
+            }
+            Some(e)
+        }
+        _ => None,
+    };
+    if let Some(c) = simple {
+        return Some((Char::Rune(c), rest));
+    }
+    match e {
+        'x' | 'u' | 'U' => {
+            let n = match e {
+                'x' => 2,
+                'u' => 4,
+                _ => 8,
+            };
+            let hex = rest.get(..n)?;
+            let v = u32::from_str_radix(hex, 16).ok()?;
+            if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+                return None;
+            }
+            let rest = &rest[n..];
+            if e == 'x' {
+                return Some((Char::Byte(u8::try_from(v).ok()?), rest));
+            }
+            Some((Char::Rune(char::from_u32(v)?), rest))
+        }
+        '0'..='7' => {
+            let oct = s.get(1..4)?;
+            if !oct.bytes().all(|b| (b'0'..=b'7').contains(&b)) {
+                return None;
+            }
+            let v = u32::from_str_radix(oct, 8).ok()?;
+            Some((Char::Byte(u8::try_from(v).ok()?), s.get(4..)?))
+        }
+        _ => None,
+    }
+}
