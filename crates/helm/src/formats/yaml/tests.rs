@@ -1,6 +1,49 @@
 //! Cases checked against Helm v4's own output (`toYaml`, values files read by Helm).
 
 use super::*;
+use crate::gotemplate::Map;
+
+fn value(json: &str) -> Value {
+    Value::from_json(&serde_json::from_str(json).unwrap_or_default())
+}
+
+#[test]
+fn writer_matches_helm_on_tricky_values() {
+    // testdata/tricky.json went through Helm's `{{ toYaml .Values }}`; tricky.yaml is what Helm printed.
+    let input = value(include_str!("../testdata/tricky.json"));
+    let expected = include_str!("../testdata/tricky.yaml");
+    let ours = marshal(&input).unwrap_or_default();
+    for (line, (a, b)) in ours.lines().zip(expected.lines()).enumerate() {
+        assert_eq!(a, b, "line {}", line + 1);
+    }
+    assert_eq!(ours, expected);
+}
+
+#[test]
+fn writer_top_level_values() {
+    let cases: [(Value, &str); 7] = [
+        (Value::string("hello"), "hello\n"),
+        (Value::Nil, "null\n"),
+        (Value::Float(1234567.5), "1.2345675e+06\n"),
+        (Value::list(vec![]), "[]\n"),
+        (Value::Map(Map::new()), "{}\n"),
+        (Value::string("a\n\n"), "|+\n  a\n\n"),
+        (Value::Bytes(std::rc::Rc::from(&b"hi"[..])), "aGk=\n"),
+    ];
+    for (input, expected) in cases {
+        assert_eq!(marshal(&input).as_deref(), Ok(expected), "{input:?}");
+    }
+    assert!(marshal(&Value::string("a\u{7f}")).is_err());
+}
+
+#[test]
+fn pretty_writer_indents_sequences() {
+    let input = value(r#"{"f":[1.5,1e21,1e-7,-0.0],"l":[{"b":1,"a":[]},{}],"n":null}"#);
+    assert_eq!(
+        marshal_pretty(&input).as_deref(),
+        Ok("f:\n  - 1.5\n  - 1e+21\n  - 1e-07\n  - -0\nl:\n  - a: []\n    b: 1\n  - {}\n\"n\": null\n")
+    );
+}
 
 /// Reads every path listed (one a line) in `$FORMATS_CORPUS_LIST` and writes `marshal(parse(file))` next to the
 /// name `$FORMATS_CORPUS_OUT/<n>.yaml` (or the error as `<n>.err`). Run by hand against Helm's output.
