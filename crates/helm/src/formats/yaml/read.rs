@@ -111,6 +111,8 @@ fn scan_error(err: &ScanError) -> String {
 struct Builder<'a> {
     parser: Parser<'a, granit_parser::StrInput<'a>>,
     anchors: HashMap<usize, Rc<Node>>,
+    /// Whether the last event covered no text (an empty document's null scalar).
+    last_empty: bool,
 }
 
 fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
@@ -137,6 +139,7 @@ impl<'a> Builder<'a> {
         Self {
             parser: Parser::new_from_str(text),
             anchors: HashMap::new(),
+            last_empty: false,
         }
     }
 
@@ -144,7 +147,10 @@ impl<'a> Builder<'a> {
         match self.parser.next_event() {
             None => Err("yaml: unexpected end of event stream".into()),
             Some(Err(err)) => Err(scan_error(&err)),
-            Some(Ok((event, span))) => Ok((event, span.start.line())),
+            Some(Ok((event, span))) => {
+                self.last_empty = span.start.index() == span.end.index();
+                Ok((event, span.start.line()))
+            }
         }
     }
 
@@ -177,22 +183,15 @@ impl<'a> Builder<'a> {
                 if matches!(event, Event::DocumentEnd) {
                     return Ok(Some(None));
                 }
+                let empty = self.last_empty && matches!(event, Event::Scalar(_, ScalarStyle::Plain, 0, None));
                 let node = self.node(event, line, 0)?;
                 match self.next_content()? {
                     (Event::DocumentEnd, _) => {}
                     _ => return Err("yaml: expected the document to end".into()),
                 }
-                // An empty document reads as an empty plain scalar.
-                if let Node::Scalar {
-                    text,
-                    plain: true,
-                    tag: None,
-                    ..
-                } = &*node
-                {
-                    if text.is_empty() {
-                        return Ok(Some(None));
-                    }
+                // An empty document reads as a plain scalar that covers no text.
+                if empty {
+                    return Ok(Some(None));
                 }
                 Ok(Some(Some(node)))
             }

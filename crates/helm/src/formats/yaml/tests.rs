@@ -20,6 +20,29 @@ fn writer_matches_helm_on_tricky_values() {
 }
 
 #[test]
+fn reader_matches_helm_on_tricky_values() {
+    // testdata/reader.yaml as a chart's values.yaml; reader.json is what Helm's `{{ toJson .Values }}` printed.
+    let json = parse(include_str!("../testdata/reader.yaml")).unwrap_or_default();
+    let ours = crate::formats::json::marshal(&Value::from_json(&json), true, None).unwrap_or_default();
+    assert_eq!(ours, include_str!("../testdata/reader.json"));
+}
+
+#[test]
+fn reader_documents_and_bounds() {
+    let docs = parse_documents("---\n# only a comment\n---\na: 1\n---\n---\n- x\n...\n").unwrap_or_default();
+    assert_eq!(docs, vec![serde_json::json!({"a": 1}), serde_json::json!(["x"])]);
+    assert_eq!(parse("").ok(), Some(Json::Null));
+    let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
+    for level in 1..12 {
+        laughs.push_str(&format!("l{level}: &l{level} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
+            p = if level == 1 { "a".to_string() } else { format!("l{}", level - 1) }));
+    }
+    assert!(parse(&laughs).is_err_and(|err| err.0.contains("excessive aliasing")));
+    let deep = "[".repeat(5000);
+    assert!(parse(&deep).is_err());
+}
+
+#[test]
 fn writer_top_level_values() {
     let cases: [(Value, &str); 7] = [
         (Value::string("hello"), "hello\n"),
@@ -87,5 +110,22 @@ fn prune_nulls(json: &mut Json, depth: usize) {
         for value in map.values_mut() {
             prune_nulls(value, depth + 1);
         }
+    }
+}
+
+/// Prints `toJson` of `parse($FORMATS_YAML_FILE)` (by hand, to compare with Helm's `{{ toJson .Values }}`).
+#[test]
+#[ignore = "probe, run by hand"]
+fn probe_yaml_to_json() {
+    let Ok(path) = std::env::var("FORMATS_YAML_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    match parse(&text) {
+        Ok(json) => println!(
+            "JSON:{}",
+            crate::formats::json::marshal(&Value::from_json(&json), true, None).unwrap_or_default()
+        ),
+        Err(err) => println!("ERR:{err}"),
     }
 }
