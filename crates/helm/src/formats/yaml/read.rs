@@ -1,0 +1,495 @@
+//! The YAML reader: `sigs.k8s.io/yaml.Unmarshal` into `interface{}` — go-yaml v2's YAML 1.1 scalar resolution,
+//! merge keys, keys stringified as `sigs.k8s.io/yaml` does — over the event parser of `granit-parser` (the
+//! panic-free saphyr fork that `serde-saphyr` is built on). We resolve plain scalars ourselves: the parser hands
+//! over each scalar's text with its style and tag, which is all YAML 1.1 resolution needs.
+//!
+//! Bounds: input size ([`MAX_INPUT_BYTES`]), nesting depth ([`MAX_DEPTH`]) and the number of nodes that aliases may
+//! expand to ([`MAX_EXPANDED_NODES`]; a billion-laughs document is an error, never gigabytes).
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use granit_parser::{Event, Parser, ScalarStyle, ScanError};
+use serde_json::{Map as JsonMap, Number, Value as Json};
+
+use super::YamlError;
+use super::resolve::{Resolved, resolve};
+use crate::formats::json::format_g;
+
+/// The largest YAML text read.
+pub const MAX_INPUT_BYTES: usize = 64 << 20;
+/// The deepest nesting of collections.
+pub const MAX_DEPTH: usize = 1_000;
+/// How many nodes a document may expand to once aliases are followed.
+pub const MAX_EXPANDED_NODES: usize = 4_000_000;
+
+/// A parsed node; aliases share their anchor's node.
+#[derive(Debug)]
+enum Node {
+    Scalar {
+        text: String,
+        plain: bool,
+        tag: Option<String>,
+        line: usize,
+    },
+    Seq(Vec<Rc<Node>>),
+    Map(Vec<(Rc<Node>, Rc<Node>)>),
+}
+
+/// Every document of `text` (a document without content is `None`).
+pub(crate) fn documents(text: &str) -> Result<Vec<Option<Json>>, YamlError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(YamlError(format!(
+            "error converting YAML to JSON: yaml: input of {} bytes exceeds the limit of {MAX_INPUT_BYTES} bytes",
+            text.len()
+        )));
+    }
+    let nodes =
+        parse_nodes(text).map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))?;
+    let mut out = Vec::new();
+    for node in nodes {
+        match node {
+            None => out.push(None),
+            Some(node) => {
+                let mut budget = MAX_EXPANDED_NODES;
+                let json = to_json(&node, 0, &mut budget)
+                    .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))?;
+                out.push(Some(json));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Only the first document, as go-yaml's `Unmarshal` reads it (`null` when there is none).
+pub(crate) fn first_document(text: &str) -> Result<Json, YamlError> {
+    if text.len() > MAX_INPUT_BYTES {
+        return Err(YamlError(format!(
+            "error converting YAML to JSON: yaml: input of {} bytes exceeds the limit of {MAX_INPUT_BYTES} bytes",
+            text.len()
+        )));
+    }
+    let node = parse_first(text).map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))?;
+    match node {
+        None => Ok(Json::Null),
+        Some(node) => {
+            let mut budget = MAX_EXPANDED_NODES;
+            to_json(&node, 0, &mut budget)
+                .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))
+        }
+    }
+}
+
+fn scan_error(err: &ScanError) -> String {
+    use granit_parser::ErrorKind as K;
+    let line = err.marker().line();
+    let (message, scanner) = match err.kind() {
+        K::SimpleKeyExpected | K::InvalidSimpleKey => ("could not find expected ':'".to_string(), true),
+        K::ExpectedFlowSequenceSeparator => ("did not find expected ',' or ']'".to_string(), false),
+        K::ExpectedFlowMappingSeparator => ("did not find expected ',' or '}'".to_string(), false),
+        K::ExpectedBlockMappingKey => ("did not find expected key".to_string(), false),
+        K::ExpectedBlockSequenceEntry => ("did not find expected '-' indicator".to_string(), false),
+        K::ExpectedNodeContent => ("did not find expected node content".to_string(), false),
+        K::TabNotAllowed | K::TabInBlockIndentation => {
+            ("found character that cannot start any token".to_string(), true)
+        }
+        K::UnexpectedCharacter { .. } => ("found character that cannot start any token".to_string(), true),
+        K::UnexpectedEofFlowSequence | K::UnexpectedEofFlowMapping | K::UnexpectedEofImplicitFlowMapping => {
+            ("did not find expected ',' or ']'".to_string(), false)
+        }
+        K::UnexpectedEof => ("found unexpected end of stream".to_string(), true),
+        _ => (err.info(), true),
+    };
+    let _ = scanner;
+    if line == 0 {
+        format!("yaml: {message}")
+    } else {
+        format!("yaml: line {line}: {message}")
+    }
+}
+
+struct Builder<'a> {
+    parser: Parser<'a, granit_parser::StrInput<'a>>,
+    anchors: HashMap<usize, Rc<Node>>,
+    /// Whether the last event covered no text (an empty document's null scalar).
+    last_empty: bool,
+}
+
+fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
+    let mut builder = Builder::new(text);
+    builder.expect_stream_start()?;
+    match builder.next_document()? {
+        Some(node) => Ok(node),
+        None => Ok(None),
+    }
+}
+
+fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
+    let mut builder = Builder::new(text);
+    builder.expect_stream_start()?;
+    let mut out = Vec::new();
+    while let Some(node) = builder.next_document()? {
+        out.push(node);
+    }
+    Ok(out)
+}
+
+impl<'a> Builder<'a> {
+    fn new(text: &'a str) -> Self {
+        Self {
+            parser: Parser::new_from_str(text),
+            anchors: HashMap::new(),
+            last_empty: false,
+        }
+    }
+
+    fn next(&mut self) -> Result<(Event<'a>, usize), String> {
+        match self.parser.next_event() {
+            None => Err("yaml: unexpected end of event stream".into()),
+            Some(Err(err)) => Err(scan_error(&err)),
+            Some(Ok((event, span))) => {
+                self.last_empty = span.start.index() == span.end.index();
+                Ok((event, span.start.line()))
+            }
+        }
+    }
+
+    fn next_content(&mut self) -> Result<(Event<'a>, usize), String> {
+        loop {
+            let (event, line) = self.next()?;
+            match event {
+                #[allow(unreachable_patterns)]
+                Event::Comment(..) | Event::Anchor(..) => continue,
+                other => return Ok((other, line)),
+            }
+        }
+    }
+
+    fn expect_stream_start(&mut self) -> Result<(), String> {
+        match self.next_content()? {
+            (Event::StreamStart, _) => Ok(()),
+            _ => Err("yaml: expected the stream to start".into()),
+        }
+    }
+
+    /// The next document: `None` at the end of the stream, `Some(None)` for a document without content.
+    fn next_document(&mut self) -> Result<Option<Option<Rc<Node>>>, String> {
+        let (event, _) = self.next_content()?;
+        match event {
+            Event::StreamEnd => Ok(None),
+            Event::DocumentStart(..) => {
+                self.anchors.clear();
+                let (event, line) = self.next_content()?;
+                if matches!(event, Event::DocumentEnd) {
+                    return Ok(Some(None));
+                }
+                let empty = self.last_empty && matches!(event, Event::Scalar(_, ScalarStyle::Plain, 0, None));
+                let node = self.node(event, line, 0)?;
+                match self.next_content()? {
+                    (Event::DocumentEnd, _) => {}
+                    _ => return Err("yaml: expected the document to end".into()),
+                }
+                // An empty document reads as a plain scalar that covers no text.
+                if empty {
+                    return Ok(Some(None));
+                }
+                Ok(Some(Some(node)))
+            }
+            _ => Err("yaml: expected a document".into()),
+        }
+    }
+
+    fn node(&mut self, event: Event<'a>, line: usize, depth: usize) -> Result<Rc<Node>, String> {
+        if depth > MAX_DEPTH {
+            return Err(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}"));
+        }
+        match event {
+            Event::Alias(id) => self
+                .anchors
+                .get(&id)
+                .cloned()
+                .ok_or_else(|| format!("yaml: line {line}: unknown anchor referenced")),
+            Event::Scalar(text, style, anchor, tag) => {
+                let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
+                let node = Rc::new(Node::Scalar {
+                    text: text.into_owned(),
+                    plain: style == ScalarStyle::Plain,
+                    tag,
+                    line,
+                });
+                if anchor != 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            Event::SequenceStart(_, anchor, _) => {
+                let mut items = Vec::new();
+                loop {
+                    let (event, line) = self.next_content()?;
+                    if matches!(event, Event::SequenceEnd) {
+                        break;
+                    }
+                    items.push(self.node(event, line, depth + 1)?);
+                }
+                let node = Rc::new(Node::Seq(items));
+                if anchor != 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            Event::MappingStart(_, anchor, _) => {
+                let mut entries = Vec::new();
+                loop {
+                    let (event, line) = self.next_content()?;
+                    if matches!(event, Event::MappingEnd) {
+                        break;
+                    }
+                    let key = self.node(event, line, depth + 1)?;
+                    let (event, line) = self.next_content()?;
+                    let value = self.node(event, line, depth + 1)?;
+                    entries.push((key, value));
+                }
+                let node = Rc::new(Node::Map(entries));
+                if anchor != 0 {
+                    self.anchors.insert(anchor, node.clone());
+                }
+                Ok(node)
+            }
+            other => Err(format!("yaml: line {line}: unexpected event {other:?}")),
+        }
+    }
+}
+
+/// A scalar as go-yaml v2 decodes it into `interface{}`, already in JSON's terms.
+fn scalar_json(text: &str, plain: bool, tag: Option<&str>, line: usize) -> Result<Json, String> {
+    const CORE: &str = "tag:yaml.org,2002:";
+    let tag = tag.map(|tag| {
+        tag.strip_prefix(CORE)
+            .map_or_else(|| tag.to_string(), |s| format!("!!{s}"))
+    });
+    let resolved = match tag.as_deref() {
+        None if plain => resolve(text),
+        None => Resolved::Str,
+        Some("!!str") | Some("!") => Resolved::Str,
+        Some("!!binary") => {
+            use base64::Engine as _;
+            let clean: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(clean.as_bytes())
+                .map_err(|_| format!("yaml: line {line}: !!binary value contains invalid base64 data"))?;
+            return Ok(Json::String(String::from_utf8_lossy(&bytes).into_owned()));
+        }
+        Some(tag @ ("!!int" | "!!float" | "!!bool" | "!!null" | "!!timestamp")) => {
+            let resolved = resolve(text);
+            let fits = match (&resolved, tag) {
+                (Resolved::Int(_) | Resolved::Uint(_), "!!int") => true,
+                (Resolved::Float(_), "!!float") => true,
+                (Resolved::Int(_) | Resolved::Uint(_), "!!float") => true,
+                (Resolved::Bool(_), "!!bool") => true,
+                (Resolved::Null, "!!null") => true,
+                (Resolved::Timestamp, "!!timestamp") => true,
+                _ => false,
+            };
+            if !fits {
+                return Err(format!(
+                    "yaml: line {line}: cannot decode !!str `{text}` as a {tag}"
+                ));
+            }
+            if tag == "!!float" {
+                if let Resolved::Int(int) = resolved {
+                    return Ok(float_json(int as f64)?);
+                }
+            }
+            resolved
+        }
+        // Other tags: go-yaml keeps the text.
+        Some(_) => Resolved::Str,
+    };
+    Ok(match resolved {
+        Resolved::Null => Json::Null,
+        Resolved::Bool(flag) => Json::Bool(flag),
+        Resolved::Int(int) => Json::from(int),
+        Resolved::Uint(uint) => Json::from(uint),
+        Resolved::Float(float) => float_json(float)?,
+        Resolved::Timestamp | Resolved::Str => Json::String(text.to_string()),
+    })
+}
+
+fn float_json(float: f64) -> Result<Json, String> {
+    Number::from_f64(float)
+        .map(Json::Number)
+        .ok_or_else(|| format!("json: unsupported value: {}", format_g(float)))
+}
+
+/// A key as `sigs.k8s.io/yaml` stringifies it.
+fn key_string(node: &Node) -> Result<String, String> {
+    let Node::Scalar {
+        text,
+        plain,
+        tag,
+        line,
+    } = node
+    else {
+        return Err("yaml: invalid map key: a collection cannot be a key".into());
+    };
+    Ok(match scalar_json(text, *plain, tag.as_deref(), *line)? {
+        Json::String(text) => text,
+        Json::Bool(flag) => flag.to_string(),
+        Json::Number(number) => {
+            if let Some(int) = number.as_i64() {
+                int.to_string()
+            } else if let Some(uint) = number.as_u64() {
+                uint.to_string()
+            } else {
+                // Go formats float keys with 32-bit precision.
+                let float = number.as_f64().unwrap_or(0.0) as f32;
+                format_g32(float)
+            }
+        }
+        Json::Null => {
+            return Err(format!(
+                "Unsupported map key of type: %!s(<nil>), key: <nil>, value: <line {line}>"
+            ));
+        }
+        other => other.to_string(),
+    })
+}
+
+/// `strconv.FormatFloat(f, 'g', -1, 32)`.
+fn format_g32(float: f32) -> String {
+    if float.is_nan() {
+        return ".nan".into();
+    }
+    if float.is_infinite() {
+        return if float > 0.0 {
+            ".inf".into()
+        } else {
+            "-.inf".into()
+        };
+    }
+    // Shortest digits for f32, then Go's 'g' layout.
+    let text = format!("{float:e}");
+    let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let negative = mantissa.starts_with('-');
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let digits = digits.trim_end_matches('0');
+    let digits = if digits.is_empty() { "0" } else { digits };
+    let mut out = String::new();
+    if negative {
+        out.push('-');
+    }
+    if float != 0.0 && !(-4..21).contains(&exponent) {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push_str(&format!(
+            "e{}{:02}",
+            if exponent < 0 { '-' } else { '+' },
+            exponent.abs()
+        ));
+    } else {
+        let value: f64 = format!("{}e{}", digits, exponent - (digits.len() as i32 - 1))
+            .parse()
+            .unwrap_or(0.0);
+        let _ = value;
+        let point = exponent + 1;
+        let n = digits.len() as i32;
+        if float == 0.0 {
+            out.push('0');
+        } else if point <= 0 {
+            out.push_str("0.");
+            out.push_str(&"0".repeat((-point) as usize));
+            out.push_str(digits);
+        } else if point >= n {
+            out.push_str(digits);
+            out.push_str(&"0".repeat((point - n) as usize));
+        } else {
+            out.push_str(&digits[..point as usize]);
+            out.push('.');
+            out.push_str(&digits[point as usize..]);
+        }
+    }
+    out
+}
+
+fn is_merge_key(node: &Node) -> bool {
+    match node {
+        Node::Scalar { text, plain, tag, .. } => {
+            text == "<<" && (*plain && tag.is_none() || tag.as_deref() == Some("tag:yaml.org,2002:merge"))
+        }
+        _ => false,
+    }
+}
+
+fn to_json(node: &Node, depth: usize, budget: &mut usize) -> Result<Json, String> {
+    if depth > MAX_DEPTH {
+        return Err(format!("yaml: exceeded max depth of {MAX_DEPTH}"));
+    }
+    if *budget == 0 {
+        return Err("yaml: document contains excessive aliasing".into());
+    }
+    *budget -= 1;
+    match node {
+        Node::Scalar {
+            text,
+            plain,
+            tag,
+            line,
+        } => scalar_json(text, *plain, tag.as_deref(), *line),
+        Node::Seq(items) => Ok(Json::Array(
+            items
+                .iter()
+                .map(|item| to_json(item, depth + 1, budget))
+                .collect::<Result<_, _>>()?,
+        )),
+        Node::Map(entries) => {
+            let mut map = JsonMap::new();
+            fill_map(&mut map, entries, depth, budget)?;
+            Ok(Json::Object(map))
+        }
+    }
+}
+
+fn fill_map(
+    map: &mut JsonMap<String, Json>,
+    entries: &[(Rc<Node>, Rc<Node>)],
+    depth: usize,
+    budget: &mut usize,
+) -> Result<(), String> {
+    for (key, value) in entries {
+        if is_merge_key(key) {
+            merge(map, value, depth, budget)?;
+            continue;
+        }
+        let key = key_string(key)?;
+        let value = to_json(value, depth + 1, budget)?;
+        map.insert(key, value);
+    }
+    Ok(())
+}
+
+fn merge(
+    map: &mut JsonMap<String, Json>,
+    value: &Node,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<(), String> {
+    const WANT_MAP: &str = "yaml: map merge requires map or sequence of maps as the value";
+    match value {
+        Node::Map(entries) => fill_map(map, entries, depth + 1, budget),
+        Node::Seq(items) => {
+            // Earlier maps take precedence: go-yaml merges them last.
+            for item in items.iter().rev() {
+                match &**item {
+                    Node::Map(entries) => fill_map(map, entries, depth + 1, budget)?,
+                    _ => return Err(WANT_MAP.into()),
+                }
+            }
+            Ok(())
+        }
+        _ => Err(WANT_MAP.into()),
+    }
+}

@@ -1,0 +1,792 @@
+//! The YAML writer: `sigs.k8s.io/yaml.Marshal` (JSON first, then go-yaml v2's encoder and emitter) and go-yaml v3's
+//! encoder with indented sequences (Helm's `toYamlPretty`).
+//!
+//! The emitter follows libyaml's (as ported to Go) decisions: scalar analysis (which styles a text allows), style
+//! selection, 2-space indentation, line folding at 80 columns, block scalar hints, and go-yaml's "natural" key order.
+
+use super::YamlError;
+use super::resolve::{Resolved, is_base60_float, resolve};
+use crate::formats::json::{format_g, json_float};
+use crate::gotemplate::Value;
+use crate::gotemplate::value::MAX_VALUE_DEPTH;
+
+/// A document ready for the emitter.
+#[derive(Debug, Clone)]
+enum Node {
+    /// A scalar the encoder writes plain (null, booleans, numbers).
+    Plain(String),
+    /// A string (the encoder picks its style).
+    Str(String),
+    /// A sequence.
+    Seq(Vec<Node>),
+    /// A mapping with string keys, in emitting order.
+    Map(Vec<(String, Node)>),
+}
+
+/// Which encoder's rules apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Flavor {
+    /// `sigs.k8s.io/yaml.Marshal`: JSON, then go-yaml v2.
+    SigsV2,
+    /// go-yaml v3's encoder on the Go values, `SetIndent(2)` (Helm's `toYamlPretty`).
+    PrettyV3,
+}
+
+/// Writes `value` as YAML text ending in a newline.
+pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError> {
+    let node = to_node(value, flavor, 0)?;
+    let mut emitter = Emitter::new(flavor);
+    emitter.node(&node, Context::ROOT);
+    // Document end: go to the start of a line.
+    emitter.indent = -1;
+    emitter.write_indent();
+    Ok(emitter.out)
+}
+
+fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlError> {
+    if depth > MAX_VALUE_DEPTH {
+        return Err(YamlError(format!(
+            "json: unsupported value: encountered a cycle via {}",
+            value.type_name()
+        )));
+    }
+    Ok(match value {
+        Value::Nil => Node::Plain("null".into()),
+        Value::Bool(flag) => Node::Plain(flag.to_string()),
+        Value::Int(int) => Node::Plain(int.to_string()),
+        Value::Float(float) => Node::Plain(match flavor {
+            SIGS => sigs_number(&json_float(*float).map_err(|err| YamlError(err.0))?),
+            Flavor::PrettyV3 => v3_float(*float),
+        }),
+        Value::String(text) => Node::Str(match flavor {
+            SIGS => through_json(text)?,
+            Flavor::PrettyV3 => text.to_string(),
+        }),
+        Value::Bytes(bytes) => {
+            use base64::Engine as _;
+            Node::Str(base64::engine::general_purpose::STANDARD.encode(bytes))
+        }
+        Value::List(items) => Node::Seq(
+            items
+                .iter()
+                .map(|item| to_node(item, flavor, depth + 1))
+                .collect::<Result<_, _>>()?,
+        ),
+        Value::Map(map) => {
+            let mut entries = Vec::new();
+            for (key, item) in map.entries() {
+                let key = match flavor {
+                    SIGS => through_json(&key)?,
+                    Flavor::PrettyV3 => key,
+                };
+                entries.push((key, to_node(&item, flavor, depth + 1)?));
+            }
+            sort_keys(&mut entries);
+            Node::Map(entries)
+        }
+        Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1)?,
+    })
+}
+
+const SIGS: Flavor = Flavor::SigsV2;
+
+/// A JSON number as go-yaml v2 reads it back and writes it again: integers stay as they are (an `int64` or a
+/// `uint64`), anything else is a float written with `FormatFloat(f, 'g', -1, 64)`.
+fn sigs_number(json: &str) -> String {
+    match resolve(json) {
+        Resolved::Int(int) => int.to_string(),
+        Resolved::Uint(uint) => uint.to_string(),
+        Resolved::Float(float) => yaml_float(float),
+        _ => json.to_string(),
+    }
+}
+
+/// go-yaml's float text.
+fn yaml_float(float: f64) -> String {
+    match format_g(float).as_str() {
+        "+Inf" => ".inf".into(),
+        "-Inf" => "-.inf".into(),
+        "NaN" => ".nan".into(),
+        other => other.into(),
+    }
+}
+
+/// go-yaml v3 writes a `float64` with `FormatFloat(f, 'g', -1, 64)` too.
+fn v3_float(float: f64) -> String {
+    yaml_float(float)
+}
+
+/// What a string becomes after `json.Marshal` and go-yaml's reading of that JSON: characters YAML forbids make it
+/// fail, and NEL (a line break in YAML 1.1, written raw by JSON) folds as a line break in a double-quoted scalar.
+fn through_json(text: &str) -> Result<String, YamlError> {
+    if text.chars().any(|c| {
+        let c = c as u32;
+        c == 0x7F || (0x80..=0x9F).contains(&c) && c != 0x85 || c == 0xFFFE || c == 0xFFFF
+    }) {
+        return Err(YamlError(
+            "error converting JSON to YAML: yaml: control characters are not allowed".into(),
+        ));
+    }
+    if !text.contains('\u{85}') {
+        return Ok(text.to_string());
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        // A run of spaces and NELs that holds at least one NEL folds.
+        let start = i;
+        let mut end = i;
+        let mut breaks = 0;
+        while end < chars.len() && matches!(chars[end], ' ' | '\u{85}') {
+            if chars[end] == '\u{85}' {
+                breaks += 1;
+            }
+            end += 1;
+        }
+        if end > start && breaks > 0 {
+            // Spaces after the last NEL start the next line's content... go-yaml skips them too.
+            if breaks == 1 {
+                out.push(' ');
+            } else {
+                for _ in 1..breaks {
+                    out.push('\n');
+                }
+            }
+            i = end;
+        } else if end > start {
+            out.extend(&chars[start..end]);
+            i = end;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// go-yaml's key order (`keyList.Less`): letters before other characters is not it — digit runs compare as
+/// numbers, letters compare as runes, a letter sorts after a non-letter.
+fn key_less(a: &str, b: &str) -> bool {
+    let ar: Vec<char> = a.chars().collect();
+    let br: Vec<char> = b.chars().collect();
+    let is_letter = |c: char| c.is_alphabetic();
+    let is_digit = |c: char| c.is_ascii_digit();
+    let mut i = 0;
+    while i < ar.len() && i < br.len() {
+        if ar[i] == br[i] {
+            i += 1;
+            continue;
+        }
+        let al = is_letter(ar[i]);
+        let bl = is_letter(br[i]);
+        if al && bl {
+            return ar[i] < br[i];
+        }
+        if al || bl {
+            return bl;
+        }
+        let mut an: i64 = 0;
+        let mut bn: i64 = 0;
+        if ar[i] == '0' || br[i] == '0' {
+            let mut j = i;
+            while j > 0 && is_digit(ar[j - 1]) {
+                j -= 1;
+                if ar[j] != '0' {
+                    an = 1;
+                    bn = 1;
+                    break;
+                }
+            }
+        }
+        let mut ai = i;
+        while ai < ar.len() && is_digit(ar[ai]) {
+            an = an.wrapping_mul(10).wrapping_add(i64::from(ar[ai] as u8 - b'0'));
+            ai += 1;
+        }
+        let mut bi = i;
+        while bi < br.len() && is_digit(br[bi]) {
+            bn = bn.wrapping_mul(10).wrapping_add(i64::from(br[bi] as u8 - b'0'));
+            bi += 1;
+        }
+        if an != bn {
+            return an < bn;
+        }
+        if ai != bi {
+            return ai < bi;
+        }
+        return ar[i] < br[i];
+    }
+    ar.len() < br.len()
+}
+
+/// Sorts with [`key_less`] (a merge sort: it never panics, whatever the order's quirks).
+fn sort_keys(entries: &mut Vec<(String, Node)>) {
+    if entries.len() < 2 {
+        return;
+    }
+    let mut items = std::mem::take(entries);
+    let right = items.split_off(items.len() / 2);
+    let mut left = items;
+    let mut right = right;
+    sort_keys(&mut left);
+    sort_keys(&mut right);
+    let mut left = left.into_iter().peekable();
+    let mut right = right.into_iter().peekable();
+    loop {
+        let take_right = match (left.peek(), right.peek()) {
+            (Some(l), Some(r)) => key_less(&r.0, &l.0),
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (None, None) => break,
+        };
+        let next = if take_right { right.next() } else { left.next() };
+        if let Some(next) = next {
+            entries.push(next);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Context {
+    mapping: bool,
+    simple_key: bool,
+}
+
+impl Context {
+    const ROOT: Context = Context {
+        mapping: false,
+        simple_key: false,
+    };
+    const SEQUENCE: Context = Context::ROOT;
+    const VALUE: Context = Context {
+        mapping: true,
+        simple_key: false,
+    };
+    const KEY: Context = Context {
+        mapping: true,
+        simple_key: true,
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Style {
+    Plain,
+    Single,
+    Double,
+    Literal,
+}
+
+/// What a scalar's text allows (`yaml_emitter_analyze_scalar`).
+#[derive(Debug, Clone, Copy)]
+struct Analysis {
+    multiline: bool,
+    block_plain_allowed: bool,
+    single_quoted_allowed: bool,
+    block_allowed: bool,
+}
+
+fn is_break(c: char) -> bool {
+    matches!(c, '\r' | '\n' | '\u{85}' | '\u{2028}' | '\u{2029}')
+}
+
+fn is_printable(c: char) -> bool {
+    let c = c as u32;
+    c == 0x0A
+        || (0x20..=0x7E).contains(&c)
+        || (0xA0..=0xD7FF).contains(&c)
+        || (0xE000..=0xFFFD).contains(&c) && c != 0xFEFF
+}
+
+fn analyze(value: &str, flavor: Flavor) -> Analysis {
+    if value.is_empty() {
+        return Analysis {
+            multiline: false,
+            block_plain_allowed: true,
+            single_quoted_allowed: true,
+            block_allowed: false,
+        };
+    }
+    let chars: Vec<char> = value.chars().collect();
+    let mut block_indicators = false;
+    let mut line_breaks = false;
+    let mut special_characters = false;
+    let mut tab_characters = false;
+    let mut leading_space = false;
+    let mut leading_break = false;
+    let mut trailing_space = false;
+    let mut trailing_break = false;
+    let mut break_space = false;
+    let mut space_break = false;
+    let mut previous_space = false;
+    let mut previous_break = false;
+    if value.starts_with("---") || value.starts_with("...") {
+        block_indicators = true;
+    }
+    let mut preceded_by_whitespace = true;
+    for (i, &c) in chars.iter().enumerate() {
+        let followed_by_whitespace = chars
+            .get(i + 1)
+            .is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
+        if i == 0 {
+            match c {
+                '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@'
+                | '`' => {
+                    block_indicators = true;
+                }
+                '?' | ':' if followed_by_whitespace => block_indicators = true,
+                '-' if followed_by_whitespace => block_indicators = true,
+                _ => {}
+            }
+        } else {
+            match c {
+                ':' if followed_by_whitespace => block_indicators = true,
+                '#' if preceded_by_whitespace => block_indicators = true,
+                _ => {}
+            }
+        }
+        if c == '\t' {
+            tab_characters = true;
+        }
+        if !is_printable(c) {
+            special_characters = true;
+        }
+        if c == ' ' {
+            if i == 0 {
+                leading_space = true;
+            }
+            if i + 1 == chars.len() {
+                trailing_space = true;
+            }
+            if previous_break {
+                break_space = true;
+            }
+            previous_space = true;
+            previous_break = false;
+        } else if is_break(c) {
+            line_breaks = true;
+            if i == 0 {
+                leading_break = true;
+            }
+            if i + 1 == chars.len() {
+                trailing_break = true;
+            }
+            if previous_space {
+                space_break = true;
+            }
+            previous_space = false;
+            previous_break = true;
+        } else {
+            previous_space = false;
+            previous_break = false;
+        }
+        preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+    }
+    let mut analysis = Analysis {
+        multiline: line_breaks,
+        block_plain_allowed: true,
+        single_quoted_allowed: true,
+        block_allowed: true,
+    };
+    if leading_space || leading_break || trailing_space || trailing_break {
+        analysis.block_plain_allowed = false;
+    }
+    if trailing_space {
+        analysis.block_allowed = false;
+    }
+    if break_space {
+        analysis.block_plain_allowed = false;
+        analysis.single_quoted_allowed = false;
+    }
+    let tabs_matter = flavor == Flavor::PrettyV3 && tab_characters;
+    if space_break || special_characters || tabs_matter {
+        analysis.block_plain_allowed = false;
+        analysis.single_quoted_allowed = false;
+    }
+    if space_break || special_characters {
+        analysis.block_allowed = false;
+    }
+    if line_breaks {
+        analysis.block_plain_allowed = false;
+    }
+    if block_indicators {
+        analysis.block_plain_allowed = false;
+    }
+    analysis
+}
+
+struct Emitter {
+    out: String,
+    flavor: Flavor,
+    column: usize,
+    indent: i64,
+    indents: Vec<i64>,
+    whitespace: bool,
+    indention: bool,
+}
+
+const BEST_INDENT: i64 = 2;
+const BEST_WIDTH: usize = 80;
+
+impl Emitter {
+    fn new(flavor: Flavor) -> Self {
+        Self {
+            out: String::new(),
+            flavor,
+            column: 0,
+            indent: -1,
+            indents: Vec::new(),
+            whitespace: true,
+            indention: true,
+        }
+    }
+
+    fn put(&mut self, c: char) {
+        self.out.push(c);
+        self.column += 1;
+    }
+
+    fn put_break(&mut self) {
+        self.out.push('\n');
+        self.column = 0;
+        self.indention = true;
+    }
+
+    fn write_break(&mut self, c: char) {
+        if c == '\n' {
+            self.put_break();
+        } else {
+            self.out.push(c);
+            self.column = 0;
+            self.indention = true;
+        }
+    }
+
+    fn write_indent(&mut self) {
+        let indent = self.indent.max(0) as usize;
+        if !self.indention || self.column > indent || (self.column == indent && !self.whitespace) {
+            self.put_break();
+        }
+        while self.column < indent {
+            self.put(' ');
+        }
+        self.whitespace = true;
+        self.indention = true;
+    }
+
+    fn write_indicator(
+        &mut self,
+        indicator: &str,
+        need_whitespace: bool,
+        is_whitespace: bool,
+        is_indention: bool,
+    ) {
+        if need_whitespace && !self.whitespace {
+            self.put(' ');
+        }
+        for c in indicator.chars() {
+            self.put(c);
+        }
+        self.whitespace = is_whitespace;
+        self.indention = self.indention && is_indention;
+    }
+
+    fn increase_indent(&mut self, flow: bool, indentless: bool) {
+        self.indents.push(self.indent);
+        if self.indent < 0 {
+            self.indent = if flow { BEST_INDENT } else { 0 };
+        } else if !indentless {
+            self.indent += BEST_INDENT;
+        }
+    }
+
+    fn pop_indent(&mut self) {
+        self.indent = self.indents.pop().unwrap_or(-1);
+    }
+
+    fn node(&mut self, node: &Node, context: Context) {
+        match node {
+            Node::Plain(text) => self.scalar(text, Style::Plain, context),
+            Node::Str(text) => {
+                let can_use_plain = match resolve(text) {
+                    Resolved::Str => !is_base60_float(text),
+                    // go-yaml v2 reads `<<` as a string when it is a value.
+                    _ => false,
+                } && !(self.flavor == Flavor::PrettyV3 && is_old_bool(text));
+                let can_use_plain = can_use_plain && self.v3_plain_ok(text);
+                let style = if text.contains('\n') {
+                    Style::Literal
+                } else if can_use_plain {
+                    Style::Plain
+                } else {
+                    Style::Double
+                };
+                self.scalar(text, style, context);
+            }
+            Node::Seq(items) if items.is_empty() => self.write_flow_empty("[", "]"),
+            Node::Map(entries) if entries.is_empty() => self.write_flow_empty("{", "}"),
+            Node::Seq(items) => {
+                let indentless = self.flavor == Flavor::SigsV2 && context.mapping && !self.indention;
+                self.increase_indent(false, indentless);
+                for item in items {
+                    self.write_indent();
+                    self.write_indicator("-", true, false, true);
+                    self.node(item, Context::SEQUENCE);
+                }
+                self.pop_indent();
+            }
+            Node::Map(entries) => {
+                self.increase_indent(false, false);
+                for (key, value) in entries {
+                    self.write_indent();
+                    let analysis = analyze(key, self.flavor);
+                    if key.len() <= 128 && !analysis.multiline {
+                        self.node(&Node::Str(key.clone()), Context::KEY);
+                        self.write_indicator(":", false, false, false);
+                    } else {
+                        self.write_indicator("?", true, false, true);
+                        self.node(&Node::Str(key.clone()), Context::VALUE);
+                        self.write_indent();
+                        self.write_indicator(":", true, false, true);
+                    }
+                    self.node(value, Context::VALUE);
+                }
+                self.pop_indent();
+            }
+        }
+    }
+
+    /// go-yaml v3 resolves with YAML 1.2 rules but still quotes what v2 would read differently; strings v3 itself
+    /// resolves as non-strings are covered by `resolve` already for the common cases.
+    fn v3_plain_ok(&self, _text: &str) -> bool {
+        true
+    }
+
+    fn write_flow_empty(&mut self, open: &str, close: &str) {
+        self.write_indicator(open, true, true, false);
+        self.write_indicator(close, false, false, false);
+    }
+
+    fn scalar(&mut self, text: &str, requested: Style, context: Context) {
+        let analysis = analyze(text, self.flavor);
+        let mut style = requested;
+        if context.simple_key && analysis.multiline {
+            style = Style::Double;
+        }
+        if style == Style::Plain {
+            if !analysis.block_plain_allowed {
+                style = Style::Single;
+            }
+            if text.is_empty() && context.simple_key {
+                style = Style::Single;
+            }
+        }
+        if style == Style::Single && !analysis.single_quoted_allowed {
+            style = Style::Double;
+        }
+        if style == Style::Literal && (!analysis.block_allowed || context.simple_key) {
+            style = Style::Double;
+        }
+        self.increase_indent(true, false);
+        let allow_breaks = !context.simple_key;
+        match style {
+            Style::Plain => self.write_plain(text, allow_breaks),
+            Style::Single => self.write_single(text, allow_breaks),
+            Style::Double => self.write_double(text, allow_breaks),
+            Style::Literal => self.write_literal(text),
+        }
+        self.pop_indent();
+    }
+
+    fn write_plain(&mut self, text: &str, allow_breaks: bool) {
+        if !self.whitespace {
+            self.put(' ');
+        }
+        let chars: Vec<char> = text.chars().collect();
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && chars.get(i + 1) != Some(&' ') {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else {
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+            }
+        }
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_single(&mut self, text: &str, allow_breaks: bool) {
+        self.write_indicator("'", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let len = text.len();
+        let mut byte_pos = 0;
+        let mut spaces = false;
+        let mut breaks = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if c == ' ' {
+                if allow_breaks
+                    && !spaces
+                    && self.column > BEST_WIDTH
+                    && byte_pos > 0
+                    && byte_pos < len - 1
+                    && chars.get(i + 1) != Some(&' ')
+                {
+                    self.write_indent();
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else if is_break(c) {
+                if !breaks && c == '\n' {
+                    self.put_break();
+                }
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                }
+                if c == '\'' {
+                    self.put('\'');
+                }
+                self.put(c);
+                self.indention = false;
+                spaces = false;
+                breaks = false;
+            }
+            byte_pos += c.len_utf8();
+        }
+        self.write_indicator("'", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_double(&mut self, text: &str, allow_breaks: bool) {
+        self.write_indicator("\"", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        let len = text.len();
+        let mut byte_pos = 0;
+        let mut spaces = false;
+        for (i, &c) in chars.iter().enumerate() {
+            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+                self.put('\\');
+                match c {
+                    '\0' => self.put('0'),
+                    '\u{7}' => self.put('a'),
+                    '\u{8}' => self.put('b'),
+                    '\t' => self.put('t'),
+                    '\n' => self.put('n'),
+                    '\u{b}' => self.put('v'),
+                    '\u{c}' => self.put('f'),
+                    '\r' => self.put('r'),
+                    '\u{1b}' => self.put('e'),
+                    '"' => self.put('"'),
+                    '\\' => self.put('\\'),
+                    '\u{85}' => self.put('N'),
+                    '\u{A0}' => self.put('_'),
+                    '\u{2028}' => self.put('L'),
+                    '\u{2029}' => self.put('P'),
+                    other => {
+                        let v = other as u32;
+                        let (prefix, width) = if v <= 0xFF {
+                            ('x', 2)
+                        } else if v <= 0xFFFF {
+                            ('u', 4)
+                        } else {
+                            ('U', 8)
+                        };
+                        self.put(prefix);
+                        for k in (0..width).rev() {
+                            let digit = (v >> (k * 4)) & 0xF;
+                            self.put(char::from_digit(digit, 16).unwrap_or('0').to_ascii_uppercase());
+                        }
+                    }
+                }
+                spaces = false;
+            } else if c == ' ' {
+                if allow_breaks && !spaces && self.column > BEST_WIDTH && byte_pos > 0 && byte_pos < len - 1 {
+                    self.write_indent();
+                    if chars.get(i + 1) == Some(&' ') {
+                        self.put('\\');
+                    }
+                } else {
+                    self.put(c);
+                }
+                spaces = true;
+            } else {
+                self.put(c);
+                spaces = false;
+            }
+            byte_pos += c.len_utf8();
+        }
+        self.write_indicator("\"", false, false, false);
+        self.whitespace = false;
+        self.indention = false;
+    }
+
+    fn write_literal(&mut self, text: &str) {
+        self.write_indicator("|", true, false, false);
+        let chars: Vec<char> = text.chars().collect();
+        if chars.first().is_some_and(|&c| c == ' ' || is_break(c)) {
+            self.write_indicator(&BEST_INDENT.to_string(), false, false, false);
+        }
+        let chomp = match chars.last() {
+            None => Some("-"),
+            Some(&last) if !is_break(last) => Some("-"),
+            Some(_) if chars.len() == 1 => Some("+"),
+            Some(_) if is_break(chars[chars.len() - 2]) => Some("+"),
+            Some(_) => None,
+        };
+        if let Some(chomp) = chomp {
+            self.write_indicator(chomp, false, false, false);
+        }
+        self.put_break();
+        self.indention = true;
+        self.whitespace = true;
+        let mut breaks = true;
+        for &c in &chars {
+            if is_break(c) {
+                self.write_break(c);
+                self.indention = true;
+                breaks = true;
+            } else {
+                if breaks {
+                    self.write_indent();
+                    breaks = false;
+                }
+                self.put(c);
+                self.indention = false;
+            }
+        }
+    }
+}
+
+/// go-yaml v3 quotes YAML 1.1 booleans it would itself read as strings (`isOldBool`).
+fn is_old_bool(text: &str) -> bool {
+    matches!(
+        text,
+        "y" | "Y"
+            | "yes"
+            | "Yes"
+            | "YES"
+            | "on"
+            | "On"
+            | "ON"
+            | "n"
+            | "N"
+            | "no"
+            | "No"
+            | "NO"
+            | "off"
+            | "Off"
+            | "OFF"
+    )
+}
