@@ -211,7 +211,7 @@ impl Printer {
             return;
         }
         let pad = if self.f.zero && !self.f.minus { '0' } else { ' ' };
-        self.buf.extend(std::iter::repeat_n(pad, n));
+        push_repeated(&mut self.buf, pad, n);
     }
 
     /// Go's `pad`/`padString`: `text` padded to the width (counted in runes) on the left, or the right with `-`.
@@ -231,6 +231,10 @@ impl Printer {
     }
 
     fn pad(&mut self, text: &str) {
+        if !self.f.wid_present || self.f.wid == 0 {
+            self.write_str(text);
+            return;
+        }
         self.pad_runes(text, text.chars().count());
     }
 
@@ -741,7 +745,8 @@ impl Printer {
             rev.push(b' ');
         }
         rev.reverse();
-        let text = String::from_utf8_lossy(&rev).into_owned();
+        // Digits, signs and prefixes only: ASCII.
+        let text = String::from_utf8(rev).unwrap_or_default();
         self.pad_no_zero(&text);
     }
 
@@ -874,11 +879,13 @@ impl Printer {
             }
             num.extend_from_slice(&tail);
         }
-        let text = String::from_utf8_lossy(&num).into_owned();
-        if self.f.plus || num[0] != b'+' {
-            if self.f.zero && !self.f.minus && self.f.wid_present && self.f.wid > num.len() {
+        let sign = num[0];
+        // strconv's output, a sign and padding only: ASCII.
+        let text = String::from_utf8(num).unwrap_or_default();
+        if self.f.plus || sign != b'+' {
+            if self.f.zero && !self.f.minus && self.f.wid_present && self.f.wid > text.len() {
                 self.write_str(&text[..1]);
-                self.write_padding(self.f.wid - num.len());
+                self.write_padding(self.f.wid - text.len());
                 self.write_str(&text[1..]);
                 return;
             }
@@ -1359,7 +1366,7 @@ fn format_float_impl(value: f64, fmt: char, prec: i64) -> String {
                 let prec = usize::try_from(prec).unwrap_or(0);
                 let exact = prec.min(EXACT_FRACTION_DIGITS);
                 out.push_str(&format!("{abs:.exact$}"));
-                out.extend(std::iter::repeat_n('0', prec - exact));
+                push_repeated(&mut out, '0', prec - exact);
             }
         }
         'g' | 'G' => {
@@ -1411,7 +1418,7 @@ fn fmt_e(out: &mut String, d: &Decimal, prec: i64, fmt: char) {
             out.push(char::from(d.digit(index)));
         }
         let zeros = usize::try_from(prec + 1 - shown.max(1)).unwrap_or(0);
-        out.extend(std::iter::repeat_n('0', zeros));
+        push_repeated(out, '0', zeros);
     }
     out.push(fmt);
     let exp = if d.digits.is_empty() { 0 } else { d.dp - 1 };
@@ -1426,17 +1433,30 @@ fn fmt_e(out: &mut String, d: &Decimal, prec: i64, fmt: char) {
 /// Go's `fmtF`: `ddd.ddd` with `prec` fraction digits.
 fn fmt_f(out: &mut String, d: &Decimal, prec: i64) {
     if d.dp > 0 {
-        for index in 0..d.dp {
+        for index in 0..d.dp.min(d.nd()) {
             out.push(char::from(d.digit(index)));
         }
+        push_repeated(out, '0', usize::try_from(d.dp - d.nd()).unwrap_or(0));
     } else {
         out.push('0');
     }
     if prec > 0 {
         out.push('.');
-        for index in 0..prec {
+        // Fraction digits: zeros before the first digit, the digits, zeros after.
+        let mut index = 0;
+        while index < prec && d.dp + index < d.nd() {
             out.push(char::from(d.digit(d.dp + index)));
+            index += 1;
         }
+        push_repeated(out, '0', usize::try_from(prec - index).unwrap_or(0));
+    }
+}
+
+/// Appends `n` copies of `c` (fast even for millions).
+fn push_repeated(out: &mut String, c: char, n: usize) {
+    if n > 0 {
+        let mut tmp = [0u8; 4];
+        out.push_str(&c.encode_utf8(&mut tmp).repeat(n));
     }
 }
 
@@ -1513,7 +1533,7 @@ fn fmt_x(value: f64, prec: i64, fmt: char) -> String {
             mant <<= 4;
             remaining -= 1;
         }
-        out.extend(std::iter::repeat_n('0', usize::try_from(remaining).unwrap_or(0)));
+        push_repeated(&mut out, '0', usize::try_from(remaining).unwrap_or(0));
     }
     out.push(if fmt == 'X' { 'P' } else { 'p' });
     out.push(if exp < 0 { '-' } else { '+' });
@@ -3015,6 +3035,52 @@ mod tests {
         // Two self-references: the text doubles per level and stops at the size bound.
         map.insert("c", Value::Map(map.clone()));
         assert!(try_sprintf("%v", &[Value::Map(map.clone())]).is_err());
+    }
+
+    struct Version;
+
+    impl super::super::value::Object for Version {
+        fn type_name(&self) -> &str {
+            "*common.KubeVersion"
+        }
+        fn field(&self, _name: &str) -> Option<Value> {
+            None
+        }
+        fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+            None
+        }
+        fn display(&self) -> String {
+            "v1.20.0".into()
+        }
+        fn to_value(&self) -> Value {
+            Value::Nil
+        }
+    }
+
+    #[test]
+    fn objects_print_through_their_string_method() {
+        let object = Value::Object(Rc::new(Version));
+        assert_eq!(sprint_value(&object), "v1.20.0");
+        assert_eq!(sprint(&[object.clone(), i(1)]), "v1.20.0 1");
+        assert_eq!(
+            sprintf(
+                "%s|%10v|%q|%x|%T",
+                &[
+                    object.clone(),
+                    object.clone(),
+                    object.clone(),
+                    object.clone(),
+                    object.clone()
+                ]
+            ),
+            "v1.20.0|   v1.20.0|\"v1.20.0\"|76312e32302e30|*common.KubeVersion"
+        );
+        assert_eq!(sprintf("%v", &[l(vec![object.clone()])]), "[v1.20.0]");
+        assert_eq!(
+            sprintf("%d", &[object.clone()]),
+            "%!d(*common.KubeVersion=v1.20.0)"
+        );
+        assert_eq!(sprintf("x", &[object]), "x%!(EXTRA *common.KubeVersion=v1.20.0)");
     }
 
     #[test]
