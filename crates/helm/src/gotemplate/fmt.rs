@@ -3077,7 +3077,7 @@ mod tests {
         );
         assert_eq!(sprintf("%v", &[l(vec![object.clone()])]), "[v1.20.0]");
         assert_eq!(
-            sprintf("%d", &[object.clone()]),
+            sprintf("%d", std::slice::from_ref(&object)),
             "%!d(*common.KubeVersion=v1.20.0)"
         );
         assert_eq!(sprintf("x", &[object]), "x%!(EXTRA *common.KubeVersion=v1.20.0)");
