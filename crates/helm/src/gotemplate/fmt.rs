@@ -211,7 +211,7 @@ impl Printer {
             return;
         }
         let pad = if self.f.zero && !self.f.minus { '0' } else { ' ' };
-        self.buf.extend(std::iter::repeat_n(pad, n));
+        push_repeated(&mut self.buf, pad, n);
     }
 
     /// Go's `pad`/`padString`: `text` padded to the width (counted in runes) on the left, or the right with `-`.
@@ -231,6 +231,10 @@ impl Printer {
     }
 
     fn pad(&mut self, text: &str) {
+        if !self.f.wid_present || self.f.wid == 0 {
+            self.write_str(text);
+            return;
+        }
         self.pad_runes(text, text.chars().count());
     }
 
@@ -741,7 +745,8 @@ impl Printer {
             rev.push(b' ');
         }
         rev.reverse();
-        let text = String::from_utf8_lossy(&rev).into_owned();
+        // Digits, signs and prefixes only: ASCII.
+        let text = String::from_utf8(rev).unwrap_or_default();
         self.pad_no_zero(&text);
     }
 
@@ -874,11 +879,13 @@ impl Printer {
             }
             num.extend_from_slice(&tail);
         }
-        let text = String::from_utf8_lossy(&num).into_owned();
-        if self.f.plus || num[0] != b'+' {
-            if self.f.zero && !self.f.minus && self.f.wid_present && self.f.wid > num.len() {
+        let sign = num[0];
+        // strconv's output, a sign and padding only: ASCII.
+        let text = String::from_utf8(num).unwrap_or_default();
+        if self.f.plus || sign != b'+' {
+            if self.f.zero && !self.f.minus && self.f.wid_present && self.f.wid > text.len() {
                 self.write_str(&text[..1]);
-                self.write_padding(self.f.wid - num.len());
+                self.write_padding(self.f.wid - text.len());
                 self.write_str(&text[1..]);
                 return;
             }
@@ -1359,7 +1366,7 @@ fn format_float_impl(value: f64, fmt: char, prec: i64) -> String {
                 let prec = usize::try_from(prec).unwrap_or(0);
                 let exact = prec.min(EXACT_FRACTION_DIGITS);
                 out.push_str(&format!("{abs:.exact$}"));
-                out.extend(std::iter::repeat_n('0', prec - exact));
+                push_repeated(&mut out, '0', prec - exact);
             }
         }
         'g' | 'G' => {
@@ -1411,7 +1418,7 @@ fn fmt_e(out: &mut String, d: &Decimal, prec: i64, fmt: char) {
             out.push(char::from(d.digit(index)));
         }
         let zeros = usize::try_from(prec + 1 - shown.max(1)).unwrap_or(0);
-        out.extend(std::iter::repeat_n('0', zeros));
+        push_repeated(out, '0', zeros);
     }
     out.push(fmt);
     let exp = if d.digits.is_empty() { 0 } else { d.dp - 1 };
@@ -1426,17 +1433,30 @@ fn fmt_e(out: &mut String, d: &Decimal, prec: i64, fmt: char) {
 /// Go's `fmtF`: `ddd.ddd` with `prec` fraction digits.
 fn fmt_f(out: &mut String, d: &Decimal, prec: i64) {
     if d.dp > 0 {
-        for index in 0..d.dp {
+        for index in 0..d.dp.min(d.nd()) {
             out.push(char::from(d.digit(index)));
         }
+        push_repeated(out, '0', usize::try_from(d.dp - d.nd()).unwrap_or(0));
     } else {
         out.push('0');
     }
     if prec > 0 {
         out.push('.');
-        for index in 0..prec {
+        // Fraction digits: zeros before the first digit, the digits, zeros after.
+        let mut index = 0;
+        while index < prec && d.dp + index < d.nd() {
             out.push(char::from(d.digit(d.dp + index)));
+            index += 1;
         }
+        push_repeated(out, '0', usize::try_from(prec - index).unwrap_or(0));
+    }
+}
+
+/// Appends `n` copies of `c` (fast even for millions).
+fn push_repeated(out: &mut String, c: char, n: usize) {
+    if n > 0 {
+        let mut tmp = [0u8; 4];
+        out.push_str(&c.encode_utf8(&mut tmp).repeat(n));
     }
 }
 
@@ -1513,7 +1533,7 @@ fn fmt_x(value: f64, prec: i64, fmt: char) -> String {
             mant <<= 4;
             remaining -= 1;
         }
-        out.extend(std::iter::repeat_n('0', usize::try_from(remaining).unwrap_or(0)));
+        push_repeated(&mut out, '0', usize::try_from(remaining).unwrap_or(0));
     }
     out.push(if fmt == 'X' { 'P' } else { 'p' });
     out.push(if exp < 0 { '-' } else { '+' });
@@ -2893,13 +2913,314 @@ mod tests {
         (F, "%#v", vec![s("\n")], Exact("\"\\n\"")),
         (F, "%#v", vec![l(vec![s("`")])], Exact("[]interface {}{\"`\"}")),
         (F, "%#v", vec![l(vec![Value::Bool(true), f(f64::from_bits(0x3fe0000000000000))])], Exact("[]interface {}{true, 0.5}")),
+        // Random formats (flags, widths, precisions, `*`, `[n]`, verbs) over random operands.
+        (F, " %  12q|%U|", vec![i(42), s("x`y")], Exact("          '*'|%!U(string=x`y)|")),
+        (F, "%3F|", vec![s("x`y")], Exact("%!F(string=x`y)|")),
+        (F, "x=%##.8v|", vec![], Exact("x=%!v(MISSING)|")),
+        (F, "%-0*v %# v|", vec![i(-2), by(&[195, 169])], Exact("[195 169] %!v(MISSING)|")),
+        (F, "|%.7q|", vec![l(vec![by(&[104, 105])])], Exact("|[\"hi\"]|")),
+        (F, " %3.4v%4.5E|", vec![f(f64::from_bits(0xc004000000000000)), i(1)], Exact(" -2.5%!E(int=00001)|")),
+        (F, "x=% c|", vec![f(f64::from_bits(0x412e848000000000))], Exact("x=%!c(float64= 1e+06)|")),
+        (F, "|%10E|", vec![by(&[])], Exact("|[]|")),
+        (F, "x=%U|", vec![by(&[255, 0])], Exact("x=[U+00FF U+0000]|")),
+        (F, "|%v|", vec![s("a\"b")], Exact("|a\"b|")),
+        (F, "%-.2G|", vec![], Exact("%!G(MISSING)|")),
+        (F, " %0+.6x|%5w|", vec![f(f64::from_bits(0x7ff8000000000000)), i(-405585133)], Exact(" +NaN|%!w(int=-405585133)|")),
+        (F, "|%- U%9.4O|", vec![by(&[255, 0]), l(vec![])], Exact("|[U+00FF U+0000][]|")),
+        (F, "%0s|", vec![by(&[])], Exact("|")),
+        (F, "%7.0t|%5G|", vec![m(vec![]), Value::Bool(true)], Exact("map[]|%!G(bool= true)|")),
+        (F, "%-0.0c|", vec![l(vec![by(&[255, 0]), l(vec![i(550345006)])])], Exact("[[ÿ \u{0}] [�]]|")),
+        (F, "%6t% 7o|%.8d|", vec![s("é"), by(&[]), by(&[104, 105])], Exact("%!t(string=     é)[]|[00000104 00000105]|")),
+        (F, " % #tx=%-O %.0v|", vec![l(vec![Value::Nil]), f(f64::from_bits(0x400921f9f01b866e)), Value::Nil], Exact(" [<nil>]x=%!O(float64=3.14159) <nil>|")),
+        (F, "%#08E %0+g|", vec![s("a\"b"), Value::Nil], Exact("%!E(string=00000a\"b) %!g(<nil>)|")),
+        (F, "%0*Xx=%0.1U|%#-t|", vec![i(-4), i(42), s(" sp "), f(f64::from_bits(0x3e7ad7f29abcaf48))], Exact("2A  x=%!U(string= )|%!t(float64=1.00000e-07)|")),
+        (F, "|%qx=%3X %w|", vec![s("\u{a0}"), f(f64::from_bits(0x400921f9f01b866e))], Exact("|\"\\u00a0\"x=0X1.921F9F01B866EP+01 %!w(MISSING)|")),
+        (F, "x=%%%8g|", vec![f(f64::from_bits(0x7fefffffffffffff)), f(f64::from_bits(0xc004000000000000))], Exact("x=%1.7976931348623157e+308|%!(EXTRA float64=-2.5)")),
+        (F, "%10b %-5.0q|", vec![s("x`y"), s("x`y")], Exact("%!b(string=       x`y) \"\"   |")),
+        (F, "|%.1w|", vec![l(vec![Value::Bool(true), Value::Nil, Value::Bool(false)])], Exact("|%!w([]interface {}=[true <nil> false])|")),
+        (F, "|%0+q|", vec![s("a\"b"), s("é")], Exact("|\"a\\\"b\"|%!(EXTRA string=é)")),
+        (F, "%vx=%E|", vec![f(f64::from_bits(0x444b1ae4d6e2ef50)), Value::Nil], Exact("1e+21x=%!E(<nil>)|")),
+        (F, "% #1E%.4b %U|", vec![Value::Nil, Value::Nil, l(vec![])], Exact("%!E(<nil>)%!b(<nil>) []|")),
+        (F, " %fx=% +4O|", vec![by(&[195, 169]), l(vec![i(1000000), f(f64::from_bits(0x412e848000000000))])], Exact(" [%!f(uint8=195) %!f(uint8=169)]x=[+0o3641100 %!O(float64=+1e+06)]|")),
+        (F, "x=%# X|", vec![s(" sp ")], Exact("x=0X20 0X73 0X70 0X20|")),
+        (F, "%X|", vec![], Exact("%!X(MISSING)|")),
+        (F, "|%2.7f|", vec![by(&[255, 0])], Exact("|[%!f(uint8=0000255) %!f(uint8=0000000)]|")),
+        (F, "|%01Gx=% T|", vec![Value::Bool(false), s("a\"b")], Exact("|%!G(bool=false)x=string|")),
+        (F, "|%.4Ux=%Xx=%-s|", vec![i(7), l(vec![by(&[195, 169]), s("a\"b")]), by(&[104, 105])], Exact("|U+0007x=[C3A9 612262]x=hi|")),
+        (F, "|%0t % 5.1c|", vec![m(vec![]), by(&[195, 169])], Exact("|map[] [    Ã     ©]|")),
+        (F, "x=%g|", vec![m(vec![("k0", s("hi")), ("b1", s("%d"))])], Exact("x=map[%!g(string=b1):%!g(string=%d) %!g(string=k0):%!g(string=hi)]|")),
+        (F, "x=%  F|", vec![Value::Nil], Exact("x=%!F(<nil>)|")),
+        (F, "|% 05.6x|%v|", vec![m(vec![("k0", s("\u{1}")), ("b1", Value::Bool(true))]), f(f64::from_bits(0x412e848000000000))], Exact("|map[62 31:%!x(bool=0true) 6b 30:00001]|1e+06|")),
+        (F, "x=%tx=%d|", vec![l(vec![]), f(f64::from_bits(0xfff0000000000000))], Exact("x=[]x=%!d(float64=-Inf)|")),
+        (F, " %+.4O%#+2U|", vec![l(vec![f(f64::from_bits(0x0000000000000001))]), m(vec![("b0", by(&[104, 105]))])], Exact(" [%!O(float64=+4.941e-324)]map[%!U(string=b0):[U+0068 'h' U+0069 'i']]|")),
+        (F, " %-t|%#0G|", vec![i(36404566), Value::Nil], Exact(" %!t(int=36404566)|%!G(<nil>)|")),
+        (F, "|%X|", vec![m(vec![("b0", s("hi"))])], Exact("|map[6230:6869]|")),
+        (F, "|% .2*d%-#O %.7t|", vec![i(-4), i(42), i(7), s("\u{1}")], Exact("|%!*(int=-04)d0o052 %!t(int=0000007)|%!(EXTRA string=\u{1})")),
+        (F, " %+xx=%+E%E|", vec![f(f64::from_bits(0xc004000000000000)), i(-1), i(65), f(f64::from_bits(0xc004000000000000))], Exact(" -0x1.4p+01x=%!E(int=-1)%!E(int=65)|%!(EXTRA float64=-2.5)")),
+        (F, " %6x %-b|", vec![f(f64::from_bits(0xfff0000000000000)), f(f64::from_bits(0x0000000000000000))], Exact("   -Inf 0p-1074|")),
+        (F, " %.5sx=% 9w|", vec![Value::Bool(true), f(f64::from_bits(0x3e7ad7f29abcaf48)), l(vec![i(7)])], Exact(" %!s(bool=true)x=%!w(float64=    1e-07)|%!(EXTRA []interface {}=[7])")),
+        (F, " %+5.1dx=%U|", vec![f(f64::from_bits(0x3ff0000000000000)), f(f64::from_bits(0x0000000000000000))], Exact(" %!d(float64=   +1)x=%!U(float64=0)|")),
+        (F, "x=%8E|", vec![f(f64::from_bits(0x3fb999999999999a))], Exact("x=1.000000E-01|")),
+        (F, " %6E|% 3T|%- 5w|", vec![i(-255), i(9223372036854775807), Value::Bool(false)], Exact(" %!E(int=  -255)|int|%!w(bool=false)|")),
+        (F, " %# 8fx=%- 12v|", vec![i(0), f(f64::from_bits(0x0000000000000001))], Exact(" %!f(int=       0)x= 5e-324     |")),
+        (F, " %.4X|", vec![i(i64::MIN)], Exact(" -8000000000000000|")),
+        (F, "|%11e|%.0O|", vec![by(&[]), m(vec![("k0", s(" sp "))])], Exact("|[]|map[%!O(string=):%!O(string=)]|")),
+        (F, " %4.3Xx=%+G|", vec![Value::Nil, f(f64::from_bits(0x412e848000000000))], Exact(" %!X(<nil>)x=+1E+06|")),
+        (F, "%#-.0*t%12.2t|%v|", vec![i(1), s("tab\there"), i(1000000), by(&[])], Exact("%!*(int=1)t%!t(string=          ta)|1000000|%!(EXTRA []uint8=[])")),
+        (F, "x=%-T%0-.3tx=%11.7q|", vec![l(vec![Value::Bool(true)]), f(f64::from_bits(0x7fefffffffffffff)), s("hi")], Exact("x=[]interface {}%!t(float64=1.8e+308)x=       \"hi\"|")),
+        (F, " %#2X%-5o|", vec![Value::Bool(true)], Exact(" %!X(bool=true)%!o(MISSING)|")),
+        (F, " %011F|", vec![i(-255)], Exact(" %!F(int=-0000000255)|")),
+        (F, "%d|%4v%.3b|", vec![m(vec![("a0", i(-255))]), l(vec![s("é")])], Exact("map[%!d(string=a0):-255]|[   é]%!b(MISSING)|")),
+        (F, "|% 10e|", vec![i(i64::MIN)], Exact("|%!e(int=-9223372036854775808)|")),
+        (F, "%E|", vec![s("é")], Exact("%!E(string=é)|")),
+        (F, "x=% 0.8v|", vec![f(f64::from_bits(0xc077770a19554424))], Exact("x=-375.43997|")),
+        (F, "%-+11.2xx=%d|", vec![by(&[104, 105]), by(&[255, 0])], Exact("6869       x=[255 0]|")),
+        (F, "%#+E %+0c|%- 5.3T|", vec![by(&[255, 0]), s("é"), i(26085)], Exact("[%!E(uint8=+255) %!E(uint8=+0)] %!c(string=é)|int  |")),
+        (F, "%--%x=%-0.3o|", vec![Value::Nil], Exact("%x=%!o(<nil>)|")),
+        (F, "%+0w|%.7Ox=% w|", vec![s("%d"), s("tab\there"), f(f64::from_bits(0x3fb999999999999a))], Exact("%!w(string=%d)|%!O(string=tab\ther)x=%!w(float64= 0.1)|")),
+        (F, "x=%v|", vec![f(f64::from_bits(0x406e650aa3925320)), s("tab\there")], Exact("x=243.1575487001328|%!(EXTRA string=tab\there)")),
+        (F, " %+10x %d|%d|", vec![Value::Bool(true), f(f64::from_bits(0x444b1ae4d6e2ef50)), s(" sp ")], Exact(" %!x(bool=      true) %!d(float64=1e+21)|%!d(string= sp )|")),
+        (F, " %#00.2E|%v|", vec![s("日本語"), f(f64::from_bits(0x444b1ae4d6e2ef50)), s("x`y")], Exact(" %!E(string=日本)|1e+21|%!(EXTRA string=x`y)")),
+        (F, "|%-#v|", vec![f(f64::from_bits(0x400921f9f01b866e))], Exact("|3.14159|")),
+        (F, " %0%|", vec![], Exact(" %|")),
+        (F, " %.5*o|", vec![i(8), f(f64::from_bits(0x7fefffffffffffff))], Exact(" %!*(int=00008)o|%!(EXTRA float64=1.7976931348623157e+308)")),
+        (F, " %8v|", vec![f(f64::from_bits(0xc004000000000000))], Exact("     -2.5|")),
+        (F, "|%.5t|", vec![i(-255)], Exact("|%!t(int=-00255)|")),
+        (F, "|%7X%.5b|%#*g|", vec![i(65), i(255), i(6), i(9223372036854775807)], Exact("|     4111111111|%!g(int=9223372036854775807)|")),
+        (F, "|%-#o|%9sx=%01e|", vec![l(vec![m(vec![])]), s("日本語"), s("tab\there"), s("tab\there")], Exact("|[map[]]|      日本語x=%!e(string=tab\there)|%!(EXTRA string=tab\there)")),
+        (F, " %-1w %4T|", vec![s("a\"b"), by(&[104, 105])], Exact(" %!w(string=a\"b) []uint8|")),
+        (F, " %.6cx=%.6c %+12s|", vec![by(&[255, 0]), s("tab\there")], Exact(" [ÿ \u{0}]x=%!c(string=tab\the) %!s(MISSING)|")),
+        (F, "%#.1Fx=% #E|", vec![Value::Nil, s("a\"b")], Exact("%!F(<nil>)x=%!E(string=a\"b)|")),
+        (F, "%-0d|", vec![Value::Nil], Exact("%!d(<nil>)|")),
+        (F, "%o|", vec![l(vec![i(65), f(f64::from_bits(0x7ff0000000000000)), i(255)])], Exact("[101 %!o(float64=+Inf) 377]|")),
+        (F, "% .3v|", vec![Value::Nil], Exact("<nil>|")),
+        (F, "|%-#s|", vec![by(&[104, 105])], Exact("|hi|")),
+        (F, "|%U %12wx=%t|", vec![m(vec![]), s("hi"), l(vec![])], Exact("|map[] %!w(string=          hi)x=[]|")),
+        (F, "x=%x|", vec![l(vec![Value::Bool(true)])], Exact("x=[%!x(bool=true)]|")),
+        (F, "x=%6T %8.8b%#7G|", vec![s("日本語"), s("a\"b"), by(&[])], Exact("x=string %!b(string=     a\"b)[]|")),
+        (F, "%09x|", vec![Value::Bool(true)], Exact("%!x(bool=00000true)|")),
+        (F, "x=%.4f%3bx=%v|", vec![l(vec![s("a"), s("\u{a0}")]), f(f64::from_bits(0x444b1ae4d6e2ef50)), Value::Nil], Exact("x=[%!f(string=a) %!f(string=\u{a0})]7629394531250000p+17x=<nil>|")),
+        (F, "|%-x|", vec![l(vec![by(&[195, 169]), m(vec![("z0", i(i64::MIN))]), f(f64::from_bits(0x7ff8000000000000))])], Exact("|[c3a9 map[7a30:-8000000000000000] NaN]|")),
+        (F, "x=%  F|", vec![s("\u{a0}")], Exact("x=%!F(string=\u{a0})|")),
+        (F, "x=%.4fx=%.3f|", vec![Value::Bool(true), Value::Bool(true)], Exact("x=%!f(bool=true)x=%!f(bool=true)|")),
+        (F, "x=%0.4O|%-0.4d|%%|", vec![s("\u{1}"), s("hi"), m(vec![("k0", s("")), ("z1", s("%d"))])], Exact("x=%!O(string=\u{1})|%!d(string=hi)|%|%!(EXTRA map[string]interface {}=map[k0: z1:%d])")),
+        (F, "x=%0e%#9e|", vec![f(f64::from_bits(0xc004000000000000)), s("日本語"), l(vec![])], Exact("x=-2.500000e+00%!e(string=      日本語)|%!(EXTRA []interface {}=[])")),
+        (F, "% 0G|", vec![], Exact("%!G(MISSING)|")),
+        (F, "% .1g|", vec![], Exact("%!g(MISSING)|")),
+        (F, "%.3d|%# U|%.0O|", vec![Value::Nil, Value::Bool(false), s("")], Exact("%!d(<nil>)|%!U(bool=false)|%!O(string=)|")),
+        (F, "%12.6f|", vec![s("日本語")], Exact("%!f(string=         日本語)|")),
+        (F, "x=%%|", vec![s("x`y")], Exact("x=%|%!(EXTRA string=x`y)")),
+        (F, "|%4bx=%3.8x|", vec![f(f64::from_bits(0x400921f9f01b866e)), l(vec![])], Exact("|7074231776675438p-51x=[]|")),
+        (F, "|%0#e|", vec![i(1)], Exact("|%!e(int=1)|")),
+        (F, " %12.4v|", vec![i(-1)], Exact("        -0001|")),
+        (F, "%7b|", vec![f(f64::from_bits(0x3fb999999999999a))], Exact("7205759403792794p-56|")),
+        (F, "|%10.7s|", vec![s("hi"), f(f64::from_bits(0x8000000000000000))], Exact("|        hi|%!(EXTRA float64=-0)")),
+        (F, "x=%0.8c|", vec![by(&[255, 0]), f(f64::from_bits(0x444b1ae4d6e2ef50))], Exact("x=[ÿ \u{0}]|%!(EXTRA float64=1e+21)")),
+        (F, "|%#9o|", vec![Value::Bool(false)], Exact("|%!o(bool=    false)|")),
+        (F, " %  X|%0b%8.8%|", vec![l(vec![by(&[255, 0])]), s("%d"), i(65)], Exact(" [FF 00]|%!b(string=%d)%|%!(EXTRA int=65)")),
+        (F, " %7d %12.6o % 1O|", vec![i(26085), f(f64::from_bits(0xc004000000000000)), s("%d")], Exact("   26085 %!o(float64=        -2.5) %!O(string=%d)|")),
+        (F, "|%+0O|", vec![f(f64::from_bits(0x7fefffffffffffff))], Exact("|%!O(float64=+1.7976931348623157e+308)|")),
+        (F, "x=% -%|", vec![f(f64::from_bits(0x444b1ae4d6e2ef50))], Exact("x=%|%!(EXTRA float64=1e+21)")),
+        (F, "x=%f|", vec![s("")], Exact("x=%!f(string=)|")),
+        (F, " %5.2X|%+-2.4s%9v|", vec![f(f64::from_bits(0xc004000000000000)), s("日本語"), s("a")], Exact(" -0X1.40P+01|日本語        a|")),
+        (F, "%11G|%+-0T|", vec![f(f64::from_bits(0x7ff0000000000000)), Value::Nil], Exact("       +Inf|<nil>|")),
+        (F, " %6T|", vec![Value::Nil], Exact("  <nil>|")),
+        (F, "|%##.0E % #3c|", vec![i(1), s("%d")], Exact("|%!E(int=1) %!c(string= %d)|")),
+        (F, " %0+1e|", vec![l(vec![f(f64::from_bits(0x7ff8000000000000)), f(f64::from_bits(0x406ef5aedb3a9768)), s("\u{a0}")])], Exact(" [+NaN +2.476776e+02 %!e(string=\u{a0})]|")),
+        (F, " % -.3U %.1b|", vec![Value::Bool(false)], Exact(" %!U(bool=false) %!b(MISSING)|")),
+        (F, "x=%.6x|%# e|", vec![m(vec![("a0", by(&[]))]), Value::Bool(false)], Exact("x=map[6130:]|%!e(bool=false)|")),
+        (F, " %.5Gx=%+0g|%F|", vec![i(1000000), s("tab\there"), Value::Bool(true)], Exact(" %!G(int=1000000)x=%!g(string=tab\there)|%!F(bool=true)|")),
+        (F, "%11.5E|", vec![m(vec![("b0", s("\u{a0}"))]), s("tab\there")], Exact("map[%!E(string=         b0):%!E(string=          \u{a0})]|%!(EXTRA string=tab\there)")),
+        (F, " %U%.3g%+11x|", vec![f(f64::from_bits(0x0000000000000000)), i(128512)], Exact(" %!U(float64=0)%!g(int=128512)%!x(MISSING)|")),
+        (F, "x=%0T %qx=%g|", vec![s("x`y"), by(&[255, 0]), s("")], Exact("x=string \"\\xff\\x00\"x=%!g(string=)|")),
+        (F, "%0g|", vec![], Exact("%!g(MISSING)|")),
+        (F, "|%#F|", vec![s("a\"b")], Exact("|%!F(string=a\"b)|")),
+        (F, "%.0*fx=%1O|", vec![i(1), Value::Bool(true), Value::Nil], Exact("%!*(int=1)fx=%!O(bool=true)|%!(EXTRA <nil>)")),
+        (F, " %Fx=%6.0O|% F|", vec![by(&[104, 105]), Value::Nil, i(26085)], Exact(" [%!F(uint8=104) %!F(uint8=105)]x=%!O(<nil>)|%!F(int= 26085)|")),
+        (F, "|%8Gx=%v%s|", vec![Value::Nil, Value::Nil, by(&[195, 169])], Exact("|%!G(<nil>)x=<nil>é|")),
+        (F, "|%x|", vec![by(&[255, 0])], Exact("|ff00|")),
+        (F, "%10X|%.3X|%T|", vec![s("日本語"), f(f64::from_bits(0x8000000000000000)), s("é")], Exact("E697A5E69CACE8AA9E|-0X0.000P+00|string|")),
+        (F, "%.4%|%-#4.3v|", vec![s("tab\there"), s("hi")], Exact("%|\"tab\"|%!(EXTRA string=hi)")),
+        (F, "%+-6G%9d|%X|", vec![s(""), Value::Bool(true), by(&[104, 105]), Value::Nil], Exact("%!G(string=      )%!d(bool=     true)|6869|%!(EXTRA <nil>)")),
+        (F, "|%3q|", vec![s(" sp ")], Exact("|\" sp \"|")),
+        (F, "|%0T|", vec![s("\u{a0}")], Exact("|string|")),
+        (F, "%3v|", vec![l(vec![i(-637849902)])], Exact("[-637849902]|")),
+        (F, " %7v|", vec![f(f64::from_bits(0x0000000000000000))], Exact("       0|")),
+        (F, " %12cx=%0+o|", vec![s("a\"b"), f(f64::from_bits(0x3e7ad7f29abcaf48))], Exact(" %!c(string=         a\"b)x=%!o(float64=+1e-07)|")),
+        (F, "|%t|", vec![m(vec![])], Exact("|map[]|")),
+        (F, "%#.4t%.3cx=%11s|", vec![by(&[255, 0]), f(f64::from_bits(0x412e848000000000)), s("%d")], Exact("[%!t(uint8=0255) %!t(uint8=0000)]%!c(float64=1e+06)x=         %d|")),
+        (F, "|%O|%#s|", vec![l(vec![by(&[104, 105]), i(65), s("x`y")]), m(vec![("a0", by(&[195, 169]))])], Exact("|[[0o150 0o151] 0o101 %!O(string=x`y)]|map[a0:é]|")),
+        (F, " %-+1.6%%e%d|", vec![f(f64::from_bits(0xc05bf7e6c72dc0f8)), s("a\"b"), i(i64::MIN)], Exact(" %-1.118735e+02%!d(string=a\"b)|%!(EXTRA int=-9223372036854775808)")),
+        (F, "|%-0.0d|", vec![s("a"), l(vec![by(&[195, 169]), f(f64::from_bits(0x412e848000000000))])], Exact("|%!d(string=)|%!(EXTRA []interface {}=[[195 169] 1e+06])")),
+        (F, " %+.1qx=%v|", vec![by(&[104, 105]), Value::Nil], Exact(" \"h\"x=<nil>|")),
+        (F, "x=%ox=%.4T|", vec![m(vec![("b0", s("tab\there")), ("a1", s("tab\there"))]), i(-1)], Exact("x=map[%!o(string=a1):%!o(string=tab\there) %!o(string=b0):%!o(string=tab\there)]x=int|")),
+        (F, "x=%12d%.1U|", vec![s("%d"), f(f64::from_bits(0x7ff8000000000000))], Exact("x=%!d(string=          %d)%!U(float64=NaN)|")),
+        (F, " %q|", vec![Value::Nil], Exact(" %!q(<nil>)|")),
+        (F, " %O %.5b %#04%|", vec![i(-1), s(""), f(f64::from_bits(0x3e7ad7f29abcaf48)), i(65)], Exact(" -0o1 %!b(string=) %|%!(EXTRA float64=1e-07, int=65)")),
+        (F, "|%x|", vec![l(vec![l(vec![s("%d")]), by(&[104, 105]), m(vec![("b0", Value::Nil)])])], Exact("|[[2564] 6869 map[6230:<nil>]]|")),
+        (F, "%.5O|", vec![l(vec![s("x`y"), i(1000000)])], Exact("[%!O(string=x`y) 0o3641100]|")),
+        (F, "x=%8v%0+5.1d %05.3v|", vec![Value::Nil, i(9223372036854775807), f(f64::from_bits(0x7ff8000000000000)), s("")], Exact("x=   <nil>+9223372036854775807   NaN|%!(EXTRA string=)")),
+        (F, " %#vx=%5.3O|", vec![s("\u{a0}"), by(&[])], Exact(" \"\\u00a0\"x=[]|")),
+        (F, "% #4E|", vec![i(277952353), f(f64::from_bits(0x7ff8000000000000))], Exact("%!E(int= 277952353)|%!(EXTRA float64=NaN)")),
+        (F, "|%##4cx=%#.7v|", vec![Value::Nil], Exact("|%!c(<nil>)x=%!v(MISSING)|")),
+        (F, "|%12*e|%T|", vec![i(-8), i(26085), by(&[])], Exact("|%!*(int=          -8)e|int|%!(EXTRA []uint8=[])")),
+        (F, "%F %11*v|", vec![i(128512), i(5), Value::Bool(false)], Exact("%!F(int=128512) %!*(int=          5)v|%!(EXTRA bool=false)")),
+        (F, "x=% 5F|%6.4sx=% 01b|", vec![l(vec![f(f64::from_bits(0x7ff8000000000000))]), s("é"), Value::Nil], Exact("x=[  NaN]|     éx=%!b(<nil>)|")),
+        (F, " %.6v|", vec![f(f64::from_bits(0x8000000000000000))], Exact(" -0|")),
+        (F, "%#[3]F%s%+-T|", vec![s("a\"b"), s("hi"), m(vec![])], Exact("map[]%!s(MISSING)%!T(MISSING)|")),
+        (F, "%#2%%b|", vec![i(26085), s("")], Exact("%110010111100101|%!(EXTRA string=)")),
+        (F, "%- dx=%.*o|", vec![Value::Nil, i(3), i(1000000)], Exact("%!d(<nil>)x=3641100|")),
+        (F, " %5G|", vec![s("\u{a0}")], Exact(" %!G(string=    \u{a0})|")),
+        (F, "|%[4]O|", vec![by(&[255, 0])], Exact("|%!O(BADINDEX)|")),
+        (F, "%#1.3U|", vec![f(f64::from_bits(0x4050ac567aaf87d0))], Exact("%!U(float64=66.7)|")),
+        (F, "x=%0+12x|", vec![], Exact("x=%!x(MISSING)|")),
+        (F, " %F %x|", vec![f(f64::from_bits(0x7ff0000000000000)), s("日本語")], Exact(" +Inf e697a5e69cace8aa9e|")),
+        (F, "x=%1v|%#ex=%- %|", vec![s("x`y"), s("é")], Exact("x=x`y|%!e(string=é)x=%|")),
+        (F, "%+9.1[3]T|", vec![i(42)], Exact("%!T(BADINDEX)|")),
+        (F, "%x|%#*d %.5q|", vec![by(&[]), i(5), f(f64::from_bits(0x7ff0000000000000)), f(f64::from_bits(0xc004000000000000))], Exact("|%!d(float64= +Inf) %!q(float64=-2.5)|")),
+        (F, "% 0x%6s|%-.8s|", vec![i(9223372036854775807), m(vec![])], Exact(" 7fffffffffffffffmap[]|%!s(MISSING)|")),
+        (F, "%#0.3v|", vec![s("x`y")], Exact("\"x`y\"|")),
+        (F, " %#0[2]s|% G|%-t|", vec![m(vec![("k0", s("%d")), ("b1", s("é"))]), s("%d"), i(65)], Exact(" %d|%!G(int= 65)|%!t(MISSING)|")),
+        (F, " %1.3X|", vec![Value::Bool(true)], Exact(" %!X(bool=true)|")),
+        (F, " %G|%[3].*T|", vec![i(9223372036854775807), i(-2), by(&[104, 105])], Exact(" %!G(int=9223372036854775807)|%!(BADPREC)%!T(BADINDEX)|")),
+        (F, "|%12v %0 vx=%3.0v|", vec![s("é"), s("a"), f(f64::from_bits(0x3e7ad7f29abcaf48)), Value::Nil], Exact("|           é ax=1e-07|%!(EXTRA <nil>)")),
+        (F, "%5.0T|", vec![i(904033377), f(f64::from_bits(0x8000000000000000))], Exact("     |%!(EXTRA float64=-0)")),
+        (F, "%o|", vec![by(&[195, 169])], Exact("[303 251]|")),
+        (F, "%8X|", vec![s("\u{a0}"), Value::Nil], Exact("    C2A0|%!(EXTRA <nil>)")),
+        (F, "%0q|", vec![f(f64::from_bits(0x3fb999999999999a))], Exact("%!q(float64=0.1)|")),
+        (F, " %*e %12s|", vec![i(5), f(f64::from_bits(0x0000000000000000)), by(&[255, 0])], Exact(" 0.000000e+00           �\u{0}|")),
+        (F, "x=%x % 1.0[2]v|", vec![i(128512)], Exact("x=1f600 %!v(BADINDEX)|")),
+        (F, "x=%11.5d|", vec![m(vec![("k0", i(i64::MIN))])], Exact("x=map[%!d(string=         k0):-9223372036854775808]|")),
+        (F, " % 2f|", vec![s("hi")], Exact(" %!f(string=hi)|")),
+        (F, "x=%#.4f|", vec![by(&[195, 169])], Exact("x=[%!f(uint8=0195) %!f(uint8=0169)]|")),
+        (F, " %-.6t%#c %+3E|", vec![i(i64::MIN), s("a\"b"), i(i64::MIN)], Exact(" %!t(int=-9223372036854775808)%!c(string=a\"b) %!E(int=-9223372036854775808)|")),
+        (F, "% 0v|", vec![s("a\"b")], Exact("a\"b|")),
+        (F, "%+v|", vec![s("\u{a0}")], Exact("\u{a0}|")),
+        (F, "%.3X%4F|", vec![l(vec![s("é"), m(vec![("z0", i(7))])]), i(1000000)], Exact("[C3A9 map[7A30:007]]%!F(int=1000000)|")),
+        (F, "|%.1Xx=%5v|", vec![s("\u{1}"), Value::Nil], Exact("|01x=<nil>|")),
+        (F, "%#0.3F|", vec![s("\u{1}")], Exact("%!F(string=\u{1})|")),
+        (F, " %++6.0T|%- q %4U|", vec![i(255), m(vec![]), Value::Nil], Exact("       |map[] %!U(<nil>)|")),
+        (F, "|% .1*F %.3v|", vec![i(6), by(&[]), m(vec![])], Exact("|%!*(int= 6)F []|%!(EXTRA map[string]interface {}=map[])")),
+        (F, "x=%#c%0.5O|% 10s|", vec![i(-1), i(0), s("x`y")], Exact("x=�0o00000|       x`y|")),
+        (F, "x=%+x %1.3v|%+.5t|", vec![s("a"), i(i64::MIN), i(i64::MIN)], Exact("x=61 -9223372036854775808|%!t(int=-9223372036854775808)|")),
+        (F, "|%v %+9q %+[4]G|", vec![l(vec![s("hi"), by(&[195, 169]), by(&[104, 105])]), Value::Bool(true), i(128512)], Exact("|[hi [195 169] [104 105]] %!q(bool=     true) %!G(BADINDEX)|")),
+        (F, "|%.1[0].*x%11.6c|", vec![i(3), l(vec![]), l(vec![s("a\"b"), i(-1)])], Exact("|%!.(BADINDEX)*x          \u{3}|")),
+        (F, " %-#3g %0c|", vec![Value::Nil, s("")], Exact(" %!g(<nil>) %!c(string=)|")),
+        (F, "x=%--4.0v% +v|", vec![i(i64::MIN), i(26085)], Exact("x=-9223372036854775808 26085|")),
+        (F, "%3.0c|", vec![Value::Nil, s("hi")], Exact("%!c(<nil>)|%!(EXTRA string=hi)")),
+        (F, "x=%.0Ex=%  o|", vec![Value::Bool(false), f(f64::from_bits(0x7fefffffffffffff))], Exact("x=%!E(bool=false)x=%!o(float64= 1.7976931348623157e+308)|")),
+        (F, "%3.2O|% .4X%-+v|", vec![by(&[195, 169]), f(f64::from_bits(0xc075445e57580fb8)), Value::Bool(false)], Exact("[0o303 0o251]|-0X1.5446P+08false|")),
+        (F, " %  Fx=%#d|", vec![s("x`y"), s("a")], Exact(" %!F(string=x`y)x=%!d(string=a)|")),
+        (F, "|%d %.1*t %5v|", vec![f(f64::from_bits(0x7ff8000000000000)), i(4), m(vec![("z0", i(26085))]), Value::Nil], Exact("|%!d(float64=NaN) %!*(int=4)t map[   z0:26085]|%!(EXTRA <nil>)")),
+        (F, " %0O %-011[2].*U|", vec![i(i64::MIN), i(-2), s("a\"b")], Exact(" -0o1000000000000000000000 %!.(int=-2         )*U|")),
+        (F, "|%# 8v|", vec![], Exact("|%!v(MISSING)|")),
+        (F, "|%0v|%+sx=%s|", vec![s("hi"), f(f64::from_bits(0x0000000000000001)), l(vec![f(f64::from_bits(0x7ff0000000000000))])], Exact("|hi|%!s(float64=+5e-324)x=[%!s(float64=+Inf)]|")),
+        (F, " %0#2x|", vec![], Exact(" %!x(MISSING)|")),
+        (F, " %0v|", vec![f(f64::from_bits(0xc084bcb06d43fa54))], Exact(" -663.5861459074754|")),
+        (F, "%04.6b %ox=%10e|", vec![Value::Bool(false), s("hi"), i(128512)], Exact("%!b(bool=false) %!o(string=hi)x=%!e(int=    128512)|")),
+        (F, "%-0.8vx=%+0.2e|", vec![s("\u{a0}"), i(9223372036854775807)], Exact("\u{a0}x=%!e(int=+9223372036854775807)|")),
+        (F, " %2ex=%.2v|", vec![i(26085), by(&[255, 0])], Exact(" %!e(int=26085)x=[255 00]|")),
+        (F, "x=%4%|%8[1]d|", vec![s("\u{1}"), s("\u{1}")], Exact("x=%|%!d(string=       \u{1})|")),
+        (F, "|%fx=%2d|", vec![Value::Bool(false), s("é")], Exact("|%!f(bool=false)x=%!d(string= é)|")),
+        (F, "x=%f|%##3q|", vec![Value::Bool(true)], Exact("x=%!f(bool=true)|%!q(MISSING)|")),
+        (F, "%g%-U|", vec![f(f64::from_bits(0x40fe240c9fbe76c9)), m(vec![]), Value::Bool(false)], Exact("123456.789map[]|%!(EXTRA bool=false)")),
+        (F, "%.8Fx=%#012[1]v|", vec![f(f64::from_bits(0x7ff8000000000000)), Value::Bool(false)], Exact("NaNx=         NaN|")),
+        (F, "|% 11[3]v|", vec![by(&[255, 0])], Exact("|%!v(BADINDEX)|")),
+        (F, "|%.4e|%vx=% %|", vec![i(-255), s("a\"b"), s("%d")], Exact("|%!e(int=-0255)|a\"bx=%|%!(EXTRA string=%d)")),
+        (F, " %b|", vec![Value::Nil], Exact(" %!b(<nil>)|")),
+        (F, "|% .3e|", vec![Value::Nil], Exact("|%!e(<nil>)|")),
+        (F, "x=%+ 6.3fx=%+11%%2t|", vec![s("日本語"), l(vec![i(0)]), s("日本語")], Exact("x=%!f(string=   日本語)x=%[%!t(int= 0)]|%!(EXTRA string=日本語)")),
+        (F, "x=%+8b|%.8o%5.4[4]v|", vec![s("\u{a0}"), s("\u{1}"), f(f64::from_bits(0x0000000000000000))], Exact("x=%!b(string=       \u{a0})|%!o(string=\u{1})%!v(BADINDEX)|")),
+        (F, "%10.2*O|%3d|", vec![i(1), Value::Nil, s("\u{1}")], Exact("%!*(int=        01)O|%!d(<nil>)|%!(EXTRA string=\u{1})")),
+        (F, " %-5x%++1v %5v|", vec![l(vec![]), s("tab\there"), f(f64::from_bits(0x8000000000000000)), s("\u{1}")], Exact(" []tab\there    -0|%!(EXTRA string=\u{1})")),
+        (F, "x=%00wx=%f%  b|", vec![s(" sp "), l(vec![]), m(vec![("k0", Value::Bool(false))])], Exact("x=%!w(string= sp )x=[]map[%!b(string=k0):%!b(bool=false)]|")),
+        (F, "%0.8Gx=%.8e|", vec![i(878507081), s("a")], Exact("%!G(int=878507081)x=%!e(string=a)|")),
+        (F, "%--2E%5x|", vec![l(vec![l(vec![s("x`y"), s("hi")]), f(f64::from_bits(0x0000000000000001)), m(vec![])]), i(7)], Exact("[[%!E(string=x`y) %!E(string=hi)] 4.940656E-324 map[]]    7|")),
+        (F, "x=%12T|%+0*[4]c%0 G|", vec![Value::Nil, i(-6), s("a"), s(" sp ")], Exact("x=       <nil>|%!c(string= sp   )%!G(MISSING)|")),
+        (F, "|%3c|", vec![], Exact("|%!c(MISSING)|")),
+        (F, " %011.2w%0%%+F|", vec![f(f64::from_bits(0x8000000000000000)), i(128512), Value::Bool(true)], Exact(" %!w(float64=-0000000000)%%!F(int=+128512)|%!(EXTRA bool=true)")),
+        (F, "x=%G|", vec![], Exact("x=%!G(MISSING)|")),
+        (F, "%.8E %1.6[1]O|", vec![s("x`y"), s("a\"b")], Exact("%!E(string=x`y) %!O(string=x`y)|")),
+        (F, "x=%.2X|", vec![], Exact("x=%!X(MISSING)|")),
+        (F, "%1.5q|%0c|", vec![Value::Nil, s("x`y")], Exact("%!q(<nil>)|%!c(string=x`y)|")),
+        (F, " %+-8d%1d|", vec![s("hi"), i(-990432029)], Exact(" %!d(string=hi      )-990432029|")),
+        (F, " %v|", vec![Value::Bool(false)], Exact(" false|")),
+        (F, "x=%#.5c|", vec![l(vec![m(vec![])])], Exact("x=[map[]]|")),
+        (F, " %0#U%b|", vec![f(f64::from_bits(0x444b1ae4d6e2ef50)), s("a")], Exact(" %!U(float64=1.00000e+21)%!b(string=a)|")),
+        (F, " % 0g|", vec![f(f64::from_bits(0x444b1ae4d6e2ef50))], Exact("  1e+21|")),
+        (F, " %cx=%.7[1]F|", vec![s("a\"b"), by(&[195, 169])], Exact(" %!c(string=a\"b)x=%!F(string=a\"b)|")),
+        (F, "x=%02%|%ex=% .5b|", vec![i(255), s("é")], Exact("x=%|%!e(int=255)x=%!b(string=é)|")),
+        (F, " %-.2t%+.5f%v|", vec![i(42), by(&[104, 105]), l(vec![by(&[195, 169])])], Exact(" %!t(int=42)[%!f(uint8=+00104) %!f(uint8=+00105)][[195 169]]|")),
+        (F, "%T %.5U|%#0t|", vec![Value::Bool(false), s("é")], Exact("bool %!U(string=é)|%!t(MISSING)|")),
+        (F, "x=%.6%x=%#O|", vec![Value::Bool(true), i(1)], Exact("x=%x=%!O(bool=true)|%!(EXTRA int=1)")),
+        (F, " %-+O%0*f|", vec![f(f64::from_bits(0x40fe240c9fbe76c9)), i(3), f(f64::from_bits(0x0000000000000000))], Exact(" %!O(float64=+123456.789)0.000000|")),
+        (F, " %.7O%#010.1t|", vec![i(65), s("\u{a0}")], Exact(" 0o0000101%!t(string=000000000\u{a0})|")),
+        (F, "|%E|", vec![Value::Bool(true)], Exact("|%!E(bool=true)|")),
+        (F, " %[3]O %.3e%3e|", vec![i(26085), s("x`y"), f(f64::from_bits(0x403e22b837426f40))], Exact(" %!O(float64=30.135623410910966) %!e(MISSING)%!e(MISSING)|")),
+        (F, " %#1[1]v%2.5tx=%7[4]e|", vec![f(f64::from_bits(0xfff0000000000000)), l(vec![f(f64::from_bits(0x3fb999999999999a))]), s("\u{a0}")], Exact(" -Inf[%!t(float64=0.1)]x=%!e(BADINDEX)|")),
+        (F, " %#10*t%2[1]w|%+#4v|", vec![i(-2), i(1), i(65), f(f64::from_bits(0x3ff0000000000000))], Exact(" %!*(int=        -2)t%!w(int=-2)|   1|")),
+        (F, "x=%#1F %.8t|", vec![s(" sp "), i(255)], Exact("x=%!F(string= sp ) %!t(int=00000255)|")),
+        (F, "%-.8[0]X%08[0]v|%# *E|", vec![s("%d"), f(f64::from_bits(0x3e7ad7f29abcaf48)), i(7), by(&[104, 105])], Exact("%!X(BADINDEX)%!v(BADINDEX)|%!(BADWIDTH) 1.000000E-07|")),
+        (F, " %1U %.7b %+t|", vec![by(&[]), i(1)], Exact(" [] 0000001 %!t(MISSING)|")),
+        (F, "%0-[1]d% 0.*e %2t|", vec![Value::Nil, s("x"), f(f64::from_bits(0x7fefffffffffffff)), by(&[])], Exact("%!d(<nil>)%!(BADPREC) 1.797693e+308 []|")),
+        (F, " %4t % -12.8X|", vec![Value::Bool(true), s("hi")], Exact(" true 68 69       |")),
+        (F, "x=%e %#6.7[2]t %.8g|", vec![s(""), s(" sp "), Value::Bool(false)], Exact("x=%!e(string=) %!t(string=   sp ) %!g(bool=false)|")),
+        (F, "|%o|%0bx=% 4d|", vec![i(-1), i(1), f(f64::from_bits(0x40fe240c9fbe76c9))], Exact("|-1|1x=%!d(float64= 123456.789)|")),
+        (F, "|%9E %-#g|%6U|", vec![Value::Nil, f(f64::from_bits(0xfff0000000000000)), s("x`y")], Exact("|%!E(<nil>) -Inf|%!U(string=   x`y)|")),
+        (F, "%0 0U|%10*%|", vec![s("\u{a0}"), i(7), f(f64::from_bits(0x8000000000000000))], Exact("%!U(string=\u{a0})|%!*(int=         7)%!|(float64=-0)")),
+        (F, "%1x|", vec![f(f64::from_bits(0xfff0000000000000))], Exact("-Inf|")),
+        (F, "%0.7[2]v|%06qx=% .0c|", vec![s("a\"b"), f(f64::from_bits(0xc004000000000000)), f(f64::from_bits(0x444b1ae4d6e2ef50))], Exact("-2.5|%!q(float64=01e+21)x=%!c(MISSING)|")),
+        (F, "|%0.1*v %0 X|", vec![i(-8), Value::Nil, f(f64::from_bits(0x3fb999999999999a))], Exact("|%!*(int=-8)v %!X(<nil>)|%!(EXTRA float64=0.1)")),
+        (F, "|%s|", vec![Value::Nil], Exact("|%!s(<nil>)|")),
+        (F, "%##s %%|", vec![s("hi"), i(-255)], Exact("hi %|%!(EXTRA int=-255)")),
+        (F, "%+7.0v % 9.7[0]v%#6v|", vec![Value::Nil, l(vec![Value::Nil]), Value::Bool(true)], Exact("  <nil> %!v(BADINDEX)[]interface {}{interface {}(nil)}|")),
+        (F, "x=%q%T|", vec![i(128512)], Exact("x='😀'%!T(MISSING)|")),
+        (F, "%4.5e|% -12[1]Ex=%+-5f|", vec![f(f64::from_bits(0x8000000000000000)), s("tab\there"), i(26085)], Exact("-0.00000e+00|-0.000000E+00x=%!f(string=tab\there)|")),
+        (F, "%-v|", vec![i(7)], Exact("7|")),
+        (F, "|%.7wx=%U|%##.1e|", vec![s("x`y"), m(vec![]), i(26085)], Exact("|%!w(string=x`y)x=map[]|%!e(int=26085)|")),
+        (F, " %-2Tx=%.6*[1]U|%#-X|", vec![Value::Bool(true), i(5), i(65), by(&[195, 169])], Exact(" boolx=%!*(int=000005)[1]U|0X41|%!(EXTRA []uint8=[195 169])")),
+        (F, "|%o|", vec![s(" sp ")], Exact("|%!o(string= sp )|")),
+        (F, " %4[1]G|", vec![f(f64::from_bits(0xfff0000000000000))], Exact(" -Inf|")),
+        (F, "x=% +g|", vec![f(f64::from_bits(0x7ff0000000000000)), s("日本語")], Exact("x=+Inf|%!(EXTRA string=日本語)")),
+        (F, "|%0v|", vec![Value::Bool(true)], Exact("|true|")),
+        (F, " %9.0o|", vec![i(i64::MIN)], Exact(" -1000000000000000000000|")),
+        (F, "%2.5s|", vec![Value::Nil], Exact("%!s(<nil>)|")),
+        (F, "|%-12.3q %# 11f %U|", vec![by(&[195, 169]), s("a"), Value::Bool(true)], Exact("|\"é\"          %!f(string=          a) %!U(bool=true)|")),
+        (F, "%*[3]%|%o|", vec![i(-8), Value::Bool(true)], Exact("%|%!o(bool=true)|")),
+        (F, " %-#v|", vec![], Exact(" %!v(MISSING)|")),
+        (F, "x=%-8.5o|", vec![Value::Nil], Exact("x=%!o(<nil>)|")),
+        (F, " %##.1d|", vec![i(1000000)], Exact(" 1000000|")),
+        (F, " %-11U|", vec![f(f64::from_bits(0x412e848000000000))], Exact(" %!U(float64=1e+06      )|")),
+        (F, " %.5%|%12.1o|", vec![Value::Nil, Value::Nil], Exact(" %|%!o(<nil>)|%!(EXTRA <nil>)")),
+        (F, "x=%#O|%.7%|", vec![Value::Bool(false), m(vec![])], Exact("x=%!O(bool=false)|%|%!(EXTRA map[string]interface {}=map[])")),
+        (F, " %1E%.0cx=%-#q|", vec![s("%d"), Value::Bool(true), l(vec![s("a\"b")])], Exact(" %!E(string=%d)%!c(bool=true)x=[`a\"b`]|")),
+        (F, "|%s|%++.0[4]o|%%|", vec![m(vec![]), s("a\"b"), l(vec![f(f64::from_bits(0x412e848000000000))])], Exact("|map[]|%!o(BADINDEX)|%|")),
+        (F, "x=%12.0f|%c|", vec![Value::Nil, s("\u{1}")], Exact("x=%!f(<nil>)|%!c(string=\u{1})|")),
+        (F, "|%11o|", vec![], Exact("|%!o(MISSING)|")),
+        (F, "|%7.4f|", vec![], Exact("|%!f(MISSING)|")),
+        (F, " %.3U|", vec![by(&[195, 169])], Exact(" [U+00C3 U+00A9]|")),
+        (F, "|%0+12.3X|%q|", vec![Value::Nil], Exact("|%!X(<nil>)|%!q(MISSING)|")),
+        (F, "x=%.1e|", vec![s("日本語")], Exact("x=%!e(string=日)|")),
+        (F, " %E%7.5% %.6v|", vec![s(""), f(f64::from_bits(0xc004000000000000)), s("\u{1}")], Exact(" %!E(string=)% -2.5|%!(EXTRA string=\u{1})")),
+        (F, "%-.4v|% .6X|", vec![by(&[255, 0]), s("%d")], Exact("[0255 0000]|25 64|")),
+        (F, " %-0c|%4[0]E %.5g|", vec![by(&[104, 105]), s("%d"), by(&[])], Exact(" [h i]|%!E(BADINDEX) %!g(string=%d)|")),
+        (F, "x=%-t|%-.5%|", vec![f(f64::from_bits(0x0000000000000001)), f(f64::from_bits(0x40fe240c9fbe76c9))], Exact("x=%!t(float64=5e-324)|%|%!(EXTRA float64=123456.789)")),
+        (F, "x=%b%G %11x|", vec![f(f64::from_bits(0x3e7ad7f29abcaf48)), i(26085), Value::Bool(true)], Exact("x=7555786372591432p-76%!G(int=26085) %!x(bool=       true)|")),
+        (F, " %2v%x|", vec![Value::Nil, i(i64::MIN)], Exact(" <nil>-8000000000000000|")),
+        (F, " %+0b|", vec![i(128512)], Exact(" +11111011000000000|")),
+        (F, "x=%-#8b|", vec![i(128512)], Exact("x=0b11111011000000000|")),
+        (F, "%+05w|%10v %9E|", vec![l(vec![]), i(-255), l(vec![i(26085)])], Exact("%!w([]interface {}=[])|      -255 [%!E(int=    26085)]|")),
+        (F, "% 2.2%|", vec![s("x`y")], Exact("%|%!(EXTRA string=x`y)")),
+        (F, "%.1b|", vec![i(-255)], Exact("-11111111|")),
+        (F, "|%+s %#0Ex=%.4%|", vec![Value::Nil, Value::Bool(true), i(-1), s("")], Exact("|%!s(<nil>) %!E(bool=true)x=%|%!(EXTRA int=-1, string=)")),
+        (F, " %+ fx=%*E|", vec![i(7), i(-8), s("é")], Exact(" %!f(int=+7)x=%!E(string=é       )|")),
         ]
     }
 
     #[test]
     fn matches_helm_output() {
         let cases = helm_cases();
-        assert!(cases.len() > 300);
+        assert!(cases.len() > 850);
         let mut failures = Vec::new();
         for (kind, format, args, expect) in &cases {
             let got = match kind {
@@ -2979,7 +3300,7 @@ mod tests {
     fn huge_results_are_refused_not_allocated() {
         let wide = "%9999999d".repeat(5);
         let err = try_sprintf(&wide, &[i(1), i(2), i(3), i(4), i(5)]).expect_err("50 MB");
-        assert!(err.0.contains("exceeds the limit"), "{err}");
+        assert!(err.to_string().contains("exceeds the limit"), "{err}");
         assert!(sprintf(&wide, &[i(1), i(2), i(3), i(4), i(5)]).len() <= MAX_TEXT_BYTES);
         let items: Vec<Value> = (0..1000).map(i).collect();
         assert!(try_sprintf("%9999999d", &[l(items.clone())]).is_err());
@@ -3015,6 +3336,52 @@ mod tests {
         // Two self-references: the text doubles per level and stops at the size bound.
         map.insert("c", Value::Map(map.clone()));
         assert!(try_sprintf("%v", &[Value::Map(map.clone())]).is_err());
+    }
+
+    struct Version;
+
+    impl super::super::value::Object for Version {
+        fn type_name(&self) -> &str {
+            "*common.KubeVersion"
+        }
+        fn field(&self, _name: &str) -> Option<Value> {
+            None
+        }
+        fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+            None
+        }
+        fn display(&self) -> String {
+            "v1.20.0".into()
+        }
+        fn to_value(&self) -> Value {
+            Value::Nil
+        }
+    }
+
+    #[test]
+    fn objects_print_through_their_string_method() {
+        let object = Value::Object(Rc::new(Version));
+        assert_eq!(sprint_value(&object), "v1.20.0");
+        assert_eq!(sprint(&[object.clone(), i(1)]), "v1.20.0 1");
+        assert_eq!(
+            sprintf(
+                "%s|%10v|%q|%x|%T",
+                &[
+                    object.clone(),
+                    object.clone(),
+                    object.clone(),
+                    object.clone(),
+                    object.clone()
+                ]
+            ),
+            "v1.20.0|   v1.20.0|\"v1.20.0\"|76312e32302e30|*common.KubeVersion"
+        );
+        assert_eq!(sprintf("%v", &[l(vec![object.clone()])]), "[v1.20.0]");
+        assert_eq!(
+            sprintf("%d", std::slice::from_ref(&object)),
+            "%!d(*common.KubeVersion=v1.20.0)"
+        );
+        assert_eq!(sprintf("x", &[object]), "x%!(EXTRA *common.KubeVersion=v1.20.0)");
     }
 
     #[test]
