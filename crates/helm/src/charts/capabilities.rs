@@ -157,7 +157,7 @@ impl Object for VersionSet {
         }
         Some(
             param_str(&args[0])
-                .map(|wanted| Value::Bool(self.0.iter().any(|v| *v == wanted)))
+                .map(|wanted| Value::Bool(self.0.contains(&wanted)))
                 .map_err(|err| err.to_string()),
         )
     }

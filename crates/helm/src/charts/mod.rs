@@ -124,3 +124,202 @@ impl Chart {
         }
     }
 }
+
+#[cfg(test)]
+mod corpus_tests {
+    //! Loads the real charts of `shared/helm-corpus` (skipped when absent) and, when `CHARTS_GOLD` names a JSON
+    //! file of Helm's results (`{"dir__chart::case": {"input": …, "values": …} | {"error": …}}`), compares the
+    //! top-level values with Helm's.
+
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+
+    fn corpus() -> Option<PathBuf> {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/helm-corpus");
+        if dir.is_dir() {
+            Some(dir)
+        } else {
+            println!("skipped: {} is absent", dir.display());
+            None
+        }
+    }
+
+    /// Whether a load error comes from the YAML reader (a stub until `formats::yaml` is YAML-1.1-exact).
+    fn yaml_reader_error(err: &ChartError) -> bool {
+        let text = err.to_string();
+        text.contains("cannot load values.yaml: error reading yaml document")
+            || text.contains("cannot load Chart.yaml: ")
+            || text.contains("cannot load requirements.yaml: ")
+    }
+
+    fn load_dir(dir: &Path) -> Result<Chart, ChartError> {
+        let name = dir
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tgz = crate::archive::pack_dir(dir, &format!("{name}/"))
+            .map_err(|e| ChartError::Load(e.to_string()))?;
+        load_files(crate::archive::read_tgz(&tgz)?)
+    }
+
+    /// Equality with numbers compared as float64 (Helm's values are float64: `60.0` and `60` are one value).
+    fn json_eq(a: &serde_json::Value, b: &serde_json::Value) -> bool {
+        use serde_json::Value as J;
+        match (a, b) {
+            (J::Number(x), J::Number(y)) => x.as_f64() == y.as_f64(),
+            (J::Array(x), J::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(p, q)| json_eq(p, q)),
+            (J::Object(x), J::Object(y)) => {
+                x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| json_eq(v, w)))
+            }
+            _ => a == b,
+        }
+    }
+
+    /// The first places where two JSON values differ.
+    fn json_diff(path: &str, got: &serde_json::Value, want: &serde_json::Value, out: &mut Vec<String>) {
+        if out.len() >= 5 || json_eq(got, want) {
+            return;
+        }
+        match (got, want) {
+            (serde_json::Value::Object(a), serde_json::Value::Object(b)) => {
+                for key in a.keys().chain(b.keys()) {
+                    let null = serde_json::Value::Null;
+                    let (x, y) = (a.get(key), b.get(key));
+                    if x.is_none() || y.is_none() {
+                        if out.len() < 5 && x != y {
+                            out.push(format!(
+                                "{path}/{key}: got {:?}, want {:?}",
+                                x.map(ToString::to_string),
+                                y.map(ToString::to_string)
+                            ));
+                        }
+                        continue;
+                    }
+                    json_diff(
+                        &format!("{path}/{key}"),
+                        x.unwrap_or(&null),
+                        y.unwrap_or(&null),
+                        out,
+                    );
+                }
+            }
+            _ => out.push(format!("{path}: got {got}, want {want}")),
+        }
+    }
+
+    fn chart_dirs(root: &Path) -> Vec<PathBuf> {
+        let mut dirs = Vec::new();
+        for group in std::fs::read_dir(root).into_iter().flatten().flatten() {
+            for chart in std::fs::read_dir(group.path()).into_iter().flatten().flatten() {
+                if chart.path().join("Chart.yaml").is_file() {
+                    dirs.push(chart.path());
+                }
+            }
+        }
+        dirs.sort();
+        dirs
+    }
+
+    #[test]
+    fn corpus_charts_load_and_prepare() {
+        let Some(root) = corpus() else { return };
+        let (mut subcharts, mut loaded) = (0, 0);
+        for dir in chart_dirs(&root) {
+            let chart = match load_dir(&dir) {
+                Ok(chart) => chart,
+                Err(err) if yaml_reader_error(&err) => {
+                    println!(
+                        "skipped {} (YAML reader): {}",
+                        dir.display(),
+                        err.to_string().lines().next().unwrap_or("")
+                    );
+                    continue;
+                }
+                Err(err) => panic!("{}: {err}", dir.display()),
+            };
+            loaded += 1;
+            subcharts += chart.dependencies.len();
+            let (prepared, values) = prepare(&chart, &serde_json::json!({}))
+                .unwrap_or_else(|err| panic!("{}: {err}", dir.display()));
+            assert!(values.is_object(), "{}", dir.display());
+            let jobs = template_jobs(
+                &prepared,
+                &values,
+                &ReleaseInfo {
+                    name: "r1".into(),
+                    namespace: "default".into(),
+                    revision: 1,
+                    is_install: true,
+                    is_upgrade: false,
+                },
+                &Capabilities::default(),
+            );
+            assert!(
+                jobs.iter().any(|job| job.renders) || prepared.templates.is_empty(),
+                "{}",
+                dir.display()
+            );
+        }
+        println!("{loaded} corpus charts loaded and prepared");
+        assert!(subcharts > 0, "the corpus has charts with subcharts");
+    }
+
+    #[test]
+    fn corpus_values_match_helm() {
+        let Some(root) = corpus() else { return };
+        let Some(gold) = std::env::var_os("CHARTS_GOLD") else {
+            println!("skipped: CHARTS_GOLD is not set");
+            return;
+        };
+        let gold: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(gold).expect("read CHARTS_GOLD")).expect("gold JSON");
+        let (mut same, mut different) = (0, Vec::new());
+        for (key, expected) in gold.as_object().expect("gold object") {
+            let (chart_key, _case) = key.split_once("::").expect("key");
+            let dir = root.join(chart_key.replace("__", "/"));
+            let chart = match load_dir(&dir) {
+                Ok(chart) => chart,
+                Err(err) if yaml_reader_error(&err) => {
+                    println!("skipped {key} (YAML reader)");
+                    continue;
+                }
+                Err(err) => panic!("{key}: {err}"),
+            };
+            let input = expected.get("input").cloned().unwrap_or(serde_json::Value::Null);
+            let input = if input.is_null() {
+                serde_json::json!({})
+            } else {
+                input
+            };
+            match (prepare(&chart, &input), expected.get("values")) {
+                (Ok((_, values)), Some(want)) if json_eq(&values, want) => same += 1,
+                // Helm failed in a template, after the values were prepared: nothing to compare.
+                (Ok(_), None)
+                    if expected["error"]
+                        .as_str()
+                        .is_some_and(|e| e.contains("/templates/")) =>
+                {
+                    same += 1
+                }
+                (Err(_), None) => same += 1,
+                (got, want) => {
+                    let mut diff = Vec::new();
+                    match (&got, want) {
+                        (Ok((_, values)), Some(want)) => json_diff("", values, want, &mut diff),
+                        (Ok(_), None) => diff.push(format!("Helm failed: {}", expected["error"])),
+                        (Err(err), _) => diff.push(format!("error: {err}")),
+                    }
+                    different.push(format!("{key}: {}", diff.join("; ")));
+                }
+            }
+        }
+        println!("{same} cases match Helm");
+        assert!(
+            different.is_empty(),
+            "{} differ:\n{}",
+            different.len(),
+            different.join("\n")
+        );
+    }
+}

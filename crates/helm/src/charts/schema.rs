@@ -50,10 +50,10 @@ fn validate_chart(chart: &Chart, values: &Json, out: &mut String, depth: usize) 
     if depth > super::load::MAX_CHART_DEPTH {
         return;
     }
-    if let Some(schema) = &chart.schema {
-        if let Err(message) = validate_single(values, schema) {
-            out.push_str(&format!("{}:\n{message}", chart.name()));
-        }
+    if let Some(schema) = &chart.schema
+        && let Err(message) = validate_single(values, schema)
+    {
+        out.push_str(&format!("{}:\n{message}", chart.name()));
     }
     for sub in &chart.dependencies {
         match values.get(sub.name()) {
@@ -87,7 +87,7 @@ fn validate_single(values: &Json, schema: &[u8]) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }
-    let nodes = merge_required(to_nodes(&errors, &schema));
+    let nodes = merge_required(to_nodes(&errors));
     let grouped = group(nodes, "");
     let mut lines = Vec::new();
     for node in &grouped {
@@ -188,7 +188,7 @@ fn limit_text(value: &Json) -> String {
     }
 }
 
-fn to_nodes(errors: &[jsonschema::ValidationError<'_>], schema: &Json) -> Vec<Node> {
+fn to_nodes(errors: &[jsonschema::ValidationError<'_>]) -> Vec<Node> {
     // A failed `type` makes santhosh-tekuri skip the other keywords of that schema object.
     let type_failures: Vec<String> = errors
         .iter()
@@ -207,11 +207,11 @@ fn to_nodes(errors: &[jsonschema::ValidationError<'_>], schema: &Json) -> Vec<No
                     .iter()
                     .any(|prefix| path.starts_with(prefix.as_str()))
         })
-        .map(|err| to_node(err, schema))
+        .map(to_node)
         .collect()
 }
 
-fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
+fn to_node(err: &jsonschema::ValidationError<'_>) -> Node {
     let location = err.instance_path().as_str().to_string();
     let instance: &Json = err.instance();
     let mut children = Vec::new();
@@ -326,16 +326,16 @@ fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
         ValidationErrorKind::FalseSchema => "false schema".into(),
         ValidationErrorKind::Contains => "no items match contains schema".into(),
         ValidationErrorKind::AnyOf { context } => {
-            children = context.iter().flatten().map(|e| to_node(e, schema)).collect();
+            children = context.iter().flatten().map(|e| to_node(e)).collect();
             "'anyOf' failed".into()
         }
         ValidationErrorKind::OneOfNotValid { context } => {
-            children = context.iter().flatten().map(|e| to_node(e, schema)).collect();
+            children = context.iter().flatten().map(|e| to_node(e)).collect();
             "'oneOf' failed, none matched".into()
         }
         ValidationErrorKind::OneOfMultipleValid { .. } => "'oneOf' failed, more than one matched".into(),
         ValidationErrorKind::PropertyNames { error } => {
-            let mut inner = to_node(error, schema);
+            let mut inner = to_node(error);
             inner.location = String::new();
             children.push(inner);
             return Node {
@@ -363,20 +363,20 @@ fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
 fn merge_required(nodes: Vec<Node>) -> Vec<Node> {
     let mut out: Vec<Node> = Vec::new();
     for node in nodes {
-        if let Some(name) = node.message.strip_prefix("missing property ") {
-            if let Some(existing) = out.iter_mut().find(|n| {
+        if let Some(name) = node.message.strip_prefix("missing property ")
+            && let Some(existing) = out.iter_mut().find(|n| {
                 n.location == node.location
                     && (n.message.starts_with("missing property ")
                         || n.message.starts_with("missing properties "))
-            }) {
-                let names = existing
-                    .message
-                    .trim_start_matches("missing properties ")
-                    .trim_start_matches("missing property ")
-                    .to_string();
-                existing.message = format!("missing properties {names}, {name}");
-                continue;
-            }
+            })
+        {
+            let names = existing
+                .message
+                .trim_start_matches("missing properties ")
+                .trim_start_matches("missing property ")
+                .to_string();
+            existing.message = format!("missing properties {names}, {name}");
+            continue;
         }
         out.push(node);
     }
