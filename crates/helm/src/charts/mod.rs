@@ -323,3 +323,236 @@ mod corpus_tests {
         );
     }
 }
+
+#[cfg(test)]
+mod probe_tests {
+    //! Probe chart p1 end to end (subchart folders, a condition, tags, two aliases of one chart, import-values in
+    //! both forms, nested globals, .helmignore); the expected JSON is what Helm v4.2.3 printed for
+    //! `{{ toJson .Values }}` and `{{ toJson .Chart }}` with user values `{"sub1":{"removed":null},"global":{"u":1}}`.
+
+    use super::*;
+    use crate::archive::ArchiveFile;
+
+    const FILES: &[(&str, &str)] = &[
+        (
+            "p1/.helmignore",
+            r#"ignored/
+*.bak
+"#,
+        ),
+        (
+            "p1/Chart.yaml",
+            r#"apiVersion: v2
+name: p1
+version: 0.1.0
+appVersion: "1.0"
+annotations:
+  a: b
+maintainers:
+  - name: me
+    email: me@x
+dependencies:
+  - name: sub1
+    version: "*"
+    condition: sub1.enabled,global.sub1on
+    tags: [front]
+    import-values:
+      - data
+      - child: deeper.x
+        parent: imported
+  - name: sub2
+    alias: second
+    version: 0.1.0
+    condition: second.enabled
+  - name: sub2
+    alias: third
+    tags: [back]
+"#,
+        ),
+        (
+            "p1/README.md",
+            r#"r
+"#,
+        ),
+        (
+            "p1/values.yaml",
+            r#"top: 1
+nulled: x
+global:
+  g1: parentg
+  nest:
+    a:
+      b: 1
+tags:
+  back: false
+sub1:
+  fromParent: true
+  child: override
+second:
+  enabled: true
+list: [1, 2]
+"#,
+        ),
+        (
+            "p1/x.bak", r#"y
+"#,
+        ),
+        (
+            "p1/charts/sub1.prov",
+            r#"lock
+"#,
+        ),
+        (
+            "p1/charts/sub1/Chart.yaml",
+            r#"apiVersion: v2
+name: sub1
+version: 1.2.3
+dependencies:
+  - name: deep
+    version: 0.0.1
+"#,
+        ),
+        (
+            "p1/charts/sub1/values.yaml",
+            r#"enabled: true
+child: default
+removed: here
+global:
+  g1: childg
+  g2: childonly
+  nest:
+    a:
+      b: 2
+      c: 3
+exports:
+  data:
+    exportedKey: ev
+deeper:
+  x:
+    xv: 1
+"#,
+        ),
+        (
+            "p1/charts/sub1/charts/deep/Chart.yaml",
+            r#"apiVersion: v2
+name: deep
+version: 0.0.1
+"#,
+        ),
+        (
+            "p1/charts/sub1/charts/deep/values.yaml",
+            r#"d: 1
+"#,
+        ),
+        ("p1/charts/sub1/charts/deep/templates/d.yaml", r#"x"#),
+        ("p1/charts/sub1/templates/s.yaml", r#"x"#),
+        (
+            "p1/charts/sub2/Chart.yaml",
+            r#"apiVersion: v2
+name: sub2
+version: 0.1.0
+"#,
+        ),
+        (
+            "p1/charts/sub2/values.yaml",
+            r#"enabled: false
+s2: v
+"#,
+        ),
+        ("p1/charts/sub2/templates/x.yaml", r#"x"#),
+        (
+            "p1/crds/crd.yaml",
+            r#"kind: CustomResourceDefinition
+"#,
+        ),
+        (
+            "p1/files/a.txt",
+            r#"line1
+line2
+"#,
+        ),
+        ("p1/files/b.yaml", r#"bee"#),
+        ("p1/files/sub/c.txt", r#"deep"#),
+        (
+            "p1/ignored/x",
+            r#"x
+"#,
+        ),
+        (
+            "p1/templates/_helpers.tpl",
+            r#"{{ define "p1.x" }}parent{{ end }}
+"#,
+        ),
+        ("p1/templates/a.yaml", r#"x"#),
+        ("p1/templates/files.yaml", r#"x"#),
+    ];
+
+    #[test]
+    fn probe_p1_matches_helm() {
+        let files = FILES
+            .iter()
+            .map(|(path, text)| ArchiveFile {
+                path: (*path).into(),
+                bytes: text.as_bytes().to_vec(),
+            })
+            .collect();
+        let chart = load_files(files).expect("load p1");
+        let user = serde_json::json!({"sub1": {"removed": null}, "global": {"u": 1}});
+        let (prepared, values) = prepare(&chart, &user).expect("prepare p1");
+        let want: serde_json::Value = serde_json::from_str(r#"{"exportedKey":"ev","global":{"g1":"parentg","nest":{"a":{"b":1,"c":3}},"u":1},"imported":{"xv":1},"list":[1,2],"nulled":"x","second":{"enabled":true,"global":{"g1":"parentg","nest":{"a":{"b":1,"c":3}},"u":1},"s2":"v"},"sub1":{"child":"override","deep":{"d":1,"global":{"g1":"parentg","g2":"childonly","nest":{"a":{"b":1,"c":3}},"u":1}},"deeper":{"x":{"xv":1}},"enabled":true,"exports":{"data":{"exportedKey":"ev"}},"fromParent":true,"global":{"g1":"parentg","g2":"childonly","nest":{"a":{"b":1,"c":3}},"u":1}},"tags":{"back":false},"top":1}"#).expect("json");
+        assert_eq!(values, want);
+        let want_chart: serde_json::Value = serde_json::from_str(r#"{"APIVersion":"v2","Annotations":{"a":"b"},"AppVersion":"1.0","Condition":"","Dependencies":[{"Alias":"","Condition":"sub1.enabled,global.sub1on","Enabled":true,"ImportValues":[{"child":"exports.data","parent":"."},{"child":"deeper.x","parent":"imported"}],"Name":"sub1","Repository":"","Tags":["front"],"Version":"*"},{"Alias":"second","Condition":"second.enabled","Enabled":true,"ImportValues":[],"Name":"second","Repository":"","Tags":[],"Version":"0.1.0"}],"Deprecated":false,"Description":"","Home":"","Icon":"","IsRoot":true,"Keywords":[],"KubeVersion":"","Maintainers":[{"Email":"me@x","Name":"me","URL":""}],"Name":"p1","Sources":[],"Tags":"","Type":"","Version":"0.1.0"}"#).expect("json");
+        assert_eq!(
+            prepared.metadata.to_template_map(true).to_json().expect("json"),
+            want_chart
+        );
+        let jobs = template_jobs(
+            &prepared,
+            &values,
+            &ReleaseInfo {
+                name: "r1".into(),
+                namespace: "default".into(),
+                revision: 1,
+                is_install: true,
+                is_upgrade: false,
+            },
+            &Capabilities::default(),
+        );
+        let names: Vec<&str> = jobs.iter().map(|job| job.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "p1/charts/sub1/charts/deep/templates/d.yaml",
+                "p1/charts/sub1/templates/s.yaml",
+                "p1/charts/second/templates/x.yaml",
+                "p1/templates/files.yaml",
+                "p1/templates/a.yaml",
+                "p1/templates/_helpers.tpl",
+            ]
+        );
+        let sub_values = jobs[1]
+            .enter()
+            .as_map()
+            .and_then(|dot| dot.get("Values"))
+            .expect("values");
+        let want_sub: serde_json::Value = serde_json::from_str(r#"{"child":"override","deep":{"d":1,"global":{"g1":"parentg","g2":"childonly","nest":{"a":{"b":1,"c":3}},"u":1}},"deeper":{"x":{"xv":1}},"enabled":true,"exports":{"data":{"exportedKey":"ev"}},"fromParent":true,"global":{"g1":"parentg","g2":"childonly","nest":{"a":{"b":1,"c":3}},"u":1}}"#).expect("json");
+        assert_eq!(sub_values.to_json().expect("json"), want_sub);
+        // .Files of the root: Helm listed .helmignore,README.md,charts/sub1.prov,crds/crd.yaml,files/a.txt,
+        // files/b.yaml,files/sub/c.txt (x.bak and ignored/ are .helmignore'd).
+        let names: Vec<&str> = chart.files.iter().map(|f| f.name.as_str()).collect();
+        let mut sorted = names.clone();
+        sorted.sort_unstable();
+        assert_eq!(
+            sorted,
+            [
+                ".helmignore",
+                "README.md",
+                "charts/sub1.prov",
+                "crds/crd.yaml",
+                "files/a.txt",
+                "files/b.yaml",
+                "files/sub/c.txt"
+            ]
+        );
+    }
+}
