@@ -556,3 +556,62 @@ line2
         );
     }
 }
+
+#[cfg(test)]
+mod probe_archive_tests {
+    //! Probe chart p2 as an archive: apiVersion v1 with `requirements.yaml`, a multi-document `values.yaml`, a
+    //! nested `.tgz` subchart; expected JSON printed by Helm v4.2.3.
+
+    use super::*;
+    use crate::archive::write_tgz;
+
+    #[test]
+    fn probe_p2_matches_helm() {
+        let packed = write_tgz(&[
+            (
+                "packed/Chart.yaml",
+                b"apiVersion: v2\nname: packed\nversion: 0.1.0\n",
+            ),
+            ("packed/values.yaml", b"pv: 1\n"),
+            ("packed/templates/p.yaml", b"packed: {{ toJson .Values }}\n"),
+        ]);
+        let chart_yaml = "apiVersion: v1\nname: p2\nversion: 1.0.0-rc.1\ndescription: \"desc\\there\"\nkeywords: [a, b]\n\
+                          home: https://h\nsources: [https://s]\nicon: https://i\ndeprecated: true\n\
+                          kubeVersion: \">=1.20.0-0\"\ntype: application\n";
+        let requirements = "dependencies:\n  - name: packed\n    version: 0.1.0\n    repository: file://x\n    enabled: false\n";
+        let values = "a: 1\nb: {c: 2, d: 3}\ne: [1]\nf: str\ng: {h: 1}\n---\nsecond: doc\na: 5\n";
+        let tgz = write_tgz(&[
+            ("p2/Chart.yaml", chart_yaml.as_bytes()),
+            ("p2/requirements.yaml", requirements.as_bytes()),
+            ("p2/values.yaml", values.as_bytes()),
+            ("p2/templates/a.yaml", b"a"),
+            ("p2/charts/packed-0.1.0.tgz", &packed),
+        ]);
+        let chart = load_archive(&tgz).expect("load p2");
+        let names: Vec<&str> = chart.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["requirements.yaml"]);
+        let user = serde_json::json!({"b": {"c": null, "x": 1}, "e": {"m": 1}, "f": {"n": 1}, "g": "scalar",
+                                      "packed": {"pv": null, "z": 2}});
+        let (prepared, values, warnings) = prepare_with_warnings(&chart, &user).expect("prepare p2");
+        assert_eq!(
+            values,
+            serde_json::json!({"a":5,"b":{"d":3,"x":1},"e":{"m":1},"f":{"n":1},"g":"scalar",
+                               "packed":{"global":{},"z":2},"second":"doc"})
+        );
+        assert!(
+            warnings
+                .iter()
+                .any(|w| w == "warning: skipped value for p2.e: Not a table."),
+            "{warnings:?}"
+        );
+        let want_chart: serde_json::Value = serde_json::from_str(
+            r#"{"APIVersion":"v1","Annotations":null,"AppVersion":"","Condition":"","Dependencies":[{"Alias":"","Condition":"","Enabled":true,"ImportValues":[],"Name":"packed","Repository":"file://x","Tags":[],"Version":"0.1.0"}],"Deprecated":true,"Description":"desc here","Home":"https://h","Icon":"https://i","IsRoot":true,"Keywords":["a","b"],"KubeVersion":"\u003e=1.20.0-0","Maintainers":[],"Name":"p2","Sources":["https://s"],"Tags":"","Type":"application","Version":"1.0.0-rc.1"}"#,
+        )
+        .expect("json");
+        assert_eq!(
+            prepared.metadata.to_template_map(true).to_json().expect("json"),
+            want_chart
+        );
+        assert!(check_kube_version(&prepared, &Capabilities::default()).is_ok());
+    }
+}
