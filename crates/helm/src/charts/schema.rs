@@ -207,8 +207,84 @@ fn to_nodes(errors: &[jsonschema::ValidationError<'_>]) -> Vec<Node> {
                     .iter()
                     .any(|prefix| path.starts_with(prefix.as_str()))
         })
-        .map(to_node)
+        .fold(Vec::new(), |mut nodes: Vec<Node>, err| {
+            let node = to_node(err);
+            match all_of_scope(err.schema_path().as_str(), &node.location) {
+                None => nodes.push(node),
+                Some((key, location)) => {
+                    let message = format!("'allOf' failed{ALL_OF_MARK}{key}");
+                    match nodes
+                        .iter_mut()
+                        .find(|n| n.message == message && n.location == location)
+                    {
+                        Some(group) => group.children.push(node),
+                        None => nodes.push(Node {
+                            location,
+                            message,
+                            children: vec![node],
+                        }),
+                    }
+                }
+            }
+            nodes
+        })
+        .into_iter()
+        .map(|mut node| {
+            if let Some(index) = node.message.find(ALL_OF_MARK) {
+                node.message.truncate(index);
+            }
+            node
+        })
         .collect()
+}
+
+/// Separates the `allOf` group key from its message until the groups are built.
+const ALL_OF_MARK: char = '\u{1}';
+
+/// For an error under an `allOf` branch: the `allOf` keyword's schema path and the instance location it applies
+/// to (the error's location less one segment per instance-descending keyword after the branch).
+fn all_of_scope(schema_path: &str, location: &str) -> Option<(String, String)> {
+    let index = schema_path.find("/allOf/")?;
+    let key = schema_path[..index + "/allOf".len()].to_string();
+    let after: Vec<&str> = schema_path[index + "/allOf/".len()..]
+        .split('/')
+        .skip(1)
+        .collect();
+    let mut hops = 0;
+    let mut position = 0;
+    while position < after.len() {
+        match after[position] {
+            "properties" | "patternProperties" | "prefixItems" | "dependentSchemas" => {
+                if after[position] != "dependentSchemas" {
+                    hops += 1;
+                }
+                position += 2;
+            }
+            "items"
+            | "additionalProperties"
+            | "additionalItems"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => {
+                hops += 1;
+                position += 1;
+                if after
+                    .get(position)
+                    .is_some_and(|segment| segment.parse::<usize>().is_ok())
+                {
+                    position += 1;
+                }
+            }
+            _ => position += 1,
+        }
+    }
+    let mut segments: Vec<&str> = location.split('/').collect();
+    for _ in 0..hops {
+        if segments.len() > 1 {
+            segments.pop();
+        }
+    }
+    Some((key, segments.join("/")))
 }
 
 fn to_node(err: &jsonschema::ValidationError<'_>) -> Node {
@@ -333,7 +409,19 @@ fn to_node(err: &jsonschema::ValidationError<'_>) -> Node {
             children = context.iter().flatten().map(|e| to_node(e)).collect();
             "'oneOf' failed, none matched".into()
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => "'oneOf' failed, more than one matched".into(),
+        ValidationErrorKind::OneOfMultipleValid { context } => {
+            let matched: Vec<String> = context
+                .iter()
+                .enumerate()
+                .filter(|(_, errors)| errors.is_empty())
+                .map(|(index, _)| index.to_string())
+                .collect();
+            if matched.len() > 1 {
+                format!("'oneOf' failed, subschemas {} matched", matched.join(", "))
+            } else {
+                "'oneOf' failed, more than one matched".into()
+            }
+        }
         ValidationErrorKind::PropertyNames { error } => {
             let mut inner = to_node(error);
             inner.location = String::new();
@@ -447,6 +535,31 @@ mod tests {
             "a failed type hides the other keywords:\n{err}"
         );
         assert!(validate_against_schema(&top, &json!({"replicas": 2, "name": "x"})).is_ok());
+    }
+
+    #[test]
+    fn all_of_and_one_of_read_like_helms() {
+        // Helm v4.2.3 printed these lines for the same schema and values.
+        let top = chart(
+            "p3",
+            r#"{"type":"object","properties":{"all":{"allOf":[{"type":"string"},{"minLength":2}]},
+               "all3":{"allOf":[{"properties":{"x":{"type":"string"}}},{"required":["y"]}]},
+               "one":{"oneOf":[{"type":"string"},{"minimum":3}]}},"allOf":[{"required":["zz"]}]}"#,
+            vec![],
+        );
+        let err = validate_against_schema(&top, &json!({"all": "a", "all3": {"x": 1}, "one": "s"}))
+            .unwrap_err()
+            .to_string();
+        for line in [
+            "- at '/one': 'oneOf' failed, subschemas 0, 1 matched\n",
+            "- at '/all': 'allOf' failed\n  - at '/all': minLength: got 1, want 2\n",
+            "- at '/all3': 'allOf' failed\n",
+            "  - at '/all3/x': got number, want string\n",
+            "  - at '/all3': missing property 'y'\n",
+            "- at '': 'allOf' failed\n  - at '': missing property 'zz'\n",
+        ] {
+            assert!(err.contains(line), "{line:?} missing from:\n{err}");
+        }
     }
 
     #[test]
