@@ -23,7 +23,7 @@ mod semver;
 mod templates;
 mod tree;
 
-pub use capabilities::{Capabilities, DEFAULT_API_VERSIONS, KubeVersion};
+pub use capabilities::{BuildInfo, Capabilities, DEFAULT_API_VERSIONS, KubeVersion, VersionSet};
 pub use coalesce::{coalesce_values, prepare, prepare_with_warnings};
 pub use dependencies::{check_dependencies, process_dependencies};
 pub use files::Files;
