@@ -83,6 +83,44 @@ pub struct KubeVersion {
 }
 
 impl KubeVersion {
+    /// Helm's `ParseKubeVersion` (`helm template --kube-version`): `v` optional, at least `major.minor`, anything
+    /// after the numeric components (`-gke.1`) kept in `Version` only; `None` when it does not parse.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<KubeVersion> {
+        let trimmed = text.trim();
+        let body = trimmed.strip_prefix('v').unwrap_or(trimmed);
+        let numeric_end = body
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(body.len());
+        let (numeric, rest) = body.split_at(numeric_end);
+        let components: Vec<&str> = numeric.split('.').collect();
+        if components.len() < 2
+            || components
+                .iter()
+                .any(|part| part.is_empty() || part.parse::<u64>().is_err())
+        {
+            return None;
+        }
+        if !rest.is_empty() && !rest.starts_with(['-', '+']) {
+            return None;
+        }
+        let numbers: Vec<u64> = components.iter().filter_map(|part| part.parse().ok()).collect();
+        let normalized = format!(
+            "v{}",
+            numbers.iter().map(u64::to_string).collect::<Vec<_>>().join(".")
+        );
+        Some(KubeVersion {
+            version: if text.starts_with('v') {
+                text.to_string()
+            } else {
+                format!("v{text}")
+            },
+            normalized,
+            major: numbers[0].to_string(),
+            minor: numbers[1].to_string(),
+        })
+    }
+
     /// Go's `%v` of the struct value (not through `String()`): `{v1.36.0 v1.36.0 1 36}`.
     #[must_use]
     pub fn go_struct(&self) -> String {
@@ -157,7 +195,7 @@ impl Object for VersionSet {
         }
         Some(
             param_str(&args[0])
-                .map(|wanted| Value::Bool(self.0.iter().any(|v| *v == wanted)))
+                .map(|wanted| Value::Bool(self.0.contains(&wanted)))
                 .map_err(|err| err.to_string()),
         )
     }
@@ -267,6 +305,13 @@ impl Default for Capabilities {
 }
 
 impl Capabilities {
+    /// The defaults with another Kubernetes version (`helm template --kube-version`).
+    #[must_use]
+    pub fn with_kube_version(mut self, kube_version: KubeVersion) -> Self {
+        self.kube_version = kube_version;
+        self
+    }
+
     /// The defaults with extra API versions appended (`helm template --api-versions`).
     #[must_use]
     pub fn with_api_versions(mut self, extra: &[String]) -> Self {

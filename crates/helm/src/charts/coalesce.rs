@@ -8,7 +8,7 @@
 
 use serde_json::Value as Json;
 
-use super::dependencies::{check_dependencies, process_dependencies};
+use super::dependencies::process_dependencies;
 use super::schema::validate_against_schema;
 use super::tree::{MAX_DEPTH, Table, Tree, get, new_table, set, snapshot};
 use super::{Chart, ChartError};
@@ -273,9 +273,12 @@ fn clean_nil_values(table: &Table, depth: usize) {
     }
 }
 
-/// The whole values pipeline of `helm template`: `CheckDependencies` (root), `ProcessDependencies` (enabled
-/// subcharts, aliases, `import-values`), `CoalesceValues` with `user_values`, then schema validation. Returns the
-/// enabled chart tree and the top-level `.Values`.
+/// The values pipeline of Helm's install/template action: `ProcessDependencies` (enabled subcharts, aliases,
+/// `import-values`), `CoalesceValues` with `user_values`, then schema validation. Returns the enabled chart tree and
+/// the top-level `.Values`.
+///
+/// Like Helm's SDK (`action.Install`), it does not refuse dependencies missing from `charts/`: the `helm` CLI does
+/// that before calling the SDK; call [`super::check_dependencies`] first for the CLI's behaviour.
 pub fn prepare(chart: &Chart, user_values: &Json) -> Result<(Chart, Json), ChartError> {
     let (chart, values, _) = prepare_with_warnings(chart, user_values)?;
     Ok((chart, values))
@@ -287,7 +290,6 @@ pub fn prepare_with_warnings(
     chart: &Chart,
     user_values: &Json,
 ) -> Result<(Chart, Json, Vec<String>), ChartError> {
-    check_dependencies(chart)?;
     let mut warnings = Vec::new();
     let mut chart = chart.clone();
     process_dependencies(&mut chart, user_values, &mut warnings)?;

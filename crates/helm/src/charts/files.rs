@@ -395,6 +395,14 @@ mod tests {
     }
 
     #[test]
+    fn as_config_is_yaml_of_base_names() {
+        // Helm v4.2.3 printed (probe p1) for `(.Files.Glob "files/*").AsConfig`:
+        let want = "a.txt: |\n  line1\n  line2\nb.yaml: bee";
+        assert_eq!(probe_files().glob("files/*").as_config(), want);
+        assert_eq!(probe_files().glob("nomatch/*").as_config(), "{}");
+    }
+
+    #[test]
     fn as_secrets_encodes_base64_by_base_name() {
         // Helm: "a.txt: bGluZTEKbGluZTIK\nb.yaml: YmVl\nc.txt: ZGVlcA==" for files/**.
         let secrets = probe_files().glob("files/**").as_secrets();

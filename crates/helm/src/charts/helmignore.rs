@@ -239,10 +239,11 @@ fn match_class(pattern: &[char], c: Option<char>) -> Result<(bool, usize), ()> {
             index += 1;
             high = read(&mut index)?;
         }
-        if let Some(c) = c {
-            if low <= c && c <= high {
-                matched = true;
-            }
+        if let Some(c) = c
+            && low <= c
+            && c <= high
+        {
+            matched = true;
         }
     }
     Ok((matched != negated, index))

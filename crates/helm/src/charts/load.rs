@@ -376,6 +376,28 @@ mod tests {
     }
 
     #[test]
+    fn helmignore_quirks_match_helm() {
+        // Probe p5 of Helm v4.2.3: a listed .helmignore is not in .Files; `docs/`, `/other.txt`, `keep/*.txt`.
+        let files = |ignore: &str| {
+            vec![
+                file("p5/Chart.yaml", "apiVersion: v2\nname: p5\nversion: 0.1.0\n"),
+                file("p5/.helmignore", ignore),
+                file("p5/keep.txt", "k"),
+                file("p5/other.txt", "o"),
+                file("p5/docs/d.txt", "d"),
+                file("p5/keep/keep.txt", "k2"),
+                file("p5/templates/a.yaml", "a"),
+            ]
+        };
+        let chart = load_files(files(".helmignore\ndocs/\n/other.txt\nkeep/*.txt\n")).unwrap();
+        let names: Vec<&str> = chart.files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["keep.txt"]);
+        // A negated rule ignores every path it does not match, Chart.yaml included (Helm says so too).
+        let err = load_files(files(".helmignore\n!keep.txt\n")).unwrap_err();
+        assert_eq!(err.to_string(), "Chart.yaml file is missing");
+    }
+
+    #[test]
     fn errors_are_helms() {
         let missing = load_files(vec![file("c/values.yaml", "a: 1")]).unwrap_err();
         assert_eq!(missing.to_string(), "Chart.yaml file is missing");

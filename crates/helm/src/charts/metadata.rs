@@ -217,10 +217,10 @@ impl Metadata {
             ("kubeVersion", &mut self.kube_version),
             ("type", &mut self.chart_type),
         ] {
-            if let Some(value) = lookup(object, key) {
-                if !value.is_null() {
-                    *field = string_field(value, &format!("Metadata.{key}"))?;
-                }
+            if let Some(value) = lookup(object, key)
+                && !value.is_null()
+            {
+                *field = string_field(value, &format!("Metadata.{key}"))?;
             }
         }
         if let Some(value) = lookup(object, "sources") {

@@ -50,10 +50,10 @@ fn validate_chart(chart: &Chart, values: &Json, out: &mut String, depth: usize) 
     if depth > super::load::MAX_CHART_DEPTH {
         return;
     }
-    if let Some(schema) = &chart.schema {
-        if let Err(message) = validate_single(values, schema) {
-            out.push_str(&format!("{}:\n{message}", chart.name()));
-        }
+    if let Some(schema) = &chart.schema
+        && let Err(message) = validate_single(values, schema)
+    {
+        out.push_str(&format!("{}:\n{message}", chart.name()));
     }
     for sub in &chart.dependencies {
         match values.get(sub.name()) {
@@ -87,7 +87,7 @@ fn validate_single(values: &Json, schema: &[u8]) -> Result<(), String> {
     if errors.is_empty() {
         return Ok(());
     }
-    let nodes = merge_required(to_nodes(&errors, &schema));
+    let nodes = merge_required(to_nodes(&errors));
     let grouped = group(nodes, "");
     let mut lines = Vec::new();
     for node in &grouped {
@@ -188,7 +188,7 @@ fn limit_text(value: &Json) -> String {
     }
 }
 
-fn to_nodes(errors: &[jsonschema::ValidationError<'_>], schema: &Json) -> Vec<Node> {
+fn to_nodes(errors: &[jsonschema::ValidationError<'_>]) -> Vec<Node> {
     // A failed `type` makes santhosh-tekuri skip the other keywords of that schema object.
     let type_failures: Vec<String> = errors
         .iter()
@@ -207,11 +207,87 @@ fn to_nodes(errors: &[jsonschema::ValidationError<'_>], schema: &Json) -> Vec<No
                     .iter()
                     .any(|prefix| path.starts_with(prefix.as_str()))
         })
-        .map(|err| to_node(err, schema))
+        .fold(Vec::new(), |mut nodes: Vec<Node>, err| {
+            let node = to_node(err);
+            match all_of_scope(err.schema_path().as_str(), &node.location) {
+                None => nodes.push(node),
+                Some((key, location)) => {
+                    let message = format!("'allOf' failed{ALL_OF_MARK}{key}");
+                    match nodes
+                        .iter_mut()
+                        .find(|n| n.message == message && n.location == location)
+                    {
+                        Some(group) => group.children.push(node),
+                        None => nodes.push(Node {
+                            location,
+                            message,
+                            children: vec![node],
+                        }),
+                    }
+                }
+            }
+            nodes
+        })
+        .into_iter()
+        .map(|mut node| {
+            if let Some(index) = node.message.find(ALL_OF_MARK) {
+                node.message.truncate(index);
+            }
+            node
+        })
         .collect()
 }
 
-fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
+/// Separates the `allOf` group key from its message until the groups are built.
+const ALL_OF_MARK: char = '\u{1}';
+
+/// For an error under an `allOf` branch: the `allOf` keyword's schema path and the instance location it applies
+/// to (the error's location less one segment per instance-descending keyword after the branch).
+fn all_of_scope(schema_path: &str, location: &str) -> Option<(String, String)> {
+    let index = schema_path.find("/allOf/")?;
+    let key = schema_path[..index + "/allOf".len()].to_string();
+    let after: Vec<&str> = schema_path[index + "/allOf/".len()..]
+        .split('/')
+        .skip(1)
+        .collect();
+    let mut hops = 0;
+    let mut position = 0;
+    while position < after.len() {
+        match after[position] {
+            "properties" | "patternProperties" | "prefixItems" | "dependentSchemas" => {
+                if after[position] != "dependentSchemas" {
+                    hops += 1;
+                }
+                position += 2;
+            }
+            "items"
+            | "additionalProperties"
+            | "additionalItems"
+            | "contains"
+            | "unevaluatedProperties"
+            | "unevaluatedItems" => {
+                hops += 1;
+                position += 1;
+                if after
+                    .get(position)
+                    .is_some_and(|segment| segment.parse::<usize>().is_ok())
+                {
+                    position += 1;
+                }
+            }
+            _ => position += 1,
+        }
+    }
+    let mut segments: Vec<&str> = location.split('/').collect();
+    for _ in 0..hops {
+        if segments.len() > 1 {
+            segments.pop();
+        }
+    }
+    Some((key, segments.join("/")))
+}
+
+fn to_node(err: &jsonschema::ValidationError<'_>) -> Node {
     let location = err.instance_path().as_str().to_string();
     let instance: &Json = err.instance();
     let mut children = Vec::new();
@@ -326,16 +402,28 @@ fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
         ValidationErrorKind::FalseSchema => "false schema".into(),
         ValidationErrorKind::Contains => "no items match contains schema".into(),
         ValidationErrorKind::AnyOf { context } => {
-            children = context.iter().flatten().map(|e| to_node(e, schema)).collect();
+            children = context.iter().flatten().map(|e| to_node(e)).collect();
             "'anyOf' failed".into()
         }
         ValidationErrorKind::OneOfNotValid { context } => {
-            children = context.iter().flatten().map(|e| to_node(e, schema)).collect();
+            children = context.iter().flatten().map(|e| to_node(e)).collect();
             "'oneOf' failed, none matched".into()
         }
-        ValidationErrorKind::OneOfMultipleValid { .. } => "'oneOf' failed, more than one matched".into(),
+        ValidationErrorKind::OneOfMultipleValid { context } => {
+            let matched: Vec<String> = context
+                .iter()
+                .enumerate()
+                .filter(|(_, errors)| errors.is_empty())
+                .map(|(index, _)| index.to_string())
+                .collect();
+            if matched.len() > 1 {
+                format!("'oneOf' failed, subschemas {} matched", matched.join(", "))
+            } else {
+                "'oneOf' failed, more than one matched".into()
+            }
+        }
         ValidationErrorKind::PropertyNames { error } => {
-            let mut inner = to_node(error, schema);
+            let mut inner = to_node(error);
             inner.location = String::new();
             children.push(inner);
             return Node {
@@ -363,20 +451,20 @@ fn to_node(err: &jsonschema::ValidationError<'_>, schema: &Json) -> Node {
 fn merge_required(nodes: Vec<Node>) -> Vec<Node> {
     let mut out: Vec<Node> = Vec::new();
     for node in nodes {
-        if let Some(name) = node.message.strip_prefix("missing property ") {
-            if let Some(existing) = out.iter_mut().find(|n| {
+        if let Some(name) = node.message.strip_prefix("missing property ")
+            && let Some(existing) = out.iter_mut().find(|n| {
                 n.location == node.location
                     && (n.message.starts_with("missing property ")
                         || n.message.starts_with("missing properties "))
-            }) {
-                let names = existing
-                    .message
-                    .trim_start_matches("missing properties ")
-                    .trim_start_matches("missing property ")
-                    .to_string();
-                existing.message = format!("missing properties {names}, {name}");
-                continue;
-            }
+            })
+        {
+            let names = existing
+                .message
+                .trim_start_matches("missing properties ")
+                .trim_start_matches("missing property ")
+                .to_string();
+            existing.message = format!("missing properties {names}, {name}");
+            continue;
         }
         out.push(node);
     }
@@ -447,6 +535,31 @@ mod tests {
             "a failed type hides the other keywords:\n{err}"
         );
         assert!(validate_against_schema(&top, &json!({"replicas": 2, "name": "x"})).is_ok());
+    }
+
+    #[test]
+    fn all_of_and_one_of_read_like_helms() {
+        // Helm v4.2.3 printed these lines for the same schema and values.
+        let top = chart(
+            "p3",
+            r#"{"type":"object","properties":{"all":{"allOf":[{"type":"string"},{"minLength":2}]},
+               "all3":{"allOf":[{"properties":{"x":{"type":"string"}}},{"required":["y"]}]},
+               "one":{"oneOf":[{"type":"string"},{"minimum":3}]}},"allOf":[{"required":["zz"]}]}"#,
+            vec![],
+        );
+        let err = validate_against_schema(&top, &json!({"all": "a", "all3": {"x": 1}, "one": "s"}))
+            .unwrap_err()
+            .to_string();
+        for line in [
+            "- at '/one': 'oneOf' failed, subschemas 0, 1 matched\n",
+            "- at '/all': 'allOf' failed\n  - at '/all': minLength: got 1, want 2\n",
+            "- at '/all3': 'allOf' failed\n",
+            "  - at '/all3/x': got number, want string\n",
+            "  - at '/all3': missing property 'y'\n",
+            "- at '': 'allOf' failed\n  - at '': missing property 'zz'\n",
+        ] {
+            assert!(err.contains(line), "{line:?} missing from:\n{err}");
+        }
     }
 
     #[test]

@@ -28,10 +28,10 @@ impl Version {
             Some((body, meta)) => (body, Some(meta)),
             None => (body, None),
         };
-        if let Some(meta) = meta {
-            if !valid_ident_list(meta) {
-                return None;
-            }
+        if let Some(meta) = meta
+            && !valid_ident_list(meta)
+        {
+            return None;
         }
         let (core, pre) = match body.split_once('-') {
             Some((core, pre)) => (core, pre),
@@ -181,10 +181,7 @@ impl Constraint {
             return false;
         }
         if self.any {
-            return match self.op.as_str() {
-                "" | "=" | ">=" | "<=" | "~" | "^" => true,
-                _ => false,
-            };
+            return matches!(self.op.as_str(), "" | "=" | ">=" | "<=" | "~" | "^");
         }
         let cmp = v.compare(c);
         match self.op.as_str() {

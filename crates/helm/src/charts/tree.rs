@@ -174,6 +174,9 @@ pub(crate) fn format_g(value: f64, single: bool) -> String {
     let exp: i32 = exp.parse().unwrap_or(0);
     let sign = if mantissa.starts_with('-') { "-" } else { "" };
     let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    if digits.is_empty() {
+        return "0".into();
+    }
     if !(-4..6).contains(&exp) {
         let (first, rest) = digits.split_at(1);
         let frac = if rest.is_empty() {
