@@ -44,7 +44,8 @@ pub(crate) fn strslice(value: &Value) -> Vec<String> {
 
 /// Go's `int64(f)` on amd64: truncation toward zero; NaN and values out of range become `math.MinInt64`.
 pub(crate) fn go_f64_to_i64(float: f64) -> i64 {
-    if float.is_nan() || float >= 9.223_372_036_854_775_807e18 || float < -9.223_372_036_854_775_808e18 {
+    const LIMIT: f64 = 9_223_372_036_854_775_808.0; // 2^63
+    if float.is_nan() || !(-LIMIT..LIMIT).contains(&float) {
         i64::MIN
     } else {
         float.trunc() as i64
@@ -116,7 +117,7 @@ fn underscore_ok(text: &str) -> bool {
         && bytes[index] == b'0'
         && matches!(bytes[index + 1].to_ascii_lowercase(), b'b' | b'o' | b'x')
     {
-        hex = bytes[index + 1].to_ascii_lowercase() == b'x';
+        hex = bytes[index + 1].eq_ignore_ascii_case(&b'x');
         index += 2;
         saw = b'0';
     }
@@ -465,12 +466,12 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(
-                call("int", &[input.clone()]),
+                call("int", std::slice::from_ref(input)),
                 ok(Value::Int(*want)),
                 "int {input:?}"
             );
             assert_eq!(
-                call("int64", &[input.clone()]),
+                call("int64", std::slice::from_ref(input)),
                 ok(Value::Int(*want)),
                 "int64 {input:?}"
             );
@@ -513,7 +514,7 @@ mod tests {
         ];
         for (input, want) in floats {
             assert_eq!(
-                call("float64", &[input.clone()]),
+                call("float64", std::slice::from_ref(input)),
                 ok(Value::Float(*want)),
                 "float64 {input:?}"
             );
@@ -529,7 +530,7 @@ mod tests {
         ];
         for (input, want) in decimals {
             assert_eq!(
-                call("toDecimal", &[input.clone()]),
+                call("toDecimal", std::slice::from_ref(input)),
                 ok(Value::Int(*want)),
                 "toDecimal {input:?}"
             );

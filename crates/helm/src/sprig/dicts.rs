@@ -630,7 +630,7 @@ mod tests {
         assert_eq!(format!("{nested:?}"), format!("{:?}", d(vec![("y", i(2))])));
         // deepCopy copies.
         let original = d(vec![("x", d(vec![("y", i(1))]))]);
-        let copy = call_raw("deepCopy", &[original.clone()]).expect("copy");
+        let copy = call_raw("deepCopy", std::slice::from_ref(&original)).expect("copy");
         copy.as_map()
             .and_then(|m| m.get("x"))
             .and_then(|x| x.as_map().cloned())

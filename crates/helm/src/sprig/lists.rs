@@ -216,7 +216,7 @@ fn chunk(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
             let item = usize::try_from(at)
                 .ok()
                 .and_then(|at| items.get(at))
-                .ok_or_else(|| FuncError::new(format!("reflect: slice index out of range")))?;
+                .ok_or_else(|| FuncError::new("reflect: slice index out of range"))?;
             chunk.push(item.clone());
         }
         out.push(Value::list(chunk));

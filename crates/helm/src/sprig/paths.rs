@@ -594,7 +594,11 @@ mod tests {
             (d(vec![("host", s("h")), ("path", s("x"))]), "//h/x"),
         ];
         for (input, want) in joins {
-            assert_eq!(call("urlJoin", &[input.clone()]), ok(want), "urlJoin {input:?}");
+            assert_eq!(
+                call("urlJoin", std::slice::from_ref(&input)),
+                ok(want),
+                "urlJoin {input:?}"
+            );
         }
         assert_eq!(
             call("urlJoin", &[d(vec![("host", i(1))])]),

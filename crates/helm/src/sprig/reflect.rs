@@ -188,7 +188,11 @@ mod tests {
         let no = Value::Bool(false);
         let empties = [i(0), f(0.0), s(""), Value::Nil, no.clone(), l(vec![]), d(vec![])];
         for value in &empties {
-            assert_eq!(call("empty", &[value.clone()]), ok(true), "empty {value:?}");
+            assert_eq!(
+                call("empty", std::slice::from_ref(value)),
+                ok(true),
+                "empty {value:?}"
+            );
             assert_eq!(
                 call("default", &[s("d"), value.clone()]),
                 ok("d"),
@@ -196,7 +200,11 @@ mod tests {
             );
         }
         for value in [i(1), s(" ")] {
-            assert_eq!(call("empty", &[value.clone()]), ok(false), "empty {value:?}");
+            assert_eq!(
+                call("empty", std::slice::from_ref(&value)),
+                ok(false),
+                "empty {value:?}"
+            );
         }
         let cases: Vec<(&str, Vec<Value>, Value)> = vec![
             ("default", vec![s("d"), s("x")], s("x")),
