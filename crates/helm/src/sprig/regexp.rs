@@ -173,12 +173,38 @@ fn translate(pattern: &str) -> Result<String, String> {
                 ('b', false) => "(?-u:\\b)",
                 ('B', false) => "(?-u:\\B)",
                 _ => {
+                    if ('0'..='7').contains(&escaped) {
+                        // Go's octal escape: `\0` plus up to two digits, or `\1`-`\7` plus one or two digits (a
+                        // lone `\1` would be a backreference, which RE2 refuses).
+                        let mut digits = escaped.to_string();
+                        while digits.len() < 3 && chars.get(index).is_some_and(|ch| ('0'..='7').contains(ch))
+                        {
+                            digits.push(chars[index]);
+                            index += 1;
+                        }
+                        if escaped != '0' && digits.len() == 1 {
+                            return Err(syntax_error("invalid escape sequence", &format!("\\{escaped}")));
+                        }
+                        let code = u32::from_str_radix(&digits, 8).unwrap_or(0);
+                        out.push_str(&format!("\\x{{{code:x}}}"));
+                        continue;
+                    }
                     let valid = !escaped.is_ascii_alphanumeric() || "aAbBdDfnpPrsStvwWxz".contains(escaped);
                     if !valid {
                         return Err(syntax_error("invalid escape sequence", &format!("\\{escaped}")));
                     }
                     out.push('\\');
                     out.push(escaped);
+                    // `\p{Greek}`, `\x{41}`: the braces belong to the escape.
+                    if matches!(escaped, 'p' | 'P' | 'x') && chars.get(index) == Some(&'{') {
+                        while let Some(&next) = chars.get(index) {
+                            out.push(next);
+                            index += 1;
+                            if next == '}' {
+                                break;
+                            }
+                        }
+                    }
                     continue;
                 }
             };
@@ -209,6 +235,18 @@ fn translate(pattern: &str) -> Result<String, String> {
                     out.push(ch);
                 }
                 '-' if chars.get(index + 1) == Some(&'-') => out.push_str("\\-"),
+                '-' if !class_first
+                    && index >= 1
+                    && chars[index - 1] != '\\'
+                    && chars[index - 1] != '['
+                    && chars
+                        .get(index + 1)
+                        .is_some_and(|next| *next != ']' && *next != '\\')
+                    && chars.get(index + 1).is_some_and(|next| *next < chars[index - 1]) =>
+                {
+                    let range = format!("{}-{}", chars[index - 1], chars[index + 1]);
+                    return Err(syntax_error("invalid character class range", &range));
+                }
                 _ => out.push(ch),
             }
             class_first = false;
@@ -228,7 +266,29 @@ fn translate(pattern: &str) -> Result<String, String> {
                 class_first = true;
                 continue;
             }
-            '(' => depth += 1,
+            '(' => {
+                depth += 1;
+                if chars.get(index + 1) == Some(&'?') {
+                    check_group_flags(&chars[index..])?;
+                }
+            }
+            '{' => match repeat_count(&chars[index..]) {
+                Some((text, min, max)) => {
+                    let prev = index.checked_sub(1).map(|at| chars[at]);
+                    if matches!(prev, None | Some('(' | '|')) {
+                        return Err(syntax_error("missing argument to repetition operator", &text));
+                    }
+                    if min > 1000 || max.is_some_and(|max| max > 1000 || max < min) {
+                        return Err(syntax_error("invalid repeat count", &text));
+                    }
+                }
+                None => {
+                    // Not a repetition: Go reads a literal brace.
+                    out.push_str("\\{");
+                    index += 1;
+                    continue;
+                }
+            },
             ')' => {
                 if depth == 0 {
                     return Err(syntax_error("unexpected )", pattern));
@@ -270,6 +330,56 @@ fn translate(pattern: &str) -> Result<String, String> {
         return Err(syntax_error("missing closing )", pattern));
     }
     Ok(out)
+}
+
+/// Go accepts `(?P<name>`, `(?<name>` and the flags `i`, `m`, `s`, `U` (with `-`) before `)` or `:`.
+fn check_group_flags(group: &[char]) -> Result<(), String> {
+    // `group` starts with "(?".
+    let text = |end: usize| group[..end.min(group.len())].iter().collect::<String>();
+    match group.get(2) {
+        Some('P') if group.get(3) == Some(&'<') => return Ok(()),
+        Some('P') => return Err(syntax_error("invalid or unsupported Perl syntax", &text(3))),
+        Some('<') => return Ok(()),
+        _ => {}
+    }
+    let mut saw_flag = false;
+    let mut saw_minus = false;
+    for (at, ch) in group.iter().enumerate().skip(2) {
+        match ch {
+            'i' | 'm' | 's' | 'U' => saw_flag = true,
+            '-' if !saw_minus => {
+                saw_minus = true;
+                saw_flag = false;
+            }
+            ':' | ')' if saw_flag || (!saw_minus && *ch == ':') => return Ok(()),
+            _ => return Err(syntax_error("invalid or unsupported Perl syntax", &text(at + 1))),
+        }
+    }
+    Err(syntax_error("missing closing )", &text(group.len())))
+}
+
+/// A Go repetition `{n}`, `{n,}` or `{n,m}` at the start of `text`: its text and bounds; `None` when the brace is
+/// a literal.
+fn repeat_count(text: &[char]) -> Option<(String, u64, Option<u64>)> {
+    let close = text.iter().position(|ch| *ch == '}')?;
+    let inner: String = text[1..close].iter().collect();
+    let (min, max) = match inner.split_once(',') {
+        Some((min, max)) => (min, Some(max)),
+        None => (inner.as_str(), None),
+    };
+    let number = |digits: &str| -> Option<u64> {
+        if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            return None;
+        }
+        Some(digits.parse::<u64>().unwrap_or(u64::MAX))
+    };
+    let min = number(min)?;
+    let max = match max {
+        None => Some(min),
+        Some("") => None,
+        Some(max) => Some(number(max)?),
+    };
+    Some((text[..=close].iter().collect(), min, max))
 }
 
 /// Go's `regexp.QuoteMeta`.
@@ -570,6 +680,26 @@ mod tests {
             ("regexMatch", vec![s("\\Qa.b\\E"), s("a.b")], t.clone()),
             ("regexMatch", vec![s("\\Qa.b\\E"), s("axb")], Value::Bool(false)),
             ("regexMatch", vec![s("[[:alpha:]]+"), s("ab")], t.clone()),
+            ("regexReplaceAll", vec![s("\\bx"), s("éx x"), s("Y")], s("éY Y")),
+            ("regexMatch", vec![s("^\\s$"), s("\u{b}")], Value::Bool(false)),
+            (
+                "mustRegexMatch",
+                vec![s("(?i:a)(?s)(?m)(?U)(?-i)b"), s("")],
+                Value::Bool(false),
+            ),
+            ("regexMatch", vec![s("[a-]"), s("-")], t.clone()),
+            ("regexMatch", vec![s("[]a]"), s("]")], t.clone()),
+            ("regexMatch", vec![s("[^]a]"), s("b")], t.clone()),
+            ("regexMatch", vec![s("[a&&b]"), s("&")], t.clone()),
+            ("regexMatch", vec![s("a{,2}"), s("a{,2}")], t.clone()),
+            ("regexMatch", vec![s("\\pL"), s("é")], t.clone()),
+            ("regexMatch", vec![s("[\\d\\s]"), s(" ")], t.clone()),
+            ("regexMatch", vec![s("[^\\D]"), s("5")], t.clone()),
+            ("regexMatch", vec![s("\\x41"), s("A")], t.clone()),
+            ("regexMatch", vec![s("\\x{41}"), s("A")], t.clone()),
+            ("regexMatch", vec![s("\\101"), s("A")], t.clone()),
+            ("regexMatch", vec![s("\\a"), s("\u{7}")], t.clone()),
+            ("mustRegexMatch", vec![s("(?<n>a)"), s("a")], t.clone()),
         ];
         for (name, args, want) in cases {
             assert_eq!(call(name, &args), ok(want), "{name} {args:?}");
@@ -628,6 +758,41 @@ mod tests {
                 "mustRegexMatch",
                 vec![s("\\q"), s("")],
                 "error parsing regexp: invalid escape sequence: `\\q`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("\\1"), s("")],
+                "error parsing regexp: invalid escape sequence: `\\1`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("a{2,1}"), s("")],
+                "error parsing regexp: invalid repeat count: `{2,1}`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("a{1001}"), s("")],
+                "error parsing regexp: invalid repeat count: `{1001}`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("a{1,1001}"), s("")],
+                "error parsing regexp: invalid repeat count: `{1,1001}`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("(?x)a"), s("")],
+                "error parsing regexp: invalid or unsupported Perl syntax: `(?x`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("(?P=n)"), s("")],
+                "error parsing regexp: invalid or unsupported Perl syntax: `(?P`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("[z-a]"), s("")],
+                "error parsing regexp: invalid character class range: `z-a`",
             ),
         ];
         for (name, args, want) in cases {
