@@ -557,6 +557,24 @@ mod tests {
             ("mailto:a@b.c", url(["", "", "", "a@b.c", "", "", "mailto", ""])),
             ("/rel/path", url(["", "", "", "", "/rel/path", "", "", ""])),
             ("", url(["", "", "", "", "", "", "", ""])),
+            ("//host/x", url(["", "host", "host", "", "/x", "", "", ""])),
+            ("a:b:c", url(["", "", "", "b:c", "", "", "a", ""])),
+            ("http://u@h", url(["", "h", "h", "", "", "", "http", "u"])),
+            ("http://h:80?x", url(["", "h:80", "h", "", "", "x", "http", ""])),
+            ("x?", url(["", "", "", "", "x", "", "", ""])),
+            (
+                "http://h/a#b%20c",
+                url(["b c", "h", "h", "", "/a", "", "http", ""]),
+            ),
+            ("http://%41:%42@h", url(["", "h", "h", "", "", "", "http", "A:B"])),
+            (
+                "http://h/%41%2Fb?q=%20",
+                url(["", "h", "h", "", "/A/b", "q=%20", "http", ""]),
+            ),
+            (
+                "HTTP://H.com/",
+                url(["", "H.com", "H.com", "", "/", "", "http", ""]),
+            ),
             (
                 "http://[::1]:80/x",
                 url(["", "[::1]:80", "::1", "", "/x", "", "http", ""]),
@@ -569,6 +587,19 @@ mod tests {
             call("urlParse", &[s("http://a b.com/")]),
             err("unable to parse url: parse \"http://a b.com/\": invalid character \" \" in host name")
         );
+        let failures: &[(&str, &str)] = &[
+            ("1a:x", "first path segment in URL cannot contain colon"),
+            (":x", "missing protocol scheme"),
+            ("http://[::1", "missing ']' in host"),
+            ("http://h:port", "invalid port \":port\" after host"),
+        ];
+        for (input, want) in failures {
+            assert_eq!(
+                call("urlParse", &[s(input)]),
+                err(&format!("unable to parse url: parse \"{input}\": {want}")),
+                "urlParse {input:?}"
+            );
+        }
         assert_eq!(
             call("urlParse", &[s("%zz")]),
             err("unable to parse url: parse \"%zz\": invalid URL escape \"%zz\"")
@@ -592,6 +623,14 @@ mod tests {
             (d(vec![]), ""),
             (d(vec![("path", s("a:b"))]), "./a:b"),
             (d(vec![("host", s("h")), ("path", s("x"))]), "//h/x"),
+            (
+                d(vec![("scheme", s("http")), ("host", s("h")), ("path", s("/ä/%"))]),
+                "http://h/%C3%A4/%25",
+            ),
+            (d(vec![("scheme", s("http")), ("host", s("a b"))]), "http://a%20b"),
+            (d(vec![("scheme", s("http")), ("path", s("x"))]), "http://x"),
+            (d(vec![("userinfo", s("u:p@q")), ("host", s("h"))]), "//u:p%40q@h"),
+            (d(vec![("query", s(""))]), ""),
         ];
         for (input, want) in joins {
             assert_eq!(
@@ -605,6 +644,10 @@ mod tests {
             err("unable to parse host key, must be of type string, but int found")
         );
         assert_eq!(
+            call("urlJoin", &[d(vec![("host", Value::Nil)])]),
+            err("runtime error: invalid memory address or nil pointer dereference")
+        );
+        assert_eq!(
             call(
                 "urlJoin",
                 &[d(vec![("userinfo", s("u@x:p w")), ("host", s("h"))])]
@@ -613,6 +656,5 @@ mod tests {
                 "unable to parse userinfo in dict: parse \"proto://u@x:p w@host\": net/url: invalid userinfo"
             )
         );
-        let _ = Value::Nil;
     }
 }

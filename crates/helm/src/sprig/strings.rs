@@ -130,6 +130,23 @@ pub(crate) fn lower_rune(ch: char) -> char {
     }
 }
 
+/// Go's `unicode.ToTitle` on one rune: the upper case, except the Latin digraphs' own title forms (`ǆ` → `ǅ`).
+fn title_rune(ch: char) -> char {
+    match ch {
+        '\u{1c4}'..='\u{1c6}' => '\u{1c5}',
+        '\u{1c7}'..='\u{1c9}' => '\u{1c8}',
+        '\u{1ca}'..='\u{1cc}' => '\u{1cb}',
+        '\u{1f1}'..='\u{1f3}' => '\u{1f2}',
+        other => upper_rune(other),
+    }
+}
+
+/// Go's `unicode.IsTitle` for the runes that have a title case distinct from upper and lower.
+fn is_title(ch: char) -> bool {
+    matches!(ch, '\u{1c5}' | '\u{1c8}' | '\u{1cb}' | '\u{1f2}' | '\u{1f88}'..='\u{1f8f}' | '\u{1f98}'..='\u{1f9f}'
+        | '\u{1fa8}'..='\u{1faf}' | '\u{1fbc}' | '\u{1fcc}' | '\u{1ffc}')
+}
+
 /// Go's `strings.ToUpper`.
 pub(crate) fn go_upper(text: &str) -> String {
     text.chars().map(upper_rune).collect()
@@ -195,7 +212,7 @@ fn go_title(text: &str) -> String {
     let mut prev = ' ';
     text.chars()
         .map(|ch| {
-            let out = if is_separator(prev) { upper_rune(ch) } else { ch };
+            let out = if is_separator(prev) { title_rune(ch) } else { ch };
             prev = ch;
             out
         })
@@ -225,11 +242,15 @@ fn swap_case(text: &str) -> String {
     let mut whitespace = true;
     text.chars()
         .map(|ch| {
-            if ch.is_uppercase() {
+            if ch.is_uppercase() || is_title(ch) {
                 whitespace = false;
                 lower_rune(ch)
             } else if ch.is_lowercase() {
-                let out = upper_rune(ch);
+                let out = if whitespace {
+                    title_rune(ch)
+                } else {
+                    upper_rune(ch)
+                };
                 whitespace = false;
                 out
             } else {
@@ -980,6 +1001,16 @@ mod tests {
             ("camelcase", "-", "--"),
             ("camelcase", "__", "___"),
             ("camelcase", "a b", "AB"),
+            ("camelcase", "HTTPServer", "Httpserver"),
+            ("camelcase", "ABc", "Abc"),
+            ("camelcase", "aBC", "ABC"),
+            ("camelcase", "a_BC_d", "ABcD"),
+            ("camelcase", "É_é", "ÉÉ"),
+            ("swapcase", "ǅ", "ǆ"),
+            ("title", "ǆa", "ǅa"),
+            ("upper", "ǆ", "Ǆ"),
+            ("lower", "İ", "i"),
+            ("upper", "ﬀ", "ﬀ"),
         ];
         for (name, input, want) in cases {
             assert_eq!(call(name, &[s(input)]), ok(*want), "{name} {input:?}");
@@ -1034,6 +1065,36 @@ mod tests {
                 "'a' '1'",
             ),
             ("quote", vec![], ""),
+            (
+                "quote",
+                vec![
+                    s("\u{200b}"),
+                    s("\u{a0}"),
+                    s("\u{ad}"),
+                    s("\u{1F600}"),
+                    s("\u{7f}"),
+                    s("\u{2028}"),
+                    s("\u{85}"),
+                ],
+                "\"\\u200b\" \"\\u00a0\" \"\\u00ad\" \"\u{1F600}\" \"\\x7f\" \"\\u2028\" \"\\u0085\"",
+            ),
+            ("indent", vec![i(2), s("a\r\nb")], "  a\r\n  b"),
+            ("wrapWith", vec![i(3), s("-"), s("héllo wörld")], "hé-llo-wö-rld"),
+            ("initials", vec![s("héllo")], "h"),
+            (
+                "join",
+                vec![
+                    s(","),
+                    l(vec![
+                        l(vec![i(1), i(2)]),
+                        crate::gotemplate::Value::Nil,
+                        d(vec![("a", i(1))]),
+                    ]),
+                ],
+                "[1 2],map[a:1]",
+            ),
+            ("squote", vec![crate::gotemplate::Value::Nil, i(1)], "'1'"),
+            ("hello", vec![], "Hello!"),
             ("quote", vec![crate::gotemplate::Value::Nil], ""),
             ("quote", vec![s("\u{0}é\u{a0}\n")], "\"\\x00é\\u00a0\\n\""),
             (
