@@ -228,12 +228,13 @@ impl Decimal {
     /// Both mantissas at the smaller exponent.
     fn align(self, other: Self) -> Option<(i128, i128, i32)> {
         let exponent = self.exponent.min(other.exponent);
-        let left = self
-            .mantissa
-            .checked_mul(Self::pow10((self.exponent - exponent) as u32)?)?;
-        let right = other
-            .mantissa
-            .checked_mul(Self::pow10((other.exponent - exponent) as u32)?)?;
+        let scale = |from: i32| {
+            u32::try_from(i64::from(from) - i64::from(exponent))
+                .ok()
+                .and_then(Self::pow10)
+        };
+        let left = self.mantissa.checked_mul(scale(self.exponent)?)?;
+        let right = other.mantissa.checked_mul(scale(other.exponent)?)?;
         Some((left, right, exponent))
     }
 
@@ -262,20 +263,18 @@ impl Decimal {
 
     /// `Div`: the quotient rounded half away from zero to 16 decimal places.
     fn div(self, other: Self) -> Option<Self> {
-        let shift = self.exponent - other.exponent + DIVISION_PRECISION;
+        let shift = self
+            .exponent
+            .checked_sub(other.exponent)?
+            .checked_add(DIVISION_PRECISION)?;
+        let scale = Self::pow10(shift.unsigned_abs())?;
         let (numerator, denominator) = if shift >= 0 {
-            (
-                self.mantissa.checked_mul(Self::pow10(shift as u32)?)?,
-                other.mantissa,
-            )
+            (self.mantissa.checked_mul(scale)?, other.mantissa)
         } else {
-            (
-                self.mantissa,
-                other.mantissa.checked_mul(Self::pow10((-shift) as u32)?)?,
-            )
+            (self.mantissa, other.mantissa.checked_mul(scale)?)
         };
-        let mut quotient = numerator / denominator;
-        let remainder = numerator % denominator;
+        let mut quotient = numerator.checked_div(denominator)?;
+        let remainder = numerator.checked_rem(denominator)?;
         if remainder.checked_abs()?.checked_mul(2)? >= denominator.checked_abs()? {
             quotient += if (numerator < 0) == (denominator < 0) {
                 1
