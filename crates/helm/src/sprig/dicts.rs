@@ -101,7 +101,8 @@ fn unset(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
             map.remove(&key);
             Value::Map(map)
         }
-        None => Value::Nil,
+        // Go returns the nil map, which prints and reflects as an empty map.
+        None => Value::Map(Map::new()),
     })
 }
 
@@ -434,6 +435,7 @@ mod tests {
         );
         assert_eq!(call("unset", &[map.clone(), s("a")]), ok(d(vec![("b", i(2))])));
         assert_eq!(format!("{map:?}"), format!("{:?}", d(vec![("b", i(2))])));
+        assert_eq!(call("unset", &[Value::Nil, s("a")]), ok(d(vec![])));
 
         let dst = d(vec![
             ("a", i(1)),

@@ -11,7 +11,9 @@
 use regex::Regex;
 
 use crate::gotemplate::Value;
-use crate::gotemplate::funcs::{Arity, FuncError, FuncMap, check_text_len, param_int, param_str};
+use crate::gotemplate::funcs::{
+    Arity, FuncError, FuncMap, check_list_len, check_text_len, param_int, param_str,
+};
 
 /// Registers this family's functions.
 pub(crate) fn register(map: &mut FuncMap) {
@@ -396,42 +398,41 @@ fn quote_meta(text: &str) -> String {
 
 /// Go's match loop (`allMatches`): up to `limit` matches (negative: all), skipping an empty match that abuts the
 /// previous match.
-fn all_matches<'t>(re: &Regex, text: &'t str, limit: i64) -> Vec<regex::Captures<'t>> {
+fn all_matches(re: &Regex, text: &str, limit: i64) -> Result<Vec<(usize, usize)>, FuncError> {
     let mut out = Vec::new();
     let mut pos = 0usize;
     let mut prev_end: Option<usize> = None;
     while (limit < 0 || (out.len() as i64) < limit) && pos <= text.len() {
-        let Some(caps) = re.captures_at(text, pos) else {
+        let Some(found) = re.find_at(text, pos) else {
             break;
         };
-        let Some(whole) = caps.get(0) else { break };
         let mut accept = true;
-        if whole.end() == pos {
-            if Some(whole.start()) == prev_end {
+        if found.end() == pos {
+            if Some(found.start()) == prev_end {
                 accept = false;
             }
             pos += text[pos..].chars().next().map_or(1, char::len_utf8);
         } else {
-            pos = whole.end();
+            pos = found.end();
         }
-        prev_end = Some(whole.end());
+        prev_end = Some(found.end());
         if accept {
-            out.push(caps);
+            check_list_len("regexFindAll", out.len() as u128 + 1)?;
+            out.push((found.start(), found.end()));
         }
     }
-    out
+    Ok(out)
 }
 
 fn find_all(args: &[Value], compiler: Compiler) -> Result<Value, FuncError> {
     let (pattern, text) = (str_arg(args, 0)?, str_arg(args, 1)?);
     let limit = param_int(args.get(2).unwrap_or(&Value::Nil))?;
     let re = compiler(&pattern)?;
-    let found = all_matches(&re.regex, &text, limit);
+    let found = all_matches(&re.regex, &text, limit)?;
     Ok(Value::list(
         found
             .iter()
-            .filter_map(|caps| caps.get(0))
-            .map(|m| Value::from(m.as_str()))
+            .map(|&(start, stop)| Value::from(&text[start..stop]))
             .collect(),
     ))
 }
@@ -547,19 +548,18 @@ fn split(args: &[Value], compiler: Compiler) -> Result<Value, FuncError> {
     if !pattern.is_empty() && text.is_empty() {
         return Ok(Value::list(vec![Value::from("")]));
     }
-    let matches = all_matches(&re, &text, limit);
+    let matches = all_matches(&re, &text, limit)?;
     let mut parts: Vec<Value> = Vec::new();
     let (mut begin, mut end) = (0usize, 0usize);
-    for caps in &matches {
-        let Some(whole) = caps.get(0) else { continue };
+    for &(start, stop) in &matches {
         if limit > 0 && parts.len() as i64 == limit - 1 {
             break;
         }
-        end = whole.start();
-        if whole.end() != 0 {
+        end = start;
+        if stop != 0 {
             parts.push(Value::from(&text[begin..end]));
         }
-        begin = whole.end();
+        begin = stop;
     }
     if end != text.len() {
         parts.push(Value::from(&text[begin..]));
@@ -704,6 +704,15 @@ mod tests {
         for (name, args, want) in cases {
             assert_eq!(call(name, &args), ok(want), "{name} {args:?}");
         }
+    }
+
+    #[test]
+    fn match_lists_are_bounded() {
+        let big = s(&"x".repeat(2 << 20));
+        assert!(
+            call("regexFindAll", &[s(""), big.clone(), i(-1)]).starts_with("error: regexFindAll: list of")
+        );
+        assert!(call("regexSplit", &[s(""), big, i(-1)]).starts_with("error: regexFindAll: list of"));
     }
 
     #[test]
