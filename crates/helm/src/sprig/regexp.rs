@@ -140,8 +140,15 @@ fn translate(pattern: &str) -> Result<String, String> {
     // Start (char index) of the open class and whether its next char is the first of the class.
     let mut class_start: Option<usize> = None;
     let mut class_first = false;
+    // The previous token, when it was a repetition operator: where it starts and whether its lazy `?` was read.
+    let mut last_repeat: Option<(usize, bool)> = None;
     while index < chars.len() {
         let ch = chars[index];
+        let is_repeat = class_start.is_none()
+            && (matches!(ch, '*' | '+' | '?') || (ch == '{' && repeat_count(&chars[index..]).is_some()));
+        if !is_repeat {
+            last_repeat = None;
+        }
         if ch == '\\' {
             let Some(&escaped) = chars.get(index + 1) else {
                 return Err(syntax_error("trailing backslash at end of expression", ""));
@@ -276,6 +283,11 @@ fn translate(pattern: &str) -> Result<String, String> {
             }
             '{' => match repeat_count(&chars[index..]) {
                 Some((text, min, max)) => {
+                    let length = text.chars().count();
+                    if let Some((start, _)) = last_repeat {
+                        let nested: String = chars[start..index + length].iter().collect();
+                        return Err(syntax_error("invalid nested repetition operator", &nested));
+                    }
                     let prev = index.checked_sub(1).map(|at| chars[at]);
                     if matches!(prev, None | Some('(' | '|')) {
                         return Err(syntax_error("missing argument to repetition operator", &text));
@@ -283,6 +295,10 @@ fn translate(pattern: &str) -> Result<String, String> {
                     if min > 1000 || max.is_some_and(|max| max > 1000 || max < min) {
                         return Err(syntax_error("invalid repeat count", &text));
                     }
+                    out.push_str(&text);
+                    last_repeat = Some((index, false));
+                    index += length;
+                    continue;
                 }
                 None => {
                     // Not a repetition: Go reads a literal brace.
@@ -301,22 +317,28 @@ fn translate(pattern: &str) -> Result<String, String> {
                 let prev = index.checked_sub(1).map(|at| chars[at]);
                 let escaped_prev = index >= 2 && chars[index - 2] == '\\';
                 let group_flags = ch == '?' && prev == Some('(');
-                if !escaped_prev && !group_flags {
-                    match prev {
-                        None | Some('(' | '|') => {
-                            return Err(syntax_error(
-                                "missing argument to repetition operator",
-                                &ch.to_string(),
-                            ));
-                        }
-                        Some('*' | '+') if ch != '?' => {
-                            return Err(syntax_error(
-                                "invalid nested repetition operator",
-                                &format!("{}{ch}", chars[index - 1]),
-                            ));
-                        }
-                        _ => {}
+                match last_repeat {
+                    Some((start, false)) if ch == '?' => {
+                        // The lazy marker of the previous operator.
+                        last_repeat = Some((start, true));
+                        out.push(ch);
+                        index += 1;
+                        continue;
                     }
+                    Some((start, _)) => {
+                        let nested: String = chars[start..=index].iter().collect();
+                        return Err(syntax_error("invalid nested repetition operator", &nested));
+                    }
+                    None => {}
+                }
+                if !escaped_prev && !group_flags && matches!(prev, None | Some('(' | '|')) {
+                    return Err(syntax_error(
+                        "missing argument to repetition operator",
+                        &ch.to_string(),
+                    ));
+                }
+                if !group_flags {
+                    last_repeat = Some((index, false));
                 }
             }
             _ => {}
@@ -700,6 +722,23 @@ mod tests {
             ("regexMatch", vec![s("\\101"), s("A")], t.clone()),
             ("regexMatch", vec![s("\\a"), s("\u{7}")], t.clone()),
             ("mustRegexMatch", vec![s("(?<n>a)"), s("a")], t.clone()),
+            ("regexMatch", vec![s("a*?b+?c??d{1,2}?"), s("abcd")], t.clone()),
+            (
+                "regexFindAll",
+                vec![s("(?m)^a"), s("a\na"), i(-1)],
+                l(vec![s("a"), s("a")]),
+            ),
+            ("regexFindAll", vec![s(""), s(""), i(-1)], l(vec![s("")])),
+            (
+                "regexFindAll",
+                vec![s("é*"), s("aé"), i(-1)],
+                l(vec![s(""), s("é")]),
+            ),
+            ("regexReplaceAll", vec![s("(a)"), s("a"), s("$01")], s("")),
+            ("regexReplaceAll", vec![s("(a)"), s("a"), s("${1}${1}")], s("aa")),
+            ("regexReplaceAll", vec![s("(?P<x>a)"), s("a"), s("$x$x")], s("aa")),
+            ("regexReplaceAll", vec![s("(a)"), s("a"), s("$")], s("$")),
+            ("regexReplaceAll", vec![s("(a)"), s("a"), s("${}")], s("${}")),
         ];
         for (name, args, want) in cases {
             assert_eq!(call(name, &args), ok(want), "{name} {args:?}");
@@ -708,7 +747,7 @@ mod tests {
 
     #[test]
     fn match_lists_are_bounded() {
-        let big = s(&"x".repeat(2 << 20));
+        let big = s(&"x".repeat((1 << 20) + 1));
         assert!(
             call("regexFindAll", &[s(""), big.clone(), i(-1)]).starts_with("error: regexFindAll: list of")
         );
@@ -797,6 +836,21 @@ mod tests {
                 "mustRegexMatch",
                 vec![s("(?P=n)"), s("")],
                 "error parsing regexp: invalid or unsupported Perl syntax: `(?P`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("a?*"), s("")],
+                "error parsing regexp: invalid nested repetition operator: `?*`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("a*?*"), s("")],
+                "error parsing regexp: invalid nested repetition operator: `*?*`",
+            ),
+            (
+                "mustRegexMatch",
+                vec![s("x{2}{3}"), s("")],
+                "error parsing regexp: invalid nested repetition operator: `{2}{3}`",
             ),
             (
                 "mustRegexMatch",
