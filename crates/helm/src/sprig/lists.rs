@@ -122,12 +122,48 @@ fn in_list(haystack: &[Value], needle: &Value) -> bool {
     haystack.iter().any(|item| deep_equal(needle, item))
 }
 
+/// A scalar's identity for `reflect.DeepEqual` (`None` for NaN, which equals nothing, and for lists and maps).
+#[derive(PartialEq, Eq, Hash)]
+enum ScalarKey {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    Float(u64),
+    String(std::rc::Rc<str>),
+}
+
+fn scalar_key(value: &Value) -> Option<ScalarKey> {
+    Some(match value {
+        Value::Nil => ScalarKey::Nil,
+        Value::Bool(flag) => ScalarKey::Bool(*flag),
+        Value::Int(int) => ScalarKey::Int(*int),
+        // -0 == 0 for Go's `==` on floats.
+        Value::Float(float) if !float.is_nan() => ScalarKey::Float((float + 0.0).to_bits()),
+        Value::String(text) => ScalarKey::String(text.clone()),
+        _ => return None,
+    })
+}
+
+/// `uniq`: the first of each group of deeply equal items, in order (scalars hashed, so long lists stay fast).
 fn uniq(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     let items = list_arg(arg(args, 0), "Cannot find uniq on type", "")?;
+    let mut seen = std::collections::HashSet::new();
+    let mut others: Vec<Value> = Vec::new();
     let mut out: Vec<Value> = Vec::new();
     for item in items {
-        if !in_list(&out, &item) {
-            out.push(item);
+        match scalar_key(&item) {
+            Some(key) => {
+                if seen.insert(key) {
+                    out.push(item);
+                }
+            }
+            None if matches!(item, Value::Float(_)) => out.push(item),
+            None => {
+                if !in_list(&others, &item) {
+                    others.push(item.clone());
+                    out.push(item);
+                }
+            }
         }
     }
     Ok(Value::list(out))
@@ -312,6 +348,29 @@ mod tests {
         for (name, args, want) in cases {
             assert_eq!(call(name, &args), ok(want), "{name} {args:?}");
         }
+    }
+
+    #[test]
+    fn uniq_hashes_scalars_and_compares_the_rest() {
+        let nested = l(vec![i(1)]);
+        let input = l(vec![
+            f(0.0),
+            f(-0.0),
+            f(f64::NAN),
+            f(f64::NAN),
+            nested.clone(),
+            l(vec![i(1)]),
+            s("a"),
+            s("a"),
+            Value::Nil,
+            Value::Nil,
+        ]);
+        let got = call_raw("uniq", &[input]).expect("uniq");
+        let items = got.as_list().expect("list");
+        assert_eq!(items.len(), 6, "{items:?}");
+        let many = l((0..200_000).map(i).collect());
+        let got = call_raw("uniq", &[many]).expect("uniq");
+        assert_eq!(got.as_list().map(<[Value]>::len), Some(200_000));
     }
 
     #[test]
