@@ -79,6 +79,27 @@ impl Compiled {
 
 /// Go's `regexp.Compile` message: ``error parsing regexp: CODE: `EXPR` ``.
 fn compile(pattern: &str) -> Result<Compiled, String> {
+    thread_local! {
+        // Charts call the same few patterns in loops; compiled regexes are cheap to clone.
+        static CACHE: std::cell::RefCell<std::collections::HashMap<String, Result<Regex, String>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    const CACHE_ENTRIES: usize = 256;
+    if let Some(cached) = CACHE.with(|cache| cache.borrow().get(pattern).cloned()) {
+        return cached.map(|regex| Compiled { regex });
+    }
+    let result = compile_uncached(pattern).map(|compiled| compiled.regex);
+    CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.len() >= CACHE_ENTRIES {
+            cache.clear();
+        }
+        cache.insert(pattern.to_string(), result.clone());
+    });
+    result.map(|regex| Compiled { regex })
+}
+
+fn compile_uncached(pattern: &str) -> Result<Compiled, String> {
     let translated = translate(pattern)?;
     match Regex::new(&translated) {
         Ok(regex) => Ok(Compiled { regex }),
