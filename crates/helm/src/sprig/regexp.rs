@@ -743,6 +743,42 @@ mod tests {
             ("regexMatch", vec![s("\\101"), s("A")], t.clone()),
             ("regexMatch", vec![s("\\a"), s("\u{7}")], t.clone()),
             ("mustRegexMatch", vec![s("(?<n>a)"), s("a")], t.clone()),
+            // Patterns from the chart corpus.
+            (
+                "regexMatch",
+                vec![s("{(v[0-9])*[^}]*}}$"), s("{v1abc}}")],
+                t.clone(),
+            ),
+            (
+                "regexMatch",
+                vec![s("{(v[0-9])*[^}]*}}$"), s("x")],
+                Value::Bool(false),
+            ),
+            (
+                "regexReplaceAllLiteral",
+                vec![s("\\W"), s("a-b.c"), s("_")],
+                s("a_b_c"),
+            ),
+            (
+                "regexReplaceAll",
+                vec![s("(^.*/)(.*)\\.json$"), s("a/b/c.json"), s("${2}")],
+                s("c"),
+            ),
+            (
+                "regexFind",
+                vec![s("-r\\d+$|sha256:"), s("img@sha256:abc")],
+                s("sha256:"),
+            ),
+            (
+                "mustRegexFind",
+                vec![s("^mongodb(\\+srv)?://[^/]+"), s("mongodb+srv://u:p@h/db")],
+                s("mongodb+srv://u:p@h"),
+            ),
+            (
+                "regexFind",
+                vec![s("v\\d+\\.\\d+\\.\\d+"), s("v1.22.3-eks")],
+                s("v1.22.3"),
+            ),
             ("regexMatch", vec![s("a*?b+?c??d{1,2}?"), s("abcd")], t.clone()),
             (
                 "regexFindAll",
