@@ -14,6 +14,7 @@
 pub mod archive;
 pub mod chart;
 pub mod charts;
+pub mod engine;
 pub mod formats;
 pub mod funcs;
 pub mod gotemplate;
@@ -22,6 +23,6 @@ pub mod render;
 pub mod sprig;
 pub mod values;
 
-pub use chart::{AppProfileValues, Chart, ChartError, read_app_profile, read_chart};
-pub use render::{Manifest, Release, RenderError, render_chart};
+pub use chart::{AppProfileValues, read_app_profile, read_chart};
+pub use render::{Manifest, Release, RenderError, render_chart, render_templates};
 pub use values::{ValuesError, apply_set, merge_values};

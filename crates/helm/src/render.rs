@@ -1,13 +1,21 @@
-//! Rendering a chart: build Helm's template data, execute every template with Helm's functions, split the output
-//! into manifests and order them as Helm installs them.
+//! Rendering a chart for EMCO: the chart and its subcharts prepared with the user's values (Helm's dependency
+//! processing, coalescing and schema validation), every template executed by Helm's engine, the output split into
+//! Kubernetes objects as Helm splits it, hooks told apart from ordinary objects, and everything ordered as Helm
+//! installs it. CRDs from `crds/` folders come first, unrendered.
+//!
+//! Rendering runs on a thread of its own with a large stack and bounded work ([`Limits`]): a hostile chart fails
+//! with an error, it cannot exhaust the caller's stack.
 
-use std::sync::Arc;
+use std::collections::BTreeMap;
 
-use gotmpl::{Template, TemplateError};
-use serde_json::{Value as Json, json};
+use serde_json::Value as Json;
 
-use crate::chart::Chart;
-use crate::funcs::{TemplateSlot, helm_funcs, json_to_value};
+use crate::charts::{self, Capabilities, Chart, ChartError, ReleaseInfo};
+use crate::engine::{self, EngineError};
+use crate::gotemplate::{Limits, MapScope};
+
+/// The stack rendering runs on: deep include chains in real charts need more than a default thread's.
+const RENDER_STACK_BYTES: usize = 64 << 20;
 
 /// The release a chart is rendered for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +29,7 @@ pub struct Release {
 /// One rendered Kubernetes object.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
-    /// The template file it came from.
+    /// The template file it came from (`chart/templates/x.yaml`, or `chart/crds/x.yaml` for a CRD).
     pub source: String,
     /// `apiVersion`.
     pub api_version: String,
@@ -44,14 +52,15 @@ impl Manifest {
 /// Why a chart could not be rendered.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RenderError {
-    /// A template does not parse or fails while executing.
-    #[error("{file}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    /// The chart, its dependencies or its values are refused (Helm's message).
+    #[error(transparent)]
+    Chart(#[from] ChartError),
+    /// A template does not parse or fails while executing (Helm's message, naming `file:line:col`).
+    #[error("{message}")]
     Template {
-        /// The template file.
-        file: String,
-        /// The line, where the engine reports one.
-        line: Option<usize>,
-        /// What went wrong.
+        /// The template that failed.
+        template: String,
+        /// Helm's message.
         message: String,
     },
     /// A template rendered something that is not a Kubernetes object.
@@ -62,60 +71,57 @@ pub enum RenderError {
         /// What is wrong with its output.
         message: String,
     },
+    /// The renderer's own thread could not run.
+    #[error("rendering could not start: {0}")]
+    Thread(String),
 }
 
-fn template_error(file: &str, err: &TemplateError) -> RenderError {
-    match err {
-        TemplateError::Parse { line, message, .. } | TemplateError::Lex { line, message, .. } => {
-            RenderError::Template {
-                file: file.to_string(),
-                line: Some(*line),
-                message: message.clone(),
-            }
+impl From<EngineError> for RenderError {
+    fn from(err: EngineError) -> Self {
+        RenderError::Template {
+            template: err.template,
+            message: err.message,
         }
-        other => RenderError::Template {
-            file: file.to_string(),
-            line: None,
-            message: other.to_string(),
-        },
     }
 }
 
-/// Adds a line to an execution error when the failing function or template is named on exactly one line of the
-/// file (the engine reports positions only for syntax errors).
-fn with_exec_line(error: RenderError, source: &str, err: &TemplateError) -> RenderError {
-    let RenderError::Template {
-        file,
-        line: None,
-        message,
-    } = error
-    else {
-        return error;
-    };
-    let needle = match err {
-        TemplateError::Exec(text) => text.split_once(": ").map(|(name, _)| name.to_string()),
-        TemplateError::ArgCount { name, .. } => Some(name.clone()),
-        TemplateError::UndefinedTemplate(name) => Some(format!("\"{name}\"")),
-        TemplateError::MissingKey { key } => Some(key.clone()),
-        _ => None,
-    };
-    let line = needle
-        .filter(|needle| !needle.is_empty() && !needle.contains(' '))
-        .and_then(|needle| {
-            let mut lines = source
-                .lines()
-                .enumerate()
-                .filter(|(_, text)| text.contains(&needle));
-            match (lines.next(), lines.next()) {
-                (Some((index, _)), None) => Some(index + 1),
-                _ => None,
-            }
-        });
-    RenderError::Template { file, line, message }
+/// Renders every template of `chart` (and its enabled subcharts) with `user_values` over the chart's defaults, as
+/// Helm's `template` does: template name → output, partials left out, `NOTES.txt` included.
+pub fn render_templates(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    on_render_thread(|| {
+        let _maps = MapScope::open();
+        let (tree, values) = charts::prepare(chart, user_values)?;
+        let info = ReleaseInfo {
+            name: release.name.clone(),
+            namespace: release.namespace.clone(),
+            revision: 1,
+            is_install: true,
+            is_upgrade: false,
+        };
+        let jobs = charts::template_jobs(&tree, &values, &info, &Capabilities::default());
+        Ok(engine::render_jobs(&jobs, Limits::default())?)
+    })
 }
 
-/// Helm's install order by kind; kinds not listed come last, in output order.
+fn on_render_thread<T: Send>(work: impl FnOnce() -> Result<T, RenderError> + Send) -> Result<T, RenderError> {
+    std::thread::scope(|scope| {
+        std::thread::Builder::new()
+            .name("helm-render".into())
+            .stack_size(RENDER_STACK_BYTES)
+            .spawn_scoped(scope, work)
+            .map_err(|err| RenderError::Thread(err.to_string()))?
+            .join()
+            .map_err(|_| RenderError::Thread("the renderer stopped unexpectedly".into()))?
+    })
+}
+
+/// Helm's install order by kind (`InstallOrder`); unknown kinds come last, alphabetically.
 const INSTALL_ORDER: &[&str] = &[
+    "PriorityClass",
     "Namespace",
     "NetworkPolicy",
     "ResourceQuota",
@@ -151,75 +157,107 @@ const INSTALL_ORDER: &[&str] = &[
     "IngressClass",
     "Ingress",
     "APIService",
+    "MutatingWebhookConfiguration",
+    "ValidatingWebhookConfiguration",
 ];
 
-fn install_rank(kind: &str) -> usize {
-    INSTALL_ORDER
-        .iter()
-        .position(|known| *known == kind)
-        .unwrap_or(INSTALL_ORDER.len())
-}
-
-fn data_for(chart: &Chart, values: &Json, release: &Release, template_path: &str) -> Json {
-    json!({
-        "Values": values,
-        "Release": {
-            "Name": release.name,
-            "Namespace": release.namespace,
-            "Revision": 1,
-            "IsInstall": true,
-            "IsUpgrade": false,
-            "Service": "Helm",
-        },
-        "Chart": {"Name": chart.name, "Version": chart.version, "AppVersion": chart.app_version},
-        "Capabilities": {
-            "KubeVersion": {"Version": "v1.33.0", "Major": "1", "Minor": "33", "GitVersion": "v1.33.0"},
-            "APIVersions": [],
-        },
-        "Template": {"Name": template_path, "BasePath": "templates"},
-    })
-}
-
-/// Renders every template of `chart` with `values` (already merged) for `release`, returning the manifests in
-/// Helm's install order. Keys (`<name>+<kind>`) are unique within the result.
-pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<Vec<Manifest>, RenderError> {
-    let partials: Vec<_> = chart.templates.iter().filter(|file| file.is_partial()).collect();
-    // Check each partial on its own so that a syntax error names the right file.
-    for partial in &partials {
-        Template::new(&partial.path)
-            .funcs(helm_funcs(&TemplateSlot::default()))
-            .parse(&partial.text)
-            .map_err(|err| template_error(&partial.path, &err))?;
+/// Helm's `lessByKind`: known kinds by their rank, unknown kinds after them by name; equal ranks keep their order
+/// (the sort using it is stable).
+fn by_install_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let rank = |kind: &str| INSTALL_ORDER.iter().position(|known| *known == kind);
+    match (rank(a), rank(b)) {
+        (Some(x), Some(y)) => x.cmp(&y),
+        (Some(_), None) => std::cmp::Ordering::Less,
+        (None, Some(_)) => std::cmp::Ordering::Greater,
+        (None, None) => a.cmp(b),
     }
-    let mut manifests = Vec::new();
-    for file in chart.templates.iter().filter(|file| file.yields_manifests()) {
-        let slot = TemplateSlot::default();
-        let mut template = Template::new(&file.path).funcs(helm_funcs(&slot));
-        for partial in &partials {
-            template = template
-                .parse(&partial.text)
-                .map_err(|err| template_error(&partial.path, &err))?;
+}
+
+/// Helm's `SplitManifests`: documents separated by lines starting `---`; blank documents dropped.
+fn split_documents(text: &str) -> Vec<&str> {
+    let text = text.trim_start();
+    let mut documents = Vec::new();
+    let mut start = 0;
+    let mut line_start = 0;
+    let bytes = text.as_bytes();
+    while line_start <= text.len() {
+        let line_end = text[line_start..].find('\n').map_or(text.len(), |at| line_start + at);
+        if text[line_start..line_end].starts_with("---") {
+            documents.push(&text[start..line_start]);
+            // The separator is `---` plus spaces and tabs; the rest of the line belongs to the next document.
+            let mut after = line_start + 3;
+            while after < line_end && matches!(bytes.get(after), Some(b' ' | b'\t')) {
+                after += 1;
+            }
+            start = after;
         }
-        let template = Arc::new(
-            template
-                .parse(&file.text)
-                .map_err(|err| template_error(&file.path, &err))?,
-        );
-        slot.fill(&template);
-        let data = json_to_value(&data_for(
-            chart,
-            values,
-            release,
-            &format!("{}/{}", chart.name, file.path),
-        ));
-        let output = template
-            .execute_to_string(&data)
-            .map_err(|err| with_exec_line(template_error(&file.path, &err), &file.text, &err))?;
-        // Go prints a missing value as "<no value>"; Helm blanks it.
-        let output = output.replace("<no value>", "");
-        manifests.extend(split_manifests(&file.path, &output)?);
+        if line_end == text.len() {
+            break;
+        }
+        line_start = line_end + 1;
     }
-    manifests.sort_by_key(|manifest| install_rank(&manifest.kind));
+    documents.push(&text[start..]);
+    documents
+        .into_iter()
+        .filter(|document| !document.trim().is_empty())
+        .map(str::trim_start)
+        .collect()
+}
+
+/// Parses one rendered file into objects: comment-only documents are skipped; anything else must be a Kubernetes
+/// object with `apiVersion`, `kind` and `metadata.name`.
+fn file_manifests(file: &str, text: &str) -> Result<Vec<Manifest>, RenderError> {
+    let mut manifests = Vec::new();
+    for (index, document) in split_documents(text).into_iter().enumerate() {
+        let bad = |message: String| RenderError::Manifest {
+            file: file.to_string(),
+            message,
+        };
+        let object = crate::formats::yaml::parse(document)
+            .map_err(|err| bad(format!("YAML parse error (document {}): {err}", index + 1)))?;
+        if object.is_null() {
+            continue;
+        }
+        let Json::Object(fields) = &object else {
+            return Err(bad(format!("document {} is not a mapping", index + 1)));
+        };
+        let text_of = |value: Option<&Json>| value.and_then(Json::as_str).unwrap_or_default().to_string();
+        let api_version = text_of(fields.get("apiVersion"));
+        let kind = text_of(fields.get("kind"));
+        let name = text_of(fields.get("metadata").and_then(|meta| meta.get("name")));
+        if api_version.is_empty() || kind.is_empty() || name.is_empty() {
+            return Err(bad(format!(
+                "document {} needs apiVersion, kind and metadata.name (found apiVersion '{api_version}', kind '{kind}', name '{name}')",
+                index + 1
+            )));
+        }
+        manifests.push(Manifest {
+            source: file.to_string(),
+            api_version,
+            kind,
+            name,
+            object,
+        });
+    }
+    Ok(manifests)
+}
+
+/// Renders `chart` for EMCO: the CRDs of its `crds/` folders (root and subcharts) first, then every rendered object
+/// in Helm's install order. Object keys (`<name>+<kind>`) are unique in the result.
+pub fn render_chart(chart: &Chart, user_values: &Json, release: &Release) -> Result<Vec<Manifest>, RenderError> {
+    let rendered = render_templates(chart, user_values, release)?;
+    let mut manifests = Vec::new();
+    for (file, bytes) in chart.crd_objects() {
+        manifests.extend(file_manifests(&file, &String::from_utf8_lossy(&bytes))?);
+    }
+    let crd_count = manifests.len();
+    for (file, text) in &rendered {
+        if file.ends_with("NOTES.txt") {
+            continue;
+        }
+        manifests.extend(file_manifests(file, text)?);
+    }
+    manifests[crd_count..].sort_by(|a, b| by_install_order(&a.kind, &b.kind));
     let mut seen = std::collections::HashSet::new();
     for manifest in &manifests {
         if !seen.insert(manifest.key()) {
@@ -233,158 +271,4 @@ pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<V
         }
     }
     Ok(manifests)
-}
-
-fn split_manifests(file: &str, output: &str) -> Result<Vec<Manifest>, RenderError> {
-    if output.trim().is_empty() {
-        return Ok(Vec::new());
-    }
-    let documents: Vec<Json> = serde_saphyr::from_multiple(output).map_err(|err| RenderError::Manifest {
-        file: file.to_string(),
-        message: format!("rendered output is not YAML: {err}"),
-    })?;
-    let mut manifests = Vec::new();
-    for (index, document) in documents.into_iter().enumerate() {
-        if document.is_null() {
-            continue;
-        }
-        let bad = |message: String| RenderError::Manifest {
-            file: file.to_string(),
-            message,
-        };
-        let Json::Object(object) = &document else {
-            return Err(bad(format!("document {} is not a mapping", index + 1)));
-        };
-        let field = |name: &str| {
-            object
-                .get(name)
-                .and_then(Json::as_str)
-                .unwrap_or_default()
-                .to_string()
-        };
-        let (api_version, kind) = (field("apiVersion"), field("kind"));
-        let name = object
-            .get("metadata")
-            .and_then(|meta| meta.get("name"))
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-            .to_string();
-        if api_version.is_empty() || kind.is_empty() || name.is_empty() {
-            return Err(bad(format!(
-                "document {} needs apiVersion, kind and metadata.name (found apiVersion '{api_version}', kind '{kind}', name '{name}')",
-                index + 1
-            )));
-        }
-        manifests.push(Manifest {
-            source: file.to_string(),
-            api_version,
-            kind,
-            name,
-            object: document,
-        });
-    }
-    Ok(manifests)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::archive::write_tgz;
-    use crate::chart::read_chart;
-
-    fn release() -> Release {
-        Release {
-            name: "r1".into(),
-            namespace: "default".into(),
-        }
-    }
-
-    fn chart(files: &[(&str, &str)]) -> Chart {
-        let mut all: Vec<(&str, &[u8])> = vec![("c/Chart.yaml", b"name: sink\nversion: 0.1.0\n")];
-        all.extend(files.iter().map(|(path, text)| (*path, text.as_bytes())));
-        read_chart(&write_tgz(&all)).unwrap()
-    }
-
-    #[test]
-    fn renders_values_release_chart_and_helpers_in_install_order() {
-        let chart = chart(&[
-            ("c/values.yaml", "replicas: 1\nprefix: fw0\n"),
-            (
-                "c/templates/_helpers.tpl",
-                "{{- define \"sink.name\" -}}{{ .Values.prefix }}-{{ .Chart.Name }}{{- end -}}\n",
-            ),
-            (
-                "c/templates/deployment.yaml",
-                "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ include \"sink.name\" . }}\n  labels:\n    release: {{ .Release.Name | quote }}\nspec:\n  replicas: {{ .Values.replicas }}\n",
-            ),
-            (
-                "c/templates/configmap.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: sink-configmap\n---\n# empty\n",
-            ),
-            ("c/templates/NOTES.txt", "{{ .nothing.here }}"),
-        ]);
-        let manifests = render_chart(&chart, &chart.values, &release()).unwrap();
-        let keys: Vec<_> = manifests.iter().map(Manifest::key).collect();
-        assert_eq!(keys, ["sink-configmap+ConfigMap", "fw0-sink+Deployment"]);
-        assert_eq!(manifests[1].object["spec"]["replicas"], 1);
-        assert_eq!(manifests[1].object["metadata"]["labels"]["release"], "r1");
-    }
-
-    #[test]
-    fn errors_name_the_file_and_line() {
-        let broken = chart(&[(
-            "c/templates/svc.yaml",
-            "apiVersion: v1\nkind: Service\n{{ if .Values.x }\n",
-        )]);
-        let err = render_chart(&broken, &broken.values, &release()).unwrap_err();
-        assert!(
-            matches!(&err, RenderError::Template { file, line: Some(3), .. } if file == "templates/svc.yaml"),
-            "{err:?}"
-        );
-
-        let broken_helper = chart(&[
-            ("c/templates/_h.tpl", "{{ define \"x\" }}{{ .a }"),
-            ("c/templates/a.yaml", ""),
-        ]);
-        let err = render_chart(&broken_helper, &broken_helper.values, &release())
-            .unwrap_err()
-            .to_string();
-        assert!(err.starts_with("templates/_h.tpl"), "{err}");
-
-        let nameless = chart(&[("c/templates/a.yaml", "apiVersion: v1\nkind: ConfigMap\n")]);
-        let err = render_chart(&nameless, &nameless.values, &release())
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains("templates/a.yaml") && err.contains("metadata.name"),
-            "{err}"
-        );
-
-        let required = chart(&[(
-            "c/templates/a.yaml",
-            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required \"name is required\" .Values.name }}\n",
-        )]);
-        let err = render_chart(&required, &required.values, &release()).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "templates/a.yaml:4: execution error: required: name is required"
-        );
-
-        let twice = chart(&[
-            (
-                "c/templates/a.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
-            ),
-            (
-                "c/templates/b.yaml",
-                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\n",
-            ),
-        ]);
-        assert!(
-            render_chart(&twice, &twice.values, &release())
-                .unwrap_err()
-                .to_string()
-                .contains("rendered twice")
-        );
-    }
 }

@@ -704,8 +704,8 @@ impl<'a> Exec<'a> {
             let ident = args.first();
             let pos = ident.map_or(site_pos, Arg::pos);
             return Err(match ident {
-                Some(ident) => self.error(pos, ident, error.0),
-                None => self.error(pos, site, error.0),
+                Some(ident) => self.error(pos, ident, error.message),
+                None => self.error(pos, site, error.message),
             });
         }
         if let Callee::Builtin(builtin @ (Builtin::And | Builtin::Or)) = callee {
@@ -734,7 +734,7 @@ impl<'a> Exec<'a> {
                 let callee_text = args.get(1).map(ToString::to_string).unwrap_or_default();
                 builtin.call(&argv, &callee_text)
             }
-            Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.0),
+            Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.message),
         };
         result.map_err(|message| self.error(site_pos, site, format!("error calling {name}: {message}")))
     }

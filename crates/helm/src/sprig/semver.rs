@@ -561,7 +561,7 @@ impl Object for VersionObject {
             }));
         }
         match (name, args) {
-            ("SetPrerelease", [arg]) => Some(param_str(arg).map_err(|e| e.0).and_then(|pre| {
+            ("SetPrerelease", [arg]) => Some(param_str(arg).map_err(|e| e.message).and_then(|pre| {
                 if !pre.is_empty() {
                     validate_prerelease(&pre)?;
                 }
@@ -569,7 +569,7 @@ impl Object for VersionObject {
                 next.pre = pre;
                 Ok(version_value(next.with_original_from(v), false))
             })),
-            ("SetMetadata", [arg]) => Some(param_str(arg).map_err(|e| e.0).and_then(|metadata| {
+            ("SetMetadata", [arg]) => Some(param_str(arg).map_err(|e| e.message).and_then(|metadata| {
                 if !metadata.is_empty() {
                     validate_metadata(&metadata)?;
                 }
@@ -622,7 +622,7 @@ mod tests {
         match semver_compare(&mut NoRuntime, &[Value::from(constraint), Value::from(version)]) {
             Ok(Value::Bool(result)) => Ok(result),
             Ok(other) => Err(format!("{other:?}")),
-            Err(error) => Err(error.0),
+            Err(error) => Err(error.message),
         }
     }
 

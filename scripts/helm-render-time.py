@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Times real Helm rendering charts (load from the chart directory + render with default values), for the render
+benchmark of emco-helm (crates/helm/benches/render.rs runs it in the same run when EMCO_HELM_PYTHON names a Python
+with `helm-python-sdk` installed). Prints one JSON object: chart directory -> [median, min, max] milliseconds.
+
+    /tmp/helmvenv/bin/python scripts/helm-render-time.py --runs 20 DIR [DIR ...]
+"""
+
+import argparse
+import json
+import statistics
+import time
+
+import helm_python
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    parser.add_argument("charts", nargs="+")
+    args = parser.parse_args()
+    result = {}
+    for chart_dir in args.charts:
+        times = []
+        for _ in range(args.runs + 2):
+            start = time.perf_counter()
+            chart = helm_python.Chart.load(chart_dir)
+            chart.render(values=None, name="r1", namespace="default", is_install=True)
+            times.append((time.perf_counter() - start) * 1000.0)
+        times = times[2:]  # warm-up
+        result[chart_dir] = [statistics.median(times), min(times), max(times)]
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
