@@ -440,6 +440,9 @@ fn pem_decode(text: &str) -> Option<(String, Vec<u8>)> {
 // ---------------------------------------------------------------------------------------------------------------
 // Keys
 
+/// Go's refusal to sign a certificate with a DSA key.
+const NOT_A_SIGNER: &str = "x509: certificate private key does not implement crypto.Signer";
+
 enum PrivateKey {
     Rsa(Box<rsa::RsaPrivateKey>),
     Ec(p256::SecretKey),
@@ -472,6 +475,28 @@ impl PrivateKey {
                 return Ok(PrivateKey::Ec(key));
             }
         }
+    }
+
+    /// Go's `dsa.GenerateParameters(L2048N256)` and `dsa.GenerateKey`, kept as Sprig's `DSAKeyFormat` DER.
+    fn generate_dsa() -> Result<PrivateKey, String> {
+        let mut rng = getrandom::SysRng;
+        let components =
+            dsa::Components::try_generate_from_rng_with_key_size(&mut rng, dsa::KeySize::DSA_2048_256)
+                .map_err(|error| format!("failed to generate dsa params: {error}"))?;
+        let key = dsa::SigningKey::try_generate_from_rng_with_components(&mut rng, components)
+            .map_err(|error| error.to_string())?;
+        let public = key.verifying_key();
+        let parts = public.components();
+        let int = |value: &rsa::BoxedUint| der::uint(&value.to_be_bytes());
+        let der = der::seq(&[
+            &der::tlv(0x02, &[0]),
+            &int(parts.p().as_ref()),
+            &int(parts.q().as_ref()),
+            &int(parts.g().as_ref()),
+            &int(public.y().as_ref()),
+            &int(key.x().as_ref()),
+        ]);
+        Ok(PrivateKey::Dsa(der))
     }
 
     fn generate_ed25519() -> Result<PrivateKey, String> {
@@ -589,7 +614,7 @@ impl PrivateKey {
                     &der::bit_string(&public, 0),
                 ]))
             }
-            PrivateKey::Dsa(_) => Err("x509: only RSA, ECDSA and Ed25519 keys supported".into()),
+            PrivateKey::Dsa(_) => Err("x509: unsupported public key type: *dsa.PublicKey".into()),
         }
     }
 
@@ -599,7 +624,7 @@ impl PrivateKey {
             PrivateKey::Rsa(_) => Ok(der::seq(&[&oid(OID_SHA256_RSA), &[0x05, 0x00]])),
             PrivateKey::Ec(_) => Ok(der::seq(&[&oid(OID_ECDSA_SHA256)])),
             PrivateKey::Ed25519(_) => Ok(der::seq(&[&oid(OID_ED25519)])),
-            PrivateKey::Dsa(_) => Err("x509: only RSA, ECDSA and Ed25519 keys supported".into()),
+            PrivateKey::Dsa(_) => Err(NOT_A_SIGNER.into()),
         }
     }
 
@@ -620,7 +645,7 @@ impl PrivateKey {
                 let signer = ed25519_dalek::SigningKey::from_bytes(seed);
                 Ok(ed25519_dalek::Signer::sign(&signer, message).to_bytes().to_vec())
             }
-            PrivateKey::Dsa(_) => Err("x509: only RSA, ECDSA and Ed25519 keys supported".into()),
+            PrivateKey::Dsa(_) => Err(NOT_A_SIGNER.into()),
         }
     }
 }
@@ -631,11 +656,7 @@ fn gen_private_key(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncErr
         "" | "rsa" => PrivateKey::generate_rsa(4096),
         "ecdsa" => PrivateKey::generate_ec(),
         "ed25519" => PrivateKey::generate_ed25519(),
-        "dsa" => {
-            return Err(FuncError::new(
-                "genPrivateKey: dsa keys are not supported by this renderer",
-            ));
-        }
+        "dsa" => PrivateKey::generate_dsa(),
         other => return Ok(Value::from(format!("Unknown type {other}"))),
     };
     Ok(Value::from(match key.and_then(|key| key.to_pem()) {
@@ -870,12 +891,12 @@ fn create_certificate(
     key: &PrivateKey,
     issuer: Option<(&Issuer, &PrivateKey)>,
 ) -> Result<Certificate, String> {
-    let spki = key
-        .public_key_info()
-        .map_err(|error| format!("error creating certificate: {error}"))?;
     let signer = issuer.map_or(key, |(_, signer)| signer);
     let algorithm = signer
         .signature_algorithm()
+        .map_err(|error| format!("error creating certificate: {error}"))?;
+    let spki = key
+        .public_key_info()
         .map_err(|error| format!("error creating certificate: {error}"))?;
     let subject = subject_name(&template.common_name);
     let issuer_name = issuer.map_or_else(|| subject.clone(), |(issuer, _)| issuer.subject.clone());
@@ -1389,6 +1410,30 @@ MC4CAQAwBQYDK2VwBCIEIMGpqo48ucFLoEvPcOpu91Wq6GjN5g1y3zHRxIzhDPJ0
                 .is_ok_and(|key| key.to_pem().ok().as_deref() == Some(HELM_ED25519_KEY))
         );
         assert_eq!(text(call("genPrivateKey", &[s("nope")])), "Unknown type nope");
+        let dsa = text(call("genPrivateKey", &[s("dsa")]));
+        assert!(dsa.starts_with("-----BEGIN DSA PRIVATE KEY-----\n"), "{dsa}");
+        let Ok(PrivateKey::Dsa(der)) = PrivateKey::from_pem(&dsa) else {
+            panic!("not dsa")
+        };
+        let parts = der::read(&der)
+            .and_then(|(e, _)| der::children(e.content))
+            .unwrap_or_default();
+        let sizes: Vec<usize> = parts.iter().map(|p| p.content.len()).collect();
+        assert_eq!(
+            (sizes[0], sizes[1], sizes[2]),
+            (1, 257, 33),
+            "version, 2048-bit p, 256-bit q"
+        );
+        assert_eq!(
+            call(
+                "genSelfSignedCertWithKey",
+                &[s("x"), Value::Nil, Value::Nil, Value::Int(1), s(&dsa)]
+            )
+            .err(),
+            Some(FuncError::new(format!(
+                "error creating certificate: {NOT_A_SIGNER}"
+            )))
+        );
         let cert = call(
             "genSelfSignedCert",
             &[s("*.example.com"), Value::Nil, Value::Nil, Value::Int(1)],
