@@ -67,9 +67,11 @@ impl Location {
         match name {
             "" | "UTC" => Some(Location::Utc),
             "Local" => Some(Location::Local),
+            // Go reads zoneinfo files by exact name; jiff's lookups ignore case.
             _ => jiff::tz::db()
                 .get(name)
                 .ok()
+                .filter(|tz| tz.iana_name() == Some(name))
                 .map(|tz| Location::Named(name.to_string(), tz)),
         }
     }
@@ -1905,6 +1907,33 @@ mod tests {
                 &[s("15:04 MST -07:00"), Value::Int(0), s("America/New_York")]
             )),
             "19:00 EST -05:00"
+        );
+        let zones = [
+            ("asia/tokyo", 0, "00:00 UTC"),
+            ("Asia/Tokyo", 0, "09:00 JST"),
+            ("local", 0, "00:00 UTC"),
+            ("EST5EDT", 0, "19:00 EST"),
+            ("Etc/GMT+3", 0, "21:00 -03"),
+            ("Europe/Dublin", 1_700_000_000, "22:13 GMT"),
+            ("Africa/Casablanca", 0, "00:00 +00"),
+        ];
+        for (zone, secs, expected) in zones {
+            assert_eq!(
+                show(call("dateInZone", &[s("15:04 MST"), Value::Int(secs), s(zone)])),
+                expected,
+                "{zone}"
+            );
+        }
+        assert_eq!(
+            show(call(
+                "dateInZone",
+                &[
+                    s("15:04 MST Z07:00"),
+                    Value::Int(1_720_000_000),
+                    s("Australia/Lord_Howe")
+                ]
+            )),
+            "20:16 +1030 +10:30"
         );
         let may = to_date("2006-01-02", "2020-05-06");
         assert_eq!(
