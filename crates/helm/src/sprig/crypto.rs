@@ -1402,6 +1402,11 @@ MC4CAQAwBQYDK2VwBCIEIMGpqo48ucFLoEvPcOpu91Wq6GjN5g1y3zHRxIzhDPJ0
             }
         }
         assert!(
+            PrivateKey::from_pem(HELM_CA_KEY)
+                .is_ok_and(|key| key.to_pem().ok().as_deref() == Some(HELM_CA_KEY)),
+            "an RSA key is written back byte for byte as Go wrote it"
+        );
+        assert!(
             PrivateKey::from_pem(HELM_EC_KEY)
                 .is_ok_and(|key| key.to_pem().ok().as_deref() == Some(HELM_EC_KEY))
         );
