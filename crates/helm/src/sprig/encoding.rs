@@ -332,6 +332,42 @@ mod tests {
     }
 
     #[test]
+    fn decoder_errors_match_helm() {
+        // Inputs and outputs printed by Helm v4.2.3.
+        let b64 = [
+            ("aGk", "illegal base64 data at input byte 0"),
+            ("aGk=x", "illegal base64 data at input byte 4"),
+            ("aG=k", "illegal base64 data at input byte 2"),
+            ("a===", "illegal base64 data at input byte 1"),
+            ("aGk=\n", "hi"),
+            ("aGVsbG8=aGk=", "illegal base64 data at input byte 8"),
+            ("aG\nk=", "hi"),
+            ("aGVsbA==", "hell"),
+            ("aGVsbA=", "illegal base64 data at input byte 7"),
+            ("aGVsbA", "illegal base64 data at input byte 4"),
+            ("YQ==YQ==", "illegal base64 data at input byte 4"),
+        ];
+        for (input, output) in b64 {
+            let input = input.replace("\\n", "\n");
+            assert_eq!(call("b64dec", &[s(&input)]), Ok(output.to_string()), "{input:?}");
+        }
+        let b32 = [
+            ("NBUQ===", "illegal base32 data at input byte 7"),
+            ("NBUQ====X", "hi"),
+            ("NB======", "h"),
+            ("N=======", "illegal base32 data at input byte 1"),
+            ("NBUQ====NBUQ====", "illegal base32 data at input byte 4"),
+            ("NBU=====", "illegal base32 data at input byte 3"),
+            ("MFRGG===", "abc"),
+            ("MFRGGZDF", "abcde"),
+            ("MFRGGZD=", "abcd"),
+        ];
+        for (input, output) in b32 {
+            assert_eq!(call("b32dec", &[s(input)]), Ok(output.to_string()), "{input:?}");
+        }
+    }
+
+    #[test]
     fn round_trips() {
         for text in ["", "a", "ab", "abc", "abcd", "abcde", "abcdef", "hello world!"] {
             assert_eq!(

@@ -449,7 +449,7 @@ impl Constraint {
         if v.major != c.major {
             return false;
         }
-        !(v.minor != c.minor && !self.minor_dirty)
+        v.minor == c.minor || self.minor_dirty
     }
 }
 
@@ -637,6 +637,46 @@ mod tests {
         assert_eq!(compare(">= 1.0, < 2 || 3.x", "3.1.2"), Ok(true));
         assert_eq!(compare(">=1.21-0", "v1.21.0-eks-1"), Ok(true));
         assert_eq!(compare("<1.25.0-0", "1.24.9-gke.3"), Ok(true));
+    }
+
+    #[test]
+    fn corpus_idioms_against_kube_versions_match_helm() {
+        // Rows: constraint, then Helm's verdict (T/F) for each version below (Helm v4.2.3 probe).
+        let versions = [
+            "v1.36.0",
+            "1.36.0",
+            "v1.20.15-gke.100",
+            "v1.14.0-alpha.1",
+            "9.9.9-10",
+            "v1.36.0+k3s1",
+        ];
+        let rows = [
+            (">=1.14.0-0", "TTTTTT"),
+            ("<9.9.9-9", "TTTTFT"),
+            ("> 1.15.0-0", "TTTFTT"),
+            (">= 1.18-0", "TTTFTT"),
+            ("<1.21-0", "FFTTFF"),
+            ("<1.14-0", "FFFFFF"),
+            (">=1.10.0-0", "TTTTTT"),
+            ("<1.14.0-0", "FFFFFF"),
+            (">=1.21-0", "TTFFTT"),
+            ("^1.36", "TTFFFT"),
+            ("~1.36.0", "TTFFFT"),
+            ("1.36.x", "TTFFFT"),
+            (">=1.36.1", "FFFFFF"),
+            ("<=1.36", "TTFFFT"),
+            ("!=1.36.0", "FFFFFF"),
+            ("1.20 - 1.36", "TTFFFT"),
+        ];
+        for (constraint, verdicts) in rows {
+            for (version, verdict) in versions.iter().zip(verdicts.chars()) {
+                assert_eq!(
+                    compare(constraint, version),
+                    Ok(verdict == 'T'),
+                    "{constraint} {version}"
+                );
+            }
+        }
     }
 
     #[test]
