@@ -454,7 +454,7 @@ impl Object for TimeObject {
             ("Format", [layout]) => Some(
                 param_str(layout)
                     .map(|layout| Value::from(t.format(&layout)))
-                    .map_err(|e| e.0),
+                    .map_err(|e| e.message),
             ),
             ("Add", [Value::Int(nanos)]) => Some(Ok(time_value(t.add(*nanos)))),
             ("Before" | "After" | "Equal", [other]) => Some(match as_time(other) {
