@@ -777,7 +777,10 @@ impl Runtime for Exec<'_> {
             text,
             &resolve,
             self.limits.max_parse_depth,
-            self.limits.max_stack_bytes,
+            // The parser's stack budget is what this execution has left.
+            self.limits
+                .max_stack_bytes
+                .saturating_sub(self.stack_base.abs_diff(stack_addr())),
         )
         .map_err(|e| {
             let error = TemplateError::parse(ROOT_NAME, e);

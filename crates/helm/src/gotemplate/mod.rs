@@ -111,7 +111,7 @@ impl std::fmt::Display for TemplateError {
                 self.context,
                 self.message
             ),
-            (ErrorKind::Exec, None) => write!(f, "template: {}: {}", self.template, self.message),
+            (ErrorKind::Exec, None) => write!(f, "template: {}", self.message),
             (ErrorKind::Parse, _) => write!(f, "template: {}:{}: {}", self.name, self.line, self.message),
         }
     }

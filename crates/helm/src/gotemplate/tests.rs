@@ -713,3 +713,22 @@ fn bench_many_includes() {
         start.elapsed()
     );
 }
+
+#[test]
+fn executing_an_unknown_template() {
+    let set = Templates::new(test_funcs());
+    assert_eq!(
+        set.execute("nope", &Value::Nil).expect_err("unknown").to_string(),
+        "template: no template \"nope\" associated with template \"gotpl\""
+    );
+}
+
+#[test]
+fn trim_markers_after_any_space() {
+    assert_eq!(ok("a {{ 3\n-}} b"), "a 3b");
+    assert_eq!(ok("a {{ 3\t-}} b"), "a 3b");
+    assert_eq!(ok("a {{ 3  -}} b"), "a 3b");
+    assert_eq!(ok("a {{-\n3 }} b"), "a3 b");
+    assert_eq!(ok("a {{-\t3 }} b"), "a3 b");
+    assert_eq!(ok("a {{ 3 -}}"), "a 3");
+}
