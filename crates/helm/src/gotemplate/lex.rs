@@ -413,12 +413,12 @@ impl Lexer<'_> {
                     self.paren_depth += 1;
                 }
                 ')' => {
-                    self.emit(Tok::RightParen);
                     self.paren_depth -= 1;
                     if self.paren_depth < 0 {
                         self.error("unexpected right paren".into());
                         return false;
                     }
+                    self.emit(Tok::RightParen);
                 }
                 c if c.is_ascii() && !c.is_ascii_control() => self.emit(Tok::Char),
                 c => {

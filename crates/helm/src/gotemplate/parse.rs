@@ -44,6 +44,7 @@ pub(crate) fn parse(
         text,
         parse_name,
         last_line: 1,
+        action_line: 0,
     };
     let root = p.parse_top()?;
     let mut trees = vec![Tree {
@@ -102,6 +103,7 @@ struct Parser<'f> {
     text: Rc<str>,
     parse_name: Rc<str>,
     last_line: usize,
+    action_line: usize,
 }
 
 impl Parser<'_> {
@@ -162,7 +164,14 @@ impl Parser<'_> {
 
     fn unexpected<T>(&self, item: &Item, context: &str) -> PResult<T> {
         if item.typ == Tok::Error {
-            return self.err(item.val.clone());
+            let mut extra = String::new();
+            if self.action_line != 0 && self.action_line != item.line {
+                extra = format!(" in action started at {}:{}", self.parse_name, self.action_line);
+                if item.val.ends_with(" action") {
+                    extra = extra.split_off(" in action".len());
+                }
+            }
+            return self.err(format!("{}{extra}", item.val));
         }
         self.err(format!("unexpected {item} in {context}"))
     }
@@ -278,7 +287,12 @@ impl Parser<'_> {
                 pos: token.pos,
                 text: Rc::from(token.val.as_str()),
             })),
-            Tok::LeftDelim => self.action(),
+            Tok::LeftDelim => {
+                self.action_line = token.line;
+                let action = self.action();
+                self.action_line = 0;
+                action
+            }
             _ => self.unexpected(&token, "input"),
         }
     }

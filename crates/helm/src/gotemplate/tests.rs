@@ -732,3 +732,45 @@ fn trim_markers_after_any_space() {
     assert_eq!(ok("a {{-\t3 }} b"), "a3 b");
     assert_eq!(ok("a {{ 3 -}}"), "a 3");
 }
+
+#[test]
+fn more_parse_errors() {
+    let at = |line: usize, message: &str| format!("template: {NAME}:{line}: {message}");
+    assert_eq!(
+        err("a\n{{ if 1\n  \"abc\n }}{{end}}"),
+        at(
+            3,
+            "unterminated quoted string in action started at p/templates/t.txt:2"
+        )
+    );
+    assert_eq!(
+        err("a\n{{ 1\n"),
+        at(3, "unclosed action started at p/templates/t.txt:2")
+    );
+    assert_eq!(
+        err("{{ define \"x\" }}{{ else }}{{ end }}"),
+        at(1, "unexpected {{else}} in define clause")
+    );
+    assert_eq!(
+        err("{{ if 1 }}{{ else }}{{ else }}{{ end }}"),
+        at(1, "expected end; found {{else}}")
+    );
+    assert_eq!(ok("{{ 1 | }}"), "1");
+    assert_eq!(err("{{ (1 }}"), at(1, "unclosed left paren"));
+    assert_eq!(err("{{ 1) }}"), at(1, "unexpected right paren"));
+    assert_eq!(err("{{ $x := }}"), at(1, "missing value for command"));
+    assert_eq!(
+        err("{{ range $i, 3 }}{{ end }}"),
+        at(1, "range can only initialize variables")
+    );
+    assert_eq!(err("{{ .a.b@ }}"), at(1, "bad character U+0040 '@'"));
+    assert_eq!(err("{{ /* x */ }}"), at(1, "unexpected \"/\" in command"));
+    assert_eq!(
+        err("{{/* x */ 1 }}"),
+        at(1, "comment ends before closing delimiter")
+    );
+    assert_eq!(
+        err("{{ template x }}"),
+        at(1, "unexpected \"x\" in template clause")
+    );
+}
