@@ -734,9 +734,51 @@ impl<'a> Exec<'a> {
                 let callee_text = args.get(1).map(ToString::to_string).unwrap_or_default();
                 builtin.call(&argv, &callee_text)
             }
-            Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.0),
+            Callee::Func(def) => match (def.call)(self, &argv) {
+                Ok(value) => Ok(value),
+                Err(error) => {
+                    if let Some(conversion) = self.conversion_error(&error.0, args, &argv) {
+                        return Err(conversion);
+                    }
+                    Err(error.0)
+                }
+            },
         };
         result.map_err(|message| self.error(site_pos, site, format!("error calling {name}: {message}")))
+    }
+
+    /// Go converts arguments to a function's parameter types before calling it, and reports a mismatch at the
+    /// argument, without `error calling`. Our functions convert themselves (`funcs::param_*`, whose message is
+    /// Go's); this puts such an error where Go reports it: the first argument of the reported type.
+    fn conversion_error(&self, message: &str, args: &[Arg], argv: &[Value]) -> Option<Box<TemplateError>> {
+        let rest = message.strip_prefix("wrong type for value; expected ")?;
+        let (expected, got) = rest.split_once("; got ")?;
+        let index = argv.iter().position(|value| value.type_name() == got)?;
+        let explicit = args.len().saturating_sub(1);
+        if index >= explicit {
+            // The piped-in final value: Go is still at the last explicit argument (or the function's name).
+            let node = if explicit == 0 {
+                args.first()?
+            } else {
+                last_at(args.last()?)
+            };
+            return Some(self.error(node.pos(), node, message));
+        }
+        let node = args.get(index + 1)?;
+        let kind = match expected {
+            "string" => "string",
+            "bool" => "bool",
+            "float64" | "float32" => "float",
+            "int" | "int64" | "int32" | "uint" | "uint64" | "uint32" => "integer",
+            _ => "",
+        };
+        let text = match node {
+            Arg::Bool { .. } | Arg::Number { .. } | Arg::String { .. } if !kind.is_empty() => {
+                format!("expected {kind}; found {node}")
+            }
+            _ => message.to_string(),
+        };
+        Some(self.error(node.pos(), last_at(node), text))
     }
 
     fn enter_nested(&mut self) -> Result<(), FuncError> {

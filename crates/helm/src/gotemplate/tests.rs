@@ -774,3 +774,24 @@ fn more_parse_errors() {
         at(1, "unexpected \"x\" in template clause")
     );
 }
+
+#[test]
+fn argument_conversion_errors_point_at_the_argument() {
+    assert_eq!(
+        err("{{ upper 1 }}"),
+        exec_err("1", "expected string; found 1", 1, 9)
+    );
+    assert_eq!(
+        err("{{ 1 | upper }}"),
+        exec_err("upper", "wrong type for value; expected string; got int", 1, 7)
+    );
+    assert_eq!(
+        err("{{ upper .Values.a }}"),
+        exec_err(
+            ".Values.a",
+            "wrong type for value; expected string; got map[string]interface {}",
+            1,
+            16
+        )
+    );
+}
