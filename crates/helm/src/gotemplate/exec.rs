@@ -731,19 +731,20 @@ impl<'a> Exec<'a> {
         }
         let result = match callee {
             Callee::Builtin(builtin) => {
-                let callee_text = args.get(1).map(ToString::to_string).unwrap_or_default();
+                let callee_text = if builtin == Builtin::Call {
+                    args.get(1).map(ToString::to_string).unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 builtin.call(&argv, &callee_text)
             }
-            Callee::Func(def) => match (def.call)(self, &argv) {
-                Ok(value) => Ok(value),
-                Err(error) => {
-                    if let Some(conversion) = self.conversion_error(&error.0, args, &argv) {
-                        return Err(conversion);
-                    }
-                    Err(error.0)
-                }
-            },
+            Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.0),
         };
+        if let Err(message) = &result
+            && let Some(conversion) = self.conversion_error(message, args, &argv)
+        {
+            return Err(conversion);
+        }
         result.map_err(|message| self.error(site_pos, site, format!("error calling {name}: {message}")))
     }
 

@@ -795,3 +795,11 @@ fn argument_conversion_errors_point_at_the_argument() {
         )
     );
 }
+
+#[test]
+fn printf_format_must_be_a_string() {
+    assert_eq!(
+        err("{{ printf 1 }}"),
+        exec_err("1", "expected string; found 1", 1, 10)
+    );
+}
