@@ -803,3 +803,38 @@ fn printf_format_must_be_a_string() {
         exec_err("1", "expected string; found 1", 1, 10)
     );
 }
+
+#[test]
+fn ranges_and_scopes_as_helm() {
+    assert_eq!(ok("{{ range $v := .Values.a }}{{ $v }}{{ end }}"), "1");
+    assert_eq!(
+        ok(
+            "{{ range $i, $e := .Values.l }}{{ range $.Values.l }}{{ if eq . 2.0 }}{{ break }}{{ end }}{{ . }}{{ end }};{{ end }}"
+        ),
+        "1;1;1;"
+    );
+    assert_eq!(
+        ok("{{ with $x := 0 }}a{{ else with $y := \"q\" }}{{ $y }}{{ end }}"),
+        "q"
+    );
+    assert_eq!(
+        ok("{{ range $e := .Values.l }}{{ $e = 5 }}{{ $e }}{{ end }}"),
+        "555"
+    );
+    assert_eq!(ok("{{ if and .Values.a (not .Values.missing) }}y{{ end }}"), "y");
+    assert_eq!(
+        ok("{{ $v := \"x\" }}{{ range .Values.l }}{{ $v }}{{ end }}"),
+        "xxx"
+    );
+    assert_eq!(ok("{{ range 0 }}x{{ else }}none{{ end }}"), "none");
+    assert_eq!(ok("{{ range -2 }}x{{ else }}neg{{ end }}"), "neg");
+    assert_eq!(
+        ok("{{ define \"a\" }}{{ $ }}{{ end }}{{ template \"a\" .Values.a.b }}"),
+        "1"
+    );
+    assert_eq!(ok("{{ $x := list }}{{ range $x }}{{ else }}e{{ end }}"), "e");
+    assert_eq!(
+        ok("{{ \"a\" | printf \"%s%s\" \"b\" | printf \"%s%s\" \"c\" }}"),
+        "cba"
+    );
+}
