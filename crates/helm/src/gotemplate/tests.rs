@@ -838,3 +838,53 @@ fn ranges_and_scopes_as_helm() {
         "cba"
     );
 }
+
+/// Random fragments of template syntax, parsed and executed: every outcome must be a value or an error, never a
+/// panic, a hang or a stack overflow.
+#[test]
+fn random_templates_never_panic() {
+    const PIECES: &[&str] = &[
+        "{{", "}}", "{{-", "-}}", " ", "\n", "(", ")", "|", "$x", ":=", "=", "$", ".", ".Values", ".a", ".b",
+        ".l", "if", "else", "end", "range", "with", "define", "template", "block", "break", "continue",
+        "\"s\"", "`r`", "'c'", "1", "-2", "0x1F", "1.5", "1e3", "nil", "true", "eq", "lt", "and", "or",
+        "not", "len", "index", "slice", "print", "printf", "html", "js", "urlquery", "call", "upper",
+        "include", "tpl", "list", ",", "/*", "*/", "\"t\"", "x", "@", "\"", "é",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let limits = Limits {
+        max_steps: 10_000,
+        max_output_bytes: 10_000,
+        max_depth: 20,
+        ..Limits::default()
+    };
+    let mut parsed = 0;
+    for round in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let mut text = String::new();
+        for _ in 0..len {
+            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+            if round % 2 == 0 {
+                text.push_str(piece);
+            } else {
+                // Mostly well-formed actions: `{{ piece piece }}`.
+                text.push_str("{{ ");
+                text.push_str(piece);
+                text.push(' ');
+                text.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+                text.push_str(" }}");
+            }
+        }
+        let mut set = Templates::new(test_funcs()).with_limits(limits);
+        if set.parse("t", &text).is_ok() {
+            parsed += 1;
+            let _ = set.execute("t", &data());
+        }
+    }
+    assert!(parsed > 500, "only {parsed} random templates parsed");
+}
