@@ -137,7 +137,9 @@ pub(crate) fn resolve(funcs: &FuncMap, name: &str) -> Option<Callee> {
     Builtin::lookup(name).map(Callee::Builtin)
 }
 
-/// A set of named templates sharing one function map: parse once, execute many times.
+/// A set of named templates sharing one function map: parse once, execute many times. Cloning is cheap (parsed
+/// trees are shared).
+#[derive(Clone)]
 pub struct Templates {
     funcs: FuncMap,
     limits: Limits,
