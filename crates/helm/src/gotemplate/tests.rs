@@ -888,3 +888,18 @@ fn random_templates_never_panic() {
     }
     assert!(parsed > 500, "only {parsed} random templates parsed");
 }
+
+#[test]
+fn parse_error_lines() {
+    let at = |line: usize, message: &str| format!("template: {NAME}:{line}: {message}");
+    assert_eq!(err("{{ if 1 }}\n\nabc"), at(3, "unexpected EOF"));
+    assert_eq!(
+        err("{{ if 1 }}\n\n{{ else }}{{ else }}"),
+        at(3, "expected end; found {{else}}")
+    );
+    assert_eq!(err("a\n\n{{ end }}"), at(3, "unexpected {{end}}"));
+    assert_eq!(
+        err("{{ define \"x\" }}\n\n{{ $y }}{{ end }}"),
+        at(3, "undefined variable \"$y\"")
+    );
+}
