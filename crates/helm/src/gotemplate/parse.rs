@@ -56,8 +56,9 @@ pub(crate) fn parse(
     // The file's own tree first, then its definitions; within one file a second non-empty definition of a name
     // is an error (Go's `multiple definition`), an empty one never replaces a non-empty one.
     let mut defs: Vec<Tree> = Vec::new();
+    let mut index: std::collections::HashMap<Rc<str>, usize> = std::collections::HashMap::new();
     for (line, def) in std::mem::take(&mut p.defs) {
-        if let Some(existing) = defs.iter_mut().find(|t| t.name == def.name) {
+        if let Some(existing) = index.get(&def.name).and_then(|&i| defs.get_mut(i)) {
             if existing.is_empty() {
                 *existing = def;
             } else if !def.is_empty() {
@@ -70,6 +71,7 @@ pub(crate) fn parse(
                 });
             }
         } else {
+            index.insert(def.name.clone(), defs.len());
             defs.push(def);
         }
     }
@@ -120,7 +122,7 @@ impl Parser<'_> {
             None => self.items.last().cloned().unwrap_or(Item {
                 typ: Tok::Eof,
                 pos: self.text.len(),
-                val: String::new(),
+                val: Rc::from(""),
                 line: 1,
             }),
         };
@@ -222,7 +224,7 @@ impl Parser<'_> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.clone());
+            return self.err(item.val.to_string());
         }
         Ok(root)
     }
@@ -275,7 +277,7 @@ impl Parser<'_> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.clone());
+            return self.err(item.val.to_string());
         }
         self.err("unexpected EOF")
     }
@@ -285,7 +287,7 @@ impl Parser<'_> {
         match token.typ {
             Tok::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: Rc::from(token.val.as_str()),
+                text: Rc::from(&*token.val),
             })),
             Tok::LeftDelim => {
                 self.action_line = token.line;
@@ -474,15 +476,15 @@ impl Parser<'_> {
                 Tok::Assign | Tok::Declare => {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl.push(Rc::from(&*v.val));
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val.as_str()));
+                    self.vars.push(Rc::from(&*v.val));
                 }
-                Tok::Char if next.val == "," => {
+                Tok::Char if &*next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl.push(Rc::from(&*v.val));
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val.as_str()));
+                    self.vars.push(Rc::from(&*v.val));
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -625,7 +627,7 @@ impl Parser<'_> {
                 };
                 Arg::Identifier {
                     pos: token.pos,
-                    name: Rc::from(token.val.as_str()),
+                    name: Rc::from(&*token.val),
                     callee,
                 }
             }
@@ -637,7 +639,7 @@ impl Parser<'_> {
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![Rc::from(token.val.as_str())],
+                    idents: vec![Rc::from(&*token.val)],
                 }
             }
             Tok::Field => Arg::Field {
@@ -646,13 +648,13 @@ impl Parser<'_> {
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,
-                value: token.val == "true",
+                value: &*token.val == "true",
             },
             Tok::CharConstant | Tok::Number => {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
-                    text: Rc::from(token.val.as_str()),
+                    text: Rc::from(&*token.val),
                     value,
                 }
             }
@@ -663,7 +665,7 @@ impl Parser<'_> {
                 let text = self.unquote(&token.val)?;
                 Arg::String {
                     pos: token.pos,
-                    quoted: Rc::from(token.val.as_str()),
+                    quoted: Rc::from(&*token.val),
                     text: Rc::from(text.as_str()),
                 }
             }
@@ -675,7 +677,7 @@ impl Parser<'_> {
     }
 
     fn number(&self, token: &Item) -> PResult<Num> {
-        let text = token.val.as_str();
+        let text = &*token.val;
         if token.typ == Tok::CharConstant {
             let inner = text.get(1..).unwrap_or("");
             let Some((c, rest)) = unquote_char(inner, '\'') else {

@@ -712,6 +712,14 @@ fn bench_many_includes() {
         "200 renders of 300 includes: {:?} ({total} bytes)",
         start.elapsed()
     );
+    // Duplicate definitions in one file are an error, so rename each copy's helpers.
+    let big: String = (0..10)
+        .map(|copy| helpers.replace("\"h", &format!("\"c{copy}h")))
+        .collect();
+    let start = std::time::Instant::now();
+    let mut set = Templates::new(test_funcs());
+    set.parse("big", &big).expect("parse");
+    eprintln!("parsing {} bytes: {:?}", big.len(), start.elapsed());
 }
 
 #[test]
