@@ -752,6 +752,9 @@ impl<'a> Exec<'a> {
     /// argument, without `error calling`. Our functions convert themselves (`funcs::param_*`, whose message is
     /// Go's); this puts such an error where Go reports it: the first argument of the reported type.
     fn conversion_error(&self, message: &str, args: &[Arg], argv: &[Value]) -> Option<Box<TemplateError>> {
+        if let Some(expected) = message.strip_prefix("invalid value; expected ") {
+            return self.nil_conversion_error(expected, args, argv);
+        }
         let rest = message.strip_prefix("wrong type for value; expected ")?;
         let (expected, got) = rest.split_once("; got ")?;
         let index = argv.iter().position(|value| value.type_name() == got)?;
@@ -780,6 +783,40 @@ impl<'a> Exec<'a> {
             _ => message.to_string(),
         };
         Some(self.error(node.pos(), last_at(node), text))
+    }
+
+    /// A nil given for a typed parameter (a function reported `invalid value; expected T`): Go words it by where
+    /// the nil came from — a nil literal, a map element (a nil `interface {}`), or an untyped nil result.
+    fn nil_conversion_error(
+        &self,
+        expected: &str,
+        args: &[Arg],
+        argv: &[Value],
+    ) -> Option<Box<TemplateError>> {
+        let index = argv.iter().position(Value::is_nil)?;
+        let explicit = args.len().saturating_sub(1);
+        let invalid = format!("invalid value; expected {expected}");
+        if index >= explicit {
+            let node = if explicit == 0 {
+                args.first()?
+            } else {
+                last_at(args.last()?)
+            };
+            return Some(self.error(node.pos(), node, invalid));
+        }
+        let node = args.get(index + 1)?;
+        let text = match node {
+            Arg::Nil { .. } => format!("cannot assign nil to {expected}"),
+            Arg::Field { .. } | Arg::Chain { .. } => {
+                format!("wrong type for value; expected {expected}; got interface {{}}")
+            }
+            Arg::Variable { idents, .. } if idents.len() > 1 => {
+                format!("wrong type for value; expected {expected}; got interface {{}}")
+            }
+            _ => invalid,
+        };
+        let at = last_at(node);
+        Some(self.error(at.pos(), at, text))
     }
 
     fn enter_nested(&mut self) -> Result<(), FuncError> {

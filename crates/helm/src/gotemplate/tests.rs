@@ -19,6 +19,14 @@ fn tpl(rt: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::from(rt.tpl(&funcs::param_str(&args[0])?, &args[1])?))
 }
 
+/// `upper` as Go types it: a `string` parameter, so nil is refused (`invalid value; expected string`).
+fn strict_upper(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
+    match &args[0] {
+        Value::Nil => Err(FuncError::new("invalid value; expected string")),
+        other => Ok(Value::from(funcs::param_str(other)?.to_uppercase())),
+    }
+}
+
 fn list(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::list(args.to_vec()))
 }
@@ -34,6 +42,7 @@ fn test_funcs() -> FuncMap {
     map.add("include", Arity::Exact(2), include);
     map.add("tpl", Arity::Exact(2), tpl);
     map.add("list", Arity::AtLeast(0), list);
+    map.add("strictUpper", Arity::Exact(1), strict_upper);
     map.add("tname", Arity::Exact(0), tname);
     map
 }
@@ -909,5 +918,35 @@ fn parse_error_lines() {
     assert_eq!(
         err("{{ define \"x\" }}\n\n{{ $y }}{{ end }}"),
         at(3, "undefined variable \"$y\"")
+    );
+}
+
+#[test]
+fn nil_for_a_typed_parameter_is_worded_by_its_origin() {
+    // Helm's texts for `upper` (a `string` parameter), here through a stand-in that refuses nil as Go does.
+    assert_eq!(
+        err("{{ .Values.missing | strictUpper }}"),
+        exec_err("strictUpper", "invalid value; expected string", 1, 21)
+    );
+    assert_eq!(
+        err("{{ $x := .Values.missing }}{{ strictUpper $x }}"),
+        exec_err("$x", "invalid value; expected string", 1, 42)
+    );
+    assert_eq!(
+        err("{{ strictUpper (index .Values \"missing\") }}"),
+        exec_err("\"missing\"", "invalid value; expected string", 1, 30)
+    );
+    assert_eq!(
+        err("{{ strictUpper .Values.missing }}"),
+        exec_err(
+            ".Values.missing",
+            "wrong type for value; expected string; got interface {}",
+            1,
+            22
+        )
+    );
+    assert_eq!(
+        err("{{ strictUpper nil }}"),
+        exec_err("nil", "cannot assign nil to string", 1, 15)
     );
 }
