@@ -731,12 +731,92 @@ impl<'a> Exec<'a> {
         }
         let result = match callee {
             Callee::Builtin(builtin) => {
-                let callee_text = args.get(1).map(ToString::to_string).unwrap_or_default();
+                let callee_text = if builtin == Builtin::Call {
+                    args.get(1).map(ToString::to_string).unwrap_or_default()
+                } else {
+                    String::new()
+                };
                 builtin.call(&argv, &callee_text)
             }
             Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.message),
         };
+        if let Err(message) = &result
+            && let Some(conversion) = self.conversion_error(message, args, &argv)
+        {
+            return Err(conversion);
+        }
         result.map_err(|message| self.error(site_pos, site, format!("error calling {name}: {message}")))
+    }
+
+    /// Go converts arguments to a function's parameter types before calling it, and reports a mismatch at the
+    /// argument, without `error calling`. Our functions convert themselves (`funcs::param_*`, whose message is
+    /// Go's); this puts such an error where Go reports it: the first argument of the reported type.
+    fn conversion_error(&self, message: &str, args: &[Arg], argv: &[Value]) -> Option<Box<TemplateError>> {
+        if let Some(expected) = message.strip_prefix("invalid value; expected ") {
+            return self.nil_conversion_error(expected, args, argv);
+        }
+        let rest = message.strip_prefix("wrong type for value; expected ")?;
+        let (expected, got) = rest.split_once("; got ")?;
+        let index = argv.iter().position(|value| value.type_name() == got)?;
+        let explicit = args.len().saturating_sub(1);
+        if index >= explicit {
+            // The piped-in final value: Go is still at the last explicit argument (or the function's name).
+            let node = if explicit == 0 {
+                args.first()?
+            } else {
+                last_at(args.last()?)
+            };
+            return Some(self.error(node.pos(), node, message));
+        }
+        let node = args.get(index + 1)?;
+        let kind = match expected {
+            "string" => "string",
+            "bool" => "bool",
+            "float64" | "float32" => "float",
+            "int" | "int64" | "int32" | "uint" | "uint64" | "uint32" => "integer",
+            _ => "",
+        };
+        let text = match node {
+            Arg::Bool { .. } | Arg::Number { .. } | Arg::String { .. } if !kind.is_empty() => {
+                format!("expected {kind}; found {node}")
+            }
+            _ => message.to_string(),
+        };
+        Some(self.error(node.pos(), last_at(node), text))
+    }
+
+    /// A nil given for a typed parameter (a function reported `invalid value; expected T`): Go words it by where
+    /// the nil came from — a nil literal, a map element (a nil `interface {}`), or an untyped nil result.
+    fn nil_conversion_error(
+        &self,
+        expected: &str,
+        args: &[Arg],
+        argv: &[Value],
+    ) -> Option<Box<TemplateError>> {
+        let index = argv.iter().position(Value::is_nil)?;
+        let explicit = args.len().saturating_sub(1);
+        let invalid = format!("invalid value; expected {expected}");
+        if index >= explicit {
+            let node = if explicit == 0 {
+                args.first()?
+            } else {
+                last_at(args.last()?)
+            };
+            return Some(self.error(node.pos(), node, invalid));
+        }
+        let node = args.get(index + 1)?;
+        let text = match node {
+            Arg::Nil { .. } => format!("cannot assign nil to {expected}"),
+            Arg::Field { .. } | Arg::Chain { .. } => {
+                format!("wrong type for value; expected {expected}; got interface {{}}")
+            }
+            Arg::Variable { idents, .. } if idents.len() > 1 => {
+                format!("wrong type for value; expected {expected}; got interface {{}}")
+            }
+            _ => invalid,
+        };
+        let at = last_at(node);
+        Some(self.error(at.pos(), at, text))
     }
 
     fn enter_nested(&mut self) -> Result<(), FuncError> {
@@ -777,7 +857,10 @@ impl Runtime for Exec<'_> {
             text,
             &resolve,
             self.limits.max_parse_depth,
-            self.limits.max_stack_bytes,
+            // The parser's stack budget is what this execution has left.
+            self.limits
+                .max_stack_bytes
+                .saturating_sub(self.stack_base.abs_diff(stack_addr())),
         )
         .map_err(|e| {
             let error = TemplateError::parse(ROOT_NAME, e);

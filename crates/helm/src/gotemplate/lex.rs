@@ -4,6 +4,8 @@
 //! The whole text is lexed up front into a vector (no goroutine, no state machine across calls); a lexing error
 //! becomes the last token, as Go's `itemError` does, so the parser reports it where Go would.
 
+use std::rc::Rc;
+
 /// Token kinds (Go's `itemType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tok {
@@ -67,7 +69,7 @@ impl Tok {
 pub(crate) struct Item {
     pub(crate) typ: Tok,
     pub(crate) pos: usize,
-    pub(crate) val: String,
+    pub(crate) val: Rc<str>,
     pub(crate) line: usize,
 }
 
@@ -170,7 +172,7 @@ struct Lexer<'a> {
 
 impl Lexer<'_> {
     fn emit(&mut self, typ: Tok) {
-        let val = self.input.get(self.start..self.pos).unwrap_or("").to_string();
+        let val = Rc::from(self.input.get(self.start..self.pos).unwrap_or(""));
         self.items.push(Item {
             typ,
             pos: self.start,
@@ -192,7 +194,7 @@ impl Lexer<'_> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: message,
+            val: Rc::from(message),
             line: self.start_line,
         });
     }
@@ -277,7 +279,7 @@ impl Lexer<'_> {
         let item = Item {
             typ: Tok::LeftDelim,
             pos: self.start,
-            val: LEFT.to_string(),
+            val: Rc::from(LEFT),
             line: self.start_line,
         };
         self.pos += after;
@@ -413,12 +415,12 @@ impl Lexer<'_> {
                     self.paren_depth += 1;
                 }
                 ')' => {
-                    self.emit(Tok::RightParen);
                     self.paren_depth -= 1;
                     if self.paren_depth < 0 {
                         self.error("unexpected right paren".into());
                         return false;
                     }
+                    self.emit(Tok::RightParen);
                 }
                 c if c.is_ascii() && !c.is_ascii_control() => self.emit(Tok::Char),
                 c => {
@@ -638,7 +640,7 @@ mod tests {
     fn kinds(text: &str) -> Vec<(Tok, String)> {
         lex(text, true, true)
             .into_iter()
-            .map(|i| (i.typ, i.val))
+            .map(|i| (i.typ, i.val.to_string()))
             .collect()
     }
 

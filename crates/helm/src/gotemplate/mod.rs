@@ -7,6 +7,16 @@
 //! Usage: build a [`Templates`] set with a [`FuncMap`], [`Templates::parse`] each file under its name (its
 //! `define`s join the set; a later non-empty definition replaces an earlier one, as Go's), then
 //! [`Templates::execute`] a name with data. Every execution is bounded by [`Limits`].
+//!
+//! Modules: `lex` (tokens, trim markers, comments), `parse` (Go's grammar into `node` trees, with variable and
+//! function checks; identifiers are resolved to a FuncMap function or a builtin once, at parse time), `exec` (the
+//! tree walker; implements [`Runtime`] so `include`/`tpl` run inside the same execution and budgets), `builtins`
+//! (Go's builtin functions and comparison rules). Errors are [`TemplateError`]s whose `Display` is Go's text.
+//!
+//! `include`/`tpl`: [`Runtime::include`] runs a template of the set (or of an enclosing `tpl`'s definitions);
+//! [`Runtime::tpl`] parses its text as template `gotpl` (Helm's name) into an overlay visible only during that call,
+//! and wraps errors as Helm does (`cannot parse template "…": …`, `error during tpl function execution for "…": …`),
+//! so a Sprig-layer `tpl` function only forwards to it.
 
 mod builtins;
 mod exec;
@@ -111,7 +121,7 @@ impl std::fmt::Display for TemplateError {
                 self.context,
                 self.message
             ),
-            (ErrorKind::Exec, None) => write!(f, "template: {}: {}", self.template, self.message),
+            (ErrorKind::Exec, None) => write!(f, "template: {}", self.message),
             (ErrorKind::Parse, _) => write!(f, "template: {}:{}: {}", self.name, self.line, self.message),
         }
     }
@@ -127,7 +137,9 @@ pub(crate) fn resolve(funcs: &FuncMap, name: &str) -> Option<Callee> {
     Builtin::lookup(name).map(Callee::Builtin)
 }
 
-/// A set of named templates sharing one function map: parse once, execute many times.
+/// A set of named templates sharing one function map: parse once, execute many times. Cloning is cheap (parsed
+/// trees are shared).
+#[derive(Clone)]
 pub struct Templates {
     funcs: FuncMap,
     limits: Limits,

@@ -19,7 +19,7 @@ impl Tree {
     /// Whether the body is empty or only whitespace text (Go's `IsEmptyTree`).
     pub(crate) fn is_empty(&self) -> bool {
         self.root.iter().all(|node| match node {
-            Node::Text { text, .. } => text.trim_matches([' ', '\t', '\r', '\n']).is_empty(),
+            Node::Text { text, .. } => text.trim().is_empty(),
             _ => false,
         })
     }

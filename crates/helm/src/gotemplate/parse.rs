@@ -44,6 +44,7 @@ pub(crate) fn parse(
         text,
         parse_name,
         last_line: 1,
+        action_line: 0,
     };
     let root = p.parse_top()?;
     let mut trees = vec![Tree {
@@ -55,8 +56,9 @@ pub(crate) fn parse(
     // The file's own tree first, then its definitions; within one file a second non-empty definition of a name
     // is an error (Go's `multiple definition`), an empty one never replaces a non-empty one.
     let mut defs: Vec<Tree> = Vec::new();
+    let mut index: std::collections::HashMap<Rc<str>, usize> = std::collections::HashMap::new();
     for (line, def) in std::mem::take(&mut p.defs) {
-        if let Some(existing) = defs.iter_mut().find(|t| t.name == def.name) {
+        if let Some(existing) = index.get(&def.name).and_then(|&i| defs.get_mut(i)) {
             if existing.is_empty() {
                 *existing = def;
             } else if !def.is_empty() {
@@ -69,6 +71,7 @@ pub(crate) fn parse(
                 });
             }
         } else {
+            index.insert(def.name.clone(), defs.len());
             defs.push(def);
         }
     }
@@ -102,6 +105,7 @@ struct Parser<'f> {
     text: Rc<str>,
     parse_name: Rc<str>,
     last_line: usize,
+    action_line: usize,
 }
 
 impl Parser<'_> {
@@ -118,7 +122,7 @@ impl Parser<'_> {
             None => self.items.last().cloned().unwrap_or(Item {
                 typ: Tok::Eof,
                 pos: self.text.len(),
-                val: String::new(),
+                val: Rc::from(""),
                 line: 1,
             }),
         };
@@ -162,7 +166,14 @@ impl Parser<'_> {
 
     fn unexpected<T>(&self, item: &Item, context: &str) -> PResult<T> {
         if item.typ == Tok::Error {
-            return self.err(item.val.clone());
+            let mut extra = String::new();
+            if self.action_line != 0 && self.action_line != item.line {
+                extra = format!(" in action started at {}:{}", self.parse_name, self.action_line);
+                if item.val.ends_with(" action") {
+                    extra = extra.split_off(" in action".len());
+                }
+            }
+            return self.err(format!("{}{extra}", item.val));
         }
         self.err(format!("unexpected {item} in {context}"))
     }
@@ -213,7 +224,7 @@ impl Parser<'_> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.clone());
+            return self.err(item.val.to_string());
         }
         Ok(root)
     }
@@ -266,7 +277,7 @@ impl Parser<'_> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.clone());
+            return self.err(item.val.to_string());
         }
         self.err("unexpected EOF")
     }
@@ -276,9 +287,14 @@ impl Parser<'_> {
         match token.typ {
             Tok::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: Rc::from(token.val.as_str()),
+                text: Rc::from(&*token.val),
             })),
-            Tok::LeftDelim => self.action(),
+            Tok::LeftDelim => {
+                self.action_line = token.line;
+                let action = self.action();
+                self.action_line = 0;
+                action
+            }
             _ => self.unexpected(&token, "input"),
         }
     }
@@ -460,15 +476,15 @@ impl Parser<'_> {
                 Tok::Assign | Tok::Declare => {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl.push(Rc::from(&*v.val));
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val.as_str()));
+                    self.vars.push(Rc::from(&*v.val));
                 }
-                Tok::Char if next.val == "," => {
+                Tok::Char if &*next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val.as_str()));
+                    pipe.decl.push(Rc::from(&*v.val));
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val.as_str()));
+                    self.vars.push(Rc::from(&*v.val));
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -611,7 +627,7 @@ impl Parser<'_> {
                 };
                 Arg::Identifier {
                     pos: token.pos,
-                    name: Rc::from(token.val.as_str()),
+                    name: Rc::from(&*token.val),
                     callee,
                 }
             }
@@ -623,7 +639,7 @@ impl Parser<'_> {
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![Rc::from(token.val.as_str())],
+                    idents: vec![Rc::from(&*token.val)],
                 }
             }
             Tok::Field => Arg::Field {
@@ -632,13 +648,13 @@ impl Parser<'_> {
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,
-                value: token.val == "true",
+                value: &*token.val == "true",
             },
             Tok::CharConstant | Tok::Number => {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
-                    text: Rc::from(token.val.as_str()),
+                    text: Rc::from(&*token.val),
                     value,
                 }
             }
@@ -649,7 +665,7 @@ impl Parser<'_> {
                 let text = self.unquote(&token.val)?;
                 Arg::String {
                     pos: token.pos,
-                    quoted: Rc::from(token.val.as_str()),
+                    quoted: Rc::from(&*token.val),
                     text: Rc::from(text.as_str()),
                 }
             }
@@ -661,7 +677,7 @@ impl Parser<'_> {
     }
 
     fn number(&self, token: &Item) -> PResult<Num> {
-        let text = token.val.as_str();
+        let text = &*token.val;
         if token.typ == Tok::CharConstant {
             let inner = text.get(1..).unwrap_or("");
             let Some((c, rest)) = unquote_char(inner, '\'') else {

@@ -19,6 +19,14 @@ fn tpl(rt: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::from(rt.tpl(&funcs::param_str(&args[0])?, &args[1])?))
 }
 
+/// `upper` as Go types it: a `string` parameter, so nil is refused (`invalid value; expected string`).
+fn strict_upper(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
+    match &args[0] {
+        Value::Nil => Err(FuncError::new("invalid value; expected string")),
+        other => Ok(Value::from(funcs::param_str(other)?.to_uppercase())),
+    }
+}
+
 fn list(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::list(args.to_vec()))
 }
@@ -34,6 +42,7 @@ fn test_funcs() -> FuncMap {
     map.add("include", Arity::Exact(2), include);
     map.add("tpl", Arity::Exact(2), tpl);
     map.add("list", Arity::AtLeast(0), list);
+    map.add("strictUpper", Arity::Exact(1), strict_upper);
     map.add("tname", Arity::Exact(0), tname);
     map
 }
@@ -711,5 +720,233 @@ fn bench_many_includes() {
     eprintln!(
         "200 renders of 300 includes: {:?} ({total} bytes)",
         start.elapsed()
+    );
+    // Duplicate definitions in one file are an error, so rename each copy's helpers.
+    let big: String = (0..10)
+        .map(|copy| helpers.replace("\"h", &format!("\"c{copy}h")))
+        .collect();
+    let start = std::time::Instant::now();
+    let mut set = Templates::new(test_funcs());
+    set.parse("big", &big).expect("parse");
+    eprintln!("parsing {} bytes: {:?}", big.len(), start.elapsed());
+}
+
+#[test]
+fn executing_an_unknown_template() {
+    let set = Templates::new(test_funcs());
+    assert_eq!(
+        set.execute("nope", &Value::Nil).expect_err("unknown").to_string(),
+        "template: no template \"nope\" associated with template \"gotpl\""
+    );
+}
+
+#[test]
+fn trim_markers_after_any_space() {
+    assert_eq!(ok("a {{ 3\n-}} b"), "a 3b");
+    assert_eq!(ok("a {{ 3\t-}} b"), "a 3b");
+    assert_eq!(ok("a {{ 3  -}} b"), "a 3b");
+    assert_eq!(ok("a {{-\n3 }} b"), "a3 b");
+    assert_eq!(ok("a {{-\t3 }} b"), "a3 b");
+    assert_eq!(ok("a {{ 3 -}}"), "a 3");
+}
+
+#[test]
+fn more_parse_errors() {
+    let at = |line: usize, message: &str| format!("template: {NAME}:{line}: {message}");
+    assert_eq!(
+        err("a\n{{ if 1\n  \"abc\n }}{{end}}"),
+        at(
+            3,
+            "unterminated quoted string in action started at p/templates/t.txt:2"
+        )
+    );
+    assert_eq!(
+        err("a\n{{ 1\n"),
+        at(3, "unclosed action started at p/templates/t.txt:2")
+    );
+    assert_eq!(
+        err("{{ define \"x\" }}{{ else }}{{ end }}"),
+        at(1, "unexpected {{else}} in define clause")
+    );
+    assert_eq!(
+        err("{{ if 1 }}{{ else }}{{ else }}{{ end }}"),
+        at(1, "expected end; found {{else}}")
+    );
+    assert_eq!(ok("{{ 1 | }}"), "1");
+    assert_eq!(err("{{ (1 }}"), at(1, "unclosed left paren"));
+    assert_eq!(err("{{ 1) }}"), at(1, "unexpected right paren"));
+    assert_eq!(err("{{ $x := }}"), at(1, "missing value for command"));
+    assert_eq!(
+        err("{{ range $i, 3 }}{{ end }}"),
+        at(1, "range can only initialize variables")
+    );
+    assert_eq!(err("{{ .a.b@ }}"), at(1, "bad character U+0040 '@'"));
+    assert_eq!(err("{{ /* x */ }}"), at(1, "unexpected \"/\" in command"));
+    assert_eq!(
+        err("{{/* x */ 1 }}"),
+        at(1, "comment ends before closing delimiter")
+    );
+    assert_eq!(
+        err("{{ template x }}"),
+        at(1, "unexpected \"x\" in template clause")
+    );
+}
+
+#[test]
+fn argument_conversion_errors_point_at_the_argument() {
+    assert_eq!(
+        err("{{ upper 1 }}"),
+        exec_err("1", "expected string; found 1", 1, 9)
+    );
+    assert_eq!(
+        err("{{ 1 | upper }}"),
+        exec_err("upper", "wrong type for value; expected string; got int", 1, 7)
+    );
+    assert_eq!(
+        err("{{ upper .Values.a }}"),
+        exec_err(
+            ".Values.a",
+            "wrong type for value; expected string; got map[string]interface {}",
+            1,
+            16
+        )
+    );
+}
+
+#[test]
+fn printf_format_must_be_a_string() {
+    assert_eq!(
+        err("{{ printf 1 }}"),
+        exec_err("1", "expected string; found 1", 1, 10)
+    );
+}
+
+#[test]
+fn ranges_and_scopes_as_helm() {
+    assert_eq!(ok("{{ range $v := .Values.a }}{{ $v }}{{ end }}"), "1");
+    assert_eq!(
+        ok(
+            "{{ range $i, $e := .Values.l }}{{ range $.Values.l }}{{ if eq . 2.0 }}{{ break }}{{ end }}{{ . }}{{ end }};{{ end }}"
+        ),
+        "1;1;1;"
+    );
+    assert_eq!(
+        ok("{{ with $x := 0 }}a{{ else with $y := \"q\" }}{{ $y }}{{ end }}"),
+        "q"
+    );
+    assert_eq!(
+        ok("{{ range $e := .Values.l }}{{ $e = 5 }}{{ $e }}{{ end }}"),
+        "555"
+    );
+    assert_eq!(ok("{{ if and .Values.a (not .Values.missing) }}y{{ end }}"), "y");
+    assert_eq!(
+        ok("{{ $v := \"x\" }}{{ range .Values.l }}{{ $v }}{{ end }}"),
+        "xxx"
+    );
+    assert_eq!(ok("{{ range 0 }}x{{ else }}none{{ end }}"), "none");
+    assert_eq!(ok("{{ range -2 }}x{{ else }}neg{{ end }}"), "neg");
+    assert_eq!(
+        ok("{{ define \"a\" }}{{ $ }}{{ end }}{{ template \"a\" .Values.a.b }}"),
+        "1"
+    );
+    assert_eq!(ok("{{ $x := list }}{{ range $x }}{{ else }}e{{ end }}"), "e");
+    assert_eq!(
+        ok("{{ \"a\" | printf \"%s%s\" \"b\" | printf \"%s%s\" \"c\" }}"),
+        "cba"
+    );
+}
+
+/// Random fragments of template syntax, parsed and executed: every outcome must be a value or an error, never a
+/// panic, a hang or a stack overflow.
+#[test]
+fn random_templates_never_panic() {
+    const PIECES: &[&str] = &[
+        "{{", "}}", "{{-", "-}}", " ", "\n", "(", ")", "|", "$x", ":=", "=", "$", ".", ".Values", ".a", ".b",
+        ".l", "if", "else", "end", "range", "with", "define", "template", "block", "break", "continue",
+        "\"s\"", "`r`", "'c'", "1", "-2", "0x1F", "1.5", "1e3", "nil", "true", "eq", "lt", "and", "or",
+        "not", "len", "index", "slice", "print", "printf", "html", "js", "urlquery", "call", "upper",
+        "include", "tpl", "list", ",", "/*", "*/", "\"t\"", "x", "@", "\"", "é",
+    ];
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let limits = Limits {
+        max_steps: 10_000,
+        max_output_bytes: 10_000,
+        max_depth: 20,
+        ..Limits::default()
+    };
+    let mut parsed = 0;
+    for round in 0..20_000 {
+        let len = (next() % 40) as usize;
+        let mut text = String::new();
+        for _ in 0..len {
+            let piece = PIECES[(next() % PIECES.len() as u64) as usize];
+            if round % 2 == 0 {
+                text.push_str(piece);
+            } else {
+                // Mostly well-formed actions: `{{ piece piece }}`.
+                text.push_str("{{ ");
+                text.push_str(piece);
+                text.push(' ');
+                text.push_str(PIECES[(next() % PIECES.len() as u64) as usize]);
+                text.push_str(" }}");
+            }
+        }
+        let mut set = Templates::new(test_funcs()).with_limits(limits);
+        if set.parse("t", &text).is_ok() {
+            parsed += 1;
+            let _ = set.execute("t", &data());
+        }
+    }
+    assert!(parsed > 500, "only {parsed} random templates parsed");
+}
+
+#[test]
+fn parse_error_lines() {
+    let at = |line: usize, message: &str| format!("template: {NAME}:{line}: {message}");
+    assert_eq!(err("{{ if 1 }}\n\nabc"), at(3, "unexpected EOF"));
+    assert_eq!(
+        err("{{ if 1 }}\n\n{{ else }}{{ else }}"),
+        at(3, "expected end; found {{else}}")
+    );
+    assert_eq!(err("a\n\n{{ end }}"), at(3, "unexpected {{end}}"));
+    assert_eq!(
+        err("{{ define \"x\" }}\n\n{{ $y }}{{ end }}"),
+        at(3, "undefined variable \"$y\"")
+    );
+}
+
+#[test]
+fn nil_for_a_typed_parameter_is_worded_by_its_origin() {
+    // Helm's texts for `upper` (a `string` parameter), here through a stand-in that refuses nil as Go does.
+    assert_eq!(
+        err("{{ .Values.missing | strictUpper }}"),
+        exec_err("strictUpper", "invalid value; expected string", 1, 21)
+    );
+    assert_eq!(
+        err("{{ $x := .Values.missing }}{{ strictUpper $x }}"),
+        exec_err("$x", "invalid value; expected string", 1, 42)
+    );
+    assert_eq!(
+        err("{{ strictUpper (index .Values \"missing\") }}"),
+        exec_err("\"missing\"", "invalid value; expected string", 1, 30)
+    );
+    assert_eq!(
+        err("{{ strictUpper .Values.missing }}"),
+        exec_err(
+            ".Values.missing",
+            "wrong type for value; expected string; got interface {}",
+            1,
+            22
+        )
+    );
+    assert_eq!(
+        err("{{ strictUpper nil }}"),
+        exec_err("nil", "cannot assign nil to string", 1, 15)
     );
 }
