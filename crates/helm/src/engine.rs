@@ -80,17 +80,10 @@ fn include(runtime: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError
 fn tpl(runtime: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     let text = param_str(args.first().unwrap_or(&Value::Nil))?;
     let data = args.get(1).cloned().unwrap_or_default();
-    match runtime.tpl(&text, &data) {
-        Ok(output) => Ok(Value::from(output.replace("<no value>", ""))),
-        Err(err) => {
-            let mut chain = vec![err.message.clone()];
-            chain.extend(err.chain);
-            Err(FuncError::wrapping(
-                format!("error during tpl function execution for {}: {}", go_quote(&text), err.message),
-                chain,
-            ))
-        }
-    }
+    // The executor parses and wraps errors as Helm's `tpl` does (`cannot parse template …`,
+    // `error during tpl function execution for …`); Helm blanks `<no value>` in the result.
+    let output = runtime.tpl(&text, &data)?;
+    Ok(Value::from(output.replace("<no value>", "")))
 }
 
 fn required(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
