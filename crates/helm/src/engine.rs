@@ -117,11 +117,6 @@ fn get_host_by_name(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncEr
     Ok(Value::from(""))
 }
 
-/// Go's `%q` of a string (`strconv.Quote`).
-fn go_quote(text: &str) -> String {
-    crate::gotemplate::fmt::sprintf("%q", &[Value::from(text)])
-}
-
 /// Parses every job into one template set in Helm's order and executes each template that renders, in Helm's
 /// order. Returns template name → output.
 pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<String, String>, EngineError> {

@@ -207,6 +207,10 @@ impl Object for VersionSet {
     fn to_value(&self) -> Value {
         Value::list(self.0.iter().map(Value::string).collect())
     }
+
+    fn collection(&self) -> Option<Value> {
+        Some(self.to_value())
+    }
 }
 
 /// `version.BuildInfo` (`.Capabilities.HelmVersion`).

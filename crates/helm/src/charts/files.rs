@@ -166,6 +166,10 @@ impl Object for Files {
                 .collect(),
         ))
     }
+
+    fn collection(&self) -> Option<Value> {
+        Some(self.to_value())
+    }
 }
 
 /// A compiled gobwas/glob pattern with `/` as the separator.

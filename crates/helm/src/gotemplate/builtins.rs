@@ -122,7 +122,11 @@ impl Builtin {
 }
 
 fn length(item: &Value) -> Result<i64, String> {
-    let n = match item {
+    let collection = match item {
+        Value::Object(object) => object.collection(),
+        _ => None,
+    };
+    let n = match collection.as_ref().unwrap_or(item) {
         Value::Nil => return Err("len of nil pointer".into()),
         Value::String(text) => text.len(),
         Value::Bytes(bytes) => bytes.len(),
@@ -156,6 +160,11 @@ fn index(item: &Value, indexes: &[Value]) -> Result<Value, String> {
         return Err("index of untyped nil".into());
     }
     for (n, index) in indexes.iter().enumerate() {
+        if let Value::Object(object) = &item
+            && let Some(collection) = object.collection()
+        {
+            item = collection;
+        }
         item = match &item {
             Value::Nil if n > 0 => return Err("index of nil pointer".into()),
             Value::List(items) => {

@@ -325,6 +325,10 @@ impl<'a> Exec<'a> {
 
     fn walk_range(&mut self, branch: &Branch, dot: Dot<'_>) -> R<Flow> {
         let value = self.eval_pipeline(&branch.pipe, dot)?;
+        let value = match &value {
+            Value::Object(object) => object.collection().unwrap_or(value),
+            _ => value,
+        };
         let mark = self.vars.len();
         let context: &dyn Display = match last_at_pipe(&branch.pipe) {
             Some(arg) => arg,

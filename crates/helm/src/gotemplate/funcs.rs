@@ -156,30 +156,31 @@ pub fn wrong_type(expected: &str, got: &Value) -> FuncError {
     ))
 }
 
-/// A `string` parameter: Go accepts only a string (nil becomes "", as a nil interface converts to the zero value).
+/// A `string` parameter: Go accepts only a string; nil is refused (`invalid value; expected string`, which the
+/// engine words as Go does for where the nil came from).
 pub fn param_str(value: &Value) -> Result<String, FuncError> {
     match value {
         Value::String(text) => Ok(text.to_string()),
-        Value::Nil => Ok(String::new()),
+        Value::Nil => Err(FuncError::new("invalid value; expected string")),
         other => Err(wrong_type("string", other)),
     }
 }
 
-/// An `int` parameter: Go accepts only an integer (nil becomes 0).
+/// An `int` parameter: Go accepts only an integer; nil is refused.
 pub fn param_int(value: &Value) -> Result<i64, FuncError> {
     match value {
         Value::Int(int) => Ok(*int),
-        Value::Nil => Ok(0),
+        Value::Nil => Err(FuncError::new("invalid value; expected int")),
         other => Err(wrong_type("int", other)),
     }
 }
 
-/// A `float64` parameter: Go accepts a float, and an integer constant (converted); nil becomes 0.
+/// A `float64` parameter: Go accepts a float, and an integer constant (converted); nil is refused.
 pub fn param_float(value: &Value) -> Result<f64, FuncError> {
     match value {
         Value::Float(float) => Ok(*float),
         Value::Int(int) => Ok(*int as f64),
-        Value::Nil => Ok(0.0),
+        Value::Nil => Err(FuncError::new("invalid value; expected float64")),
         other => Err(wrong_type("float64", other)),
     }
 }
@@ -188,13 +189,13 @@ pub fn param_float(value: &Value) -> Result<f64, FuncError> {
 pub fn param_bool(value: &Value) -> Result<bool, FuncError> {
     match value {
         Value::Bool(flag) => Ok(*flag),
-        Value::Nil => Ok(false),
+        Value::Nil => Err(FuncError::new("invalid value; expected bool")),
         other => Err(wrong_type("bool", other)),
     }
 }
 
 /// A `[]interface{}` parameter (Sprig list functions take `interface{}` and reflect; this is for the ones that
-/// take a slice type).
+/// take a slice type). A slice may be nil in Go, so nil is an empty list.
 pub fn param_list(value: &Value) -> Result<Vec<Value>, FuncError> {
     match value {
         Value::List(items) => Ok(items.to_vec()),

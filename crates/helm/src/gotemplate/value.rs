@@ -57,14 +57,23 @@ pub trait Object {
     fn display(&self) -> String;
     /// What `json.Marshal` (and so `toJson`/`toYaml`) makes of it.
     fn to_value(&self) -> Value;
+    /// The list or map a Go object *is* when it is a slice or map type with methods (`.Files` is a
+    /// `map[string][]byte`, `.Capabilities.APIVersions` a `[]string`): what `range`, `len` and `index` see. `None`
+    /// for structs.
+    fn collection(&self) -> Option<Value> {
+        None
+    }
 }
 
 /// A shared, mutable `map[string]interface{}` with Go's key order (sorted) for `range` and printing.
 #[derive(Clone)]
 pub struct Map(Rc<RefCell<BTreeMap<String, Value>>>);
 
+/// The maps created while one [`MapScope`] was alive.
+type ScopeMaps = Vec<Weak<RefCell<BTreeMap<String, Value>>>>;
+
 thread_local! {
-    static SCOPES: RefCell<Vec<Vec<Weak<RefCell<BTreeMap<String, Value>>>>>> = const { RefCell::new(Vec::new()) };
+    static SCOPES: RefCell<Vec<ScopeMaps>> = const { RefCell::new(Vec::new()) };
 }
 
 impl Map {
