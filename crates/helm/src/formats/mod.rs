@@ -5,6 +5,7 @@
 //! Byte-exact output matters: charts paste `toYaml` into text with `nindent` and hash rendered files into checksum
 //! annotations.
 
+pub mod funcs;
 pub mod json;
 pub mod toml;
 pub mod yaml;

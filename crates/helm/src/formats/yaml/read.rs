@@ -80,52 +80,144 @@ pub(crate) fn first_document(text: &str) -> Result<Json, YamlError> {
     }
 }
 
-fn scan_error(err: &ScanError) -> String {
+/// go-yaml's words and line numbering for a parse error. go-yaml numbers scanner errors from 1 but parser errors
+/// from 0 (a quirk of `yaml.v2`'s `fail`), prints no line for line 0, and reports errors found at the end of the
+/// input at the end-of-stream position (after a forced line break).
+fn scan_error(err: &ScanError, text: &str) -> String {
     use granit_parser::ErrorKind as K;
-    let line = err.marker().line();
-    let (message, scanner) = match err.kind() {
-        K::SimpleKeyExpected | K::InvalidSimpleKey => ("could not find expected ':'".to_string(), true),
-        K::ExpectedFlowSequenceSeparator => ("did not find expected ',' or ']'".to_string(), false),
-        K::ExpectedFlowMappingSeparator => ("did not find expected ',' or '}'".to_string(), false),
-        K::ExpectedBlockMappingKey => ("did not find expected key".to_string(), false),
-        K::ExpectedBlockSequenceEntry => ("did not find expected '-' indicator".to_string(), false),
-        K::ExpectedNodeContent => ("did not find expected node content".to_string(), false),
-        K::TabNotAllowed | K::TabInBlockIndentation => {
-            ("found character that cannot start any token".to_string(), true)
+    let granit_line = err.marker().line();
+    let breaks = text.matches('\n').count();
+    let eof_forced = breaks + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    // (message, go-yaml's 0-based line, whether a scanner error)
+    let (message, line0, scanner): (String, usize, bool) = match err.kind() {
+        K::UnclosedFlowCollection { open: '{' } => {
+            ("did not find expected ',' or '}'".into(), eof_forced, false)
         }
-        K::UnexpectedCharacter { .. } => ("found character that cannot start any token".to_string(), true),
-        K::UnexpectedEofFlowSequence | K::UnexpectedEofFlowMapping | K::UnexpectedEofImplicitFlowMapping => {
-            ("did not find expected ',' or ']'".to_string(), false)
+        K::UnclosedFlowCollection { .. } => ("did not find expected ',' or ']'".into(), eof_forced, false),
+        K::UnclosedQuotedScalar => ("found unexpected end of stream".into(), breaks, true),
+        K::SimpleKeyExpected | K::InvalidSimpleKey => {
+            ("could not find expected ':'".into(), eof_forced, true)
         }
-        K::UnexpectedEof => ("found unexpected end of stream".to_string(), true),
-        _ => (err.info(), true),
+        K::MappingValueNotAllowed => (
+            "mapping values are not allowed in this context".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::ExpectedFlowSequenceSeparator => (
+            "did not find expected ',' or ']'".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedFlowMappingSeparator => (
+            "did not find expected ',' or '}'".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedBlockMappingKey => (
+            "did not find expected key".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedBlockSequenceEntry => (
+            "did not find expected '-' indicator".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedNodeContent => (
+            "did not find expected node content".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::TabInPlainScalar => (
+            "found a tab character that violates indentation".into(),
+            granit_line,
+            true,
+        ),
+        K::TabInIndentation | K::TabInBlockIndentation | K::TabNotAllowed => (
+            "found character that cannot start any token".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::UnexpectedCharacter { .. } => (
+            "found character that cannot start any token".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::UnknownAnchor => {
+            let name = alias_name(err, text);
+            return format!("yaml: unknown anchor '{name}' referenced");
+        }
+        _ => {
+            let info = err.info();
+            // go-yaml prints the problem without libyaml's "while scanning …" context.
+            let message = match info.split_once(", ") {
+                Some((context, problem)) if context.starts_with("while ") => problem.to_string(),
+                _ => info,
+            };
+            (message, granit_line.saturating_sub(1), true)
+        }
     };
-    let _ = scanner;
-    if line == 0 {
+    let shown = if scanner && line0 != 0 { line0 + 1 } else { line0 };
+    if line0 == 0 {
         format!("yaml: {message}")
     } else {
-        format!("yaml: line {line}: {message}")
+        format!("yaml: line {shown}: {message}")
     }
 }
 
+/// The name of the alias at an error's position (`*name`).
+fn alias_name(err: &ScanError, text: &str) -> String {
+    let offset = err.marker().byte_offset().unwrap_or_else(|| {
+        text.char_indices()
+            .nth(err.marker().index())
+            .map_or(text.len(), |(i, _)| i)
+    });
+    let rest = text.get(offset..).unwrap_or_default();
+    let rest = rest.strip_prefix('*').unwrap_or(rest);
+    rest.chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .collect()
+}
+
 struct Builder<'a> {
+    text: &'a str,
+    /// Whether only the first document is read (go-yaml's `Unmarshal`: what follows its root node is never parsed).
+    first_only: bool,
     parser: Parser<'a, granit_parser::StrInput<'a>>,
     anchors: HashMap<usize, Rc<Node>>,
+    /// Where a stray closing bracket was found (go-yaml stops reading before it when it follows the root node).
+    misplaced_at: Option<usize>,
     /// Whether the last event covered no text (an empty document's null scalar).
     last_empty: bool,
 }
 
 fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
-    let mut builder = Builder::new(text);
-    builder.expect_stream_start()?;
-    match builder.next_document()? {
-        Some(node) => Ok(node),
-        None => Ok(None),
+    let mut text = text;
+    let mut retries = 0;
+    loop {
+        let mut builder = Builder::new(text, true);
+        let result = builder
+            .expect_stream_start()
+            .and_then(|()| builder.next_document());
+        match result {
+            Ok(node) => return Ok(node.flatten()),
+            Err(err) => match builder.misplaced_at {
+                // go-yaml never reads past the first document's root node: a stray `]` or `}` after a flow
+                // collection is not an error there. Read again without it.
+                Some(offset)
+                    if retries < 4 && offset > 0 && offset < text.len() && text.is_char_boundary(offset) =>
+                {
+                    text = &text[..offset];
+                    retries += 1;
+                }
+                _ => return Err(err),
+            },
+        }
     }
 }
 
 fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
-    let mut builder = Builder::new(text);
+    let mut builder = Builder::new(text, false);
     builder.expect_stream_start()?;
     let mut out = Vec::new();
     while let Some(node) = builder.next_document()? {
@@ -135,8 +227,11 @@ fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
 }
 
 impl<'a> Builder<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, first_only: bool) -> Self {
         Self {
+            text,
+            first_only,
+            misplaced_at: None,
             parser: Parser::new_from_str(text),
             anchors: HashMap::new(),
             last_empty: false,
@@ -146,7 +241,12 @@ impl<'a> Builder<'a> {
     fn next(&mut self) -> Result<(Event<'a>, usize), String> {
         match self.parser.next_event() {
             None => Err("yaml: unexpected end of event stream".into()),
-            Some(Err(err)) => Err(scan_error(&err)),
+            Some(Err(err)) => {
+                if matches!(err.kind(), granit_parser::ErrorKind::MisplacedFlowCollectionEnd) {
+                    self.misplaced_at = err.marker().byte_offset();
+                }
+                Err(scan_error(&err, self.text))
+            }
             Some(Ok((event, span))) => {
                 self.last_empty = span.start.index() == span.end.index();
                 Ok((event, span.start.line()))
@@ -185,9 +285,11 @@ impl<'a> Builder<'a> {
                 }
                 let empty = self.last_empty && matches!(event, Event::Scalar(_, ScalarStyle::Plain, 0, None));
                 let node = self.node(event, line, 0)?;
-                match self.next_content()? {
-                    (Event::DocumentEnd, _) => {}
-                    _ => return Err("yaml: expected the document to end".into()),
+                match self.next_content() {
+                    Ok((Event::DocumentEnd, _)) => {}
+                    Err(_) if self.first_only => {}
+                    Err(err) => return Err(err),
+                    Ok(_) => return Err("yaml: expected the document to end".into()),
                 }
                 // An empty document reads as a plain scalar that covers no text.
                 if empty {
@@ -281,24 +383,23 @@ fn scalar_json(text: &str, plain: bool, tag: Option<&str>, line: usize) -> Resul
         }
         Some(tag @ ("!!int" | "!!float" | "!!bool" | "!!null" | "!!timestamp")) => {
             let resolved = resolve(text);
-            let fits = match (&resolved, tag) {
-                (Resolved::Int(_) | Resolved::Uint(_), "!!int") => true,
-                (Resolved::Float(_), "!!float") => true,
-                (Resolved::Int(_) | Resolved::Uint(_), "!!float") => true,
-                (Resolved::Bool(_), "!!bool") => true,
-                (Resolved::Null, "!!null") => true,
-                (Resolved::Timestamp, "!!timestamp") => true,
-                _ => false,
-            };
+            let fits = matches!(
+                (&resolved, tag),
+                (Resolved::Int(_) | Resolved::Uint(_), "!!int" | "!!float")
+                    | (Resolved::Float(_), "!!float")
+                    | (Resolved::Bool(_), "!!bool")
+                    | (Resolved::Null, "!!null")
+                    | (Resolved::Timestamp, "!!timestamp")
+            );
             if !fits {
                 return Err(format!(
                     "yaml: line {line}: cannot decode !!str `{text}` as a {tag}"
                 ));
             }
-            if tag == "!!float" {
-                if let Resolved::Int(int) = resolved {
-                    return Ok(float_json(int as f64)?);
-                }
+            if tag == "!!float"
+                && let Resolved::Int(int) = resolved
+            {
+                return float_json(int as f64);
             }
             resolved
         }

@@ -34,8 +34,14 @@ fn reader_documents_and_bounds() {
     assert_eq!(parse("").ok(), Some(Json::Null));
     let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
     for level in 1..12 {
-        laughs.push_str(&format!("l{level}: &l{level} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
-            p = if level == 1 { "a".to_string() } else { format!("l{}", level - 1) }));
+        laughs.push_str(&format!(
+            "l{level}: &l{level} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
+            p = if level == 1 {
+                "a".to_string()
+            } else {
+                format!("l{}", level - 1)
+            }
+        ));
     }
     assert!(parse(&laughs).is_err_and(|err| err.0.contains("excessive aliasing")));
     let deep = "[".repeat(5000);

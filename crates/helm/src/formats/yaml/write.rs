@@ -46,7 +46,7 @@ pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError
 fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlError> {
     if depth > MAX_VALUE_DEPTH {
         return Err(YamlError(format!(
-            "json: unsupported value: encountered a cycle via {}",
+            "error marshaling into JSON: json: unsupported value: encountered a cycle via {}",
             value.type_name()
         )));
     }
@@ -55,7 +55,10 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
         Value::Bool(flag) => Node::Plain(flag.to_string()),
         Value::Int(int) => Node::Plain(int.to_string()),
         Value::Float(float) => Node::Plain(match flavor {
-            SIGS => sigs_number(&json_float(*float).map_err(|err| YamlError(err.0))?),
+            SIGS => sigs_number(
+                &json_float(*float)
+                    .map_err(|err| YamlError(format!("error marshaling into JSON: {}", err.0)))?,
+            ),
             Flavor::PrettyV3 => v3_float(*float),
         }),
         Value::String(text) => Node::Str(match flavor {
