@@ -66,6 +66,16 @@ fn writer_top_level_values() {
 }
 
 #[test]
+fn pretty_writer_matches_helm_on_tricky_values() {
+    // testdata/tricky.json through Helm's `{{ toYamlPretty .Values }}`: go-yaml v3, no folding, tabs in literals.
+    let input = value(include_str!("../testdata/tricky.json"));
+    assert_eq!(
+        marshal_pretty(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky-pretty.yaml")
+    );
+}
+
+#[test]
 fn pretty_writer_indents_sequences() {
     let input = value(r#"{"f":[1.5,1e21,1e-7,-0.0],"l":[{"b":1,"a":[]},{}],"n":null}"#);
     assert_eq!(
@@ -97,7 +107,11 @@ fn corpus_roundtrip() {
             } else {
                 value
             };
-            marshal(&value)
+            if std::env::var("FORMATS_CORPUS_PRETTY").is_ok() {
+                marshal_pretty(&value)
+            } else {
+                marshal(&value)
+            }
         });
         match result {
             Ok(yaml) => std::fs::write(format!("{out}/{index}.yaml"), yaml),
@@ -134,4 +148,15 @@ fn probe_yaml_to_json() {
         ),
         Err(err) => println!("ERR:{err}"),
     }
+}
+
+/// Prints `marshal_pretty` of the JSON in `$FORMATS_JSON_FILE` (by hand, against Helm's `toYamlPretty`).
+#[test]
+#[ignore = "probe, run by hand"]
+fn probe_pretty() {
+    let Ok(path) = std::env::var("FORMATS_JSON_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    print!("{}", marshal_pretty(&value(&text)).unwrap_or_default());
 }

@@ -348,10 +348,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
                 _ => {}
             }
         }
-        if c == '\t' {
+        if c == '\t' && flavor == Flavor::PrettyV3 {
+            // go-yaml v3 tells tabs apart from other special characters: they only rule out plain and single quotes.
             tab_characters = true;
-        }
-        if !is_printable(c) {
+        } else if !is_printable(c) {
             special_characters = true;
         }
         if c == ' ' {
@@ -441,6 +441,14 @@ impl Emitter {
             indents: Vec::new(),
             whitespace: true,
             indention: true,
+        }
+    }
+
+    /// Where lines fold: go-yaml v2 folds at 80 columns, v3 (as Helm's `toYamlPretty` uses it) never folds.
+    fn best_width(&self) -> usize {
+        match self.flavor {
+            Flavor::SigsV2 => BEST_WIDTH,
+            Flavor::PrettyV3 => usize::MAX,
         }
     }
 
@@ -609,7 +617,7 @@ impl Emitter {
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && chars.get(i + 1) != Some(&' ') {
+                if allow_breaks && !spaces && self.column > self.best_width() && chars.get(i + 1) != Some(&' ') {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -636,7 +644,7 @@ impl Emitter {
             if c == ' ' {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.best_width()
                     && byte_pos > 0
                     && byte_pos < len - 1
                     && chars.get(i + 1) != Some(&' ')
@@ -715,7 +723,7 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && byte_pos > 0 && byte_pos < len - 1 {
+                if allow_breaks && !spaces && self.column > self.best_width() && byte_pos > 0 && byte_pos < len - 1 {
                     self.write_indent();
                     if chars.get(i + 1) == Some(&' ') {
                         self.put('\\');
