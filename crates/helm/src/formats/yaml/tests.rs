@@ -49,6 +49,21 @@ fn reader_documents_and_bounds() {
 }
 
 #[test]
+fn writers_match_helm_on_more_tricky_values() {
+    // testdata/tricky2.json through Helm's `toYaml` and `toYamlPretty`: folding at 80 columns, long keys, key
+    // order (v2 and v3 differ), a BOM escaping every character, timestamps and numbers quoted.
+    let input = value(include_str!("../testdata/tricky2.json"));
+    assert_eq!(
+        marshal(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky2.yaml")
+    );
+    assert_eq!(
+        marshal_pretty(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky2-pretty.yaml")
+    );
+}
+
+#[test]
 fn writer_top_level_values() {
     let cases: [(Value, &str); 7] = [
         (Value::string("hello"), "hello\n"),
@@ -159,4 +174,15 @@ fn probe_pretty() {
     };
     let text = std::fs::read_to_string(path).unwrap_or_default();
     print!("{}", marshal_pretty(&value(&text)).unwrap_or_default());
+}
+
+/// Prints `marshal` of the JSON in `$FORMATS_JSON_FILE` (by hand, against Helm's `toYaml`).
+#[test]
+#[ignore = "probe, run by hand"]
+fn probe_marshal() {
+    let Ok(path) = std::env::var("FORMATS_JSON_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    print!("{}", marshal(&value(&text)).unwrap_or_default());
 }

@@ -84,7 +84,7 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
                 };
                 entries.push((key, to_node(&item, flavor, depth + 1)?));
             }
-            sort_keys(&mut entries);
+            sort_keys(&mut entries, flavor);
             Node::Map(entries)
         }
         Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1)?,
@@ -170,14 +170,17 @@ fn through_json(text: &str) -> Result<String, YamlError> {
 
 /// go-yaml's key order (`keyList.Less`): letters before other characters is not it — digit runs compare as
 /// numbers, letters compare as runes, a letter sorts after a non-letter.
-fn key_less(a: &str, b: &str) -> bool {
+/// go-yaml v3 differs in one point: after equal digits, a letter sorts before a non-letter (`a0b` < `a00`).
+fn key_less(a: &str, b: &str, flavor: Flavor) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
     let is_letter = |c: char| c.is_alphabetic();
     let is_digit = |c: char| c.is_ascii_digit();
     let mut i = 0;
+    let mut digits = false;
     while i < ar.len() && i < br.len() {
         if ar[i] == br[i] {
+            digits = is_digit(ar[i]);
             i += 1;
             continue;
         }
@@ -187,7 +190,11 @@ fn key_less(a: &str, b: &str) -> bool {
             return ar[i] < br[i];
         }
         if al || bl {
-            return bl;
+            return if digits && flavor == Flavor::PrettyV3 {
+                al
+            } else {
+                bl
+            };
         }
         let mut an: i64 = 0;
         let mut bn: i64 = 0;
@@ -224,7 +231,7 @@ fn key_less(a: &str, b: &str) -> bool {
 }
 
 /// Sorts with [`key_less`] (a merge sort: it never panics, whatever the order's quirks).
-fn sort_keys(entries: &mut Vec<(String, Node)>) {
+fn sort_keys(entries: &mut Vec<(String, Node)>, flavor: Flavor) {
     if entries.len() < 2 {
         return;
     }
@@ -232,13 +239,13 @@ fn sort_keys(entries: &mut Vec<(String, Node)>) {
     let right = items.split_off(items.len() / 2);
     let mut left = items;
     let mut right = right;
-    sort_keys(&mut left);
-    sort_keys(&mut right);
+    sort_keys(&mut left, flavor);
+    sort_keys(&mut right, flavor);
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
     loop {
         let take_right = match (left.peek(), right.peek()) {
-            (Some(l), Some(r)) => key_less(&r.0, &l.0),
+            (Some(l), Some(r)) => key_less(&r.0, &l.0, flavor),
             (Some(_), None) => false,
             (None, Some(_)) => true,
             (None, None) => break,
@@ -617,7 +624,11 @@ impl Emitter {
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > self.best_width() && chars.get(i + 1) != Some(&' ') {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width()
+                    && chars.get(i + 1) != Some(&' ')
+                {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -686,8 +697,11 @@ impl Emitter {
         let len = text.len();
         let mut byte_pos = 0;
         let mut spaces = false;
+        // go-yaml's `is_bom` looks at the start of the text, not at the current character: once a text starts with
+        // a BOM, every character is escaped.
+        let starts_with_bom = text.starts_with('\u{FEFF}');
         for (i, &c) in chars.iter().enumerate() {
-            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+            if starts_with_bom || !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
                     '\0' => self.put('0'),
@@ -723,7 +737,12 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > self.best_width() && byte_pos > 0 && byte_pos < len - 1 {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width()
+                    && byte_pos > 0
+                    && byte_pos < len - 1
+                {
                     self.write_indent();
                     if chars.get(i + 1) == Some(&' ') {
                         self.put('\\');
