@@ -216,4 +216,19 @@ mod tests {
             println!("CASE:{}", json_of(&call("fromYaml", Value::from(case))));
         }
     }
+
+    /// For each path listed in `$FORMATS_FILES_LIST`, prints `fromYaml | toJson` of its text (by hand, against Helm).
+    #[test]
+    #[ignore = "probe, run by hand"]
+    fn probe_from_yaml_files() {
+        let Ok(list) = std::env::var("FORMATS_FILES_LIST") else {
+            return;
+        };
+        let list = std::fs::read_to_string(list).unwrap_or_default();
+        for (index, path) in list.lines().enumerate() {
+            let text = std::fs::read_to_string(path).unwrap_or_default();
+            println!("##FILE files/{index}.txt");
+            println!("{}", json_of(&call("fromYaml", Value::from(text))));
+        }
+    }
 }

@@ -313,8 +313,16 @@ impl<'a> Builder<'a> {
                 .ok_or_else(|| format!("yaml: line {line}: unknown anchor referenced")),
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
+                // go-yaml v2 reads NEL as a line break (YAML 1.1); the parser (YAML 1.2) keeps it as content.
+                let text = if !text.contains('\u{85}') {
+                    text.into_owned()
+                } else if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                    text.replace('\u{85}', "\n")
+                } else {
+                    super::write::fold_nel(&text)
+                };
                 let node = Rc::new(Node::Scalar {
-                    text: text.into_owned(),
+                    text,
                     plain: style == ScalarStyle::Plain,
                     tag,
                     line,

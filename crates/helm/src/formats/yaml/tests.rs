@@ -77,7 +77,25 @@ fn writer_top_level_values() {
     for (input, expected) in cases {
         assert_eq!(marshal(&input).as_deref(), Ok(expected), "{input:?}");
     }
-    assert!(marshal(&Value::string("a\u{7f}")).is_err());
+    assert_eq!(
+        marshal(&Value::string("a\u{7f}")).map_err(|err| err.0),
+        Err("yaml: control characters are not allowed".to_string())
+    );
+    // NEL is a line break to go-yaml: Helm printed these.
+    let nels = Value::list(
+        ["a \u{85} b", "a\u{85}\u{85}b", " \u{85}x", "x\u{85}"]
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+    );
+    assert_eq!(
+        marshal(&nels).as_deref(),
+        Ok("- a b\n- |-\n  a\n  b\n- ' x'\n- 'x '\n")
+    );
+    assert_eq!(
+        parse("a: \"x\u{85}y\"").ok(),
+        Some(serde_json::json!({"a": "x y"}))
+    );
 }
 
 #[test]

@@ -121,17 +121,21 @@ fn v3_float(float: f64) -> String {
 
 /// What a string becomes after `json.Marshal` and go-yaml's reading of that JSON: characters YAML forbids make it
 /// fail, and NEL (a line break in YAML 1.1, written raw by JSON) folds as a line break in a double-quoted scalar.
-fn through_json(text: &str) -> Result<String, YamlError> {
+pub(crate) fn through_json(text: &str) -> Result<String, YamlError> {
     if text.chars().any(|c| {
         let c = c as u32;
         c == 0x7F || (0x80..=0x9F).contains(&c) && c != 0x85 || c == 0xFFFE || c == 0xFFFF
     }) {
-        return Err(YamlError(
-            "error converting JSON to YAML: yaml: control characters are not allowed".into(),
-        ));
+        return Err(YamlError("yaml: control characters are not allowed".into()));
     }
+    Ok(fold_nel(text))
+}
+
+/// go-yaml v2 reads NEL (U+0085) as a line break: in a flow scalar, a run of spaces and NELs folds to one space
+/// (one NEL) or to one newline fewer than the NELs.
+pub(crate) fn fold_nel(text: &str) -> String {
     if !text.contains('\u{85}') {
-        return Ok(text.to_string());
+        return text.to_string();
     }
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
@@ -165,7 +169,7 @@ fn through_json(text: &str) -> Result<String, YamlError> {
             i += 1;
         }
     }
-    Ok(out)
+    out
 }
 
 /// go-yaml's key order (`keyList.Less`): letters before other characters is not it — digit runs compare as
