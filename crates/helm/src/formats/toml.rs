@@ -301,10 +301,30 @@ mod tests {
     }
 
     #[test]
+    fn encoder_tables_as_helm_printed() {
+        let json = r#"{"z": 1, "a b": "x", "é": true, "": "empty", "n": null, "t": {"k": "v", "sub": {"deep": {"x": [1, 2]}, "arr": [{"q": 1}, {"r": {"s": 2}}]}, "inl": [{"a": 1}, 2]}, "list": [[1, 2], ["a"], []], "s": "multi\nline\ttab \u001b", "f": 3, "big": 1e6, "m": {}, "dotted.key": {"x": 1}, "lm": [{}]}"#;
+        let value = Value::from_json(&serde_json::from_str(json).unwrap_or_default());
+        let expected = "\"\" = \"empty\"\n\"a b\" = \"x\"\nbig = 1e+06\nf = 3.0\nlist = [[1.0, 2.0], [\"a\"], []]\ns = \"multi\\nline\\ttab \\u001b\"\nz = 1.0\n\"é\" = true\n\n[\"dotted.key\"]\n  x = 1.0\n\n[[lm]]\n\n[m]\n\n[t]\n  inl = [{a = 1.0}, 2.0]\n  k = \"v\"\n  [t.sub]\n\n    [[t.sub.arr]]\n      q = 1.0\n\n    [[t.sub.arr]]\n      [t.sub.arr.r]\n        s = 2.0\n    [t.sub.deep]\n      x = [1.0, 2.0]\n";
+        assert_eq!(marshal(&value).as_deref(), Ok(expected));
+    }
+
+    #[test]
     fn reader_gives_go_values() {
         let value = parse("a = 1\nb = [1.5, \"x\"]\n[t]\nc = true\n").unwrap_or_default();
         let json = crate::formats::json::marshal(&value, true, None).unwrap_or_default();
         assert_eq!(json, r#"{"a":1,"b":[1.5,"x"],"t":{"c":true}}"#);
         assert!(parse("a: 1").is_err_and(|err| err.0.starts_with("toml: line 1: ")));
+    }
+
+    /// Prints `toToml` of the JSON in `$FORMATS_JSON_FILE` (by hand, against Helm).
+    #[test]
+    #[ignore = "probe, run by hand"]
+    fn probe_to_toml() {
+        let Ok(path) = std::env::var("FORMATS_JSON_FILE") else {
+            return;
+        };
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let value = Value::from_json(&serde_json::from_str(&text).unwrap_or_default());
+        print!("{}", marshal(&value).unwrap_or_else(|err| err.0));
     }
 }
