@@ -203,6 +203,22 @@ mod tests {
         assert_eq!(call("toYaml", Value::Nil).as_str(), Some("null"));
     }
 
+    #[test]
+    fn from_yaml_as_helm_printed() {
+        // testdata/fromyaml.json: [input, what Helm printed for `{{ input | fromYaml | toJson }}`], valid and
+        // malformed YAML (go-yaml's messages and line numbers).
+        let pairs: Vec<(String, String)> =
+            serde_json::from_str(include_str!("testdata/fromyaml.json")).unwrap_or_default();
+        assert!(pairs.len() > 100);
+        for (input, expected) in pairs {
+            assert_eq!(
+                json_of(&call("fromYaml", Value::from(input.as_str()))),
+                expected,
+                "{input:?}"
+            );
+        }
+    }
+
     /// Prints `fromYaml | toJson` of each string in the JSON list `$FORMATS_YAML_CASES` (by hand, against Helm).
     #[test]
     #[ignore = "probe, run by hand"]

@@ -314,7 +314,7 @@ impl<'a> Builder<'a> {
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
                 // go-yaml v2 reads NEL as a line break (YAML 1.1); the parser (YAML 1.2) keeps it as content.
-                let text = if !text.contains('\u{85}') {
+                let text = if !text.contains('\u{85}') || !self.text.contains('\u{85}') {
                     text.into_owned()
                 } else if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
                     text.replace('\u{85}', "\n")
@@ -400,9 +400,7 @@ fn scalar_json(text: &str, plain: bool, tag: Option<&str>, line: usize) -> Resul
                     | (Resolved::Timestamp, "!!timestamp")
             );
             if !fits {
-                return Err(format!(
-                    "yaml: line {line}: cannot decode !!str `{text}` as a {tag}"
-                ));
+                return Err(format!("yaml: cannot decode !!str `{text}` as a {tag}"));
             }
             if tag == "!!float"
                 && let Resolved::Int(int) = resolved
@@ -431,7 +429,8 @@ fn float_json(float: f64) -> Result<Json, String> {
 }
 
 /// A key as `sigs.k8s.io/yaml` stringifies it.
-fn key_string(node: &Node) -> Result<String, String> {
+/// `None` for a null key (which `sigs.k8s.io/yaml` refuses, naming the value).
+fn key_string(node: &Node, budget: &mut usize) -> Result<Option<String>, String> {
     let Node::Scalar {
         text,
         plain,
@@ -439,9 +438,10 @@ fn key_string(node: &Node) -> Result<String, String> {
         line,
     } = node
     else {
-        return Err("yaml: invalid map key: a collection cannot be a key".into());
+        let key = to_json(node, MAX_DEPTH - 8, budget).unwrap_or(Json::Null);
+        return Err(format!("yaml: invalid map key: {}", go_sharp_v(&key, 0)));
     };
-    Ok(match scalar_json(text, *plain, tag.as_deref(), *line)? {
+    Ok(Some(match scalar_json(text, *plain, tag.as_deref(), *line)? {
         Json::String(text) => text,
         Json::Bool(flag) => flag.to_string(),
         Json::Number(number) => {
@@ -455,13 +455,46 @@ fn key_string(node: &Node) -> Result<String, String> {
                 format_g32(float)
             }
         }
-        Json::Null => {
-            return Err(format!(
-                "Unsupported map key of type: %!s(<nil>), key: <nil>, value: <line {line}>"
-            ));
-        }
+        Json::Null => return Ok(None),
         other => other.to_string(),
-    })
+    }))
+}
+
+/// Go's `%#v` of a decoded YAML value (as go-yaml's and `sigs.k8s.io/yaml`'s errors print keys and values).
+fn go_sharp_v(json: &Json, depth: usize) -> String {
+    if depth > 16 {
+        return "...".into();
+    }
+    match json {
+        Json::Null => "interface {}(nil)".into(),
+        Json::Bool(flag) => flag.to_string(),
+        Json::Number(number) => match (number.as_i64(), number.as_u64()) {
+            (Some(int), _) => int.to_string(),
+            (None, Some(uint)) => format!("0x{uint:x}"),
+            _ => format_g(number.as_f64().unwrap_or(0.0)),
+        },
+        Json::String(text) => format!("{text:?}"),
+        Json::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items
+                .iter()
+                .map(|item| go_sharp_v(item, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Json::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            format!(
+                "map[interface {{}}]interface {{}}{{{}}}",
+                entries
+                    .iter()
+                    .map(|(key, value)| format!("{key:?}:{}", go_sharp_v(value, depth + 1)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
 }
 
 /// `strconv.FormatFloat(f, 'g', -1, 32)`.
@@ -488,7 +521,7 @@ fn format_g32(float: f32) -> String {
     if negative {
         out.push('-');
     }
-    if float != 0.0 && !(-4..21).contains(&exponent) {
+    if float != 0.0 && !(-4..6).contains(&exponent) {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
@@ -573,8 +606,14 @@ fn fill_map(
             merge(map, value, depth, budget)?;
             continue;
         }
-        let key = key_string(key)?;
+        let key = key_string(key, budget)?;
         let value = to_json(value, depth + 1, budget)?;
+        let Some(key) = key else {
+            return Err(format!(
+                "unsupported map key of type: %!s(<nil>), key: <nil>, value: {}",
+                go_sharp_v(&value, 0)
+            ));
+        };
         map.insert(key, value);
     }
     Ok(())
