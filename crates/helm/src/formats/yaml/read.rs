@@ -187,43 +187,84 @@ struct Builder<'a> {
     anchors: HashMap<usize, Rc<Node>>,
     /// Where a stray closing bracket was found (go-yaml stops reading before it when it follows the root node).
     misplaced_at: Option<usize>,
+    /// Where a lone `-` in a flow collection was refused.
+    dash_at: Option<usize>,
     /// Whether the last event covered no text (an empty document's null scalar).
     last_empty: bool,
 }
 
 fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
-    let mut text = text;
+    let mut text = std::borrow::Cow::Borrowed(text);
     let mut retries = 0;
     loop {
-        let mut builder = Builder::new(text, true);
+        let mut builder = Builder::new(&text, true);
         let result = builder
             .expect_stream_start()
             .and_then(|()| builder.next_document());
+        let (misplaced, dash) = (builder.misplaced_at, builder.dash_at);
+        drop(builder);
         match result {
             Ok(node) => return Ok(node.flatten()),
-            Err(err) => match builder.misplaced_at {
-                // go-yaml never reads past the first document's root node: a stray `]` or `}` after a flow
-                // collection is not an error there. Read again without it.
-                Some(offset)
-                    if retries < 4 && offset > 0 && offset < text.len() && text.is_char_boundary(offset) =>
-                {
-                    text = &text[..offset];
-                    retries += 1;
+            Err(err) if retries >= MAX_RETRIES => return Err(err),
+            Err(err) => {
+                retries += 1;
+                if let Some(fixed) = quote_dash(&text, dash) {
+                    text = std::borrow::Cow::Owned(fixed);
+                    continue;
                 }
-                _ => return Err(err),
-            },
+                match misplaced {
+                    // go-yaml never reads past the first document's root node: a stray `]` or `}` after a flow
+                    // collection is not an error there. Read again without it.
+                    Some(offset) if offset > 0 && offset < text.len() && text.is_char_boundary(offset) => {
+                        text = std::borrow::Cow::Owned(text[..offset].to_string());
+                    }
+                    _ => return Err(err),
+                }
+            }
         }
     }
 }
 
-fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
-    let mut builder = Builder::new(text, false);
-    builder.expect_stream_start()?;
-    let mut out = Vec::new();
-    while let Some(node) = builder.next_document()? {
-        out.push(node);
+/// How many times a text is read again after working around a YAML 1.2 rule that go-yaml (YAML 1.1) does not have.
+const MAX_RETRIES: usize = 16;
+
+/// go-yaml reads a lone `-` in a flow collection (`[a, -, b]`) as the string "-"; YAML 1.2 refuses it. Quote it.
+fn quote_dash(text: &str, dash: Option<usize>) -> Option<String> {
+    let offset = dash?;
+    if text.as_bytes().get(offset) != Some(&b'-') {
+        return None;
     }
-    Ok(out)
+    Some(format!("{}\"-\"{}", &text[..offset], &text[offset + 1..]))
+}
+
+fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
+    let mut text = std::borrow::Cow::Borrowed(text);
+    let mut retries = 0;
+    loop {
+        let mut builder = Builder::new(&text, false);
+        let mut result = builder.expect_stream_start().map(|()| Vec::new());
+        if let Ok(out) = &mut result {
+            loop {
+                match builder.next_document() {
+                    Ok(Some(node)) => out.push(node),
+                    Ok(None) => break,
+                    Err(err) => {
+                        result = Err(err);
+                        break;
+                    }
+                }
+            }
+        }
+        let dash = builder.dash_at;
+        drop(builder);
+        match result {
+            Err(_) if retries < MAX_RETRIES && quote_dash(&text, dash).is_some() => {
+                retries += 1;
+                text = std::borrow::Cow::Owned(quote_dash(&text, dash).unwrap_or_default());
+            }
+            other => return other,
+        }
+    }
 }
 
 impl<'a> Builder<'a> {
@@ -232,6 +273,7 @@ impl<'a> Builder<'a> {
             text,
             first_only,
             misplaced_at: None,
+            dash_at: None,
             parser: Parser::new_from_str(text),
             anchors: HashMap::new(),
             last_empty: false,
@@ -244,6 +286,12 @@ impl<'a> Builder<'a> {
             Some(Err(err)) => {
                 if matches!(err.kind(), granit_parser::ErrorKind::MisplacedFlowCollectionEnd) {
                     self.misplaced_at = err.marker().byte_offset();
+                }
+                if matches!(
+                    err.kind(),
+                    granit_parser::ErrorKind::PlainScalarStartsWithDashFlowIndicator
+                ) {
+                    self.dash_at = err.marker().byte_offset();
                 }
                 Err(scan_error(&err, self.text))
             }

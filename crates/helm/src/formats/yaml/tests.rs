@@ -204,3 +204,19 @@ fn probe_marshal() {
     let text = std::fs::read_to_string(path).unwrap_or_default();
     print!("{}", marshal(&value(&text)).unwrap_or_default());
 }
+
+#[test]
+fn reader_takes_a_lone_dash_in_flow_as_go_yaml_does() {
+    // Helm printed {"a":["x","-",true]} for `{{ "a: [x, -, y]" | fromYaml | toJson }}`.
+    assert_eq!(
+        parse("a: [x, -, y]").ok(),
+        Some(serde_json::json!({"a": ["x", "-", true]}))
+    );
+    assert_eq!(
+        parse_documents("a: [-]\n---\nb: {c: -}\n").ok(),
+        Some(vec![
+            serde_json::json!({"a": ["-"]}),
+            serde_json::json!({"b": {"c": "-"}})
+        ])
+    );
+}
