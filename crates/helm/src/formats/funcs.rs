@@ -1,5 +1,6 @@
 //! Helm's data-format template functions (`pkg/engine/funcs.go`): `toYaml`, `mustToYaml`, `toYamlPretty`,
-//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`, `toToml`, `fromToml`.
+//! `fromYaml`, `fromYamlArray`, `toJson`, `mustToJson`, `fromJson`, `fromJsonArray`, `toToml`, `mustToToml`,
+//! `fromToml`.
 //!
 //! Helm registers these after Sprig's, so its `toJson`, `mustToJson` and `fromJson` replace Sprig's. Error
 //! behaviour is Helm's: `toYaml`/`toJson` of something unmarshalable give `""`, `fromYaml`/`fromJson` of bad input
@@ -32,6 +33,7 @@ pub(crate) fn register(map: &mut FuncMap) {
     map.add("fromJson", Arity::Exact(1), from_json);
     map.add("fromJsonArray", Arity::Exact(1), from_json_array);
     map.add("toToml", Arity::Exact(1), to_toml);
+    map.add("mustToToml", Arity::Exact(1), must_to_toml);
     map.add("fromToml", Arity::Exact(1), from_toml);
 }
 
@@ -141,6 +143,12 @@ fn to_toml(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     Ok(Value::from(toml::marshal(&arg(args)).unwrap_or_else(|err| err.0)))
 }
 
+fn must_to_toml(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
+    toml::marshal(&arg(args))
+        .map(Value::from)
+        .map_err(|err| FuncError::new(err.0))
+}
+
 fn from_toml(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     let text = param_str(&arg(args))?;
     Ok(match toml::parse(&text) {
@@ -201,6 +209,16 @@ mod tests {
         assert_eq!(call("toJson", Value::Float(f64::NAN)).as_str(), Some(""));
         assert_eq!(call("mustToYaml", Value::from("a: 1")).as_str(), Some("'a: 1'"));
         assert_eq!(call("toYaml", Value::Nil).as_str(), Some("null"));
+        assert_eq!(call("mustToToml", Value::from("x")).as_str(), Some("\"x\""));
+        assert_eq!(
+            json_of(&call(
+                "fromToml",
+                Value::from(
+                    "a = 1\nb = 'x'\nc = 1.5\nd = 1979-05-27T07:32:00Z\ne = [1, 2]\n[t]\nx = true\n[[arr]]\ny = 1"
+                )
+            )),
+            r#"{"a":1,"arr":[{"y":1}],"b":"x","c":1.5,"d":"1979-05-27T07:32:00Z","e":[1,2],"t":{"x":true}}"#
+        );
     }
 
     #[test]
