@@ -228,6 +228,9 @@ impl Encoder {
         if depth > MAX_VALUE_DEPTH {
             return Err(TomlError("toml: value nests too deep".into()));
         }
+        if self.out.len() > crate::gotemplate::funcs::MAX_TEXT_BYTES {
+            return Err(TomlError("toml: output exceeds the size limit".into()));
+        }
         match resolve(value) {
             Value::Nil => return Err(TomlError("toml: cannot encode a nil value".into())),
             Value::Bool(flag) => self.out.push_str(if flag { "true" } else { "false" }),

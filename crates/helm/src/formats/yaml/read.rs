@@ -34,6 +34,55 @@ enum Node {
     },
     Seq(Vec<Rc<Node>>),
     Map(Vec<(Rc<Node>, Rc<Node>)>),
+    /// An alias of an anchored node (counted apart: go-yaml bounds how much of a document aliases may make).
+    Alias(Rc<Node>),
+}
+
+/// go-yaml v2's guard against alias bombs (`allowedAliasRatio`): once past 1,000 decoded nodes and 100 nodes
+/// reached through aliases, the share of the latter may be 99% for documents up to 400,000 nodes, falling to 10%
+/// at 4,000,000; beyond [`MAX_EXPANDED_NODES`] everything is refused.
+struct Budget {
+    decoded: usize,
+    aliased: usize,
+    alias_depth: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            decoded: 0,
+            aliased: 0,
+            alias_depth: 0,
+        }
+    }
+
+    fn count(&mut self) -> Result<(), String> {
+        self.decoded += 1;
+        if self.alias_depth > 0 {
+            self.aliased += 1;
+        }
+        let allowed = match self.decoded {
+            0..=400_000 => 0.99,
+            4_000_000.. => 0.10,
+            n => 0.99 - 0.89 * ((n - 400_000) as f64 / 3_600_000.0),
+        };
+        if self.decoded > MAX_EXPANDED_NODES
+            || (self.aliased > 100
+                && self.decoded > 1000
+                && self.aliased as f64 / self.decoded as f64 > allowed)
+        {
+            return Err("yaml: document contains excessive aliasing".into());
+        }
+        Ok(())
+    }
+}
+
+/// The node an alias stands for.
+fn target(node: &Node) -> &Node {
+    match node {
+        Node::Alias(target) => target,
+        other => other,
+    }
 }
 
 /// Every document of `text` (a document without content is `None`).
@@ -51,7 +100,7 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Option<Json>>, YamlError> {
         match node {
             None => out.push(None),
             Some(node) => {
-                let mut budget = MAX_EXPANDED_NODES;
+                let mut budget = Budget::new();
                 let json = to_json(&node, 0, &mut budget)
                     .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))?;
                 out.push(Some(json));
@@ -73,7 +122,7 @@ pub(crate) fn first_document(text: &str) -> Result<Json, YamlError> {
     match node {
         None => Ok(Json::Null),
         Some(node) => {
-            let mut budget = MAX_EXPANDED_NODES;
+            let mut budget = Budget::new();
             to_json(&node, 0, &mut budget)
                 .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))
         }
@@ -357,7 +406,7 @@ impl<'a> Builder<'a> {
             Event::Alias(id) => self
                 .anchors
                 .get(&id)
-                .cloned()
+                .map(|node| Rc::new(Node::Alias(node.clone())))
                 .ok_or_else(|| format!("yaml: line {line}: unknown anchor referenced")),
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
@@ -478,13 +527,13 @@ fn float_json(float: f64) -> Result<Json, String> {
 
 /// A key as `sigs.k8s.io/yaml` stringifies it.
 /// `None` for a null key (which `sigs.k8s.io/yaml` refuses, naming the value).
-fn key_string(node: &Node, budget: &mut usize) -> Result<Option<String>, String> {
+fn key_string(node: &Node, budget: &mut Budget) -> Result<Option<String>, String> {
     let Node::Scalar {
         text,
         plain,
         tag,
         line,
-    } = node
+    } = target(node)
     else {
         let key = to_json(node, MAX_DEPTH - 8, budget).unwrap_or(Json::Null);
         return Err(format!("yaml: invalid map key: {}", go_sharp_v(&key, 0)));
@@ -614,14 +663,11 @@ fn is_merge_key(node: &Node) -> bool {
     }
 }
 
-fn to_json(node: &Node, depth: usize, budget: &mut usize) -> Result<Json, String> {
+fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, String> {
     if depth > MAX_DEPTH {
         return Err(format!("yaml: exceeded max depth of {MAX_DEPTH}"));
     }
-    if *budget == 0 {
-        return Err("yaml: document contains excessive aliasing".into());
-    }
-    *budget -= 1;
+    budget.count()?;
     match node {
         Node::Scalar {
             text,
@@ -640,6 +686,12 @@ fn to_json(node: &Node, depth: usize, budget: &mut usize) -> Result<Json, String
             fill_map(&mut map, entries, depth, budget)?;
             Ok(Json::Object(map))
         }
+        Node::Alias(target) => {
+            budget.alias_depth += 1;
+            let result = to_json(target, depth + 1, budget);
+            budget.alias_depth -= 1;
+            result
+        }
     }
 }
 
@@ -647,7 +699,7 @@ fn fill_map(
     map: &mut JsonMap<String, Json>,
     entries: &[(Rc<Node>, Rc<Node>)],
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<(), String> {
     for (key, value) in entries {
         if is_merge_key(key) {
@@ -671,16 +723,24 @@ fn merge(
     map: &mut JsonMap<String, Json>,
     value: &Node,
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<(), String> {
     const WANT_MAP: &str = "yaml: map merge requires map or sequence of maps as the value";
     match value {
         Node::Map(entries) => fill_map(map, entries, depth + 1, budget),
+        Node::Alias(target) if matches!(**target, Node::Map(_)) => {
+            budget.alias_depth += 1;
+            let result = merge(map, target, depth + 1, budget);
+            budget.alias_depth -= 1;
+            result
+        }
         Node::Seq(items) => {
             // Earlier maps take precedence: go-yaml merges them last.
             for item in items.iter().rev() {
                 match &**item {
-                    Node::Map(entries) => fill_map(map, entries, depth + 1, budget)?,
+                    Node::Map(_) | Node::Alias(_) if matches!(target(item), Node::Map(_)) => {
+                        merge(map, item, depth + 1, budget)?;
+                    }
                     _ => return Err(WANT_MAP.into()),
                 }
             }

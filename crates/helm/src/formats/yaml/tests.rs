@@ -220,3 +220,21 @@ fn reader_takes_a_lone_dash_in_flow_as_go_yaml_does() {
         ])
     );
 }
+
+#[test]
+fn writer_refuses_a_shared_value_that_explodes_as_text() {
+    let mut value = Value::list(vec![Value::string("x".repeat(100))]);
+    for _ in 0..40 {
+        value = Value::list(vec![value.clone(), value]);
+    }
+    assert!(marshal(&value).is_err());
+    assert!(crate::formats::json::marshal(&value, true, None).is_err());
+    assert!(
+        crate::formats::toml::marshal(&Value::Map({
+            let map = Map::new();
+            map.insert("a", value);
+            map
+        }))
+        .is_err()
+    );
+}

@@ -34,7 +34,8 @@ pub(crate) enum Flavor {
 
 /// Writes `value` as YAML text ending in a newline.
 pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError> {
-    let node = to_node(value, flavor, 0)?;
+    let mut budget = crate::gotemplate::funcs::MAX_TEXT_BYTES;
+    let node = to_node(value, flavor, 0, &mut budget)?;
     let mut emitter = Emitter::new(flavor);
     emitter.node(&node, Context::ROOT);
     // Document end: go to the start of a line.
@@ -43,7 +44,21 @@ pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError
     Ok(emitter.out)
 }
 
-fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlError> {
+/// `budget`: bytes the document may still take (a value that shares one map many times over can be small in memory
+/// and enormous as text).
+fn to_node(value: &Value, flavor: Flavor, depth: usize, budget: &mut usize) -> Result<Node, YamlError> {
+    let cost = 8 + match value {
+        Value::String(text) => text.len(),
+        Value::Bytes(bytes) => bytes.len() * 4 / 3,
+        _ => 0,
+    };
+    if cost > *budget {
+        return Err(YamlError(format!(
+            "yaml: the document exceeds the limit of {} bytes",
+            crate::gotemplate::funcs::MAX_TEXT_BYTES
+        )));
+    }
+    *budget -= cost;
     if depth > MAX_VALUE_DEPTH {
         return Err(YamlError(format!(
             "error marshaling into JSON: json: unsupported value: encountered a cycle via {}",
@@ -72,7 +87,7 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
         Value::List(items) => Node::Seq(
             items
                 .iter()
-                .map(|item| to_node(item, flavor, depth + 1))
+                .map(|item| to_node(item, flavor, depth + 1, budget))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Map(map) => {
@@ -82,12 +97,13 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
                     SIGS => through_json(&key)?,
                     Flavor::PrettyV3 => key,
                 };
-                entries.push((key, to_node(&item, flavor, depth + 1)?));
+                *budget = budget.saturating_sub(key.len());
+                entries.push((key, to_node(&item, flavor, depth + 1, budget)?));
             }
             sort_keys(&mut entries, flavor);
             Node::Map(entries)
         }
-        Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1)?,
+        Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1, budget)?,
     })
 }
 
