@@ -73,7 +73,7 @@ impl Writer<'_> {
                         self.out.push(',');
                     }
                     self.newline(depth + 1);
-                    self.value(item, depth + 1)?;
+                    crate::formats::deeper(|| self.value(item, depth + 1))?;
                 }
                 if !items.is_empty() {
                     self.newline(depth);
@@ -93,7 +93,7 @@ impl Writer<'_> {
                     if self.indent.is_some() {
                         self.out.push(' ');
                     }
-                    self.value(item, depth + 1)?;
+                    crate::formats::deeper(|| self.value(item, depth + 1))?;
                 }
                 if !entries.is_empty() {
                     self.newline(depth);
@@ -394,7 +394,7 @@ impl SyntaxScanner<'_> {
                     }
                     self.pos += 1;
                     self.skip_space();
-                    self.value()?;
+                    crate::formats::deeper(|| self.value())?;
                     self.skip_space();
                     match self.peek() {
                         Some(b',') => {
@@ -420,7 +420,7 @@ impl SyntaxScanner<'_> {
                     return Ok(());
                 }
                 loop {
-                    self.value()?;
+                    crate::formats::deeper(|| self.value())?;
                     self.skip_space();
                     match self.peek() {
                         Some(b',') => {

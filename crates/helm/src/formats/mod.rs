@@ -9,3 +9,9 @@ pub mod funcs;
 pub mod json;
 pub mod toml;
 pub mod yaml;
+
+/// Runs one level of a recursive walk, on a fresh stack segment when the current one runs low: values may nest up
+/// to `MAX_VALUE_DEPTH` levels, more than a thread's default stack holds in debug builds.
+pub(crate) fn deeper<R>(f: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, f)
+}

@@ -42,7 +42,7 @@ fn table_value(table: &toml_edit::Table, depth: usize) -> Value {
         return Value::Map(map);
     }
     for (key, item) in table.iter() {
-        map.insert(key, item_value(item, depth + 1));
+        map.insert(key, crate::formats::deeper(|| item_value(item, depth + 1)));
     }
     Value::Map(map)
 }
@@ -219,7 +219,7 @@ impl Encoder {
         for (name, value) in direct.iter().chain(subs.iter()) {
             let mut path = key.to_vec();
             path.push(name.clone());
-            self.encode(&path, value, depth + 1)?;
+            crate::formats::deeper(|| self.encode(&path, value, depth + 1))?;
         }
         Ok(())
     }
@@ -263,7 +263,7 @@ impl Encoder {
                     if index > 0 {
                         self.out.push_str(", ");
                     }
-                    self.element(item, depth + 1)?;
+                    crate::formats::deeper(|| self.element(item, depth + 1))?;
                 }
                 self.out.push(']');
             }
@@ -275,7 +275,7 @@ impl Encoder {
                         self.out.push_str(", ");
                     }
                     let _ = write!(self.out, "{} = ", key_part(name));
-                    self.element(item, depth + 1)?;
+                    crate::formats::deeper(|| self.element(item, depth + 1))?;
                 }
                 self.out.push('}');
             }

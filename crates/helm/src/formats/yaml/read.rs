@@ -436,7 +436,7 @@ impl<'a> Builder<'a> {
                     if matches!(event, Event::SequenceEnd) {
                         break;
                     }
-                    items.push(self.node(event, line, depth + 1)?);
+                    items.push(crate::formats::deeper(|| self.node(event, line, depth + 1))?);
                 }
                 let node = Rc::new(Node::Seq(items));
                 if anchor != 0 {
@@ -451,9 +451,9 @@ impl<'a> Builder<'a> {
                     if matches!(event, Event::MappingEnd) {
                         break;
                     }
-                    let key = self.node(event, line, depth + 1)?;
+                    let key = crate::formats::deeper(|| self.node(event, line, depth + 1))?;
                     let (event, line) = self.next_content()?;
-                    let value = self.node(event, line, depth + 1)?;
+                    let value = crate::formats::deeper(|| self.node(event, line, depth + 1))?;
                     entries.push((key, value));
                 }
                 let node = Rc::new(Node::Map(entries));
@@ -678,7 +678,7 @@ fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, Strin
         Node::Seq(items) => Ok(Json::Array(
             items
                 .iter()
-                .map(|item| to_json(item, depth + 1, budget))
+                .map(|item| crate::formats::deeper(|| to_json(item, depth + 1, budget)))
                 .collect::<Result<_, _>>()?,
         )),
         Node::Map(entries) => {
@@ -688,7 +688,7 @@ fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, Strin
         }
         Node::Alias(target) => {
             budget.alias_depth += 1;
-            let result = to_json(target, depth + 1, budget);
+            let result = crate::formats::deeper(|| to_json(target, depth + 1, budget));
             budget.alias_depth -= 1;
             result
         }
@@ -707,7 +707,7 @@ fn fill_map(
             continue;
         }
         let key = key_string(key, budget)?;
-        let value = to_json(value, depth + 1, budget)?;
+        let value = crate::formats::deeper(|| to_json(value, depth + 1, budget))?;
         let Some(key) = key else {
             return Err(format!(
                 "unsupported map key of type: %!s(<nil>), key: <nil>, value: {}",

@@ -238,3 +238,23 @@ fn writer_refuses_a_shared_value_that_explodes_as_text() {
         .is_err()
     );
 }
+
+#[test]
+fn deep_values_are_errors_not_stack_overflows() {
+    let mut value = Value::from("x");
+    for _ in 0..990 {
+        value = Value::list(vec![value]);
+    }
+    assert!(marshal(&value).is_ok());
+    assert!(marshal_pretty(&value).is_ok());
+    assert!(crate::formats::json::marshal(&value, true, None).is_ok());
+    for _ in 0..100 {
+        value = Value::list(vec![value]);
+    }
+    assert!(marshal(&value).is_err());
+    let deep = format!("{}{}", "[".repeat(990), "]".repeat(990));
+    let _ = parse(&deep);
+    let _ = crate::formats::json::unmarshal(&deep);
+    let deep_block: String = (0..990).map(|i| format!("{}- \n", "  ".repeat(i))).collect();
+    let _ = parse(&deep_block);
+}

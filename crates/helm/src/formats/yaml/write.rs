@@ -87,7 +87,7 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize, budget: &mut usize) -> R
         Value::List(items) => Node::Seq(
             items
                 .iter()
-                .map(|item| to_node(item, flavor, depth + 1, budget))
+                .map(|item| crate::formats::deeper(|| to_node(item, flavor, depth + 1, budget)))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Map(map) => {
@@ -98,7 +98,10 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize, budget: &mut usize) -> R
                     Flavor::PrettyV3 => key,
                 };
                 *budget = budget.saturating_sub(key.len());
-                entries.push((key, to_node(&item, flavor, depth + 1, budget)?));
+                entries.push((
+                    key,
+                    crate::formats::deeper(|| to_node(&item, flavor, depth + 1, budget))?,
+                ));
             }
             sort_keys(&mut entries, flavor);
             Node::Map(entries)
@@ -569,7 +572,7 @@ impl Emitter {
                 for item in items {
                     self.write_indent();
                     self.write_indicator("-", true, false, true);
-                    self.node(item, Context::SEQUENCE);
+                    crate::formats::deeper(|| self.node(item, Context::SEQUENCE));
                 }
                 self.pop_indent();
             }
@@ -587,7 +590,7 @@ impl Emitter {
                         self.write_indent();
                         self.write_indicator(":", true, false, true);
                     }
-                    self.node(value, Context::VALUE);
+                    crate::formats::deeper(|| self.node(value, Context::VALUE));
                 }
                 self.pop_indent();
             }
