@@ -13,7 +13,7 @@ use super::{json, toml, yaml};
 use crate::gotemplate::funcs::param_str;
 use crate::gotemplate::{Arity, FuncError, FuncMap, Map, Runtime, Value};
 
-/// Helm's data-format functions on their own (what [`register`] adds).
+/// Helm's data-format functions on their own (what `register` adds).
 #[must_use]
 pub fn format_funcs() -> FuncMap {
     let mut map = FuncMap::new();

@@ -4,6 +4,13 @@
 //!
 //! Byte-exact output matters: charts paste `toYaml` into text with `nindent` and hash rendered files into checksum
 //! annotations.
+//!
+//! - [`yaml`]: `sigs.k8s.io/yaml` (go-yaml v2 emitter and YAML 1.1 reader; go-yaml v3 for `toYamlPretty`). The
+//!   reader is built on `granit-parser`'s events (the parser `serde-saphyr` uses), resolving scalars itself.
+//! - [`json`]: `encoding/json` (writer, Go's float format, Go's syntax-error messages).
+//! - [`toml`]: BurntSushi/toml's encoder; reading through `toml_edit`.
+//! - [`funcs`]: Helm's template functions over them; register them after Sprig's (`crate::sprig`), whose
+//!   `toJson`/`mustToJson`/`fromJson` they replace, as Helm does.
 
 pub mod funcs;
 pub mod json;
