@@ -240,6 +240,8 @@ struct Builder<'a> {
     dash_at: Option<usize>,
     /// Whether the last event covered no text (an empty document's null scalar).
     last_empty: bool,
+    /// Where the last event's text starts.
+    last_start: Option<usize>,
 }
 
 fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
@@ -326,6 +328,7 @@ impl<'a> Builder<'a> {
             parser: Parser::new_from_str(text),
             anchors: HashMap::new(),
             last_empty: false,
+            last_start: None,
         }
     }
 
@@ -346,9 +349,25 @@ impl<'a> Builder<'a> {
             }
             Some(Ok((event, span))) => {
                 self.last_empty = span.start.index() == span.end.index();
+                self.last_start = span.start.byte_offset();
                 Ok((event, span.start.line()))
             }
         }
+    }
+
+    /// Whether the whitespace between the last event and the `-` before it holds a tab.
+    fn tab_after_dash(&self) -> bool {
+        let Some(start) = self.last_start else {
+            return false;
+        };
+        let bytes = self.text.as_bytes();
+        let mut i = start.min(bytes.len());
+        let mut tab = false;
+        while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
+            tab |= bytes[i - 1] == b'\t';
+            i -= 1;
+        }
+        tab && i > 0 && bytes[i - 1] == b'-'
     }
 
     fn next_content(&mut self) -> Result<(Event<'a>, usize), String> {
@@ -429,12 +448,20 @@ impl<'a> Builder<'a> {
                 }
                 Ok(node)
             }
-            Event::SequenceStart(_, anchor, _) => {
+            Event::SequenceStart(style, anchor, _) => {
                 let mut items = Vec::new();
                 loop {
                     let (event, line) = self.next_content()?;
                     if matches!(event, Event::SequenceEnd) {
                         break;
+                    }
+                    if style == granit_parser::StructureStyle::Block && self.tab_after_dash() {
+                        // go-yaml (YAML 1.1) does not skip a tab after `-` in block context.
+                        return Err(if line > 1 {
+                            format!("yaml: line {line}: found character that cannot start any token")
+                        } else {
+                            "yaml: found character that cannot start any token".into()
+                        });
                     }
                     items.push(crate::formats::deeper(|| self.node(event, line, depth + 1))?);
                 }
