@@ -64,6 +64,13 @@ fn writers_match_helm_on_more_tricky_values() {
 }
 
 #[test]
+fn writer_matches_helm_on_config_files() {
+    // Config-file texts (tabs, CRLF, trailing spaces, long lines) as `.Files.AsConfig` feeds them to `toYaml`.
+    let input = value(include_str!("../testdata/configs.json"));
+    assert_eq!(marshal(&input).unwrap_or_default(), include_str!("../testdata/configs.yaml"));
+}
+
+#[test]
 fn writer_top_level_values() {
     let cases: [(Value, &str); 7] = [
         (Value::string("hello"), "hello\n"),
