@@ -73,7 +73,7 @@ impl Writer<'_> {
                         self.out.push(',');
                     }
                     self.newline(depth + 1);
-                    self.value(item, depth + 1)?;
+                    crate::formats::deeper(|| self.value(item, depth + 1))?;
                 }
                 if !items.is_empty() {
                     self.newline(depth);
@@ -93,7 +93,7 @@ impl Writer<'_> {
                     if self.indent.is_some() {
                         self.out.push(' ');
                     }
-                    self.value(item, depth + 1)?;
+                    crate::formats::deeper(|| self.value(item, depth + 1))?;
                 }
                 if !entries.is_empty() {
                     self.newline(depth);
@@ -257,11 +257,24 @@ pub(crate) fn format_g(float: f64) -> String {
 
 /// `json.Unmarshal(text, &v)` into `interface{}`: numbers are `float64`; errors in Go's words.
 pub fn unmarshal(text: &str) -> Result<Value, JsonError> {
+    Ok(Value::from_json(&unmarshal_json(text)?))
+}
+
+/// [`unmarshal`] before the conversion to a template value (callers check the decoded type, as Go's target types
+/// do).
+pub fn unmarshal_json(text: &str) -> Result<serde_json::Value, JsonError> {
+    if text.len() > crate::gotemplate::funcs::MAX_TEXT_BYTES {
+        return Err(JsonError("json: input exceeds the size limit".into()));
+    }
     if let Some(message) = go_syntax_error(text) {
         return Err(JsonError(message));
     }
-    let json: serde_json::Value = serde_json::from_str(text).map_err(|err| JsonError(err.to_string()))?;
-    Ok(Value::from_json(&json))
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    // Well-formed JSON that still fails here: a number out of float64's range (Go refuses it too), or nesting
+    // deeper than serde_json's 128 levels (Go allows 10,000).
+    let json = serde::Deserialize::deserialize(&mut deserializer)
+        .map_err(|err: serde_json::Error| JsonError(format!("json: {err}")))?;
+    Ok(json)
 }
 
 /// Go's `json.Valid` scanner: the message `encoding/json` reports for malformed input, `None` when well-formed.
@@ -381,7 +394,7 @@ impl SyntaxScanner<'_> {
                     }
                     self.pos += 1;
                     self.skip_space();
-                    self.value()?;
+                    crate::formats::deeper(|| self.value())?;
                     self.skip_space();
                     match self.peek() {
                         Some(b',') => {
@@ -407,7 +420,7 @@ impl SyntaxScanner<'_> {
                     return Ok(());
                 }
                 loop {
-                    self.value()?;
+                    crate::formats::deeper(|| self.value())?;
                     self.skip_space();
                     match self.peek() {
                         Some(b',') => {
@@ -434,7 +447,7 @@ impl SyntaxScanner<'_> {
 
     fn enter(&mut self) -> Result<(), String> {
         self.depth += 1;
-        if self.depth > 10_000 {
+        if self.depth > 1_000 {
             return Err("exceeded max depth".into());
         }
         Ok(())

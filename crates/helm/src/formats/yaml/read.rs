@@ -34,6 +34,55 @@ enum Node {
     },
     Seq(Vec<Rc<Node>>),
     Map(Vec<(Rc<Node>, Rc<Node>)>),
+    /// An alias of an anchored node (counted apart: go-yaml bounds how much of a document aliases may make).
+    Alias(Rc<Node>),
+}
+
+/// go-yaml v2's guard against alias bombs (`allowedAliasRatio`): once past 1,000 decoded nodes and 100 nodes
+/// reached through aliases, the share of the latter may be 99% for documents up to 400,000 nodes, falling to 10%
+/// at 4,000,000; beyond [`MAX_EXPANDED_NODES`] everything is refused.
+struct Budget {
+    decoded: usize,
+    aliased: usize,
+    alias_depth: usize,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Self {
+            decoded: 0,
+            aliased: 0,
+            alias_depth: 0,
+        }
+    }
+
+    fn count(&mut self) -> Result<(), String> {
+        self.decoded += 1;
+        if self.alias_depth > 0 {
+            self.aliased += 1;
+        }
+        let allowed = match self.decoded {
+            0..=400_000 => 0.99,
+            4_000_000.. => 0.10,
+            n => 0.99 - 0.89 * ((n - 400_000) as f64 / 3_600_000.0),
+        };
+        if self.decoded > MAX_EXPANDED_NODES
+            || (self.aliased > 100
+                && self.decoded > 1000
+                && self.aliased as f64 / self.decoded as f64 > allowed)
+        {
+            return Err("yaml: document contains excessive aliasing".into());
+        }
+        Ok(())
+    }
+}
+
+/// The node an alias stands for.
+fn target(node: &Node) -> &Node {
+    match node {
+        Node::Alias(target) => target,
+        other => other,
+    }
 }
 
 /// Every document of `text` (a document without content is `None`).
@@ -51,7 +100,7 @@ pub(crate) fn documents(text: &str) -> Result<Vec<Option<Json>>, YamlError> {
         match node {
             None => out.push(None),
             Some(node) => {
-                let mut budget = MAX_EXPANDED_NODES;
+                let mut budget = Budget::new();
                 let json = to_json(&node, 0, &mut budget)
                     .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))?;
                 out.push(Some(json));
@@ -73,85 +122,252 @@ pub(crate) fn first_document(text: &str) -> Result<Json, YamlError> {
     match node {
         None => Ok(Json::Null),
         Some(node) => {
-            let mut budget = MAX_EXPANDED_NODES;
+            let mut budget = Budget::new();
             to_json(&node, 0, &mut budget)
                 .map_err(|err| YamlError(format!("error converting YAML to JSON: {err}")))
         }
     }
 }
 
-fn scan_error(err: &ScanError) -> String {
+/// go-yaml's words and line numbering for a parse error. go-yaml numbers scanner errors from 1 but parser errors
+/// from 0 (a quirk of `yaml.v2`'s `fail`), prints no line for line 0, and reports errors found at the end of the
+/// input at the end-of-stream position (after a forced line break).
+fn scan_error(err: &ScanError, text: &str) -> String {
     use granit_parser::ErrorKind as K;
-    let line = err.marker().line();
-    let (message, scanner) = match err.kind() {
-        K::SimpleKeyExpected | K::InvalidSimpleKey => ("could not find expected ':'".to_string(), true),
-        K::ExpectedFlowSequenceSeparator => ("did not find expected ',' or ']'".to_string(), false),
-        K::ExpectedFlowMappingSeparator => ("did not find expected ',' or '}'".to_string(), false),
-        K::ExpectedBlockMappingKey => ("did not find expected key".to_string(), false),
-        K::ExpectedBlockSequenceEntry => ("did not find expected '-' indicator".to_string(), false),
-        K::ExpectedNodeContent => ("did not find expected node content".to_string(), false),
-        K::TabNotAllowed | K::TabInBlockIndentation => {
-            ("found character that cannot start any token".to_string(), true)
+    let granit_line = err.marker().line();
+    let breaks = text.matches('\n').count();
+    let eof_forced = breaks + usize::from(!text.is_empty() && !text.ends_with('\n'));
+    // (message, go-yaml's 0-based line, whether a scanner error)
+    let (message, line0, scanner): (String, usize, bool) = match err.kind() {
+        K::UnclosedFlowCollection { open: '{' } => {
+            ("did not find expected ',' or '}'".into(), eof_forced, false)
         }
-        K::UnexpectedCharacter { .. } => ("found character that cannot start any token".to_string(), true),
-        K::UnexpectedEofFlowSequence | K::UnexpectedEofFlowMapping | K::UnexpectedEofImplicitFlowMapping => {
-            ("did not find expected ',' or ']'".to_string(), false)
+        K::UnclosedFlowCollection { .. } => ("did not find expected ',' or ']'".into(), eof_forced, false),
+        K::UnclosedQuotedScalar => ("found unexpected end of stream".into(), breaks, true),
+        K::SimpleKeyExpected | K::InvalidSimpleKey => {
+            ("could not find expected ':'".into(), eof_forced, true)
         }
-        K::UnexpectedEof => ("found unexpected end of stream".to_string(), true),
-        _ => (err.info(), true),
+        K::MappingValueNotAllowed => (
+            "mapping values are not allowed in this context".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::ExpectedFlowSequenceSeparator => (
+            "did not find expected ',' or ']'".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedFlowMappingSeparator => (
+            "did not find expected ',' or '}'".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedBlockMappingKey => (
+            "did not find expected key".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedBlockSequenceEntry => (
+            "did not find expected '-' indicator".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::ExpectedNodeContent => (
+            "did not find expected node content".into(),
+            granit_line.saturating_sub(1),
+            false,
+        ),
+        K::TabInPlainScalar => (
+            "found a tab character that violates indentation".into(),
+            granit_line,
+            true,
+        ),
+        K::TabInIndentation | K::TabInBlockIndentation | K::TabNotAllowed => (
+            "found character that cannot start any token".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::UnexpectedCharacter { .. } => (
+            "found character that cannot start any token".into(),
+            granit_line.saturating_sub(1),
+            true,
+        ),
+        K::UnknownAnchor => {
+            let name = alias_name(err, text);
+            return format!("yaml: unknown anchor '{name}' referenced");
+        }
+        _ => {
+            let info = err.info();
+            // go-yaml prints the problem without libyaml's "while scanning …" context.
+            let message = match info.split_once(", ") {
+                Some((context, problem)) if context.starts_with("while ") => problem.to_string(),
+                _ => info,
+            };
+            (message, granit_line.saturating_sub(1), true)
+        }
     };
-    let _ = scanner;
-    if line == 0 {
+    let shown = if scanner && line0 != 0 { line0 + 1 } else { line0 };
+    if line0 == 0 {
         format!("yaml: {message}")
     } else {
-        format!("yaml: line {line}: {message}")
+        format!("yaml: line {shown}: {message}")
     }
+}
+
+/// The name of the alias at an error's position (`*name`).
+fn alias_name(err: &ScanError, text: &str) -> String {
+    let offset = err.marker().byte_offset().unwrap_or_else(|| {
+        text.char_indices()
+            .nth(err.marker().index())
+            .map_or(text.len(), |(i, _)| i)
+    });
+    let rest = text.get(offset..).unwrap_or_default();
+    let rest = rest.strip_prefix('*').unwrap_or(rest);
+    rest.chars()
+        .take_while(|c| !c.is_whitespace() && !matches!(c, ',' | '[' | ']' | '{' | '}'))
+        .collect()
 }
 
 struct Builder<'a> {
+    text: &'a str,
+    /// Whether only the first document is read (go-yaml's `Unmarshal`: what follows its root node is never parsed).
+    first_only: bool,
     parser: Parser<'a, granit_parser::StrInput<'a>>,
     anchors: HashMap<usize, Rc<Node>>,
+    /// Where a stray closing bracket was found (go-yaml stops reading before it when it follows the root node).
+    misplaced_at: Option<usize>,
+    /// Where a lone `-` in a flow collection was refused.
+    dash_at: Option<usize>,
     /// Whether the last event covered no text (an empty document's null scalar).
     last_empty: bool,
+    /// Where the last event's text starts.
+    last_start: Option<usize>,
 }
 
 fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
-    let mut builder = Builder::new(text);
-    builder.expect_stream_start()?;
-    match builder.next_document()? {
-        Some(node) => Ok(node),
-        None => Ok(None),
+    let mut text = std::borrow::Cow::Borrowed(text);
+    let mut retries = 0;
+    loop {
+        let mut builder = Builder::new(&text, true);
+        let result = builder
+            .expect_stream_start()
+            .and_then(|()| builder.next_document());
+        let (misplaced, dash) = (builder.misplaced_at, builder.dash_at);
+        drop(builder);
+        match result {
+            Ok(node) => return Ok(node.flatten()),
+            Err(err) if retries >= MAX_RETRIES => return Err(err),
+            Err(err) => {
+                retries += 1;
+                if let Some(fixed) = quote_dash(&text, dash) {
+                    text = std::borrow::Cow::Owned(fixed);
+                    continue;
+                }
+                match misplaced {
+                    // go-yaml never reads past the first document's root node: a stray `]` or `}` after a flow
+                    // collection is not an error there. Read again without it.
+                    Some(offset) if offset > 0 && offset < text.len() && text.is_char_boundary(offset) => {
+                        text = std::borrow::Cow::Owned(text[..offset].to_string());
+                    }
+                    _ => return Err(err),
+                }
+            }
+        }
     }
+}
+
+/// How many times a text is read again after working around a YAML 1.2 rule that go-yaml (YAML 1.1) does not have.
+const MAX_RETRIES: usize = 16;
+
+/// go-yaml reads a lone `-` in a flow collection (`[a, -, b]`) as the string "-"; YAML 1.2 refuses it. Quote it.
+fn quote_dash(text: &str, dash: Option<usize>) -> Option<String> {
+    let offset = dash?;
+    if text.as_bytes().get(offset) != Some(&b'-') {
+        return None;
+    }
+    Some(format!("{}\"-\"{}", &text[..offset], &text[offset + 1..]))
 }
 
 fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
-    let mut builder = Builder::new(text);
-    builder.expect_stream_start()?;
-    let mut out = Vec::new();
-    while let Some(node) = builder.next_document()? {
-        out.push(node);
+    let mut text = std::borrow::Cow::Borrowed(text);
+    let mut retries = 0;
+    loop {
+        let mut builder = Builder::new(&text, false);
+        let mut result = builder.expect_stream_start().map(|()| Vec::new());
+        if let Ok(out) = &mut result {
+            loop {
+                match builder.next_document() {
+                    Ok(Some(node)) => out.push(node),
+                    Ok(None) => break,
+                    Err(err) => {
+                        result = Err(err);
+                        break;
+                    }
+                }
+            }
+        }
+        let dash = builder.dash_at;
+        drop(builder);
+        match result {
+            Err(_) if retries < MAX_RETRIES && quote_dash(&text, dash).is_some() => {
+                retries += 1;
+                text = std::borrow::Cow::Owned(quote_dash(&text, dash).unwrap_or_default());
+            }
+            other => return other,
+        }
     }
-    Ok(out)
 }
 
 impl<'a> Builder<'a> {
-    fn new(text: &'a str) -> Self {
+    fn new(text: &'a str, first_only: bool) -> Self {
         Self {
+            text,
+            first_only,
+            misplaced_at: None,
+            dash_at: None,
             parser: Parser::new_from_str(text),
             anchors: HashMap::new(),
             last_empty: false,
+            last_start: None,
         }
     }
 
     fn next(&mut self) -> Result<(Event<'a>, usize), String> {
         match self.parser.next_event() {
             None => Err("yaml: unexpected end of event stream".into()),
-            Some(Err(err)) => Err(scan_error(&err)),
+            Some(Err(err)) => {
+                if matches!(err.kind(), granit_parser::ErrorKind::MisplacedFlowCollectionEnd) {
+                    self.misplaced_at = err.marker().byte_offset();
+                }
+                if matches!(
+                    err.kind(),
+                    granit_parser::ErrorKind::PlainScalarStartsWithDashFlowIndicator
+                ) {
+                    self.dash_at = err.marker().byte_offset();
+                }
+                Err(scan_error(&err, self.text))
+            }
             Some(Ok((event, span))) => {
                 self.last_empty = span.start.index() == span.end.index();
+                self.last_start = span.start.byte_offset();
                 Ok((event, span.start.line()))
             }
         }
+    }
+
+    /// Whether the whitespace between the last event and the `-` before it holds a tab.
+    fn tab_after_dash(&self) -> bool {
+        let Some(start) = self.last_start else {
+            return false;
+        };
+        let bytes = self.text.as_bytes();
+        let mut i = start.min(bytes.len());
+        let mut tab = false;
+        while i > 0 && matches!(bytes[i - 1], b' ' | b'\t') {
+            tab |= bytes[i - 1] == b'\t';
+            i -= 1;
+        }
+        tab && i > 0 && bytes[i - 1] == b'-'
     }
 
     fn next_content(&mut self) -> Result<(Event<'a>, usize), String> {
@@ -185,9 +401,11 @@ impl<'a> Builder<'a> {
                 }
                 let empty = self.last_empty && matches!(event, Event::Scalar(_, ScalarStyle::Plain, 0, None));
                 let node = self.node(event, line, 0)?;
-                match self.next_content()? {
-                    (Event::DocumentEnd, _) => {}
-                    _ => return Err("yaml: expected the document to end".into()),
+                match self.next_content() {
+                    Ok((Event::DocumentEnd, _)) => {}
+                    Err(_) if self.first_only => {}
+                    Err(err) => return Err(err),
+                    Ok(_) => return Err("yaml: expected the document to end".into()),
                 }
                 // An empty document reads as a plain scalar that covers no text.
                 if empty {
@@ -207,12 +425,20 @@ impl<'a> Builder<'a> {
             Event::Alias(id) => self
                 .anchors
                 .get(&id)
-                .cloned()
+                .map(|node| Rc::new(Node::Alias(node.clone())))
                 .ok_or_else(|| format!("yaml: line {line}: unknown anchor referenced")),
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
+                // go-yaml v2 reads NEL as a line break (YAML 1.1); the parser (YAML 1.2) keeps it as content.
+                let text = if !text.contains('\u{85}') || !self.text.contains('\u{85}') {
+                    text.into_owned()
+                } else if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                    text.replace('\u{85}', "\n")
+                } else {
+                    super::write::fold_nel(&text)
+                };
                 let node = Rc::new(Node::Scalar {
-                    text: text.into_owned(),
+                    text,
                     plain: style == ScalarStyle::Plain,
                     tag,
                     line,
@@ -222,14 +448,22 @@ impl<'a> Builder<'a> {
                 }
                 Ok(node)
             }
-            Event::SequenceStart(_, anchor, _) => {
+            Event::SequenceStart(style, anchor, _) => {
                 let mut items = Vec::new();
                 loop {
                     let (event, line) = self.next_content()?;
                     if matches!(event, Event::SequenceEnd) {
                         break;
                     }
-                    items.push(self.node(event, line, depth + 1)?);
+                    if style == granit_parser::StructureStyle::Block && self.tab_after_dash() {
+                        // go-yaml (YAML 1.1) does not skip a tab after `-` in block context.
+                        return Err(if line > 1 {
+                            format!("yaml: line {line}: found character that cannot start any token")
+                        } else {
+                            "yaml: found character that cannot start any token".into()
+                        });
+                    }
+                    items.push(crate::formats::deeper(|| self.node(event, line, depth + 1))?);
                 }
                 let node = Rc::new(Node::Seq(items));
                 if anchor != 0 {
@@ -244,9 +478,9 @@ impl<'a> Builder<'a> {
                     if matches!(event, Event::MappingEnd) {
                         break;
                     }
-                    let key = self.node(event, line, depth + 1)?;
+                    let key = crate::formats::deeper(|| self.node(event, line, depth + 1))?;
                     let (event, line) = self.next_content()?;
-                    let value = self.node(event, line, depth + 1)?;
+                    let value = crate::formats::deeper(|| self.node(event, line, depth + 1))?;
                     entries.push((key, value));
                 }
                 let node = Rc::new(Node::Map(entries));
@@ -281,24 +515,21 @@ fn scalar_json(text: &str, plain: bool, tag: Option<&str>, line: usize) -> Resul
         }
         Some(tag @ ("!!int" | "!!float" | "!!bool" | "!!null" | "!!timestamp")) => {
             let resolved = resolve(text);
-            let fits = match (&resolved, tag) {
-                (Resolved::Int(_) | Resolved::Uint(_), "!!int") => true,
-                (Resolved::Float(_), "!!float") => true,
-                (Resolved::Int(_) | Resolved::Uint(_), "!!float") => true,
-                (Resolved::Bool(_), "!!bool") => true,
-                (Resolved::Null, "!!null") => true,
-                (Resolved::Timestamp, "!!timestamp") => true,
-                _ => false,
-            };
+            let fits = matches!(
+                (&resolved, tag),
+                (Resolved::Int(_) | Resolved::Uint(_), "!!int" | "!!float")
+                    | (Resolved::Float(_), "!!float")
+                    | (Resolved::Bool(_), "!!bool")
+                    | (Resolved::Null, "!!null")
+                    | (Resolved::Timestamp, "!!timestamp")
+            );
             if !fits {
-                return Err(format!(
-                    "yaml: line {line}: cannot decode !!str `{text}` as a {tag}"
-                ));
+                return Err(format!("yaml: cannot decode !!str `{text}` as a {tag}"));
             }
-            if tag == "!!float" {
-                if let Resolved::Int(int) = resolved {
-                    return Ok(float_json(int as f64)?);
-                }
+            if tag == "!!float"
+                && let Resolved::Int(int) = resolved
+            {
+                return float_json(int as f64);
             }
             resolved
         }
@@ -322,17 +553,19 @@ fn float_json(float: f64) -> Result<Json, String> {
 }
 
 /// A key as `sigs.k8s.io/yaml` stringifies it.
-fn key_string(node: &Node) -> Result<String, String> {
+/// `None` for a null key (which `sigs.k8s.io/yaml` refuses, naming the value).
+fn key_string(node: &Node, budget: &mut Budget) -> Result<Option<String>, String> {
     let Node::Scalar {
         text,
         plain,
         tag,
         line,
-    } = node
+    } = target(node)
     else {
-        return Err("yaml: invalid map key: a collection cannot be a key".into());
+        let key = to_json(node, MAX_DEPTH - 8, budget).unwrap_or(Json::Null);
+        return Err(format!("yaml: invalid map key: {}", go_sharp_v(&key, 0)));
     };
-    Ok(match scalar_json(text, *plain, tag.as_deref(), *line)? {
+    Ok(Some(match scalar_json(text, *plain, tag.as_deref(), *line)? {
         Json::String(text) => text,
         Json::Bool(flag) => flag.to_string(),
         Json::Number(number) => {
@@ -346,13 +579,46 @@ fn key_string(node: &Node) -> Result<String, String> {
                 format_g32(float)
             }
         }
-        Json::Null => {
-            return Err(format!(
-                "Unsupported map key of type: %!s(<nil>), key: <nil>, value: <line {line}>"
-            ));
-        }
+        Json::Null => return Ok(None),
         other => other.to_string(),
-    })
+    }))
+}
+
+/// Go's `%#v` of a decoded YAML value (as go-yaml's and `sigs.k8s.io/yaml`'s errors print keys and values).
+fn go_sharp_v(json: &Json, depth: usize) -> String {
+    if depth > 16 {
+        return "...".into();
+    }
+    match json {
+        Json::Null => "interface {}(nil)".into(),
+        Json::Bool(flag) => flag.to_string(),
+        Json::Number(number) => match (number.as_i64(), number.as_u64()) {
+            (Some(int), _) => int.to_string(),
+            (None, Some(uint)) => format!("0x{uint:x}"),
+            _ => format_g(number.as_f64().unwrap_or(0.0)),
+        },
+        Json::String(text) => format!("{text:?}"),
+        Json::Array(items) => format!(
+            "[]interface {{}}{{{}}}",
+            items
+                .iter()
+                .map(|item| go_sharp_v(item, depth + 1))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Json::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            format!(
+                "map[interface {{}}]interface {{}}{{{}}}",
+                entries
+                    .iter()
+                    .map(|(key, value)| format!("{key:?}:{}", go_sharp_v(value, depth + 1)))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    }
 }
 
 /// `strconv.FormatFloat(f, 'g', -1, 32)`.
@@ -379,7 +645,7 @@ fn format_g32(float: f32) -> String {
     if negative {
         out.push('-');
     }
-    if float != 0.0 && !(-4..21).contains(&exponent) {
+    if float != 0.0 && !(-4..6).contains(&exponent) {
         out.push_str(&digits[..1]);
         if digits.len() > 1 {
             out.push('.');
@@ -424,14 +690,11 @@ fn is_merge_key(node: &Node) -> bool {
     }
 }
 
-fn to_json(node: &Node, depth: usize, budget: &mut usize) -> Result<Json, String> {
+fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, String> {
     if depth > MAX_DEPTH {
         return Err(format!("yaml: exceeded max depth of {MAX_DEPTH}"));
     }
-    if *budget == 0 {
-        return Err("yaml: document contains excessive aliasing".into());
-    }
-    *budget -= 1;
+    budget.count()?;
     match node {
         Node::Scalar {
             text,
@@ -442,13 +705,19 @@ fn to_json(node: &Node, depth: usize, budget: &mut usize) -> Result<Json, String
         Node::Seq(items) => Ok(Json::Array(
             items
                 .iter()
-                .map(|item| to_json(item, depth + 1, budget))
+                .map(|item| crate::formats::deeper(|| to_json(item, depth + 1, budget)))
                 .collect::<Result<_, _>>()?,
         )),
         Node::Map(entries) => {
             let mut map = JsonMap::new();
             fill_map(&mut map, entries, depth, budget)?;
             Ok(Json::Object(map))
+        }
+        Node::Alias(target) => {
+            budget.alias_depth += 1;
+            let result = crate::formats::deeper(|| to_json(target, depth + 1, budget));
+            budget.alias_depth -= 1;
+            result
         }
     }
 }
@@ -457,15 +726,21 @@ fn fill_map(
     map: &mut JsonMap<String, Json>,
     entries: &[(Rc<Node>, Rc<Node>)],
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<(), String> {
     for (key, value) in entries {
         if is_merge_key(key) {
             merge(map, value, depth, budget)?;
             continue;
         }
-        let key = key_string(key)?;
-        let value = to_json(value, depth + 1, budget)?;
+        let key = key_string(key, budget)?;
+        let value = crate::formats::deeper(|| to_json(value, depth + 1, budget))?;
+        let Some(key) = key else {
+            return Err(format!(
+                "unsupported map key of type: %!s(<nil>), key: <nil>, value: {}",
+                go_sharp_v(&value, 0)
+            ));
+        };
         map.insert(key, value);
     }
     Ok(())
@@ -475,16 +750,24 @@ fn merge(
     map: &mut JsonMap<String, Json>,
     value: &Node,
     depth: usize,
-    budget: &mut usize,
+    budget: &mut Budget,
 ) -> Result<(), String> {
     const WANT_MAP: &str = "yaml: map merge requires map or sequence of maps as the value";
     match value {
         Node::Map(entries) => fill_map(map, entries, depth + 1, budget),
+        Node::Alias(target) if matches!(**target, Node::Map(_)) => {
+            budget.alias_depth += 1;
+            let result = merge(map, target, depth + 1, budget);
+            budget.alias_depth -= 1;
+            result
+        }
         Node::Seq(items) => {
             // Earlier maps take precedence: go-yaml merges them last.
             for item in items.iter().rev() {
                 match &**item {
-                    Node::Map(entries) => fill_map(map, entries, depth + 1, budget)?,
+                    Node::Map(_) | Node::Alias(_) if matches!(target(item), Node::Map(_)) => {
+                        merge(map, item, depth + 1, budget)?;
+                    }
                     _ => return Err(WANT_MAP.into()),
                 }
             }

@@ -48,10 +48,10 @@ pub(crate) fn resolve(text: &str) -> Resolved {
     }
     match hint {
         b'.' => {
-            if is_dot_float(text) {
-                if let Some(float) = parse_float(text) {
-                    return Resolved::Float(float);
-                }
+            if is_dot_float(text)
+                && let Some(float) = parse_float(text)
+            {
+                return Resolved::Float(float);
             }
             Resolved::Str
         }
@@ -66,10 +66,10 @@ pub(crate) fn resolve(text: &str) -> Resolved {
             if let Some(uint) = go_parse_uint(&plain) {
                 return Resolved::Uint(uint);
             }
-            if is_yaml_style_float(&plain) {
-                if let Some(float) = parse_float(&plain) {
-                    return Resolved::Float(float);
-                }
+            if is_yaml_style_float(&plain)
+                && let Some(float) = parse_float(&plain)
+            {
+                return Resolved::Float(float);
             }
             if let Some(binary) = plain.strip_prefix("0b") {
                 if let Some(int) = parse_digits(binary, 2).and_then(|v| i64::try_from(v).ok()) {
@@ -78,10 +78,10 @@ pub(crate) fn resolve(text: &str) -> Resolved {
                 if let Some(uint) = parse_digits(binary, 2).and_then(|v| u64::try_from(v).ok()) {
                     return Resolved::Uint(uint);
                 }
-            } else if let Some(binary) = plain.strip_prefix("-0b") {
-                if let Some(int) = parse_digits(binary, 2).and_then(|v| i64::try_from(-(v as i128)).ok()) {
-                    return Resolved::Int(int);
-                }
+            } else if let Some(binary) = plain.strip_prefix("-0b")
+                && let Some(int) = parse_digits(binary, 2).and_then(|v| i64::try_from(-(v as i128)).ok())
+            {
+                return Resolved::Int(int);
             }
             Resolved::Str
         }

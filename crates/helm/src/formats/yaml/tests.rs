@@ -34,12 +34,40 @@ fn reader_documents_and_bounds() {
     assert_eq!(parse("").ok(), Some(Json::Null));
     let mut laughs = String::from("a: &a [x, x, x, x, x, x, x, x, x, x]\n");
     for level in 1..12 {
-        laughs.push_str(&format!("l{level}: &l{level} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
-            p = if level == 1 { "a".to_string() } else { format!("l{}", level - 1) }));
+        laughs.push_str(&format!(
+            "l{level}: &l{level} [*{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}, *{p}]\n",
+            p = if level == 1 {
+                "a".to_string()
+            } else {
+                format!("l{}", level - 1)
+            }
+        ));
     }
     assert!(parse(&laughs).is_err_and(|err| err.0.contains("excessive aliasing")));
     let deep = "[".repeat(5000);
     assert!(parse(&deep).is_err());
+}
+
+#[test]
+fn writers_match_helm_on_more_tricky_values() {
+    // testdata/tricky2.json through Helm's `toYaml` and `toYamlPretty`: folding at 80 columns, long keys, key
+    // order (v2 and v3 differ), a BOM escaping every character, timestamps and numbers quoted.
+    let input = value(include_str!("../testdata/tricky2.json"));
+    assert_eq!(
+        marshal(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky2.yaml")
+    );
+    assert_eq!(
+        marshal_pretty(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky2-pretty.yaml")
+    );
+}
+
+#[test]
+fn writer_matches_helm_on_config_files() {
+    // Config-file texts (tabs, CRLF, trailing spaces, long lines) as `.Files.AsConfig` feeds them to `toYaml`.
+    let input = value(include_str!("../testdata/configs.json"));
+    assert_eq!(marshal(&input).unwrap_or_default(), include_str!("../testdata/configs.yaml"));
 }
 
 #[test]
@@ -56,7 +84,35 @@ fn writer_top_level_values() {
     for (input, expected) in cases {
         assert_eq!(marshal(&input).as_deref(), Ok(expected), "{input:?}");
     }
-    assert!(marshal(&Value::string("a\u{7f}")).is_err());
+    assert_eq!(
+        marshal(&Value::string("a\u{7f}")).map_err(|err| err.0),
+        Err("yaml: control characters are not allowed".to_string())
+    );
+    // NEL is a line break to go-yaml: Helm printed these.
+    let nels = Value::list(
+        ["a \u{85} b", "a\u{85}\u{85}b", " \u{85}x", "x\u{85}"]
+            .into_iter()
+            .map(Value::from)
+            .collect(),
+    );
+    assert_eq!(
+        marshal(&nels).as_deref(),
+        Ok("- a b\n- |-\n  a\n  b\n- ' x'\n- 'x '\n")
+    );
+    assert_eq!(
+        parse("a: \"x\u{85}y\"").ok(),
+        Some(serde_json::json!({"a": "x y"}))
+    );
+}
+
+#[test]
+fn pretty_writer_matches_helm_on_tricky_values() {
+    // testdata/tricky.json through Helm's `{{ toYamlPretty .Values }}`: go-yaml v3, no folding, tabs in literals.
+    let input = value(include_str!("../testdata/tricky.json"));
+    assert_eq!(
+        marshal_pretty(&input).unwrap_or_default(),
+        include_str!("../testdata/tricky-pretty.yaml")
+    );
 }
 
 #[test]
@@ -91,7 +147,11 @@ fn corpus_roundtrip() {
             } else {
                 value
             };
-            marshal(&value)
+            if std::env::var("FORMATS_CORPUS_PRETTY").is_ok() {
+                marshal_pretty(&value)
+            } else {
+                marshal(&value)
+            }
         });
         match result {
             Ok(yaml) => std::fs::write(format!("{out}/{index}.yaml"), yaml),
@@ -128,4 +188,80 @@ fn probe_yaml_to_json() {
         ),
         Err(err) => println!("ERR:{err}"),
     }
+}
+
+/// Prints `marshal_pretty` of the JSON in `$FORMATS_JSON_FILE` (by hand, against Helm's `toYamlPretty`).
+#[test]
+#[ignore = "probe, run by hand"]
+fn probe_pretty() {
+    let Ok(path) = std::env::var("FORMATS_JSON_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    print!("{}", marshal_pretty(&value(&text)).unwrap_or_default());
+}
+
+/// Prints `marshal` of the JSON in `$FORMATS_JSON_FILE` (by hand, against Helm's `toYaml`).
+#[test]
+#[ignore = "probe, run by hand"]
+fn probe_marshal() {
+    let Ok(path) = std::env::var("FORMATS_JSON_FILE") else {
+        return;
+    };
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    print!("{}", marshal(&value(&text)).unwrap_or_default());
+}
+
+#[test]
+fn reader_takes_a_lone_dash_in_flow_as_go_yaml_does() {
+    // Helm printed {"a":["x","-",true]} for `{{ "a: [x, -, y]" | fromYaml | toJson }}`.
+    assert_eq!(
+        parse("a: [x, -, y]").ok(),
+        Some(serde_json::json!({"a": ["x", "-", true]}))
+    );
+    assert_eq!(
+        parse_documents("a: [-]\n---\nb: {c: -}\n").ok(),
+        Some(vec![
+            serde_json::json!({"a": ["-"]}),
+            serde_json::json!({"b": {"c": "-"}})
+        ])
+    );
+}
+
+#[test]
+fn writer_refuses_a_shared_value_that_explodes_as_text() {
+    let mut value = Value::list(vec![Value::string("x".repeat(100))]);
+    for _ in 0..40 {
+        value = Value::list(vec![value.clone(), value]);
+    }
+    assert!(marshal(&value).is_err());
+    assert!(crate::formats::json::marshal(&value, true, None).is_err());
+    assert!(
+        crate::formats::toml::marshal(&Value::Map({
+            let map = Map::new();
+            map.insert("a", value);
+            map
+        }))
+        .is_err()
+    );
+}
+
+#[test]
+fn deep_values_are_errors_not_stack_overflows() {
+    let mut value = Value::from("x");
+    for _ in 0..990 {
+        value = Value::list(vec![value]);
+    }
+    assert!(marshal(&value).is_ok());
+    assert!(marshal_pretty(&value).is_ok());
+    assert!(crate::formats::json::marshal(&value, true, None).is_ok());
+    for _ in 0..100 {
+        value = Value::list(vec![value]);
+    }
+    assert!(marshal(&value).is_err());
+    let deep = format!("{}{}", "[".repeat(990), "]".repeat(990));
+    let _ = parse(&deep);
+    let _ = crate::formats::json::unmarshal(&deep);
+    let deep_block: String = (0..990).map(|i| format!("{}- \n", "  ".repeat(i))).collect();
+    let _ = parse(&deep_block);
 }

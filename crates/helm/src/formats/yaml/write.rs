@@ -34,7 +34,8 @@ pub(crate) enum Flavor {
 
 /// Writes `value` as YAML text ending in a newline.
 pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError> {
-    let node = to_node(value, flavor, 0)?;
+    let mut budget = crate::gotemplate::funcs::MAX_TEXT_BYTES;
+    let node = to_node(value, flavor, 0, &mut budget)?;
     let mut emitter = Emitter::new(flavor);
     emitter.node(&node, Context::ROOT);
     // Document end: go to the start of a line.
@@ -43,10 +44,24 @@ pub(crate) fn marshal(value: &Value, flavor: Flavor) -> Result<String, YamlError
     Ok(emitter.out)
 }
 
-fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlError> {
+/// `budget`: bytes the document may still take (a value that shares one map many times over can be small in memory
+/// and enormous as text).
+fn to_node(value: &Value, flavor: Flavor, depth: usize, budget: &mut usize) -> Result<Node, YamlError> {
+    let cost = 8 + match value {
+        Value::String(text) => text.len(),
+        Value::Bytes(bytes) => bytes.len() * 4 / 3,
+        _ => 0,
+    };
+    if cost > *budget {
+        return Err(YamlError(format!(
+            "yaml: the document exceeds the limit of {} bytes",
+            crate::gotemplate::funcs::MAX_TEXT_BYTES
+        )));
+    }
+    *budget -= cost;
     if depth > MAX_VALUE_DEPTH {
         return Err(YamlError(format!(
-            "json: unsupported value: encountered a cycle via {}",
+            "error marshaling into JSON: json: unsupported value: encountered a cycle via {}",
             value.type_name()
         )));
     }
@@ -55,7 +70,10 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
         Value::Bool(flag) => Node::Plain(flag.to_string()),
         Value::Int(int) => Node::Plain(int.to_string()),
         Value::Float(float) => Node::Plain(match flavor {
-            SIGS => sigs_number(&json_float(*float).map_err(|err| YamlError(err.0))?),
+            SIGS => sigs_number(
+                &json_float(*float)
+                    .map_err(|err| YamlError(format!("error marshaling into JSON: {}", err.0)))?,
+            ),
             Flavor::PrettyV3 => v3_float(*float),
         }),
         Value::String(text) => Node::Str(match flavor {
@@ -69,7 +87,7 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
         Value::List(items) => Node::Seq(
             items
                 .iter()
-                .map(|item| to_node(item, flavor, depth + 1))
+                .map(|item| crate::formats::deeper(|| to_node(item, flavor, depth + 1, budget)))
                 .collect::<Result<_, _>>()?,
         ),
         Value::Map(map) => {
@@ -79,12 +97,16 @@ fn to_node(value: &Value, flavor: Flavor, depth: usize) -> Result<Node, YamlErro
                     SIGS => through_json(&key)?,
                     Flavor::PrettyV3 => key,
                 };
-                entries.push((key, to_node(&item, flavor, depth + 1)?));
+                *budget = budget.saturating_sub(key.len());
+                entries.push((
+                    key,
+                    crate::formats::deeper(|| to_node(&item, flavor, depth + 1, budget))?,
+                ));
             }
-            sort_keys(&mut entries);
+            sort_keys(&mut entries, flavor);
             Node::Map(entries)
         }
-        Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1)?,
+        Value::Object(object) => to_node(&object.to_value(), flavor, depth + 1, budget)?,
     })
 }
 
@@ -118,17 +140,21 @@ fn v3_float(float: f64) -> String {
 
 /// What a string becomes after `json.Marshal` and go-yaml's reading of that JSON: characters YAML forbids make it
 /// fail, and NEL (a line break in YAML 1.1, written raw by JSON) folds as a line break in a double-quoted scalar.
-fn through_json(text: &str) -> Result<String, YamlError> {
+pub(crate) fn through_json(text: &str) -> Result<String, YamlError> {
     if text.chars().any(|c| {
         let c = c as u32;
         c == 0x7F || (0x80..=0x9F).contains(&c) && c != 0x85 || c == 0xFFFE || c == 0xFFFF
     }) {
-        return Err(YamlError(
-            "error converting JSON to YAML: yaml: control characters are not allowed".into(),
-        ));
+        return Err(YamlError("yaml: control characters are not allowed".into()));
     }
+    Ok(fold_nel(text))
+}
+
+/// go-yaml v2 reads NEL (U+0085) as a line break: in a flow scalar, a run of spaces and NELs folds to one space
+/// (one NEL) or to one newline fewer than the NELs.
+pub(crate) fn fold_nel(text: &str) -> String {
     if !text.contains('\u{85}') {
-        return Ok(text.to_string());
+        return text.to_string();
     }
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::new();
@@ -162,19 +188,22 @@ fn through_json(text: &str) -> Result<String, YamlError> {
             i += 1;
         }
     }
-    Ok(out)
+    out
 }
 
 /// go-yaml's key order (`keyList.Less`): letters before other characters is not it — digit runs compare as
 /// numbers, letters compare as runes, a letter sorts after a non-letter.
-fn key_less(a: &str, b: &str) -> bool {
+/// go-yaml v3 differs in one point: after equal digits, a letter sorts before a non-letter (`a0b` < `a00`).
+fn key_less(a: &str, b: &str, flavor: Flavor) -> bool {
     let ar: Vec<char> = a.chars().collect();
     let br: Vec<char> = b.chars().collect();
     let is_letter = |c: char| c.is_alphabetic();
     let is_digit = |c: char| c.is_ascii_digit();
     let mut i = 0;
+    let mut digits = false;
     while i < ar.len() && i < br.len() {
         if ar[i] == br[i] {
+            digits = is_digit(ar[i]);
             i += 1;
             continue;
         }
@@ -184,7 +213,11 @@ fn key_less(a: &str, b: &str) -> bool {
             return ar[i] < br[i];
         }
         if al || bl {
-            return bl;
+            return if digits && flavor == Flavor::PrettyV3 {
+                al
+            } else {
+                bl
+            };
         }
         let mut an: i64 = 0;
         let mut bn: i64 = 0;
@@ -221,7 +254,7 @@ fn key_less(a: &str, b: &str) -> bool {
 }
 
 /// Sorts with [`key_less`] (a merge sort: it never panics, whatever the order's quirks).
-fn sort_keys(entries: &mut Vec<(String, Node)>) {
+fn sort_keys(entries: &mut Vec<(String, Node)>, flavor: Flavor) {
     if entries.len() < 2 {
         return;
     }
@@ -229,13 +262,13 @@ fn sort_keys(entries: &mut Vec<(String, Node)>) {
     let right = items.split_off(items.len() / 2);
     let mut left = items;
     let mut right = right;
-    sort_keys(&mut left);
-    sort_keys(&mut right);
+    sort_keys(&mut left, flavor);
+    sort_keys(&mut right, flavor);
     let mut left = left.into_iter().peekable();
     let mut right = right.into_iter().peekable();
     loop {
         let take_right = match (left.peek(), right.peek()) {
-            (Some(l), Some(r)) => key_less(&r.0, &l.0),
+            (Some(l), Some(r)) => key_less(&r.0, &l.0, flavor),
             (Some(_), None) => false,
             (None, Some(_)) => true,
             (None, None) => break,
@@ -345,10 +378,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
                 _ => {}
             }
         }
-        if c == '\t' {
+        if c == '\t' && flavor == Flavor::PrettyV3 {
+            // go-yaml v3 tells tabs apart from other special characters: they only rule out plain and single quotes.
             tab_characters = true;
-        }
-        if !is_printable(c) {
+        } else if !is_printable(c) {
             special_characters = true;
         }
         if c == ' ' {
@@ -438,6 +471,14 @@ impl Emitter {
             indents: Vec::new(),
             whitespace: true,
             indention: true,
+        }
+    }
+
+    /// Where lines fold: go-yaml v2 folds at 80 columns, v3 (as Helm's `toYamlPretty` uses it) never folds.
+    fn best_width(&self) -> usize {
+        match self.flavor {
+            Flavor::SigsV2 => BEST_WIDTH,
+            Flavor::PrettyV3 => usize::MAX,
         }
     }
 
@@ -531,7 +572,7 @@ impl Emitter {
                 for item in items {
                     self.write_indent();
                     self.write_indicator("-", true, false, true);
-                    self.node(item, Context::SEQUENCE);
+                    crate::formats::deeper(|| self.node(item, Context::SEQUENCE));
                 }
                 self.pop_indent();
             }
@@ -549,7 +590,7 @@ impl Emitter {
                         self.write_indent();
                         self.write_indicator(":", true, false, true);
                     }
-                    self.node(value, Context::VALUE);
+                    crate::formats::deeper(|| self.node(value, Context::VALUE));
                 }
                 self.pop_indent();
             }
@@ -606,7 +647,11 @@ impl Emitter {
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
             if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && chars.get(i + 1) != Some(&' ') {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width()
+                    && chars.get(i + 1) != Some(&' ')
+                {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -633,7 +678,7 @@ impl Emitter {
             if c == ' ' {
                 if allow_breaks
                     && !spaces
-                    && self.column > BEST_WIDTH
+                    && self.column > self.best_width()
                     && byte_pos > 0
                     && byte_pos < len - 1
                     && chars.get(i + 1) != Some(&' ')
@@ -675,8 +720,11 @@ impl Emitter {
         let len = text.len();
         let mut byte_pos = 0;
         let mut spaces = false;
+        // go-yaml's `is_bom` looks at the start of the text, not at the current character: once a text starts with
+        // a BOM, every character is escaped.
+        let starts_with_bom = text.starts_with('\u{FEFF}');
         for (i, &c) in chars.iter().enumerate() {
-            if !is_printable(c) || c == '\u{FEFF}' || is_break(c) || c == '"' || c == '\\' {
+            if starts_with_bom || !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
                     '\0' => self.put('0'),
@@ -712,7 +760,12 @@ impl Emitter {
                 }
                 spaces = false;
             } else if c == ' ' {
-                if allow_breaks && !spaces && self.column > BEST_WIDTH && byte_pos > 0 && byte_pos < len - 1 {
+                if allow_breaks
+                    && !spaces
+                    && self.column > self.best_width()
+                    && byte_pos > 0
+                    && byte_pos < len - 1
+                {
                     self.write_indent();
                     if chars.get(i + 1) == Some(&' ') {
                         self.put('\\');
