@@ -40,7 +40,7 @@ thread_local! {
 #[must_use]
 pub fn helm_funcs() -> FuncMap {
     let mut funcs = crate::sprig::sprig_funcs();
-    // crate::formats::funcs::register(&mut funcs);
+    crate::formats::funcs::register(&mut funcs);
     funcs.add("include", Arity::Exact(2), include);
     funcs.add("tpl", Arity::Exact(2), tpl);
     funcs.add("required", Arity::Exact(2), required);

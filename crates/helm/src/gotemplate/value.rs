@@ -265,7 +265,8 @@ impl Value {
             Value::Bytes(bytes) => !bytes.is_empty(),
             Value::List(items) => !items.is_empty(),
             Value::Map(map) => !map.is_empty(),
-            Value::Object(_) => true,
+            // A slice or map type with methods is true when it is not empty; a struct always is.
+            Value::Object(object) => object.collection().is_none_or(|collection| collection.is_truthy()),
         }
     }
 
