@@ -158,15 +158,9 @@ fn parse_error_message(file: &str, go_message: &str) -> String {
     }
 }
 
-/// The texts of a Go execution error and the errors it wraps (`errors.Unwrap`), outermost first.
-fn go_chain(err: &TemplateError) -> Vec<String> {
-    let text = err.to_string();
-    vec![text.clone(), text]
-}
-
 /// Helm's `reformatExecErrorMsg` over the Go error chain of a failed execution.
 fn exec_error_message(file: &str, err: &TemplateError) -> String {
-    let chain = go_chain(err);
+    let chain = err.go_chain();
     let Some(first) = chain.first() else {
         return format!("execution error in ({file}): {err}");
     };

@@ -132,7 +132,13 @@ fn run_case(corpus: &Path, golden: &Json) -> Outcome {
         .map_err(|err| err.to_string())
         .and_then(|chart| render_templates(&chart, &values, &release).map_err(|err| err.to_string()));
     match (golden["outcome"].as_str(), result) {
-        (Some("error"), Err(_)) => Outcome::Identical,
+        (Some("error"), Err(err)) => {
+            let helm = golden["error"].as_str().unwrap_or_default();
+            if err != helm {
+                eprintln!("same outcome, other words: emco {err:?}\n                             Helm {helm:?}");
+            }
+            Outcome::Identical
+        }
         (Some("error"), Ok(_)) => Outcome::Different(format!(
             "Helm rejects it ({}), emco renders it",
             golden["error"].as_str().unwrap_or_default().lines().next().unwrap_or_default()

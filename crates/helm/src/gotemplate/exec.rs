@@ -154,7 +154,15 @@ impl<'a> Exec<'a> {
             col: Some(col),
             context: context.to_string(),
             message: message.into(),
+            cause: Vec::new(),
         })
+    }
+
+    /// Go's `error calling NAME: %w`: the function's error and what it wraps stay in the chain.
+    fn call_error(&self, pos: usize, context: &dyn Display, name: &str, error: FuncError) -> Box<TemplateError> {
+        let mut err = self.error(pos, context, format!("error calling {name}: {}", error.message));
+        err.cause = std::iter::once(error.message).chain(error.chain).collect();
+        err
     }
 
     fn step(&mut self, pos: usize, context: &dyn Display) -> R<()> {
@@ -626,9 +634,7 @@ impl<'a> Exec<'a> {
                 }
                 match object.call(name, &argv) {
                     Some(Ok(value)) => Ok((value, false)),
-                    Some(Err(message)) => {
-                        Err(self.error(pos, node, format!("error calling {name}: {message}")))
-                    }
+                    Some(Err(message)) => Err(self.call_error(pos, node, name, FuncError::new(message))),
                     None if has_args && object.field(name).is_some() => Err(self.error(
                         pos,
                         node,
@@ -740,16 +746,16 @@ impl<'a> Exec<'a> {
                 } else {
                     String::new()
                 };
-                builtin.call(&argv, &callee_text)
+                builtin.call(&argv, &callee_text).map_err(FuncError::new)
             }
-            Callee::Func(def) => (def.call)(self, &argv).map_err(|e| e.message),
+            Callee::Func(def) => (def.call)(self, &argv),
         };
-        if let Err(message) = &result
-            && let Some(conversion) = self.conversion_error(message, args, &argv)
+        if let Err(error) = &result
+            && let Some(conversion) = self.conversion_error(&error.message, args, &argv)
         {
             return Err(conversion);
         }
-        result.map_err(|message| self.error(site_pos, site, format!("error calling {name}: {message}")))
+        result.map_err(|error| self.call_error(site_pos, site, name, error))
     }
 
     /// Go converts arguments to a function's parameter types before calling it, and reports a mismatch at the
@@ -848,8 +854,12 @@ impl Runtime for Exec<'_> {
             )));
         };
         self.enter_nested()?;
-        self.execute_nested(&tree, data)
-            .map_err(|e| FuncError::new(e.to_string()))
+        // Helm's include returns the inner ExecError itself: its text, then what it wraps.
+        self.execute_nested(&tree, data).map_err(|e| {
+            let mut chain = e.go_chain();
+            let message = chain.remove(0);
+            FuncError::wrapping(message, chain)
+        })
     }
 
     fn tpl(&mut self, text: &str, data: &Value) -> Result<String, FuncError> {
@@ -868,7 +878,10 @@ impl Runtime for Exec<'_> {
         )
         .map_err(|e| {
             let error = TemplateError::parse(ROOT_NAME, e);
-            FuncError::new(format!("cannot parse template {}: {error}", go_quote(text)))
+            FuncError::wrapping(
+                format!("cannot parse template {}: {error}", go_quote(text)),
+                vec![error.to_string()],
+            )
         })?;
         let mut trees = trees.into_iter().map(Rc::new);
         let Some(main) = trees.next() else {
@@ -885,10 +898,10 @@ impl Runtime for Exec<'_> {
         let result = self.execute_nested(&main, data);
         self.overlays.pop();
         result.map_err(|e| {
-            FuncError::new(format!(
-                "error during tpl function execution for {}: {e}",
-                go_quote(text)
-            ))
+            FuncError::wrapping(
+                format!("error during tpl function execution for {}: {e}", go_quote(text)),
+                e.go_chain(),
+            )
         })
     }
 

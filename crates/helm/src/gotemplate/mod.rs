@@ -92,9 +92,22 @@ pub struct TemplateError {
     pub context: String,
     /// Go's message.
     pub message: String,
+    /// `Error()` of each error this one wraps below its own text (Go's `errors.Unwrap` chain after the
+    /// `ExecError` and its wrapped message): set when a function's error is wrapped (`error calling F: %w`).
+    pub cause: Vec<String>,
 }
 
 impl TemplateError {
+    /// The texts of the Go error chain Helm walks to format a failed render: the `ExecError`, the error it wraps
+    /// (same text), then the wrapped function error and what that wraps.
+    #[must_use]
+    pub fn go_chain(&self) -> Vec<String> {
+        let text = self.to_string();
+        let mut chain = vec![text.clone(), text];
+        chain.extend(self.cause.iter().cloned());
+        chain
+    }
+
     pub(crate) fn parse(name: &str, error: parse::ParseError) -> Self {
         Self {
             kind: ErrorKind::Parse,
@@ -104,6 +117,7 @@ impl TemplateError {
             col: None,
             context: String::new(),
             message: error.message,
+            cause: Vec::new(),
         }
     }
 }
@@ -220,6 +234,7 @@ impl Templates {
                     lex::go_quote(name),
                     lex::go_quote(exec::ROOT_NAME)
                 ),
+                cause: Vec::new(),
             });
         };
         exec::Exec::new(&self.trees, &self.funcs, &self.limits, tree).run(tree, data)
