@@ -181,7 +181,8 @@ fn data_for(chart: &Chart, values: &Json, release: &Release, template_path: &str
 }
 
 /// Renders every template of `chart` with `values` (already merged) for `release`, returning the manifests in
-/// Helm's install order. Keys (`<name>+<kind>`) are unique within the result.
+/// Helm's install order, preceded by the objects of the chart's `crds/` folder (not templated, in file order;
+/// their `source` starts with `crds/`). Keys (`<name>+<kind>`) are unique within the result.
 pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<Vec<Manifest>, RenderError> {
     let partials: Vec<_> = chart.templates.iter().filter(|file| file.is_partial()).collect();
     // Check each partial on its own so that a syntax error names the right file.
@@ -220,6 +221,12 @@ pub fn render_chart(chart: &Chart, values: &Json, release: &Release) -> Result<V
         manifests.extend(split_manifests(&file.path, &output)?);
     }
     manifests.sort_by_key(|manifest| install_rank(&manifest.kind));
+    let mut crds = Vec::new();
+    for file in &chart.crds {
+        crds.extend(split_manifests(&file.path, &file.text)?);
+    }
+    crds.append(&mut manifests);
+    let manifests = crds;
     let mut seen = std::collections::HashSet::new();
     for manifest in &manifests {
         if !seen.insert(manifest.key()) {
@@ -328,6 +335,45 @@ mod tests {
         assert_eq!(keys, ["sink-configmap+ConfigMap", "fw0-sink+Deployment"]);
         assert_eq!(manifests[1].object["spec"]["replicas"], 1);
         assert_eq!(manifests[1].object["metadata"]["labels"]["release"], "r1");
+    }
+
+    #[test]
+    fn crds_folder_objects_come_first_untemplated() {
+        let chart = chart(&[
+            (
+                "c/crds/widgets.yaml",
+                "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n  annotations:\n    note: \"{{ not a template }}\"\n---\napiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: gadgets.example.com\n",
+            ),
+            (
+                "c/templates/ns.yaml",
+                "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: n1\n",
+            ),
+        ]);
+        let manifests = render_chart(&chart, &chart.values, &release()).unwrap();
+        let keys: Vec<_> = manifests.iter().map(|m| (m.source.as_str(), m.key())).collect();
+        assert_eq!(
+            keys,
+            [
+                (
+                    "crds/widgets.yaml",
+                    "widgets.example.com+CustomResourceDefinition".to_string()
+                ),
+                (
+                    "crds/widgets.yaml",
+                    "gadgets.example.com+CustomResourceDefinition".to_string()
+                ),
+                ("templates/ns.yaml", "n1+Namespace".to_string()),
+            ]
+        );
+        assert_eq!(
+            manifests[0].object["metadata"]["annotations"]["note"],
+            "{{ not a template }}"
+        );
+        let broken = self::chart(&[("c/crds/bad.yaml", "kind: [")]);
+        let err = render_chart(&broken, &broken.values, &release())
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("crds/bad.yaml:"), "{err}");
     }
 
     #[test]
