@@ -628,8 +628,12 @@ impl Batch<'_> {
         }
         let post_delete = self.indices(|r| hook_at(r, HookEvent::PostDelete));
         if !post_delete.is_empty() {
-            // Post-delete hooks run once the main objects are gone, not merely asked to go.
+            // Post-delete hooks run once the main objects are gone, not merely asked to go (those whose delete
+            // failed are not waited for).
             for index in &main {
+                if self.results[*index].as_ref().map(|(status, _)| *status) != Some(RsyncStatus::Deleted) {
+                    continue;
+                }
                 if self.cancel.is_cancelled() {
                     return Ok(End::Cancelled);
                 }

@@ -1,6 +1,7 @@
 //! Helm hooks and chart CRDs against a kubesim cluster: a chart with a `crds/` folder, a custom resource, a
 //! `pre-install` Job, a `post-install` ConfigMap hook, a `post-delete` Job and a `test` Pod. The order of what
-//! happened in the cluster is read from watch events, ordered by the cluster's resource versions.
+//! happened in the cluster is read from watch events, ordered by the cluster's resource versions. Also: a failing
+//! hook, and a stop while rsync waits for a hook.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,14 +60,14 @@ spec:
     )
 }
 
-/// The chart; `failing` makes its pre-install Job's pod fail (kubesim's fault annotation).
-fn chart(failing: bool) -> Vec<u8> {
-    let pod_annotations = if failing {
-        "{\"kubesim.io/fail\": \"Error\"}"
-    } else {
-        "{}"
+/// The chart; `fault` is a kubesim fault for its pre-install Job's pod (`Error` fails it, `CrashLoopBackOff`
+/// keeps it running forever).
+fn chart(fault: Option<&str>) -> Vec<u8> {
+    let pod_annotations = match fault {
+        Some(fault) => format!("{{\"kubesim.io/fail\": \"{fault}\"}}"),
+        None => "{}".to_string(),
     };
-    let pre_install = job("hooks-migrate", "pre-install", "-5", pod_annotations);
+    let pre_install = job("hooks-migrate", "pre-install", "-5", &pod_annotations);
     let post_delete = job("hooks-cleanup", "post-delete", "0", "{}");
     emco_helm::archive::write_tgz(&[
         ("hooks/Chart.yaml", b"apiVersion: v2\nname: hooks\nversion: 0.1.0\n"),
@@ -257,7 +258,7 @@ async fn hooks_and_crds_run_in_emcos_order_and_are_cleaned_up() {
     let sim = Simulator::start_named(1).await.unwrap();
     let cluster = &sim.clusters()[0];
     let emco = Emco::start().await;
-    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(false))]).await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(None))]).await;
     let recorder = recorder(cluster).await;
     emco.http
         .post_empty(&format!("{DIG}/instantiate"))
@@ -401,7 +402,7 @@ async fn a_failing_pre_install_hook_fails_the_instantiation_and_names_the_hook()
     let sim = Simulator::start_named(1).await.unwrap();
     let cluster = &sim.clusters()[0];
     let emco = Emco::start().await;
-    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(true))]).await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(Some("Error")))]).await;
     emco.http
         .post_empty(&format!("{DIG}/instantiate"))
         .await
@@ -438,4 +439,76 @@ async fn a_failing_pre_install_hook_fails_the_instantiation_and_names_the_hook()
             .is_none(),
         "main resources wait for the pre-install hooks"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_waiting_for_a_hook_then_terminate_cleans_up() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("hooks", chart(Some("CrashLoopBackOff")))],
+    )
+    .await;
+    let recorder = recorder(cluster).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    // The pre-install Job never completes: rsync waits for it.
+    for _ in 0..200 {
+        if recorder
+            .events()
+            .iter()
+            .any(|e| e.kind == "Pod" && e.name.starts_with("hooks-migrate-"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(emco.http.summary().await["status"], "Instantiating");
+    emco.http.post_empty(&format!("{DIG}/stop")).await.expect(202);
+    let stopped = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(stopped["deployedStatus"], "InstantiateFailed", "{stopped}");
+    assert!(
+        get(cluster, ("apps", "v1", "Deployment"), "deployments", "hooks-web")
+            .await
+            .is_none(),
+        "a stopped instantiation applies nothing after the hook it was waiting for"
+    );
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Terminating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Terminated", "{done}");
+    assert_eq!(done["deployedCounts"], json!({"Deleted": 6}), "{done}");
+    recorder.first("Job", "hooks-cleanup", complete);
+    for (gvk, plural, name) in [
+        (("batch", "v1", "Job"), "jobs", "hooks-migrate"),
+        (("batch", "v1", "Job"), "jobs", "hooks-cleanup"),
+        (
+            ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+            "widgets.example.com",
+        ),
+    ] {
+        assert!(
+            get(cluster, gvk, plural, name).await.is_none(),
+            "{name} is still there"
+        );
+    }
 }
