@@ -401,7 +401,13 @@ impl Batch<'_> {
         let timeout = self.inner.config.hook_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let object = match api.get_opt(&resource.name).await? {
+            let found = match api.get_opt(&resource.name).await.map_err(SyncError::from) {
+                Ok(found) => found,
+                // The cluster refuses to show the object: the hook cannot be seen to succeed.
+                Err(SyncError::Rejected(message)) => return Ok(Some(Verdict::Failed(message))),
+                Err(other) => return Err(other),
+            };
+            let object = match found {
                 Some(object) => serde_json::to_value(&object).unwrap_or(Json::Null),
                 None => {
                     return Ok(Some(Verdict::Failed(
@@ -476,7 +482,15 @@ impl Batch<'_> {
                     return Ok(HookEnd::Failed);
                 }
             }
-            if !self.wait_gone(&api, &resource.name).await? {
+            let gone = match self.wait_gone(&api, &resource.name).await {
+                Ok(gone) => gone,
+                Err(SyncError::Rejected(message)) => {
+                    self.results[index] = fail(format!("its previous object cannot be read: {message}"));
+                    return Ok(HookEnd::Failed);
+                }
+                Err(other) => return Err(other),
+            };
+            if !gone {
                 if self.cancel.is_cancelled() {
                     return Ok(HookEnd::Cancelled);
                 }
@@ -641,8 +655,13 @@ impl Batch<'_> {
                 let Ok((api, _)) = self.api(*index).await else {
                     continue;
                 };
-                if !self.wait_gone(&api, &resource.name).await? && !self.cancel.is_cancelled() {
-                    tracing::warn!(cluster = self.cluster, object = %resource.key(), "still there when post-delete hooks start");
+                match self.wait_gone(&api, &resource.name).await {
+                    Ok(true) => {}
+                    Ok(false) | Err(SyncError::Rejected(_)) if !self.cancel.is_cancelled() => {
+                        tracing::warn!(cluster = self.cluster, object = %resource.key(), "maybe still there when post-delete hooks start");
+                    }
+                    Ok(false) | Err(SyncError::Rejected(_)) => {}
+                    Err(other) => return Err(other),
                 }
             }
             match self.run_hooks(HookEvent::PostDelete).await? {
