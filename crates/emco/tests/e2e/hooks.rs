@@ -1,7 +1,7 @@
 //! Helm hooks and chart CRDs against a kubesim cluster: a chart with a `crds/` folder, a custom resource, a
 //! `pre-install` Job, a `post-install` ConfigMap hook, a `post-delete` Job and a `test` Pod. The order of what
 //! happened in the cluster is read from watch events, ordered by the cluster's resource versions. Also: a failing
-//! hook, and a stop while rsync waits for a hook.
+//! hook, a stop while rsync waits for a hook, and `emco serve` killed while it waits for one.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -9,7 +9,7 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, WatchEvent, WatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kubesim::{SimCluster, Simulator};
+use kubesim::{Faults, SimCluster, Simulator};
 use serde_json::{Value as Json, json};
 
 use crate::support::*;
@@ -511,4 +511,82 @@ async fn stop_while_waiting_for_a_hook_then_terminate_cleans_up() {
             "{name} is still there"
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_while_waiting_for_a_hook_then_restart_reruns_it_and_converges() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    // A slow cluster keeps rsync in the pre-install hook's wait long enough to be killed there.
+    cluster
+        .set_faults(Faults {
+            latency_ms: 150,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_apps(&http, &kubeconfigs(&sim), &[("hooks", chart(None))]).await;
+    let recorder = recorder(cluster).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    for _ in 0..400 {
+        if recorder
+            .events()
+            .iter()
+            .any(|e| e.kind == "Job" && e.name == "hooks-migrate")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    emco.start_kill().unwrap(); // SIGKILL, while the hook's Job runs
+    emco.wait().await.unwrap();
+    assert!(
+        get(cluster, ("apps", "v1", "Deployment"), "deployments", "hooks-web")
+            .await
+            .is_none(),
+        "killed before the main resources"
+    );
+
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let done = http
+        .wait_for("?status=deployed", Duration::from_secs(60), |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Instantiated", "{done}");
+    assert_eq!(
+        done["deployedCounts"],
+        json!({"Applied": 5, "Pending": 1}),
+        "{done}"
+    );
+    // The resumed instantiation ran the hook again from the start: its old Job deleted (before-hook-creation),
+    // a new one created and completed, and only then the Deployment.
+    let events = recorder.events();
+    let migrate: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.action != "MODIFIED")
+        .map(|e| e.action)
+        .collect();
+    assert_eq!(migrate, ["ADDED", "DELETED", "ADDED"], "{:?}", summary(&events));
+    let rerun_created = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.action == "ADDED")
+        .map(|e| e.revision)
+        .max()
+        .unwrap();
+    let rerun_complete = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.revision > rerun_created && complete(e))
+        .map(|e| e.revision)
+        .min()
+        .expect("the rerun completed");
+    let web_created = recorder.first("Deployment", "hooks-web", |e| e.action == "ADDED");
+    assert!(rerun_complete < web_created, "{:?}", summary(&events));
+    emco.start_kill().unwrap();
 }
