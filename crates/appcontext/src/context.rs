@@ -5,7 +5,7 @@
 //! (app, cluster) holds that pair's resources and observed state, so status writes are batched per (app, cluster).
 //! Every update is a compare-and-swap on the record's revision, retried on conflict.
 
-use emco_model::{AppDependencySpec, Connectivity, ContextId, ContextStatus, Gvk, RsyncStatus};
+use emco_model::{AppDependencySpec, Connectivity, ContextId, ContextStatus, Gvk, Hook, RsyncStatus};
 use emco_store::{Compare, Op, Store, Txn};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -130,6 +130,17 @@ impl ClusterRecord {
             .map_or(self.cluster.as_str(), |(provider, _)| provider)
     }
 
+    /// The schema the record needs: 2 when a resource has a role other than main (an older emco must refuse
+    /// the record rather than apply hooks and CRDs as ordinary resources), else 1, which older builds still read.
+    #[must_use]
+    pub fn schema(&self) -> u64 {
+        if self.resources.iter().all(|resource| resource.role.is_main()) {
+            1
+        } else {
+            2
+        }
+    }
+
     /// The cluster half of the cluster name.
     #[must_use]
     pub fn cluster_name(&self) -> &str {
@@ -159,6 +170,41 @@ pub struct ResourceRecord {
     /// When the status last changed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated: Option<String>,
+    /// What part it plays in the apply sequence (schema 2; schema-1 records hold only main resources).
+    #[serde(default, skip_serializing_if = "ResourceRole::is_main")]
+    pub role: ResourceRole,
+}
+
+/// The part a resource plays in an (app, cluster) apply sequence, as EMCO's `resorder` and `resdependency` say
+/// it: main resources are applied in order; CRDs (`crd-install`) are created first if absent; hooks run at
+/// their events.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum ResourceRole {
+    /// An ordinary resource (EMCO's `resorder`).
+    #[default]
+    Main,
+    /// A CustomResourceDefinition, from the chart's `crds/` folder or rendered (EMCO's `crd-install`).
+    Crd,
+    /// A Helm hook (EMCO's `resdependency.<event>`); `test` hooks are never stored.
+    Hook(Hook),
+}
+
+impl ResourceRole {
+    /// Whether this is an ordinary resource.
+    #[must_use]
+    pub fn is_main(&self) -> bool {
+        matches!(self, Self::Main)
+    }
+
+    /// The hook, if this is one.
+    #[must_use]
+    pub fn hook(&self) -> Option<&Hook> {
+        match self {
+            Self::Hook(hook) => Some(hook),
+            _ => None,
+        }
+    }
 }
 
 impl ResourceRecord {
@@ -173,7 +219,15 @@ impl ResourceRecord {
             status: RsyncStatus::Pending,
             error: None,
             updated: None,
+            role: ResourceRole::Main,
         }
+    }
+
+    /// The same resource in another role.
+    #[must_use]
+    pub fn with_role(mut self, role: ResourceRole) -> Self {
+        self.role = role;
+        self
     }
 
     /// The AppContext key: `<name>+<kind>`.
@@ -295,7 +349,7 @@ impl AppContexts {
         for cluster in clusters {
             ops.push(Op::put(
                 cluster_key(meta.id, &cluster.app, &cluster.cluster),
-                record::encode(cluster),
+                record::encode_with_schema(cluster, cluster.schema()),
             ));
         }
         (Compare::absent(meta_key(meta.id)), ops)
@@ -436,7 +490,10 @@ impl AppContexts {
             change(&mut record);
             let txn = Txn::new()
                 .when([Compare::mod_revision_is(&key, kv.mod_revision)])
-                .and_then([Op::put(&key, record::encode(&record))]);
+                .and_then([Op::put(
+                    &key,
+                    record::encode_with_schema(&record, record.schema()),
+                )]);
             if self.store.txn(txn).await?.succeeded {
                 return Ok(record);
             }
@@ -470,6 +527,60 @@ mod tests {
             stop_requested: false,
             created: "2020-08-21T05:39:34.64Z".into(),
         }
+    }
+
+    #[test]
+    fn roles_raise_the_schema_and_old_records_read_as_main_resources() {
+        use emco_model::{HookDeletePolicy, HookEvent};
+
+        let plain = ClusterRecord::pending(
+            "sink",
+            "p+c",
+            vec![ResourceRecord::pending("cm", "ConfigMap", "v1", json!({}))],
+        );
+        assert_eq!(plain.schema(), 1);
+        let bytes = record::encode_with_schema(&plain, plain.schema());
+        let text = String::from_utf8(bytes.clone()).unwrap();
+        assert!(
+            text.starts_with(r#"{"schema":1,"#) && !text.contains("role"),
+            "{text}"
+        );
+        // A record written before roles existed reads back with every resource main.
+        let old: ClusterRecord = record::decode("k", &bytes).unwrap();
+        assert!(old.resources[0].role.is_main());
+
+        let hook = Hook {
+            events: vec![HookEvent::PreInstall],
+            weight: 3,
+            delete_policies: vec![HookDeletePolicy::HookSucceeded],
+        };
+        let with_roles = ClusterRecord::pending(
+            "sink",
+            "p+c",
+            vec![
+                ResourceRecord::pending(
+                    "w.example.com",
+                    "CustomResourceDefinition",
+                    "apiextensions.k8s.io/v1",
+                    json!({}),
+                )
+                .with_role(ResourceRole::Crd),
+                ResourceRecord::pending("migrate", "Job", "batch/v1", json!({}))
+                    .with_role(ResourceRole::Hook(hook.clone())),
+            ],
+        );
+        assert_eq!(with_roles.schema(), 2);
+        let bytes = record::encode_with_schema(&with_roles, with_roles.schema());
+        let value: Json = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["schema"], 2);
+        assert_eq!(value["resources"][0]["role"], json!({"type": "crd"}));
+        assert_eq!(
+            value["resources"][1]["role"],
+            json!({"type": "hook", "events": ["pre-install"], "weight": 3, "deletePolicies": ["hook-succeeded"]})
+        );
+        let back: ClusterRecord = record::decode("k", &bytes).unwrap();
+        assert_eq!(back, with_roles);
+        assert_eq!(back.resources[1].role.hook(), Some(&hook));
     }
 
     #[tokio::test]

@@ -23,6 +23,7 @@ mod record;
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
 pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ResourceRecord,
+    ResourceRole,
 };
 pub use engine::{Engine, NoopEngine};
 pub use record::RecordError;

@@ -4,8 +4,13 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
-/// The record schema this build writes and the newest it reads.
+/// The record schema this build writes by default.
 pub(crate) const SCHEMA: u64 = 1;
+
+/// The newest schema this build reads. Schema 2: (app, cluster) records whose resources carry roles (CRDs and
+/// Helm hooks); such records are written as 2 and every other record as 1, so an older build refuses exactly the
+/// records it would misread.
+pub(crate) const NEWEST_SCHEMA: u64 = 2;
 
 /// A stored record that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -19,7 +24,7 @@ pub enum RecordError {
         message: String,
     },
     /// The record was written by a newer emco.
-    #[error("record '{key}' has schema {found}; this emco reads up to {SCHEMA}")]
+    #[error("record '{key}' has schema {found}; this emco reads up to {NEWEST_SCHEMA}")]
     TooNew {
         /// The store key.
         key: String,
@@ -30,8 +35,13 @@ pub enum RecordError {
 
 /// Encodes `value` (an object) with the schema field first.
 pub(crate) fn encode<T: Serialize>(value: &T) -> Vec<u8> {
+    encode_with_schema(value, SCHEMA)
+}
+
+/// Encodes `value` (an object) with the schema field `schema` first.
+pub(crate) fn encode_with_schema<T: Serialize>(value: &T, schema: u64) -> Vec<u8> {
     let mut object = serde_json::Map::new();
-    object.insert("schema".into(), Json::from(SCHEMA));
+    object.insert("schema".into(), Json::from(schema));
     // Serializing our own record types cannot fail: they hold only strings, numbers, maps and JSON values.
     match serde_json::to_value(value).expect("records serialize to JSON") {
         Json::Object(fields) => object.extend(fields),
@@ -56,7 +66,7 @@ pub(crate) fn decode<T: DeserializeOwned>(key: &str, bytes: &[u8]) -> Result<T, 
         .remove("schema")
         .and_then(|s| s.as_u64())
         .ok_or_else(|| damaged("no schema".into()))?;
-    if schema > SCHEMA {
+    if schema > NEWEST_SCHEMA {
         return Err(RecordError::TooNew {
             key: key.to_string(),
             found: schema,
@@ -75,9 +85,10 @@ mod tests {
         assert_eq!(String::from_utf8(bytes.clone()).unwrap(), r#"{"schema":1,"a":1}"#);
         let back: Json = decode("k", &bytes).unwrap();
         assert_eq!(back, serde_json::json!({"a": 1}));
+        assert!(decode::<Json>("k", br#"{"schema":2}"#).is_ok());
         assert!(matches!(
-            decode::<Json>("k", br#"{"schema":2}"#),
-            Err(RecordError::TooNew { found: 2, .. })
+            decode::<Json>("k", br#"{"schema":3}"#),
+            Err(RecordError::TooNew { found: 3, .. })
         ));
         assert!(matches!(
             decode::<Json>("k", b"garbage"),

@@ -55,6 +55,9 @@ pub struct Chart {
     pub values: Json,
     /// Template files (`templates/...`), path relative to the chart root, in path order.
     pub templates: Vec<TemplateFile>,
+    /// Files of the `crds/` folder with a manifest extension (`.yaml`, `.yml`, `.json`), path relative to the
+    /// chart root, in path order. Helm never templates them; they hold CRDs (several documents per file allowed).
+    pub crds: Vec<TemplateFile>,
 }
 
 /// One file under `templates/`.
@@ -79,8 +82,13 @@ impl TemplateFile {
     /// Whether rendering this file yields manifests (YAML or JSON, not NOTES.txt).
     #[must_use]
     pub fn yields_manifests(&self) -> bool {
-        !self.is_partial()
-            && (self.path.ends_with(".yaml") || self.path.ends_with(".yml") || self.path.ends_with(".json"))
+        !self.is_partial() && self.has_manifest_extension()
+    }
+
+    /// Whether the file is YAML or JSON by its name.
+    #[must_use]
+    pub fn has_manifest_extension(&self) -> bool {
+        self.path.ends_with(".yaml") || self.path.ends_with(".yml") || self.path.ends_with(".json")
     }
 }
 
@@ -150,6 +158,7 @@ pub fn read_chart(tgz: &[u8]) -> Result<Chart, ChartError> {
     }
     let mut values = Json::Object(Default::default());
     let mut templates = Vec::new();
+    let mut crds = Vec::new();
     for file in &files {
         let Some(relative) = file.path.strip_prefix(&root) else {
             continue;
@@ -166,15 +175,25 @@ pub fn read_chart(tgz: &[u8]) -> Result<Chart, ChartError> {
                 path: relative.to_string(),
                 text: text(&file.path, &file.bytes)?,
             });
+        } else if relative.starts_with("crds/") {
+            let crd = TemplateFile {
+                path: relative.to_string(),
+                text: text(&file.path, &file.bytes)?,
+            };
+            if crd.has_manifest_extension() {
+                crds.push(crd);
+            }
         }
     }
     templates.sort_by(|a, b| a.path.cmp(&b.path));
+    crds.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(Chart {
         name: meta.name,
         version: scalar_text(&meta.version),
         app_version: scalar_text(&meta.app_version),
         values,
         templates,
+        crds,
     })
 }
 
@@ -250,6 +269,8 @@ mod tests {
             ("fw/templates/deployment.yaml", b"kind: Deployment"),
             ("fw/templates/_helpers.tpl", b"{{define \"x\"}}{{end}}"),
             ("fw/README.md", b"ignored"),
+            ("fw/crds/widgets.yaml", b"kind: CustomResourceDefinition"),
+            ("fw/crds/README.md", b"not a manifest"),
         ]);
         let chart = read_chart(&tgz).unwrap();
         assert_eq!(
@@ -264,6 +285,8 @@ mod tests {
         let paths: Vec<_> = chart.templates.iter().map(|t| t.path.as_str()).collect();
         assert_eq!(paths, ["templates/_helpers.tpl", "templates/deployment.yaml"]);
         assert!(chart.templates[0].is_partial() && !chart.templates[0].yields_manifests());
+        let crds: Vec<_> = chart.crds.iter().map(|t| t.path.as_str()).collect();
+        assert_eq!(crds, ["crds/widgets.yaml"]);
     }
 
     #[test]

@@ -39,6 +39,8 @@ pub struct Manifest {
     pub name: String,
     /// The whole object.
     pub object: Json,
+    /// Whether it comes from a `crds/` folder (never templated; EMCO creates it if absent, before anything else).
+    pub from_crds: bool,
 }
 
 impl Manifest {
@@ -237,6 +239,7 @@ fn file_manifests(file: &str, text: &str) -> Result<Vec<Manifest>, RenderError> 
             kind,
             name,
             object,
+            from_crds: false,
         });
     }
     Ok(manifests)
@@ -248,7 +251,8 @@ pub fn render_chart(chart: &Chart, user_values: &Json, release: &Release) -> Res
     let rendered = render_templates(chart, user_values, release)?;
     let mut manifests = Vec::new();
     for (file, bytes) in chart.crd_objects() {
-        manifests.extend(file_manifests(&file, &String::from_utf8_lossy(&bytes))?);
+        let crds = file_manifests(&file, &String::from_utf8_lossy(&bytes))?;
+        manifests.extend(crds.into_iter().map(|crd| Manifest { from_crds: true, ..crd }));
     }
     let crd_count = manifests.len();
     for (file, text) in &rendered {

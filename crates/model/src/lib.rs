@@ -10,8 +10,10 @@
 //! - [`resources`]: request and response bodies of the onboarding API.
 //! - [`state`]: DIG lifecycle states and the `state.Actions` history.
 //! - [`context`]: AppContext ids and the status values rsync and the monitor report.
+//! - [`hooks`]: Helm hooks (events, weight, delete policies) as rendered charts declare them.
 
 pub mod context;
+pub mod hooks;
 pub mod names;
 pub mod resources;
 pub mod state;
@@ -19,6 +21,7 @@ pub mod state;
 pub use context::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
+pub use hooks::{Hook, HookDeletePolicy, HookEvent};
 pub use names::{NameError, validate_label_value, validate_name};
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};

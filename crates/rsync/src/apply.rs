@@ -1,13 +1,25 @@
-//! One app on one cluster: apply its resources (CRDs first, waited for, then the rest in order, then the app's
-//! ResourceBundleState) or delete them (in reverse), retrying while the cluster is unreachable, and record the
-//! outcome in one AppContext write.
+//! One app on one cluster, in EMCO's per-cluster sequence, recorded in one AppContext write per batch.
+//!
+//! Apply: CRDs (the chart's `crds/` folder and rendered CustomResourceDefinitions) created if absent and waited
+//! for until Established; `pre-install` hooks one at a time, each waited for; the main resources in order with
+//! server-side apply; the app's ResourceBundleState; `post-install` hooks, each waited for. Delete: `pre-delete`
+//! hooks (waited for); the main resources in reverse; once they are gone, `post-delete` hooks (waited for); then
+//! every hook object and the CRDs this context created, ignoring errors; the ResourceBundleState last.
+//!
+//! A hook runs as Helm runs it: its previous object deleted first (`before-hook-creation`, the default), applied,
+//! waited for when it is a Job or Pod (until it completes or fails) or a Deployment, DaemonSet or StatefulSet
+//! (until ready), within `hook_timeout`, then deleted if its policy says so for the outcome (`hook-succeeded`,
+//! `hook-failed`; CRD hooks are never deleted by policy). A failed hook fails the batch with a message naming it,
+//! and nothing after it runs. Unreachable clusters are retried with back-off; hooks that already succeeded in an
+//! earlier attempt of the same batch are not run again.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ResourceRecord};
-use emco_model::{Connectivity, ContextId, RsyncStatus, now_timestamp};
-use kube::api::{Api, DeleteParams, Patch, PatchParams};
+use emco_appcontext::{ClusterRecord, ResourceRecord, ResourceRole};
+use emco_model::{Connectivity, ContextId, HookDeletePolicy, HookEvent, RsyncStatus, now_timestamp};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::{DynamicObject, GroupVersionKind};
 use serde_json::Value as Json;
 use tokio_util::sync::CancellationToken;
@@ -21,7 +33,7 @@ use crate::labels::prepare;
 pub(crate) enum BatchOutcome {
     /// Every resource reached its goal (Applied / Deleted).
     Succeeded,
-    /// At least one resource is Failed.
+    /// At least one resource is Failed, or a hook failed.
     Failed,
     /// The operation was stopped before the batch finished.
     Cancelled,
@@ -34,8 +46,35 @@ pub(crate) enum Direction {
     Delete,
 }
 
-fn is_crd(resource: &ResourceRecord) -> bool {
+fn is_crd_kind(resource: &ResourceRecord) -> bool {
     resource.kind == "CustomResourceDefinition" && resource.api_version.starts_with("apiextensions.k8s.io/")
+}
+
+/// Whether the resource belongs to the CRD phase (records written before roles existed mark CRDs as main).
+fn in_crd_phase(resource: &ResourceRecord) -> bool {
+    match resource.role {
+        ResourceRole::Crd => true,
+        ResourceRole::Main => is_crd_kind(resource),
+        ResourceRole::Hook(_) => false,
+    }
+}
+
+fn is_main(resource: &ResourceRecord) -> bool {
+    resource.role.is_main() && !is_crd_kind(resource)
+}
+
+fn hook_at(resource: &ResourceRecord, event: HookEvent) -> bool {
+    resource.role.hook().is_some_and(|hook| hook.runs_at(event))
+}
+
+/// Whether a batch in `direction` acts on the resource (hooks of other events stay as they are).
+fn touched(resource: &ResourceRecord, direction: Direction) -> bool {
+    match (&resource.role, direction) {
+        (ResourceRole::Hook(hook), Direction::Apply) => {
+            hook.runs_at(HookEvent::PreInstall) || hook.runs_at(HookEvent::PostInstall)
+        }
+        _ => true,
+    }
 }
 
 fn gvk_of(resource: &ResourceRecord) -> GroupVersionKind {
@@ -71,8 +110,107 @@ pub(crate) async fn wait_established(
     }
 }
 
-/// The result of each resource in a batch; `None` for resources the batch did not reach (it was cancelled).
-type Results = Vec<Option<(RsyncStatus, Option<String>)>>;
+/// Whether rsync waits for a hook of this kind to succeed (the kinds EMCO and Helm wait for).
+fn waits_for(group: &str, kind: &str) -> bool {
+    matches!(
+        (group, kind),
+        ("batch", "Job") | ("", "Pod") | ("apps", "Deployment" | "DaemonSet" | "StatefulSet")
+    )
+}
+
+/// What a hook's object says of its run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    /// Still running (or not ready yet).
+    Running,
+    /// Done: a Job complete, a Pod succeeded, a workload ready.
+    Succeeded,
+    /// Failed, with the object's reason.
+    Failed(String),
+}
+
+fn verdict(group: &str, kind: &str, object: &Json) -> Verdict {
+    let status = &object["status"];
+    match (group, kind) {
+        ("batch", "Job") => {
+            let conditions = status["conditions"]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default();
+            let holds = |kind: &str| {
+                conditions
+                    .iter()
+                    .find(|c| c["type"] == kind && c["status"] == "True")
+            };
+            if holds("Complete").is_some() {
+                Verdict::Succeeded
+            } else if let Some(failed) = holds("Failed") {
+                let reason = failed["message"]
+                    .as_str()
+                    .or_else(|| failed["reason"].as_str())
+                    .unwrap_or("the Job failed");
+                Verdict::Failed(reason.to_string())
+            } else {
+                Verdict::Running
+            }
+        }
+        ("", "Pod") => match status["phase"].as_str() {
+            Some("Succeeded") => Verdict::Succeeded,
+            Some("Failed") => Verdict::Failed(
+                status["message"]
+                    .as_str()
+                    .or_else(|| status["reason"].as_str())
+                    .unwrap_or("the Pod failed")
+                    .to_string(),
+            ),
+            _ => Verdict::Running,
+        },
+        _ => {
+            if emco_k8s::readiness::readiness(group, kind, object) == emco_model::ReadyStatus::Ready {
+                Verdict::Succeeded
+            } else {
+                Verdict::Running
+            }
+        }
+    }
+}
+
+/// One resource's result: its status and, when it failed, why.
+type Outcome = (RsyncStatus, Option<String>);
+
+/// The result of each resource in a batch; `None` for resources the batch did not act on.
+type Results = Vec<Option<Outcome>>;
+
+/// How an attempt ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End {
+    /// Every phase ran.
+    Done,
+    /// A resource the batch depends on failed (a CRD, a hook, a main resource).
+    Failed,
+    /// Stopped between two requests.
+    Cancelled,
+}
+
+/// A hook's run in one attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum HookEnd {
+    Succeeded,
+    Failed,
+    Cancelled,
+}
+
+/// A rejection (4xx) is the resource's failure; anything else aborts the attempt.
+fn rejected(err: SyncError) -> Result<Outcome, SyncError> {
+    match err {
+        SyncError::Rejected(message) => Ok((RsyncStatus::Failed, Some(message))),
+        other => Err(other),
+    }
+}
+
+fn is_not_found(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::Api(status) if status.code == 404)
+}
 
 async fn api_for(
     inner: &Inner,
@@ -97,6 +235,473 @@ async fn api_for(
     }
 }
 
+/// One attempt at a batch: what it needs and what it found so far.
+struct Batch<'a> {
+    inner: &'a Inner,
+    cluster: &'a str,
+    client: kube::Client,
+    /// The tracking label value, `<contextId>-<app>`.
+    label: String,
+    params: PatchParams,
+    namespace: &'a str,
+    record: &'a ClusterRecord,
+    cancel: &'a CancellationToken,
+    results: Results,
+    /// Hooks that succeeded in an earlier attempt of the same batch (not run again).
+    hooks_done: &'a mut HashSet<(usize, HookEvent)>,
+}
+
+impl Batch<'_> {
+    fn indices(&self, select: impl Fn(&ResourceRecord) -> bool) -> Vec<usize> {
+        (0..self.record.resources.len())
+            .filter(|i| select(&self.record.resources[*i]))
+            .collect()
+    }
+
+    async fn api(&self, index: usize) -> Result<(Api<DynamicObject>, Option<String>), SyncError> {
+        api_for(
+            self.inner,
+            self.cluster,
+            &self.client,
+            &self.record.resources[index],
+            self.namespace,
+        )
+        .await
+    }
+
+    /// Server-side applies a resource (a CRD is waited for until Established).
+    async fn apply(&self, index: usize) -> Result<Outcome, SyncError> {
+        let resource = &self.record.resources[index];
+        let (api, ns) = match self.api(index).await {
+            Ok(found) => found,
+            Err(err) => return rejected(err),
+        };
+        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        match api
+            .patch(&resource.name, &self.params, &Patch::Apply(&body))
+            .await
+        {
+            Ok(_) if is_crd_kind(resource) => {
+                match wait_established(&api, &resource.name, self.inner.config.crd_timeout).await {
+                    Ok(()) => Ok((RsyncStatus::Applied, None)),
+                    Err(err) => rejected(err),
+                }
+            }
+            Ok(_) => Ok((RsyncStatus::Applied, None)),
+            Err(err) => rejected(SyncError::from(err)),
+        }
+    }
+
+    /// Creates a CRD-phase object unless it exists (never updates it), then waits until a CRD is Established.
+    async fn create_if_absent(&self, index: usize) -> Result<Outcome, SyncError> {
+        let resource = &self.record.resources[index];
+        let (api, ns) = match self.api(index).await {
+            Ok(found) => found,
+            Err(err) => return rejected(err),
+        };
+        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        let object: DynamicObject = match serde_json::from_value(body) {
+            Ok(object) => object,
+            Err(err) => {
+                return Ok((
+                    RsyncStatus::Failed,
+                    Some(format!("not a Kubernetes object: {err}")),
+                ));
+            }
+        };
+        match api.create(&PostParams::default(), &object).await {
+            Ok(_) => {}
+            Err(kube::Error::Api(status)) if status.code == 409 => {}
+            Err(err) => return rejected(SyncError::from(err)),
+        }
+        if is_crd_kind(resource)
+            && let Err(err) = wait_established(&api, &resource.name, self.inner.config.crd_timeout).await
+        {
+            return rejected(err);
+        }
+        Ok((RsyncStatus::Applied, None))
+    }
+
+    /// Deletes a resource; one that is not there counts as deleted.
+    async fn delete(&self, index: usize) -> Result<Outcome, SyncError> {
+        let resource = &self.record.resources[index];
+        let (api, _) = match self.api(index).await {
+            Ok(found) => found,
+            Err(err) => return rejected(err),
+        };
+        match api.delete(&resource.name, &DeleteParams::background()).await {
+            Ok(_) => Ok((RsyncStatus::Deleted, None)),
+            Err(err) if is_not_found(&err) => Ok((RsyncStatus::Deleted, None)),
+            Err(err) => rejected(SyncError::from(err)),
+        }
+    }
+
+    /// Deletes a CRD only if this context created it (it carries this context's tracking label), so that a CRD
+    /// that was there before, or that another context created, survives this context's terminate.
+    async fn delete_crd_if_ours(&self, index: usize) -> Result<Option<Outcome>, SyncError> {
+        let resource = &self.record.resources[index];
+        let (api, _) = match self.api(index).await {
+            Ok(found) => found,
+            Err(err) => return rejected(err).map(Some),
+        };
+        let existing = match api.get(&resource.name).await {
+            Ok(existing) => existing,
+            Err(err) if is_not_found(&err) => return Ok(Some((RsyncStatus::Deleted, None))),
+            Err(err) => return rejected(SyncError::from(err)).map(Some),
+        };
+        let ours = existing
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|labels| labels.get(emco_k8s::DEPLOYMENT_ID_LABEL))
+            .is_some_and(|value| *value == self.label);
+        if !ours {
+            return Ok(None);
+        }
+        let params = DeleteParams {
+            preconditions: existing.metadata.uid.map(|uid| Preconditions {
+                uid: Some(uid),
+                resource_version: None,
+            }),
+            ..DeleteParams::background()
+        };
+        match api.delete(&resource.name, &params).await {
+            Ok(_) => Ok(Some((RsyncStatus::Deleted, None))),
+            Err(err) if is_not_found(&err) => Ok(Some((RsyncStatus::Deleted, None))),
+            Err(err) => rejected(SyncError::from(err)).map(Some),
+        }
+    }
+
+    /// Waits until `name` is gone: `Ok(false)` when the wait timed out or was cancelled.
+    async fn wait_gone(&self, api: &Api<DynamicObject>, name: &str) -> Result<bool, SyncError> {
+        let deadline = tokio::time::Instant::now() + self.inner.config.hook_timeout;
+        loop {
+            match api.get_opt(name).await {
+                Ok(None) => return Ok(true),
+                Ok(Some(_)) => {}
+                Err(err) => return Err(SyncError::from(err)),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(false);
+            }
+            tokio::select! {
+                () = tokio::time::sleep(self.inner.config.hook_poll) => {}
+                () = self.cancel.cancelled() => return Ok(false),
+            }
+        }
+    }
+
+    /// Reads a hook's object until it succeeds, fails or `hook_timeout` passes; `None` when cancelled.
+    async fn wait_hook(
+        &self,
+        api: &Api<DynamicObject>,
+        resource: &ResourceRecord,
+    ) -> Result<Option<Verdict>, SyncError> {
+        let gvk = resource.gvk();
+        let timeout = self.inner.config.hook_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let found = match api.get_opt(&resource.name).await.map_err(SyncError::from) {
+                Ok(found) => found,
+                // The cluster refuses to show the object: the hook cannot be seen to succeed.
+                Err(SyncError::Rejected(message)) => return Ok(Some(Verdict::Failed(message))),
+                Err(other) => return Err(other),
+            };
+            let object = match found {
+                Some(object) => serde_json::to_value(&object).unwrap_or(Json::Null),
+                None => {
+                    return Ok(Some(Verdict::Failed(
+                        "its object disappeared before it succeeded".into(),
+                    )));
+                }
+            };
+            match verdict(&gvk.group, &gvk.kind, &object) {
+                Verdict::Running => {}
+                done => return Ok(Some(done)),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(Some(Verdict::Failed(format!(
+                    "it did not succeed within {}s",
+                    timeout.as_secs()
+                ))));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(self.inner.config.hook_poll) => {}
+                () = self.cancel.cancelled() => return Ok(None),
+            }
+        }
+    }
+
+    /// Deletes a hook's object as its policy asks, after the run; a failure here is logged, not fatal.
+    async fn delete_by_policy(&self, api: &Api<DynamicObject>, resource: &ResourceRecord) {
+        match api.delete(&resource.name, &DeleteParams::background()).await {
+            Ok(_) => {}
+            Err(err) if is_not_found(&err) => {}
+            Err(err) => tracing::warn!(
+                cluster = self.cluster,
+                hook = %resource.key(),
+                error = %err,
+                "cannot delete a hook's object as its delete policy asks"
+            ),
+        }
+    }
+
+    /// Runs one hook at `event`, recording its result.
+    async fn run_hook(&mut self, index: usize, event: HookEvent) -> Result<HookEnd, SyncError> {
+        let record = self.record;
+        let resource = &record.resources[index];
+        let Some(hook) = resource.role.hook() else {
+            return Ok(HookEnd::Succeeded);
+        };
+        if self.hooks_done.contains(&(index, event)) {
+            self.results[index] = Some((RsyncStatus::Applied, None));
+            return Ok(HookEnd::Succeeded);
+        }
+        let what = format!("{event} hook {}/{}", resource.kind, resource.name);
+        let fail = |message: String| Some((RsyncStatus::Failed, Some(format!("{what} failed: {message}"))));
+        let (api, ns) = match self.api(index).await {
+            Ok(found) => found,
+            Err(err) => {
+                let (_, message) = rejected(err)?;
+                self.results[index] = fail(message.unwrap_or_default());
+                return Ok(HookEnd::Failed);
+            }
+        };
+        // Helm never deletes CRD hooks by policy (their removal would cascade to every custom resource).
+        let deletable = !is_crd_kind(resource);
+        if deletable && hook.deletes_on(HookDeletePolicy::BeforeHookCreation) {
+            match api.delete(&resource.name, &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(err) if is_not_found(&err) => {}
+                Err(err) => {
+                    let (_, message) = rejected(SyncError::from(err))?;
+                    self.results[index] = fail(format!(
+                        "its previous object could not be deleted: {}",
+                        message.unwrap_or_default()
+                    ));
+                    return Ok(HookEnd::Failed);
+                }
+            }
+            let gone = match self.wait_gone(&api, &resource.name).await {
+                Ok(gone) => gone,
+                Err(SyncError::Rejected(message)) => {
+                    self.results[index] = fail(format!("its previous object cannot be read: {message}"));
+                    return Ok(HookEnd::Failed);
+                }
+                Err(other) => return Err(other),
+            };
+            if !gone {
+                if self.cancel.is_cancelled() {
+                    return Ok(HookEnd::Cancelled);
+                }
+                self.results[index] = fail(format!(
+                    "its previous object was not gone within {}s",
+                    self.inner.config.hook_timeout.as_secs()
+                ));
+                return Ok(HookEnd::Failed);
+            }
+        }
+        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        if let Err(err) = api
+            .patch(&resource.name, &self.params, &Patch::Apply(&body))
+            .await
+        {
+            let (_, message) = rejected(SyncError::from(err))?;
+            self.results[index] = fail(message.unwrap_or_default());
+            return Ok(HookEnd::Failed);
+        }
+        let gvk = resource.gvk();
+        let verdict = if waits_for(&gvk.group, &gvk.kind) {
+            match self.wait_hook(&api, resource).await? {
+                Some(verdict) => verdict,
+                None => {
+                    self.results[index] = Some((RsyncStatus::Applied, None));
+                    return Ok(HookEnd::Cancelled);
+                }
+            }
+        } else {
+            Verdict::Succeeded
+        };
+        match verdict {
+            Verdict::Succeeded | Verdict::Running => {
+                if deletable && hook.deletes_on(HookDeletePolicy::HookSucceeded) {
+                    self.delete_by_policy(&api, resource).await;
+                }
+                self.results[index] = Some((RsyncStatus::Applied, None));
+                self.hooks_done.insert((index, event));
+                Ok(HookEnd::Succeeded)
+            }
+            Verdict::Failed(message) => {
+                if deletable && hook.deletes_on(HookDeletePolicy::HookFailed) {
+                    self.delete_by_policy(&api, resource).await;
+                }
+                tracing::warn!(cluster = self.cluster, app = record.app, hook = %resource.key(), %event, message, "hook failed");
+                self.results[index] = fail(message);
+                Ok(HookEnd::Failed)
+            }
+        }
+    }
+
+    /// Runs the hooks of `event` one at a time, in the record's order (Helm's: weight, name, kind).
+    async fn run_hooks(&mut self, event: HookEvent) -> Result<End, SyncError> {
+        for index in self.indices(|r| hook_at(r, event)) {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            match self.run_hook(index, event).await? {
+                HookEnd::Succeeded => {}
+                HookEnd::Failed => return Ok(End::Failed),
+                HookEnd::Cancelled => return Ok(End::Cancelled),
+            }
+        }
+        Ok(End::Done)
+    }
+
+    async fn bundle_api(&self) -> Result<Api<DynamicObject>, SyncError> {
+        let gvk = GroupVersionKind::gvk(emco_k8s::RBS_GROUP, emco_k8s::RBS_VERSION, emco_k8s::RBS_KIND);
+        let resolved = self
+            .inner
+            .clients
+            .resolve(self.cluster, &self.client, &gvk)
+            .await?;
+        Ok(Api::namespaced_with(
+            self.client.clone(),
+            self.namespace,
+            &resolved.resource,
+        ))
+    }
+
+    async fn apply_all(&mut self) -> Result<End, SyncError> {
+        self.inner
+            .clients
+            .ensure_bundle_crd(self.cluster, &self.client)
+            .await?;
+        let crds = self.indices(in_crd_phase);
+        for index in &crds {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            let outcome = self.create_if_absent(*index).await?;
+            let failed = outcome.0 == RsyncStatus::Failed;
+            self.results[*index] = Some(outcome);
+            if failed {
+                return Ok(End::Failed);
+            }
+        }
+        if !crds.is_empty() {
+            // Kinds the CRDs just added must be discovered afresh.
+            self.inner.clients.forget_kinds(self.cluster);
+        }
+        match self.run_hooks(HookEvent::PreInstall).await? {
+            End::Done => {}
+            other => return Ok(other),
+        }
+        let mut failed = false;
+        for index in self.indices(is_main) {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            let outcome = self.apply(index).await?;
+            failed |= outcome.0 == RsyncStatus::Failed;
+            self.results[index] = Some(outcome);
+        }
+        if self.cancel.is_cancelled() {
+            return Ok(End::Cancelled);
+        }
+        // The app's ResourceBundleState, once the resources are there.
+        if !self.record.resources.is_empty() {
+            let api = self.bundle_api().await?;
+            api.patch(
+                &self.label,
+                &self.params,
+                &Patch::Apply(emco_k8s::rbs_object(&self.label, self.namespace)),
+            )
+            .await?;
+        }
+        if failed {
+            // Post-install hooks run after the release's resources are created, and not all of them were.
+            return Ok(End::Failed);
+        }
+        self.run_hooks(HookEvent::PostInstall).await
+    }
+
+    async fn delete_all(&mut self) -> Result<End, SyncError> {
+        match self.run_hooks(HookEvent::PreDelete).await? {
+            End::Done => {}
+            other => return Ok(other),
+        }
+        let mut failed = false;
+        let main: Vec<usize> = self.indices(is_main).into_iter().rev().collect();
+        for index in &main {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            let outcome = self.delete(*index).await?;
+            failed |= outcome.0 == RsyncStatus::Failed;
+            self.results[*index] = Some(outcome);
+        }
+        let post_delete = self.indices(|r| hook_at(r, HookEvent::PostDelete));
+        if !post_delete.is_empty() {
+            // Post-delete hooks run once the main objects are gone, not merely asked to go (those whose delete
+            // failed are not waited for).
+            for index in &main {
+                if self.results[*index].as_ref().map(|(status, _)| *status) != Some(RsyncStatus::Deleted) {
+                    continue;
+                }
+                if self.cancel.is_cancelled() {
+                    return Ok(End::Cancelled);
+                }
+                let resource = &self.record.resources[*index];
+                let Ok((api, _)) = self.api(*index).await else {
+                    continue;
+                };
+                match self.wait_gone(&api, &resource.name).await {
+                    Ok(true) => {}
+                    Ok(false) | Err(SyncError::Rejected(_)) if !self.cancel.is_cancelled() => {
+                        tracing::warn!(cluster = self.cluster, object = %resource.key(), "maybe still there when post-delete hooks start");
+                    }
+                    Ok(false) | Err(SyncError::Rejected(_)) => {}
+                    Err(other) => return Err(other),
+                }
+            }
+            match self.run_hooks(HookEvent::PostDelete).await? {
+                End::Done => {}
+                other => return Ok(other),
+            }
+        }
+        // Every hook object and the CRDs this context created go last; errors are recorded, not fatal (EMCO
+        // ignores them).
+        for index in self.indices(|r| r.role.hook().is_some()).into_iter().rev() {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            let outcome = self.delete(index).await?;
+            self.results[index] = Some(outcome);
+        }
+        for index in self.indices(in_crd_phase).into_iter().rev() {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            if let Some(outcome) = self.delete_crd_if_ours(index).await? {
+                self.results[index] = Some(outcome);
+            }
+        }
+        if self.cancel.is_cancelled() {
+            return Ok(End::Cancelled);
+        }
+        if !self.record.resources.is_empty()
+            && let Ok(api) = self.bundle_api().await
+        {
+            match api.delete(&self.label, &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(err) if is_not_found(&err) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(if failed { End::Failed } else { End::Done })
+    }
+}
+
 /// One attempt at the whole batch. Retryable errors abort the attempt; rejections mark single resources Failed; a
 /// cancellation ends it between two requests, with the results so far (so nothing applied is lost track of).
 async fn attempt(
@@ -106,99 +711,35 @@ async fn attempt(
     namespace: &str,
     direction: Direction,
     cancel: &CancellationToken,
-) -> Result<Results, SyncError> {
+    hooks_done: &mut HashSet<(usize, HookEvent)>,
+) -> Result<(Results, End), SyncError> {
     let cluster = record.cluster.as_str();
     let client = inner.clients.client(cluster).await?;
-    let label = format!("{id}-{}", record.app);
-    let params = PatchParams::apply(&inner.config.field_manager).force();
-    let mut results: Results = vec![None; record.resources.len()];
-    let order: Vec<usize> = {
-        let (crds, others): (Vec<usize>, Vec<usize>) =
-            (0..record.resources.len()).partition(|i| is_crd(&record.resources[*i]));
-        match direction {
-            Direction::Apply => crds.into_iter().chain(others).collect(),
-            Direction::Delete => others.into_iter().rev().chain(crds.into_iter().rev()).collect(),
-        }
+    let mut batch = Batch {
+        inner,
+        cluster,
+        client,
+        label: format!("{id}-{}", record.app),
+        params: PatchParams::apply(&inner.config.field_manager).force(),
+        namespace,
+        record,
+        cancel,
+        results: vec![None; record.resources.len()],
+        hooks_done,
     };
-    let rejected = |err: SyncError| -> Result<(RsyncStatus, Option<String>), SyncError> {
-        match err {
-            SyncError::Rejected(message) => Ok((RsyncStatus::Failed, Some(message))),
-            other => Err(other),
-        }
-    };
-    if direction == Direction::Apply {
-        inner.clients.ensure_bundle_crd(cluster, &client).await?;
-    }
-    let mut crds_applied = false;
-    for index in order {
-        if cancel.is_cancelled() {
-            return Ok(results);
-        }
-        let resource = &record.resources[index];
-        let outcome = match api_for(inner, cluster, &client, resource, namespace).await {
-            Err(err) => rejected(err)?,
-            Ok((api, ns)) => match direction {
-                Direction::Apply => {
-                    if !is_crd(resource) && crds_applied {
-                        // Kinds the CRDs just added must be discovered afresh.
-                        inner.clients.forget_kinds(cluster);
-                        crds_applied = false;
-                    }
-                    let body = prepare(&resource.manifest, &label, ns.as_deref());
-                    match api.patch(&resource.name, &params, &Patch::Apply(&body)).await {
-                        Ok(_) if is_crd(resource) => {
-                            crds_applied = true;
-                            match wait_established(&api, &resource.name, inner.config.crd_timeout).await {
-                                Ok(()) => (RsyncStatus::Applied, None),
-                                Err(err) => rejected(err)?,
-                            }
-                        }
-                        Ok(_) => (RsyncStatus::Applied, None),
-                        Err(err) => rejected(SyncError::from(err))?,
-                    }
-                }
-                Direction::Delete => match api.delete(&resource.name, &DeleteParams::background()).await {
-                    Ok(_) => (RsyncStatus::Deleted, None),
-                    Err(kube::Error::Api(status)) if status.code == 404 => (RsyncStatus::Deleted, None),
-                    Err(err) => rejected(SyncError::from(err))?,
-                },
-            },
-        };
-        results[index] = Some(outcome);
-    }
     if cancel.is_cancelled() {
-        return Ok(results);
+        return Ok((batch.results, End::Cancelled));
     }
-    // The app's ResourceBundleState: applied with the resources, deleted after them.
-    if !record.resources.is_empty() {
-        let gvk = GroupVersionKind::gvk(emco_k8s::RBS_GROUP, emco_k8s::RBS_VERSION, emco_k8s::RBS_KIND);
-        let bundle_ns = namespace.to_string();
-        match direction {
-            Direction::Apply => {
-                let resolved = inner.clients.resolve(cluster, &client, &gvk).await?;
-                let api: Api<DynamicObject> =
-                    Api::namespaced_with(client.clone(), &bundle_ns, &resolved.resource);
-                api.patch(
-                    &label,
-                    &params,
-                    &Patch::Apply(emco_k8s::rbs_object(&label, &bundle_ns)),
-                )
-                .await?;
-            }
-            Direction::Delete => {
-                if let Ok(resolved) = inner.clients.resolve(cluster, &client, &gvk).await {
-                    let api: Api<DynamicObject> =
-                        Api::namespaced_with(client.clone(), &bundle_ns, &resolved.resource);
-                    match api.delete(&label, &DeleteParams::background()).await {
-                        Ok(_) => {}
-                        Err(kube::Error::Api(status)) if status.code == 404 => {}
-                        Err(err) => return Err(err.into()),
-                    }
-                }
-            }
-        }
-    }
-    Ok(results)
+    let end = match direction {
+        Direction::Apply => batch.apply_all().await?,
+        Direction::Delete => batch.delete_all().await?,
+    };
+    let end = if cancel.is_cancelled() {
+        End::Cancelled
+    } else {
+        end
+    };
+    Ok((batch.results, end))
 }
 
 /// Writes a batch's outcome: every resource's status and error, and the cluster's connectivity, in one write.
@@ -208,7 +749,7 @@ async fn record_results(
     record: &ClusterRecord,
     results: Option<&Results>,
     connectivity: Connectivity,
-    retrying: bool,
+    retrying: Option<Direction>,
 ) -> Result<(), SyncError> {
     let time = now_timestamp();
     inner
@@ -220,7 +761,9 @@ async fn record_results(
                     resource.status = *status;
                     resource.error = error.clone();
                     resource.updated = Some(time.clone());
-                } else if retrying && !matches!(resource.status, RsyncStatus::Failed) {
+                } else if retrying.is_some_and(|direction| touched(resource, direction))
+                    && !matches!(resource.status, RsyncStatus::Failed)
+                {
                     resource.status = RsyncStatus::Retrying;
                     resource.updated = Some(time.clone());
                 }
@@ -245,6 +788,7 @@ pub(crate) async fn sync_cluster(
     }
     let mut attempt_number = 0u32;
     let mut marked_retrying = false;
+    let mut hooks_done = HashSet::new();
     loop {
         if cancel.is_cancelled() {
             return BatchOutcome::Cancelled;
@@ -264,31 +808,28 @@ pub(crate) async fn sync_cluster(
             let Ok(_permit) = permit else {
                 return BatchOutcome::Cancelled;
             };
-            attempt(&inner, id, &record, &namespace, direction, &cancel).await
+            attempt(
+                &inner,
+                id,
+                &record,
+                &namespace,
+                direction,
+                &cancel,
+                &mut hooks_done,
+            )
+            .await
         };
         match result {
-            Ok(results) => {
-                let failed = results
-                    .iter()
-                    .flatten()
-                    .any(|(status, _)| *status == RsyncStatus::Failed);
-                let complete = results.iter().all(Option::is_some);
-                if let Err(err) = record_results(
-                    &inner,
-                    id,
-                    &record,
-                    Some(&results),
-                    Connectivity::Available,
-                    false,
-                )
-                .await
+            Ok((results, end)) => {
+                if let Err(err) =
+                    record_results(&inner, id, &record, Some(&results), Connectivity::Available, None).await
                 {
                     tracing::warn!(context = %id, app, cluster, error = %err, "cannot record the batch");
                 }
-                return match (complete, failed) {
-                    (false, _) => BatchOutcome::Cancelled,
-                    (true, true) => BatchOutcome::Failed,
-                    (true, false) => BatchOutcome::Succeeded,
+                return match end {
+                    End::Cancelled => BatchOutcome::Cancelled,
+                    End::Failed => BatchOutcome::Failed,
+                    End::Done => BatchOutcome::Succeeded,
                 };
             }
             Err(SyncError::Kubeconfig {
@@ -298,7 +839,7 @@ pub(crate) async fn sync_cluster(
                 let message = format!("kubeconfig of cluster {name}: {message}");
                 let results: Results =
                     vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
-                let _ = record_results(&inner, id, &record, Some(&results), record.connectivity, false).await;
+                let _ = record_results(&inner, id, &record, Some(&results), record.connectivity, None).await;
                 return BatchOutcome::Failed;
             }
             Err(err) if err.is_retryable() => {
@@ -311,7 +852,7 @@ pub(crate) async fn sync_cluster(
                         record.connectivity
                     };
                     if let Err(write_err) =
-                        record_results(&inner, id, &record, None, connectivity, true).await
+                        record_results(&inner, id, &record, None, connectivity, Some(direction)).await
                     {
                         tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                     }
@@ -321,9 +862,8 @@ pub(crate) async fn sync_cluster(
                     let message = format!("Retries exceeded max: {cluster} ({err})");
                     let results: Results =
                         vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
-                    let _ =
-                        record_results(&inner, id, &record, Some(&results), Connectivity::Retrying, false)
-                            .await;
+                    let _ = record_results(&inner, id, &record, Some(&results), Connectivity::Retrying, None)
+                        .await;
                     return BatchOutcome::Failed;
                 }
                 let delay = inner.config.backoff(attempt_number);
@@ -349,7 +889,8 @@ pub(crate) fn app_ready(records: &[ClusterRecord], app: &str) -> bool {
         let Some(bundle) = record.cluster_status.as_ref() else {
             return false;
         };
-        for resource in &record.resources {
+        // Hooks and CRDs are not part of an app's readiness: a hook's object may be gone by policy.
+        for resource in record.resources.iter().filter(|r| is_main(r)) {
             let gvk = resource.gvk();
             let Some(object) = emco_k8s::bundle::find_object(bundle, &gvk.group, &gvk.kind, &resource.name)
             else {
@@ -363,4 +904,100 @@ pub(crate) fn app_ready(records: &[ClusterRecord], app: &str) -> bool {
         }
     }
     any
+}
+
+#[cfg(test)]
+mod tests {
+    use emco_model::{Hook, HookDeletePolicy};
+    use serde_json::json;
+
+    use super::*;
+
+    fn hook(events: &[HookEvent]) -> ResourceRole {
+        ResourceRole::Hook(Hook {
+            events: events.to_vec(),
+            weight: 0,
+            delete_policies: vec![HookDeletePolicy::BeforeHookCreation],
+        })
+    }
+
+    #[test]
+    fn hooks_are_judged_by_completion_failure_or_readiness() {
+        let job = |conditions: Json| json!({"status": {"conditions": conditions}});
+        assert_eq!(verdict("batch", "Job", &job(json!([]))), Verdict::Running);
+        assert_eq!(
+            verdict(
+                "batch",
+                "Job",
+                &job(json!([{"type": "Complete", "status": "True"}]))
+            ),
+            Verdict::Succeeded
+        );
+        assert_eq!(
+            verdict(
+                "batch",
+                "Job",
+                &job(json!([{"type": "Complete", "status": "False"}]))
+            ),
+            Verdict::Running
+        );
+        assert_eq!(
+            verdict(
+                "batch",
+                "Job",
+                &job(
+                    json!([{"type": "Failed", "status": "True", "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}])
+                )
+            ),
+            Verdict::Failed("Job has reached the specified backoff limit".into())
+        );
+        assert_eq!(
+            verdict("", "Pod", &json!({"status": {"phase": "Running"}})),
+            Verdict::Running
+        );
+        assert_eq!(
+            verdict("", "Pod", &json!({"status": {"phase": "Succeeded"}})),
+            Verdict::Succeeded
+        );
+        assert_eq!(
+            verdict("", "Pod", &json!({"status": {"phase": "Failed"}})),
+            Verdict::Failed("the Pod failed".into())
+        );
+        let deployment = |ready: i64| {
+            json!({"metadata": {"generation": 1}, "spec": {"replicas": 2},
+                   "status": {"observedGeneration": 1, "replicas": 2, "updatedReplicas": 2, "readyReplicas": ready, "availableReplicas": ready}})
+        };
+        assert_eq!(verdict("apps", "Deployment", &deployment(0)), Verdict::Running);
+        assert_eq!(verdict("apps", "Deployment", &deployment(2)), Verdict::Succeeded);
+        assert!(waits_for("batch", "Job") && waits_for("apps", "StatefulSet") && waits_for("", "Pod"));
+        assert!(!waits_for("", "ConfigMap") && !waits_for("example.com", "Job"));
+    }
+
+    #[test]
+    fn phases_follow_roles() {
+        let resource = |kind: &str, api_version: &str, role: ResourceRole| {
+            ResourceRecord::pending("x", kind, api_version, json!({})).with_role(role)
+        };
+        let crd = resource(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io/v1",
+            ResourceRole::Crd,
+        );
+        let legacy_crd = resource(
+            "CustomResourceDefinition",
+            "apiextensions.k8s.io/v1",
+            ResourceRole::Main,
+        );
+        let main = resource("ConfigMap", "v1", ResourceRole::Main);
+        let install = resource("Job", "batch/v1", hook(&[HookEvent::PreInstall]));
+        let delete = resource("Job", "batch/v1", hook(&[HookEvent::PostDelete]));
+        let upgrade = resource("Job", "batch/v1", hook(&[HookEvent::PreUpgrade]));
+        assert!(in_crd_phase(&crd) && in_crd_phase(&legacy_crd) && !in_crd_phase(&install));
+        assert!(is_main(&main) && !is_main(&legacy_crd) && !is_main(&install));
+        assert!(hook_at(&install, HookEvent::PreInstall) && !hook_at(&install, HookEvent::PostInstall));
+        // Instantiate leaves delete and upgrade hooks alone; terminate removes every hook object.
+        assert!(touched(&install, Direction::Apply) && !touched(&delete, Direction::Apply));
+        assert!(!touched(&upgrade, Direction::Apply) && touched(&upgrade, Direction::Delete));
+        assert!(touched(&main, Direction::Apply) && touched(&crd, Direction::Delete));
+    }
 }

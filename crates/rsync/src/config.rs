@@ -17,6 +17,12 @@ pub struct RsyncConfig {
     pub request_timeout: Duration,
     /// How long to wait for a CRD to be established.
     pub crd_timeout: Duration,
+    /// How long a hook (Job, Pod, Deployment, DaemonSet, StatefulSet) may take to succeed, and how long rsync
+    /// waits for an object to be gone (a hook's previous object before it is created again; the main objects
+    /// before post-delete hooks run). Helm's default `--timeout` is 5 minutes.
+    pub hook_timeout: Duration,
+    /// How often a hook's object is read while waiting for it.
+    pub hook_poll: Duration,
     /// The server-side apply field manager.
     pub field_manager: String,
 }
@@ -31,6 +37,8 @@ impl Default for RsyncConfig {
             concurrency: 128,
             request_timeout: Duration::from_secs(30),
             crd_timeout: Duration::from_secs(60),
+            hook_timeout: Duration::from_secs(300),
+            hook_poll: Duration::from_millis(200),
             field_manager: "emco".into(),
         }
     }

@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use emco_appcontext::{
     AppContexts, AppMeta, Catalog, CatalogError, ClusterRecord, ContextError, ContextMeta, Engine, Kind,
-    ResourcePath, ResourceRecord,
+    ResourcePath, ResourceRecord, ResourceRole,
 };
-use emco_helm::{Release, render_chart};
+use emco_helm::{Manifest, Release, render_chart};
 use emco_model::{
     AppDependency, AppIntent, ContextId, ContextStatus, DeploymentIntentGroup, GENERIC_PLACEMENT_INTENT_KEY,
     GroupIntent, PlacementItem, StateInfo, StateValue, now_timestamp,
@@ -507,9 +507,136 @@ impl Lifecycle {
         if manifests.is_empty() {
             return Err(failed("the chart renders no Kubernetes objects".into()));
         }
-        Ok(manifests
-            .into_iter()
-            .map(|m| ResourceRecord::pending(&m.name, &m.kind, &m.api_version, m.object))
-            .collect())
+        resources_of(manifests).map_err(failed)
+    }
+}
+
+/// The resources of an app in apply order, each with its role: the chart's CRDs (its `crds/` folder and rendered
+/// CustomResourceDefinitions), the ordinary resources in install order, then the hooks in Helm's order (weight,
+/// name, kind). `test` hooks are left out (EMCO never runs them); an object naming a hook event Helm does not know
+/// is skipped, as Helm skips it.
+fn resources_of(manifests: Vec<Manifest>) -> std::result::Result<Vec<ResourceRecord>, String> {
+    let mut crds = Vec::new();
+    let mut main = Vec::new();
+    let mut hooks = Vec::new();
+    for manifest in manifests {
+        let resource = ResourceRecord::pending(
+            &manifest.name,
+            &manifest.kind,
+            &manifest.api_version,
+            manifest.object,
+        );
+        if manifest.from_crds {
+            crds.push(resource.with_role(ResourceRole::Crd));
+            continue;
+        }
+        match emco_helm::hooks::hook_of(&resource.manifest) {
+            Ok(Some(hook)) if hook.runs_at(emco_model::HookEvent::Test) => {}
+            Ok(Some(hook)) => hooks.push(resource.with_role(ResourceRole::Hook(hook))),
+            Ok(None) if resource.kind == "CustomResourceDefinition" => {
+                crds.push(resource.with_role(ResourceRole::Crd))
+            }
+            Ok(None) => main.push(resource),
+            Err(err @ emco_helm::hooks::HookError::UnknownEvent { .. }) => {
+                tracing::warn!(object = %resource.key(), source = manifest.source, error = %err, "skipping an object with an unknown hook, as Helm does");
+            }
+            Err(err) => return Err(format!("{}: {}: {err}", manifest.source, resource.key())),
+        }
+    }
+    emco_helm::hooks::order_hooks(&mut hooks, |resource| {
+        let weight = resource.role.hook().map_or(0, |hook| hook.weight);
+        (weight, resource.name.as_str())
+    });
+    crds.append(&mut main);
+    crds.append(&mut hooks);
+    Ok(crds)
+}
+
+#[cfg(test)]
+mod hook_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn manifest(source: &str, kind: &str, name: &str, annotations: serde_json::Value) -> Manifest {
+        Manifest {
+            source: source.into(),
+            api_version: "v1".into(),
+            kind: kind.into(),
+            name: name.into(),
+            object: json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "annotations": annotations}}),
+        }
+    }
+
+    #[test]
+    fn resources_carry_roles_in_apply_order_without_test_hooks() {
+        let resources = resources_of(vec![
+            manifest(
+                "templates/a.yaml",
+                "ConfigMap",
+                "late",
+                json!({"helm.sh/hook": "post-install", "helm.sh/hook-weight": "1"}),
+            ),
+            manifest("templates/a.yaml", "ConfigMap", "cm", json!({})),
+            manifest(
+                "templates/crd.yaml",
+                "CustomResourceDefinition",
+                "w.example.com",
+                json!({}),
+            ),
+            manifest(
+                "templates/t.yaml",
+                "Pod",
+                "smoke",
+                json!({"helm.sh/hook": "test-success"}),
+            ),
+            manifest(
+                "templates/j.yaml",
+                "Job",
+                "early",
+                json!({"helm.sh/hook": "pre-install,post-delete", "helm.sh/hook-weight": "-1"}),
+            ),
+            manifest(
+                "templates/u.yaml",
+                "Job",
+                "odd",
+                json!({"helm.sh/hook": "crd-install"}),
+            ),
+            manifest(
+                "crds/g.yaml",
+                "CustomResourceDefinition",
+                "g.example.com",
+                json!({"helm.sh/hook": "pre-install"}),
+            ),
+        ])
+        .unwrap();
+        let keys: Vec<_> = resources
+            .iter()
+            .map(|r| {
+                let role = match &r.role {
+                    ResourceRole::Main => "main".to_string(),
+                    ResourceRole::Crd => "crd".to_string(),
+                    ResourceRole::Hook(hook) => format!("hook{}", hook.weight),
+                };
+                (r.name.as_str(), role)
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("w.example.com", "crd".to_string()),
+                ("g.example.com", "crd".to_string()),
+                ("cm", "main".to_string()),
+                ("early", "hook-1".to_string()),
+                ("late", "hook1".to_string()),
+            ]
+        );
+        let bad = resources_of(vec![manifest(
+            "templates/b.yaml",
+            "Job",
+            "b",
+            json!({"helm.sh/hook": 7}),
+        )]);
+        assert!(bad.unwrap_err().contains("templates/b.yaml"));
     }
 }

@@ -316,7 +316,13 @@ impl StatusIndex {
             .iter()
             .map(|resource| {
                 let gvk = self.intern(resource.gvk());
-                let (cluster, ready) = observe(bundle, &gvk, &resource.name);
+                let (cluster, mut ready) = observe(bundle, &gvk, &resource.name);
+                // A hook's object comes and goes by design (deleted by its policy once it succeeded, or not run
+                // yet because its event has not come): it counts for readiness only while the cluster reports
+                // it, never as NotPresent, so a completed and deleted hook Job leaves the app Ready.
+                if resource.role.hook().is_some() && ready == Some(ReadyStatus::NotPresent) {
+                    ready = None;
+                }
                 ResourceEntry {
                     name: resource.name.as_str().into(),
                     gvk,
@@ -485,7 +491,11 @@ mod tests {
             resources
                 .iter()
                 .map(|(name, kind, status)| {
-                    let api_version = if *kind == "Deployment" { "apps/v1" } else { "v1" };
+                    let api_version = match *kind {
+                        "Deployment" => "apps/v1",
+                        "Job" => "batch/v1",
+                        _ => "v1",
+                    };
                     let mut resource = ResourceRecord::pending(name, kind, api_version, json!({}));
                     resource.status = *status;
                     resource
@@ -561,6 +571,56 @@ mod tests {
         assert_eq!(index.context(id).unwrap().apps[1].counts.rsync, [0, 1, 0, 0, 0]);
         index.apply(&ContextChange::MetaDeleted(id));
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn absent_hooks_do_not_count_as_not_present() {
+        use emco_appcontext::ResourceRole;
+        use emco_model::{Hook, HookDeletePolicy, HookEvent};
+
+        let id = ContextId::new(11).unwrap();
+        let mut index = StatusIndex::new();
+        let hook = |events: Vec<HookEvent>| {
+            ResourceRole::Hook(Hook {
+                events,
+                weight: 0,
+                delete_policies: vec![HookDeletePolicy::HookSucceeded],
+            })
+        };
+        let mut cluster = record(
+            "a",
+            "p+c1",
+            &[
+                ("web", "Deployment", RsyncStatus::Applied),
+                ("migrate", "Job", RsyncStatus::Applied),
+                ("cleanup", "Job", RsyncStatus::Pending),
+                ("seed", "Job", RsyncStatus::Applied),
+            ],
+        );
+        cluster.resources[1].role = hook(vec![HookEvent::PreInstall]);
+        cluster.resources[2].role = hook(vec![HookEvent::PostDelete]);
+        cluster.resources[3].role = hook(vec![HookEvent::PostInstall]);
+        // The cluster reports the Deployment and the seed hook Job (still running); the migrate hook Job was
+        // deleted by its policy and the cleanup hook never ran.
+        cluster.cluster_status = Some(json!({
+            "deploymentStatuses": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
+                "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1, "availableReplicas": 1}}],
+            "jobStatuses": [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "seed"},
+                "spec": {"completions": 1}, "status": {"active": 1}}],
+        }));
+        index.apply_cluster(id, &cluster);
+        let entry = &index.context(id).unwrap().apps[0].clusters[0];
+        let ready: Vec<_> = entry.resources.iter().map(|r| (&*r.name, r.ready)).collect();
+        assert_eq!(
+            ready,
+            [
+                ("cleanup", None),
+                ("migrate", None),
+                ("seed", Some(ReadyStatus::NotReady)),
+                ("web", Some(ReadyStatus::Ready)),
+            ]
+        );
+        assert_eq!(entry.counts.ready, [1, 1, 0], "no NotPresent");
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
-//! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, and
-//! `emco demo` as a newcomer runs it.
+//! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
+//! hooks and chart CRDs, and `emco demo` as a newcomer runs it.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -9,5 +9,6 @@
 mod cluster_status;
 mod demo;
 mod emcoctl;
+mod hooks;
 mod rsync;
 mod support;

@@ -372,7 +372,7 @@ async fn kubesim_as_its_own_process() {
     kubesim.kill().await.unwrap();
 }
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
@@ -380,7 +380,7 @@ fn free_port() -> u16 {
         .port()
 }
 
-async fn start_emco_process(data: &std::path::Path, port: u16) -> tokio::process::Child {
+pub(crate) async fn start_emco_process(data: &std::path::Path, port: u16) -> tokio::process::Child {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
         .args(["serve", "--listen", &format!("127.0.0.1:{port}"), "--data-dir"])
         .arg(data)

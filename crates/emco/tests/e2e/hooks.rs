@@ -1,0 +1,592 @@
+//! Helm hooks and chart CRDs against a kubesim cluster: a chart with a `crds/` folder, a custom resource, a
+//! `pre-install` Job, a `post-install` ConfigMap hook, a `post-delete` Job and a `test` Pod. The order of what
+//! happened in the cluster is read from watch events, ordered by the cluster's resource versions. Also: a failing
+//! hook, a stop while rsync waits for a hook, and `emco serve` killed while it waits for one.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, WatchEvent, WatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use kubesim::{Faults, SimCluster, Simulator};
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const SETTLE: Duration = Duration::from_secs(30);
+
+const CRD: &str = "apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  scope: Namespaced
+  names:
+    plural: widgets
+    singular: widget
+    kind: Widget
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        x-kubernetes-preserve-unknown-fields: true
+";
+
+fn job(name: &str, hook: &str, weight: &str, pod_annotations: &str) -> String {
+    format!(
+        "apiVersion: batch/v1
+kind: Job
+metadata:
+  name: {name}
+  annotations:
+    helm.sh/hook: {hook}
+    helm.sh/hook-weight: \"{weight}\"
+spec:
+  backoffLimit: 0
+  template:
+    metadata:
+      annotations: {pod_annotations}
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: run
+        image: busybox
+"
+    )
+}
+
+/// The chart; `fault` is a kubesim fault for its pre-install Job's pod (`Error` fails it, `CrashLoopBackOff`
+/// keeps it running forever).
+fn chart(fault: Option<&str>) -> Vec<u8> {
+    let pod_annotations = match fault {
+        Some(fault) => format!("{{\"kubesim.io/fail\": \"{fault}\"}}"),
+        None => "{}".to_string(),
+    };
+    let pre_install = job("hooks-migrate", "pre-install", "-5", &pod_annotations);
+    let post_delete = job("hooks-cleanup", "post-delete", "0", "{}");
+    emco_helm::archive::write_tgz(&[
+        ("hooks/Chart.yaml", b"apiVersion: v2\nname: hooks\nversion: 0.1.0\n"),
+        ("hooks/crds/widgets.yaml", CRD.as_bytes()),
+        (
+            "hooks/templates/widget.yaml",
+            b"apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\nspec:\n  size: 3\n",
+        ),
+        (
+            "hooks/templates/deployment.yaml",
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: hooks-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: hooks-web\n  template:\n    metadata:\n      labels:\n        app: hooks-web\n    spec:\n      containers:\n      - name: web\n        image: nginx\n",
+        ),
+        ("hooks/templates/pre-install-job.yaml", pre_install.as_bytes()),
+        (
+            "hooks/templates/post-install-configmap.yaml",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: hooks-ready\n  annotations:\n    helm.sh/hook: post-install\n    helm.sh/hook-delete-policy: hook-succeeded\ndata:\n  ready: \"yes\"\n",
+        ),
+        ("hooks/templates/post-delete-job.yaml", post_delete.as_bytes()),
+        (
+            "hooks/templates/test-pod.yaml",
+            b"apiVersion: v1\nkind: Pod\nmetadata:\n  name: hooks-smoke\n  annotations:\n    helm.sh/hook: test-success\nspec:\n  restartPolicy: Never\n  containers:\n  - name: smoke\n    image: busybox\n",
+        ),
+    ])
+}
+
+/// One watch event as the cluster sent it.
+#[derive(Debug, Clone)]
+struct Seen {
+    kind: &'static str,
+    action: &'static str,
+    name: String,
+    revision: u64,
+    object: Json,
+}
+
+/// Watch events of several kinds, in one log.
+#[derive(Clone, Default)]
+struct Recorder(Arc<Mutex<Vec<Seen>>>);
+
+impl Recorder {
+    /// Starts watching `plural` of `group/version` (namespaced in `default`, or cluster-wide) and returns once the
+    /// watch is established.
+    async fn watch(
+        &self,
+        cluster: &SimCluster,
+        gvk: (&str, &str, &'static str),
+        plural: &str,
+        namespaced: bool,
+    ) {
+        let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2), plural);
+        let client = cluster.client().unwrap();
+        let api: Api<DynamicObject> = if namespaced {
+            Api::namespaced_with(client, "default", &resource)
+        } else {
+            Api::all_with(client, &resource)
+        };
+        let mut stream = api
+            .watch(&WatchParams::default().timeout(120), "0")
+            .await
+            .unwrap()
+            .boxed();
+        let log = self.0.clone();
+        let kind = gvk.2;
+        tokio::spawn(async move {
+            while let Some(Ok(event)) = stream.next().await {
+                let (action, object) = match event {
+                    WatchEvent::Added(object) => ("ADDED", object),
+                    WatchEvent::Modified(object) => ("MODIFIED", object),
+                    WatchEvent::Deleted(object) => ("DELETED", object),
+                    _ => continue,
+                };
+                let revision = object
+                    .metadata
+                    .resource_version
+                    .as_deref()
+                    .and_then(|rv| rv.parse().ok())
+                    .unwrap_or(0);
+                log.lock().unwrap().push(Seen {
+                    kind,
+                    action,
+                    name: object.metadata.name.clone().unwrap_or_default(),
+                    revision,
+                    object: serde_json::to_value(&object).unwrap(),
+                });
+            }
+        });
+    }
+
+    fn events(&self) -> Vec<Seen> {
+        self.0.lock().unwrap().clone()
+    }
+
+    /// The revision of the first event of `kind`/`name` that satisfies `matches`.
+    #[track_caller]
+    fn first(&self, kind: &str, name: &str, matches: impl Fn(&Seen) -> bool) -> u64 {
+        let events = self.events();
+        events
+            .iter()
+            .find(|e| e.kind == kind && e.name == name && matches(e))
+            .map(|e| e.revision)
+            .unwrap_or_else(|| panic!("no such event for {kind}/{name}; saw {:?}", summary(&events)))
+    }
+}
+
+fn summary(events: &[Seen]) -> Vec<String> {
+    events
+        .iter()
+        .map(|e| format!("{} {} {}/{}", e.revision, e.action, e.kind, e.name))
+        .collect()
+}
+
+fn complete(seen: &Seen) -> bool {
+    seen.object["status"]["conditions"]
+        .as_array()
+        .is_some_and(|c| c.iter().any(|c| c["type"] == "Complete" && c["status"] == "True"))
+}
+
+async fn recorder(cluster: &SimCluster) -> Recorder {
+    let recorder = Recorder::default();
+    recorder
+        .watch(cluster, ("batch", "v1", "Job"), "jobs", true)
+        .await;
+    recorder
+        .watch(cluster, ("apps", "v1", "Deployment"), "deployments", true)
+        .await;
+    recorder
+        .watch(cluster, ("", "v1", "ConfigMap"), "configmaps", true)
+        .await;
+    recorder.watch(cluster, ("", "v1", "Pod"), "pods", true).await;
+    recorder
+        .watch(
+            cluster,
+            ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+            false,
+        )
+        .await;
+    recorder
+}
+
+async fn get(
+    cluster: &SimCluster,
+    gvk: (&str, &str, &str),
+    plural: &str,
+    name: &str,
+) -> Option<DynamicObject> {
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2), plural);
+    let client = cluster.client().unwrap();
+    let api: Api<DynamicObject> = if gvk.2 == "CustomResourceDefinition" {
+        Api::all_with(client, &resource)
+    } else {
+        Api::namespaced_with(client, "default", &resource)
+    };
+    api.get_opt(name).await.unwrap()
+}
+
+fn revision(object: &DynamicObject) -> u64 {
+    object
+        .metadata
+        .resource_version
+        .as_deref()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// `name → deployedStatus` of the resources of the (only) app on the (only) cluster.
+fn deployed(answer: &Json) -> Vec<(String, String)> {
+    answer["apps"][0]["clusters"][0]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                format!(
+                    "{}+{}",
+                    r["name"].as_str().unwrap(),
+                    r["GVK"]["Kind"].as_str().unwrap()
+                ),
+                r["deployedStatus"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hooks_and_crds_run_in_emcos_order_and_are_cleaned_up() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(None))]).await;
+    let recorder = recorder(cluster).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Instantiated", "{done}");
+    // Hooks and CRDs are resources of the context, listed with their rsync status; the post-delete hook has not
+    // run yet and the test hook is not there at all.
+    assert_eq!(
+        deployed(&done),
+        [
+            ("hooks-cleanup+Job", "Pending"),
+            ("hooks-migrate+Job", "Applied"),
+            ("hooks-ready+ConfigMap", "Applied"),
+            ("hooks-web+Deployment", "Applied"),
+            ("w1+Widget", "Applied"),
+            ("widgets.example.com+CustomResourceDefinition", "Applied"),
+        ]
+        .map(|(k, s)| (k.to_string(), s.to_string()))
+    );
+    assert_eq!(done["deployedCounts"], json!({"Applied": 5, "Pending": 1}));
+
+    // The CRD was there (and established) before the custom resource was created.
+    let crd = get(
+        cluster,
+        ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+        "widgets.example.com",
+    )
+    .await
+    .expect("the CRD exists");
+    let widget = get(cluster, ("example.com", "v1", "Widget"), "widgets", "w1")
+        .await
+        .expect("the custom resource exists");
+    assert!(
+        revision(&crd) < revision(&widget),
+        "CRD {} vs CR {}",
+        revision(&crd),
+        revision(&widget)
+    );
+    assert!(crd.metadata.labels.unwrap()["emco/deployment-id"].ends_with("-hooks"));
+
+    // The pre-install Job completed before the Deployment was created.
+    let migrate_complete = recorder.first("Job", "hooks-migrate", complete);
+    let web_created = recorder.first("Deployment", "hooks-web", |e| e.action == "ADDED");
+    assert!(
+        migrate_complete < web_created,
+        "{:?}",
+        summary(&recorder.events())
+    );
+    // The post-install ConfigMap came after the Deployment and went again (hook-succeeded); the pre-install
+    // Job stays (its policy is the default, before-hook-creation).
+    let ready_created = recorder.first("ConfigMap", "hooks-ready", |e| e.action == "ADDED");
+    let ready_deleted = recorder.first("ConfigMap", "hooks-ready", |e| e.action == "DELETED");
+    assert!(web_created < ready_created && ready_created < ready_deleted);
+    assert!(
+        get(cluster, ("", "v1", "ConfigMap"), "configmaps", "hooks-ready")
+            .await
+            .is_none()
+    );
+    let migrate = get(cluster, ("batch", "v1", "Job"), "jobs", "hooks-migrate")
+        .await
+        .expect("the pre-install Job is kept");
+    assert!(complete(&Seen {
+        kind: "Job",
+        action: "",
+        name: String::new(),
+        revision: 0,
+        object: serde_json::to_value(&migrate).unwrap(),
+    }));
+    // Neither the post-delete Job nor the test Pod ran.
+    assert!(
+        recorder
+            .events()
+            .iter()
+            .all(|e| e.name != "hooks-cleanup" && e.name != "hooks-smoke")
+    );
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Terminating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Terminated", "{done}");
+    assert_eq!(done["deployedCounts"], json!({"Deleted": 6}), "{done}");
+
+    // The post-delete Job was created once the Deployment was gone, completed, and was removed with every other
+    // hook object; the CRD this context created went last.
+    let web_deleted = recorder.first("Deployment", "hooks-web", |e| e.action == "DELETED");
+    let cleanup_created = recorder.first("Job", "hooks-cleanup", |e| e.action == "ADDED");
+    let cleanup_complete = recorder.first("Job", "hooks-cleanup", complete);
+    let cleanup_deleted = recorder.first("Job", "hooks-cleanup", |e| e.action == "DELETED");
+    let migrate_deleted = recorder.first("Job", "hooks-migrate", |e| e.action == "DELETED");
+    let crd_deleted = recorder.first("CustomResourceDefinition", "widgets.example.com", |e| {
+        e.action == "DELETED"
+    });
+    let order = summary(&recorder.events());
+    assert!(web_deleted < cleanup_created, "{order:?}");
+    assert!(
+        cleanup_complete < cleanup_deleted && cleanup_deleted < crd_deleted,
+        "{order:?}"
+    );
+    assert!(migrate_deleted < crd_deleted, "{order:?}");
+    for (gvk, plural, name) in [
+        (("batch", "v1", "Job"), "jobs", "hooks-migrate"),
+        (("batch", "v1", "Job"), "jobs", "hooks-cleanup"),
+        (("apps", "v1", "Deployment"), "deployments", "hooks-web"),
+        (
+            ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+            "widgets.example.com",
+        ),
+    ] {
+        assert!(
+            get(cluster, gvk, plural, name).await.is_none(),
+            "{name} is still there"
+        );
+    }
+    // The test hook never existed.
+    assert!(recorder.events().iter().all(|e| e.name != "hooks-smoke"));
+    assert!(
+        get(cluster, ("", "v1", "Pod"), "pods", "hooks-smoke")
+            .await
+            .is_none()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_pre_install_hook_fails_the_instantiation_and_names_the_hook() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(Some("Error")))]).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "InstantiateFailed", "{done}");
+    // The CRD was created; nothing after the failed hook was applied.
+    assert_eq!(
+        done["deployedCounts"],
+        json!({"Applied": 1, "Failed": 1, "Pending": 4}),
+        "{done}"
+    );
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?resource=hooks-migrate&output=detail"))
+        .await
+        .expect(200)
+        .json();
+    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    assert_eq!(resource["rsync-status"], "Failed", "{detail}");
+    let message = resource["message"].as_str().unwrap();
+    assert!(
+        message.contains("pre-install hook Job/hooks-migrate failed") && message.contains("backoff limit"),
+        "{message}"
+    );
+    assert!(
+        get(cluster, ("apps", "v1", "Deployment"), "deployments", "hooks-web")
+            .await
+            .is_none(),
+        "main resources wait for the pre-install hooks"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stop_while_waiting_for_a_hook_then_terminate_cleans_up() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("hooks", chart(Some("CrashLoopBackOff")))],
+    )
+    .await;
+    let recorder = recorder(cluster).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    // The pre-install Job never completes: rsync waits for it.
+    for _ in 0..200 {
+        if recorder
+            .events()
+            .iter()
+            .any(|e| e.kind == "Pod" && e.name.starts_with("hooks-migrate-"))
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(emco.http.summary().await["status"], "Instantiating");
+    emco.http.post_empty(&format!("{DIG}/stop")).await.expect(202);
+    let stopped = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(stopped["deployedStatus"], "InstantiateFailed", "{stopped}");
+    assert!(
+        get(cluster, ("apps", "v1", "Deployment"), "deployments", "hooks-web")
+            .await
+            .is_none(),
+        "a stopped instantiation applies nothing after the hook it was waiting for"
+    );
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Terminating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Terminated", "{done}");
+    assert_eq!(done["deployedCounts"], json!({"Deleted": 6}), "{done}");
+    recorder.first("Job", "hooks-cleanup", complete);
+    for (gvk, plural, name) in [
+        (("batch", "v1", "Job"), "jobs", "hooks-migrate"),
+        (("batch", "v1", "Job"), "jobs", "hooks-cleanup"),
+        (
+            ("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+            "widgets.example.com",
+        ),
+    ] {
+        assert!(
+            get(cluster, gvk, plural, name).await.is_none(),
+            "{name} is still there"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_while_waiting_for_a_hook_then_restart_reruns_it_and_converges() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    // A slow cluster keeps rsync in the pre-install hook's wait long enough to be killed there.
+    cluster
+        .set_faults(Faults {
+            latency_ms: 150,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_apps(&http, &kubeconfigs(&sim), &[("hooks", chart(None))]).await;
+    let recorder = recorder(cluster).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    for _ in 0..400 {
+        if recorder
+            .events()
+            .iter()
+            .any(|e| e.kind == "Job" && e.name == "hooks-migrate")
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    emco.start_kill().unwrap(); // SIGKILL, while the hook's Job runs
+    emco.wait().await.unwrap();
+    assert!(
+        get(cluster, ("apps", "v1", "Deployment"), "deployments", "hooks-web")
+            .await
+            .is_none(),
+        "killed before the main resources"
+    );
+
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let done = http
+        .wait_for("?status=deployed", Duration::from_secs(60), |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Instantiated", "{done}");
+    assert_eq!(
+        done["deployedCounts"],
+        json!({"Applied": 5, "Pending": 1}),
+        "{done}"
+    );
+    // The resumed instantiation ran the hook again from the start: its old Job deleted (before-hook-creation),
+    // a new one created and completed, and only then the Deployment.
+    let events = recorder.events();
+    let migrate: Vec<_> = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.action != "MODIFIED")
+        .map(|e| e.action)
+        .collect();
+    assert_eq!(migrate, ["ADDED", "DELETED", "ADDED"], "{:?}", summary(&events));
+    let rerun_created = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.action == "ADDED")
+        .map(|e| e.revision)
+        .max()
+        .unwrap();
+    let rerun_complete = events
+        .iter()
+        .filter(|e| e.kind == "Job" && e.name == "hooks-migrate" && e.revision > rerun_created && complete(e))
+        .map(|e| e.revision)
+        .min()
+        .expect("the rerun completed");
+    let web_created = recorder.first("Deployment", "hooks-web", |e| e.action == "ADDED");
+    assert!(rerun_complete < web_created, "{:?}", summary(&events));
+    emco.start_kill().unwrap();
+}
