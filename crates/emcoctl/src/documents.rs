@@ -151,19 +151,22 @@ pub fn read_documents(path: &Path, values: Option<&Json>) -> Result<Vec<Document
 }
 
 fn render(path: &Path, text: &str, values: &Json) -> Result<String, DocumentError> {
-    let template_error = |err: gotmpl::TemplateError| DocumentError::Template {
+    use emco_helm::gotemplate::{MapScope, Templates, Value};
+    let template_error = |message: String| DocumentError::Template {
         path: path.into(),
-        message: err.to_string(),
+        message,
     };
-    let template = gotmpl::Template::new(&path.display().to_string())
-        .funcs(emco_helm::funcs::helm_funcs(
-            &emco_helm::funcs::TemplateSlot::default(),
-        ))
-        .parse(text)
-        .map_err(template_error)?;
-    template
-        .execute_to_string(&emco_helm::funcs::json_to_value(values))
-        .map_err(template_error)
+    let _maps = MapScope::open();
+    let name = path.display().to_string();
+    let mut templates = Templates::new(emco_helm::engine::helm_funcs());
+    templates
+        .parse(&name, text)
+        .map_err(|err| template_error(err.to_string()))?;
+    let output = templates
+        .execute(&name, &Value::from_json(values))
+        .map_err(|err| template_error(err.to_string()))?;
+    // As Helm does, a missing value prints nothing.
+    Ok(output.replace("<no value>", ""))
 }
 
 /// Parses the documents of a (rendered) resource file; `base` resolves relative `file`/`files` paths.

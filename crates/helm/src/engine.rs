@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
-use crate::charts::TemplateJob;
+use crate::charts::{Chart, TemplateJob};
 use crate::gotemplate::funcs::param_str;
 use crate::gotemplate::{Arity, FuncError, FuncMap, Limits, Map, Runtime, TemplateError, Templates, Value};
 
@@ -139,6 +139,35 @@ pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<Stri
         rendered.insert(job.name.clone(), output.replace("<no value>", ""));
     }
     Ok(rendered)
+}
+
+/// Parses every template of `chart` and its subcharts (as found, before values decide which subcharts are
+/// enabled) without executing any: what can be known about a chart before its values are. A syntax error is
+/// Helm's `parse error at (file:line): …`.
+pub fn check_templates(chart: &Chart) -> Result<(), EngineError> {
+    let mut named = Vec::new();
+    collect_templates(chart, chart.name(), &mut named, 0);
+    named.sort_by(|a, b| helm_template_order(&a.0, &b.0));
+    let mut templates = Templates::new(helm_funcs());
+    for (name, text) in &named {
+        templates.parse(name, text).map_err(|err| EngineError {
+            template: name.clone(),
+            message: parse_error_message(name, &err.to_string()),
+        })?;
+    }
+    Ok(())
+}
+
+fn collect_templates(chart: &Chart, path: &str, out: &mut Vec<(String, String)>, depth: usize) {
+    if depth > crate::charts::MAX_CHART_DEPTH {
+        return;
+    }
+    for template in &chart.templates {
+        out.push((format!("{path}/{}", template.name), String::from_utf8_lossy(&template.data).into_owned()));
+    }
+    for sub in &chart.dependencies {
+        collect_templates(sub, &format!("{path}/charts/{}", sub.name()), out, depth + 1);
+    }
 }
 
 /// Helm's `sortTemplates`: more deeply nested paths first, then by name — so that a parent chart's definitions,

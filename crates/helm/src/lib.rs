@@ -1,28 +1,28 @@
-//! Helm-chart rendering for EMCO apps: read a chart archive (`.tgz`), merge its values with an app profile's
-//! override values and a DIG's `key=value` overrides, render every template with Go template semantics and
-//! Helm's common functions, and split the output into Kubernetes manifests.
+//! Helm-chart rendering for EMCO apps, exactly as Helm v4 renders: read a chart archive with its subcharts, layer the
+//! user's values (an app profile's values, a DIG's `key=value` overrides) over the chart's defaults, render every
+//! template with Go's text/template semantics and every Sprig and Helm function, and split the output into
+//! Kubernetes objects, hooks and CRDs as Helm does.
 //!
-//! The template engine is `gotmpl` (a port of Go's text/template); this crate adds Helm's data (`.Values`,
-//! `.Release`, `.Chart`, `.Capabilities`, `.Template`) and function layer ([`funcs`]). A template the renderer
-//! cannot handle is an error that names the file (and the line, where the engine reports one); nothing panics.
-//!
-//! The replacement pipeline is being built beside it: [`gotemplate`] (Go's text/template), [`sprig`] (Sprig's
-//! functions).
+//! The pipeline mirrors Helm's, one module per stage: [`charts`] (loading, dependencies, values coalescing, schema,
+//! `.Files`, `.Capabilities`, what each template sees), [`gotemplate`] (Go's text/template and fmt), [`sprig`] and
+//! [`formats`] (the function library, Go-exact YAML/JSON/TOML), [`engine`] (Helm's own functions, parse and execute
+//! order, Helm's error messages), [`render`] (objects for EMCO) and [`hooks`] (Helm hook annotations). Rendering is
+//! bounded in time, memory and stack; a chart the renderer refuses gets Helm's message; nothing panics.
 //!
 //! Architecture invariant: pure computation over bytes handed in; no file system, network or store access.
 
 pub mod archive;
-pub mod chart;
 pub mod charts;
 pub mod engine;
 pub mod formats;
-pub mod funcs;
 pub mod gotemplate;
 pub mod hooks;
+pub mod profile;
 pub mod render;
 pub mod sprig;
 pub mod values;
 
-pub use chart::{AppProfileValues, read_app_profile, read_chart};
+pub use charts::{Chart, ChartError, load_archive};
+pub use profile::{AppProfileValues, ProfileError, read_app_profile};
 pub use render::{Manifest, Release, RenderError, render_chart, render_templates};
 pub use values::{ValuesError, apply_set, merge_values};

@@ -105,7 +105,12 @@ pub fn render_templates(
             is_upgrade: false,
         };
         let jobs = charts::template_jobs(&tree, &values, &info, &Capabilities::default());
-        Ok(engine::render_jobs(&jobs, Limits::default())?)
+        let limits = Limits {
+            // The render thread's stack is RENDER_STACK_BYTES; leave a margin for the caller's frames.
+            max_stack_bytes: RENDER_STACK_BYTES / 2,
+            ..Limits::default()
+        };
+        Ok(engine::render_jobs(&jobs, limits)?)
     })
 }
 

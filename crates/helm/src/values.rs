@@ -1,4 +1,5 @@
-//! Values: deep-merging value layers (chart defaults ← app profile ← DIG overrides) and Helm's `--set key=value`.
+//! User values: layering what the user supplies (an app profile's values, then a DIG's `key=value` overrides) as
+//! Helm layers `-f` files and `--set` flags, before the chart model coalesces them over the chart's defaults.
 
 use serde_json::{Map, Value as Json};
 
@@ -18,18 +19,17 @@ pub enum ValuesError {
     },
 }
 
-/// Merges `overlay` into `base`: mappings merge key by key, anything else replaces; `null` removes a key
-/// (Helm's rule for user-supplied values).
+/// Merges `overlay` into `base` as Helm merges its `-f` files (`mergeMaps`): mappings merge key by key, anything
+/// else replaces. A `null` is kept: when the values are coalesced over the chart's defaults it removes that default.
 pub fn merge_values(base: &mut Json, overlay: &Json) {
     match (base, overlay) {
         (Json::Object(base), Json::Object(overlay)) => {
             for (key, value) in overlay {
-                if value.is_null() {
-                    base.remove(key);
-                } else if let Some(existing) = base.get_mut(key) {
-                    merge_values(existing, value);
-                } else {
-                    base.insert(key.clone(), value.clone());
+                match base.get_mut(key) {
+                    Some(existing) if existing.is_object() && value.is_object() => merge_values(existing, value),
+                    _ => {
+                        base.insert(key.clone(), value.clone());
+                    }
                 }
             }
         }
@@ -112,7 +112,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn layers_merge_deeply_and_null_removes() {
+    fn layers_merge_deeply_and_keep_nulls_for_coalescing() {
         let mut values = json!({"image": {"repository": "nginx", "tag": "1"}, "replicas": 1, "drop": 1});
         merge_values(
             &mut values,
@@ -120,7 +120,7 @@ mod tests {
         );
         assert_eq!(
             values,
-            json!({"image": {"repository": "nginx", "tag": "2"}, "replicas": 3})
+            json!({"image": {"repository": "nginx", "tag": "2"}, "replicas": 3, "drop": null})
         );
     }
 

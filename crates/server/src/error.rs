@@ -117,9 +117,7 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::InvalidState { .. } => Self::conflict("InvalidState", message),
             LifecycleError::Incomplete(_) => Self::conflict("Incomplete", message),
             LifecycleError::Placement(_) => Self::conflict("PlacementFailed", message),
-            LifecycleError::Render { .. } => {
-                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "RenderFailed", message)
-            }
+            LifecycleError::Render { .. } => Self::conflict("RenderFailed", message),
         }
     }
 }

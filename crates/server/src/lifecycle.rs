@@ -486,8 +486,9 @@ impl Lifecycle {
             .blob(app)
             .await?
             .ok_or_else(|| failed("the app has no chart".into()))?;
-        let chart = emco_helm::read_chart(&chart_bytes).map_err(|err| failed(format!("chart: {err}")))?;
-        let mut values = chart.values.clone();
+        let chart = emco_helm::load_archive(&chart_bytes).map_err(|err| failed(format!("chart: {err}")))?;
+        // The user's values (profile, then overrides), coalesced over the chart's defaults by the renderer.
+        let mut values = serde_json::Value::Object(Default::default());
         if let Some(profile) = profile {
             let bytes = self
                 .catalog
