@@ -566,6 +566,7 @@ mod hook_tests {
             kind: kind.into(),
             name: name.into(),
             object: json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "annotations": annotations}}),
+            from_crds: source.starts_with("crds/"),
         }
     }
 

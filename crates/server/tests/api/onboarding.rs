@@ -465,7 +465,7 @@ async fn instantiate_explains_what_is_missing_or_broken() {
     api.post(&format!("{DIG}/generic-placement-intents/fw-placement-intent/app-intents"), json!({"metadata": {"name": "sink-placement"}, "spec": {"app": "sink", "intent": {"allOf": [{"clusterProvider": "vfw-cluster-provider", "cluster": "edge01"}]}}}))
         .await
         .expect(StatusCode::CREATED);
-    // A chart whose template is broken: the error names the app, file and line.
+    // A chart whose template does not parse is refused at upload with Helm's message (file and line).
     let broken = emco_helm::archive::write_tgz(&[
         ("sink/Chart.yaml", b"name: sink\nversion: 0.1.0\n"),
         (
@@ -473,19 +473,35 @@ async fn instantiate_explains_what_is_missing_or_broken() {
             b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Values.name | default \"x\" }\n",
         ),
     ]);
+    let reply = api
+        .put_form(&format!("{CA}/apps/sink"), &json!({"metadata": {"name": "sink"}}), &broken)
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        reply.message(),
+        "Error in file format: chart: parse error at (sink/templates/cm.yaml:4): unexpected \"}\" in operand"
+    );
+    // A chart that parses but fails with these values is accepted, and instantiate answers 409 naming the app
+    // and Helm's `file:line:col` with the chart's own message.
+    let needs_values = emco_helm::archive::write_tgz(&[
+        ("sink/Chart.yaml", b"name: sink\nversion: 0.1.0\n"),
+        (
+            "sink/templates/cm.yaml",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ required \"name is required\" .Values.name }}\n",
+        ),
+    ]);
     api.put_form(
         &format!("{CA}/apps/sink"),
         &json!({"metadata": {"name": "sink"}}),
-        &broken,
+        &needs_values,
     )
     .await
     .expect(StatusCode::CREATED);
-    let reply = instantiate().await.expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let reply = instantiate().await.expect(StatusCode::CONFLICT);
     assert_eq!(reply.code(), "RenderFailed");
-    assert!(
-        reply.message().contains("app 'sink'") && reply.message().contains("templates/cm.yaml:4"),
-        "{}",
-        reply.message()
+    assert_eq!(
+        reply.message(),
+        "app 'sink': execution error at (sink/templates/cm.yaml:4:11): name is required"
     );
     // Nothing was half-instantiated.
     assert!(
