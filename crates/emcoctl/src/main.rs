@@ -35,6 +35,35 @@ enum Command {
     Delete(FileArgs),
     /// The status of a deployment intent group: a table (apps × clusters × resources), or the API's answer.
     Status(StatusArgs),
+    /// Render a chart offline exactly as emco would apply it (no API needed).
+    Template(TemplateArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct TemplateArgs {
+    /// A chart directory or .tgz.
+    chart: PathBuf,
+    /// Values file (repeatable; later files win).
+    #[arg(short = 'f', long = "values")]
+    values: Vec<PathBuf>,
+    /// key=value override (repeatable; applied after the files).
+    #[arg(long)]
+    set: Vec<String>,
+    /// Release name (.Release.Name; emco uses the DIG's version).
+    #[arg(long, default_value = "r1")]
+    name: String,
+    /// Release namespace.
+    #[arg(long, default_value = "default")]
+    namespace: String,
+    /// Output: a YAML stream or a JSON list of objects.
+    #[arg(short = 'o', long = "output", default_value = "yaml", value_parser = ["yaml", "json"])]
+    output: String,
+    /// Leave out the CRDs of crds/ folders (as `helm template` does without --include-crds).
+    #[arg(long)]
+    skip_crds: bool,
+    /// Print Helm test hooks too (emco never applies them).
+    #[arg(long)]
+    include_tests: bool,
 }
 
 #[derive(Debug, clap::Args)]
@@ -93,6 +122,9 @@ struct FileArgs {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Command::Template(template_args) = &args.command {
+        return template(template_args);
+    }
     let default_config = std::env::var_os("HOME")
         .map(|home| PathBuf::from(home).join(".emco.yaml"))
         .filter(|path| path.is_file());
@@ -109,6 +141,7 @@ fn main() -> ExitCode {
     };
     let (verb, file_args) = match args.command {
         Command::Status(status_args) => return status(&client, &status_args),
+        Command::Template(template_args) => return template(&template_args),
         Command::Apply(a) => (Verb::Apply, a),
         Command::Get(a) => (Verb::Get, a),
         Command::Update(a) => (Verb::Update, a),
@@ -170,6 +203,30 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(err @ commands::CommandError::File { .. }) => usage(&err.to_string()),
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn template(args: &TemplateArgs) -> ExitCode {
+    use emcoctl::template::{TemplateError, TemplateRequest, run};
+    let request = TemplateRequest {
+        chart: args.chart.clone(),
+        values: args.values.clone(),
+        set: args.set.clone(),
+        name: args.name.clone(),
+        namespace: args.namespace.clone(),
+        output: args.output.clone(),
+        skip_crds: args.skip_crds,
+        include_tests: args.include_tests,
+    };
+    match run(&request, &mut std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(TemplateError::Input(message)) => usage(&message),
+        // A closed pipe (`| head`) ends the output; it is not an error of the command.
+        Err(TemplateError::Output(err)) if err.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("emcoctl: {err}");
             ExitCode::FAILURE

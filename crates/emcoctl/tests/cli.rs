@@ -156,3 +156,99 @@ async fn bad_input_gets_a_clear_message_and_a_non_zero_exit() {
     assert_eq!(unreachable.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&unreachable.stderr).contains("http://127.0.0.1:9/v2/projects"));
 }
+
+fn template(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_emcoctl"))
+        .arg("template")
+        .args(args)
+        .env_remove("EMCO_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn template_renders_a_chart_offline_as_emco_applies_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("web");
+    std::fs::create_dir_all(chart.join("templates/tests")).unwrap();
+    std::fs::create_dir_all(chart.join("crds")).unwrap();
+    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: web\nversion: 0.1.0\n").unwrap();
+    std::fs::write(chart.join("values.yaml"), "replicas: 1\nimage: nginx\n").unwrap();
+    std::fs::write(
+        chart.join("templates/deploy.yaml"),
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {{ .Release.Name }}-web\n  namespace: {{ .Release.Namespace }}\nspec:\n  replicas: {{ .Values.replicas }}\n  template:\n    spec:\n      containers:\n      - name: web\n        image: {{ .Values.image | quote }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/cm.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web-config\ndata:\n  tag: {{ required \"tag is required\" .Values.tag | quote }}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/tests/probe.yaml"),
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: web-probe\n  annotations:\n    helm.sh/hook: test\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("crds/widgets.yaml"),
+        "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata:\n  name: widgets.example.com\n",
+    )
+    .unwrap();
+    let values = file(&dir, "v.yaml", "replicas: 2\ntag: v1\n");
+    let chart = chart.display().to_string();
+
+    // A value the chart requires is missing: Helm's message, exit 1.
+    let missing = template(&[&chart]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&missing.stderr).trim(),
+        "emcoctl: execution error at (web/templates/cm.yaml:6:10): tag is required"
+    );
+
+    // YAML stream: the CRD first, then Helm's install order; the test hook left out; files then --set.
+    let yaml = template(&[&chart, "-f", &values, "--set", "image=httpd", "--name", "fw0", "--namespace", "edge"]);
+    assert_eq!(yaml.status.code(), Some(0), "{}", String::from_utf8_lossy(&yaml.stderr));
+    let stdout = String::from_utf8_lossy(&yaml.stdout);
+    let sources: Vec<&str> = stdout.lines().filter_map(|line| line.strip_prefix("# Source: ")).collect();
+    assert_eq!(
+        sources,
+        ["web/crds/widgets.yaml", "web/templates/cm.yaml", "web/templates/deploy.yaml"]
+    );
+    assert!(stdout.contains("  name: fw0-web\n  namespace: edge\n"), "{stdout}");
+    assert!(stdout.contains("  replicas: 2\n") && stdout.contains("image: httpd\n"), "{stdout}");
+
+    // JSON: a list of the same objects; --skip-crds --include-tests prints what `helm template` prints.
+    let json = template(&[&chart, "-f", &values, "-o", "json", "--skip-crds", "--include-tests"]);
+    let objects: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
+    let names: Vec<&str> = objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
+    assert_eq!(names, ["web-config", "web-probe", "r1-web"]);
+
+    // A chart that is not there, or an output format that does not exist: exit 2.
+    let absent = template(&[&dir.path().join("nope").display().to_string()]);
+    assert_eq!(absent.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&absent.stderr).contains("nope"));
+    assert_eq!(template(&[&chart, "-o", "xml"]).status.code(), Some(2));
+}
+
+#[test]
+fn template_prints_helms_objects_of_kube_prometheus_stack() {
+    let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/helm-corpus");
+    let chart = corpus.join("emco-examples/kube-prometheus-stack");
+    if !chart.is_dir() {
+        eprintln!("skipped: the Helm chart corpus is not at {}", corpus.display());
+        return;
+    }
+    let count = |args: &[&str]| {
+        let output = template(args);
+        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        let objects: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap();
+        objects
+    };
+    let chart = chart.display().to_string();
+    // What `helm template` prints: 136 objects (Helm v4.2.3, same chart and values).
+    assert_eq!(count(&[&chart, "-o", "json", "--skip-crds", "--include-tests"]).len(), 136);
+    // What emco applies: the 8 CRDs of its crds/ folder first, and no test hook.
+    let applied = count(&[&chart, "-o", "json"]);
+    assert_eq!(applied.len(), 136 + 8 - 1);
+    assert!(applied[..8].iter().all(|o| o["kind"] == "CustomResourceDefinition"));
+}

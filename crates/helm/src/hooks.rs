@@ -8,7 +8,7 @@
 //! ([`HookError::UnknownEvent`]); Helm itself skips such an object entirely (neither hook nor resource), which is
 //! what callers do with the error.
 
-use emco_model::{HookDeletePolicy, HookEvent};
+pub use emco_model::{HookDeletePolicy, HookEvent};
 use serde_json::Value as Json;
 
 pub use emco_model::Hook;

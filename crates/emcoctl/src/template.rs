@@ -1,0 +1,129 @@
+//! `emcoctl template`: renders a chart offline exactly as emco would apply it — the same renderer, the same values
+//! layering (`-f` files in order, then `--set`), the objects in apply order (CRDs of `crds/` folders first, then
+//! Helm's install order), Helm test hooks left out as emco leaves them out — as a YAML stream like `helm template`
+//! or a JSON list of objects. A chart Helm rejects fails with Helm's message. `--skip-crds --include-tests` prints
+//! the objects `helm template` prints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use emco_helm::render::{Manifest, Release, render_chart};
+use emco_helm::{Chart, ChartError};
+use emco_helm::hooks::HookEvent;
+use serde_json::Value as Json;
+
+/// Why `emcoctl template` could not print objects.
+#[derive(Debug, thiserror::Error)]
+pub enum TemplateError {
+    /// The chart, a values file or a `--set` cannot be read (exit 2).
+    #[error("{0}")]
+    Input(String),
+    /// The chart does not render (exit 1): Helm's message.
+    #[error("{0}")]
+    Render(String),
+    /// The output cannot be written.
+    #[error("cannot write the output: {0}")]
+    Output(#[from] std::io::Error),
+}
+
+/// What to render and how to print it.
+#[derive(Debug, Clone)]
+pub struct TemplateRequest {
+    /// A chart directory or `.tgz`.
+    pub chart: PathBuf,
+    /// Values files, later ones over earlier ones.
+    pub values: Vec<PathBuf>,
+    /// `key=value` overrides (Helm's `--set`), applied after the files.
+    pub set: Vec<String>,
+    /// `.Release.Name`.
+    pub name: String,
+    /// `.Release.Namespace`.
+    pub namespace: String,
+    /// `yaml` or `json`.
+    pub output: String,
+    /// Leave out the objects of `crds/` folders (`helm template` leaves them out unless `--include-crds`).
+    pub skip_crds: bool,
+    /// Print Helm test hooks too (emco never applies them; `helm template` prints them).
+    pub include_tests: bool,
+}
+
+fn load_chart(path: &Path) -> Result<Chart, TemplateError> {
+    let input = |message: String| TemplateError::Input(format!("{}: {message}", path.display()));
+    let loaded: Result<Chart, ChartError> = if path.is_dir() {
+        let folder = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or("chart")
+            .to_string();
+        let tgz = emco_helm::archive::pack_dir(path, &format!("{folder}/")).map_err(|err| input(err.to_string()))?;
+        // A directory is loaded as Helm loads one (its `.helmignore` applies).
+        emco_helm::archive::read_tgz(&tgz)
+            .map_err(ChartError::from)
+            .and_then(emco_helm::charts::load_files)
+    } else {
+        let bytes = std::fs::read(path).map_err(|err| input(err.to_string()))?;
+        emco_helm::load_archive(&bytes)
+    };
+    loaded.map_err(|err| input(err.to_string()))
+}
+
+fn user_values(request: &TemplateRequest) -> Result<Json, TemplateError> {
+    let mut values = Json::Object(Default::default());
+    for file in &request.values {
+        let input = |message: String| TemplateError::Input(format!("{}: {message}", file.display()));
+        let text = std::fs::read_to_string(file).map_err(|err| input(err.to_string()))?;
+        let layer = match emco_helm::formats::yaml::parse(&text).map_err(|err| input(err.to_string()))? {
+            Json::Null => Json::Object(Default::default()),
+            layer @ Json::Object(_) => layer,
+            _ => return Err(input("the top level must be a mapping".into())),
+        };
+        emco_helm::merge_values(&mut values, &layer);
+    }
+    for entry in &request.set {
+        let Some((key, value)) = entry.split_once('=') else {
+            return Err(TemplateError::Input(format!("--set {entry}: expected key=value")));
+        };
+        emco_helm::apply_set(&mut values, key, value)
+            .map_err(|err| TemplateError::Input(format!("--set {entry}: {err}")))?;
+    }
+    Ok(values)
+}
+
+/// Whether emco applies the object: everything but Helm test hooks.
+fn applied(manifest: &Manifest) -> bool {
+    !matches!(emco_helm::hooks::hook_of(&manifest.object), Ok(Some(hook)) if hook.runs_at(HookEvent::Test))
+}
+
+/// Renders the request's chart and writes the objects to `out`.
+pub fn run(request: &TemplateRequest, out: &mut impl Write) -> Result<(), TemplateError> {
+    if !["yaml", "json"].contains(&request.output.as_str()) {
+        return Err(TemplateError::Input(format!(
+            "-o {}: expected yaml or json",
+            request.output
+        )));
+    }
+    let chart = load_chart(&request.chart)?;
+    let values = user_values(request)?;
+    let release = Release {
+        name: request.name.clone(),
+        namespace: request.namespace.clone(),
+    };
+    let manifests: Vec<Manifest> = render_chart(&chart, &values, &release)
+        .map_err(|err| TemplateError::Render(err.to_string()))?
+        .into_iter()
+        .filter(|manifest| !(request.skip_crds && manifest.from_crds))
+        .filter(|manifest| request.include_tests || applied(manifest))
+        .collect();
+    if request.output == "json" {
+        let objects: Vec<&Json> = manifests.iter().map(|manifest| &manifest.object).collect();
+        let text = serde_json::to_string_pretty(&objects).map_err(std::io::Error::other)?;
+        writeln!(out, "{text}")?;
+        return Ok(());
+    }
+    for manifest in &manifests {
+        let yaml = emco_helm::formats::yaml::marshal(&emco_helm::gotemplate::Value::from_json(&manifest.object))
+            .map_err(|err| TemplateError::Render(format!("{}: {err}", manifest.source)))?;
+        write!(out, "---\n# Source: {}\n{yaml}", manifest.source)?;
+    }
+    Ok(())
+}
