@@ -308,7 +308,7 @@ async fn onboard(api: &Api, clusters: &[(String, Vec<u8>)], example: &Charts) ->
     let dig = dig_path();
     api.post(
         &format!("{composite_app}/deployment-intent-groups"),
-        json!({"metadata": {"name": DIG}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "r1"}}),
+        json!({"metadata": {"name": DIG}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}}),
     )
     .await?;
     api.post(&format!("{dig}/intents"), json!({"metadata": {"name": "vfw-intent"}, "spec": {"intent": {"genericPlacementIntent": "vfw-placement"}}}))

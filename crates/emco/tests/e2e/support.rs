@@ -267,7 +267,7 @@ pub(crate) async fn onboard_apps(http: &Http, clusters: &[(String, String)], cha
     .expect(201);
     http.post(
         &format!("{CA}/deployment-intent-groups"),
-        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "r1"}}),
+        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}}),
     )
     .await
     .expect(201);
