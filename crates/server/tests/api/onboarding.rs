@@ -32,7 +32,7 @@ async fn vfw_onboards_approves_and_instantiates_into_twelve_pending_resources() 
     let meta = contexts.meta(ids[0]).await.unwrap();
     assert_eq!(meta.status, ContextStatus::Instantiating);
     assert_eq!(meta.namespace, "default");
-    assert_eq!(meta.release, "r1");
+    assert_eq!(meta.release, "fw0");
     let order: Vec<_> = meta.apps.iter().map(|a| a.name.as_str()).collect();
     assert_eq!(order, APPS, "apps keep the order they were onboarded in");
     for app in &meta.apps {
@@ -77,7 +77,7 @@ async fn vfw_onboards_approves_and_instantiates_into_twelve_pending_resources() 
     assert_eq!(firewall.resources[0].manifest["spec"]["replicas"], 2);
     assert_eq!(
         firewall.resources[0].manifest["spec"]["template"]["spec"]["containers"][0]["image"],
-        "registry.local/vfw/firewall:1.0"
+        "virtlet.cloud/ubuntu/16.04:latest"
     );
     let sink = records.iter().find(|r| r.app == "sink").unwrap();
     let kinds: Vec<_> = sink.resources.iter().map(|r| r.kind.as_str()).collect();
@@ -119,7 +119,7 @@ async fn lifecycle_transitions_are_allowed_and_refused_as_the_seeds_say() {
     api.put(
         DIG,
         json!({"metadata": {"name": "vfw_deployment_intent_group", "description": "changed"},
-                         "spec": {"compositeProfile": "vfw_composite-profile", "version": "r1"}}),
+                         "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}}),
     )
     .await
     .expect(StatusCode::OK);

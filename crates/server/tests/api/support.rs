@@ -286,7 +286,7 @@ impl Api {
         self.post(
             &format!("{CA}/deployment-intent-groups"),
             json!({"metadata": {"name": "vfw_deployment_intent_group"},
-                   "spec": {"compositeProfile": "vfw_composite-profile", "version": "r1",
+                   "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0",
                             "overrideValues": [{"app": "firewall", "values": {"replicaCount": "2"}}]}}),
         )
         .await
