@@ -81,7 +81,8 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
     let sim = kubesim::Simulator::start(
         names
             .iter()
-            .map(|name| kubesim::ClusterConfig::new(name))
+            // EMCO's vFW runs its VMs on nodes labelled for virtlet; the simulated edge nodes are prepared so.
+            .map(|name| kubesim::ClusterConfig::new(name).with_node_label("extraRuntime", "virtlet"))
             .collect(),
     )
     .await

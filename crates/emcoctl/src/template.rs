@@ -7,9 +7,9 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use emco_helm::hooks::HookEvent;
 use emco_helm::render::{Manifest, Release, render_chart};
 use emco_helm::{Chart, ChartError};
-use emco_helm::hooks::HookEvent;
 use serde_json::Value as Json;
 
 /// Why `emcoctl template` could not print objects.
@@ -55,7 +55,8 @@ fn load_chart(path: &Path) -> Result<Chart, TemplateError> {
             .and_then(|name| name.to_str())
             .unwrap_or("chart")
             .to_string();
-        let tgz = emco_helm::archive::pack_dir(path, &format!("{folder}/")).map_err(|err| input(err.to_string()))?;
+        let tgz = emco_helm::archive::pack_dir(path, &format!("{folder}/"))
+            .map_err(|err| input(err.to_string()))?;
         // A directory is loaded as Helm loads one (its `.helmignore` applies).
         emco_helm::archive::read_tgz(&tgz)
             .map_err(ChartError::from)
@@ -121,8 +122,9 @@ pub fn run(request: &TemplateRequest, out: &mut impl Write) -> Result<(), Templa
         return Ok(());
     }
     for manifest in &manifests {
-        let yaml = emco_helm::formats::yaml::marshal(&emco_helm::gotemplate::Value::from_json(&manifest.object))
-            .map_err(|err| TemplateError::Render(format!("{}: {err}", manifest.source)))?;
+        let yaml =
+            emco_helm::formats::yaml::marshal(&emco_helm::gotemplate::Value::from_json(&manifest.object))
+                .map_err(|err| TemplateError::Render(format!("{}: {err}", manifest.source)))?;
         write!(out, "---\n# Source: {}\n{yaml}", manifest.source)?;
     }
     Ok(())

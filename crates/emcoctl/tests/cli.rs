@@ -172,7 +172,11 @@ fn template_renders_a_chart_offline_as_emco_applies_it() {
     let chart = dir.path().join("web");
     std::fs::create_dir_all(chart.join("templates/tests")).unwrap();
     std::fs::create_dir_all(chart.join("crds")).unwrap();
-    std::fs::write(chart.join("Chart.yaml"), "apiVersion: v2\nname: web\nversion: 0.1.0\n").unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: web\nversion: 0.1.0\n",
+    )
+    .unwrap();
     std::fs::write(chart.join("values.yaml"), "replicas: 1\nimage: nginx\n").unwrap();
     std::fs::write(
         chart.join("templates/deploy.yaml"),
@@ -206,21 +210,60 @@ fn template_renders_a_chart_offline_as_emco_applies_it() {
     );
 
     // YAML stream: the CRD first, then Helm's install order; the test hook left out; files then --set.
-    let yaml = template(&[&chart, "-f", &values, "--set", "image=httpd", "--name", "fw0", "--namespace", "edge"]);
-    assert_eq!(yaml.status.code(), Some(0), "{}", String::from_utf8_lossy(&yaml.stderr));
+    let yaml = template(&[
+        &chart,
+        "-f",
+        &values,
+        "--set",
+        "image=httpd",
+        "--name",
+        "fw0",
+        "--namespace",
+        "edge",
+    ]);
+    assert_eq!(
+        yaml.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&yaml.stderr)
+    );
     let stdout = String::from_utf8_lossy(&yaml.stdout);
-    let sources: Vec<&str> = stdout.lines().filter_map(|line| line.strip_prefix("# Source: ")).collect();
+    let sources: Vec<&str> = stdout
+        .lines()
+        .filter_map(|line| line.strip_prefix("# Source: "))
+        .collect();
     assert_eq!(
         sources,
-        ["web/crds/widgets.yaml", "web/templates/cm.yaml", "web/templates/deploy.yaml"]
+        [
+            "web/crds/widgets.yaml",
+            "web/templates/cm.yaml",
+            "web/templates/deploy.yaml"
+        ]
     );
-    assert!(stdout.contains("  name: fw0-web\n  namespace: edge\n"), "{stdout}");
-    assert!(stdout.contains("  replicas: 2\n") && stdout.contains("image: httpd\n"), "{stdout}");
+    assert!(
+        stdout.contains("  name: fw0-web\n  namespace: edge\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  replicas: 2\n") && stdout.contains("image: httpd\n"),
+        "{stdout}"
+    );
 
     // JSON: a list of the same objects; --skip-crds --include-tests prints what `helm template` prints.
-    let json = template(&[&chart, "-f", &values, "-o", "json", "--skip-crds", "--include-tests"]);
+    let json = template(&[
+        &chart,
+        "-f",
+        &values,
+        "-o",
+        "json",
+        "--skip-crds",
+        "--include-tests",
+    ]);
     let objects: Vec<serde_json::Value> = serde_json::from_slice(&json.stdout).unwrap();
-    let names: Vec<&str> = objects.iter().filter_map(|o| o["metadata"]["name"].as_str()).collect();
+    let names: Vec<&str> = objects
+        .iter()
+        .filter_map(|o| o["metadata"]["name"].as_str())
+        .collect();
     assert_eq!(names, ["web-config", "web-probe", "r1-web"]);
 
     // A chart that is not there, or an output format that does not exist: exit 2.
@@ -240,15 +283,27 @@ fn template_prints_helms_objects_of_kube_prometheus_stack() {
     }
     let count = |args: &[&str]| {
         let output = template(args);
-        assert_eq!(output.status.code(), Some(0), "{}", String::from_utf8_lossy(&output.stderr));
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
         let objects: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap();
         objects
     };
     let chart = chart.display().to_string();
     // What `helm template` prints: 136 objects (Helm v4.2.3, same chart and values).
-    assert_eq!(count(&[&chart, "-o", "json", "--skip-crds", "--include-tests"]).len(), 136);
+    assert_eq!(
+        count(&[&chart, "-o", "json", "--skip-crds", "--include-tests"]).len(),
+        136
+    );
     // What emco applies: the 8 CRDs of its crds/ folder first, and no test hook.
     let applied = count(&[&chart, "-o", "json"]);
     assert_eq!(applied.len(), 136 + 8 - 1);
-    assert!(applied[..8].iter().all(|o| o["kind"] == "CustomResourceDefinition"));
+    assert!(
+        applied[..8]
+            .iter()
+            .all(|o| o["kind"] == "CustomResourceDefinition")
+    );
 }

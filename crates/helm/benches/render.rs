@@ -24,7 +24,11 @@ const RUNS: usize = 20;
 fn stats(mut times: Vec<f64>) -> (f64, f64, f64) {
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or_default();
-    (median, times.first().copied().unwrap_or_default(), times.last().copied().unwrap_or_default())
+    (
+        median,
+        times.first().copied().unwrap_or_default(),
+        times.last().copied().unwrap_or_default(),
+    )
 }
 
 fn main() {
@@ -36,7 +40,10 @@ fn main() {
         println!("skipped: no Helm chart corpus at {}", corpus.display());
         return;
     }
-    let release = Release { name: "r1".into(), namespace: "default".into() };
+    let release = Release {
+        name: "r1".into(),
+        namespace: "default".into(),
+    };
     let helm = std::env::var("EMCO_HELM_PYTHON").ok().and_then(|python| {
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/helm-render-time.py");
         let mut command = std::process::Command::new(python);
@@ -51,7 +58,11 @@ fn main() {
     println!("|---|---|---|---|---|");
     for chart in CHARTS {
         let dir = corpus.join(chart);
-        let folder = dir.file_name().and_then(|name| name.to_str()).unwrap_or_default().to_string();
+        let folder = dir
+            .file_name()
+            .and_then(|name| name.to_str())
+            .unwrap_or_default()
+            .to_string();
         let Ok(tgz) = emco_helm::archive::pack_dir(&dir, &format!("{folder}/")) else {
             println!("| {chart} | cannot pack | | | |");
             continue;
@@ -63,7 +74,8 @@ fn main() {
             let rendered = emco_helm::charts::load_archive(&tgz)
                 .map_err(|err| err.to_string())
                 .and_then(|chart| {
-                    render_chart(&chart, &Json::Object(Default::default()), &release).map_err(|err| err.to_string())
+                    render_chart(&chart, &Json::Object(Default::default()), &release)
+                        .map_err(|err| err.to_string())
                 });
             times.push(start.elapsed().as_secs_f64() * 1000.0);
             match rendered {
@@ -75,14 +87,18 @@ fn main() {
             }
         }
         let (median, low, high) = stats(times.split_off(2));
-        let helm_times = helm.as_ref().and_then(|helm| helm.get(dir.to_string_lossy().as_ref())).and_then(Json::as_array);
-        let (helm_text, ratio) = match helm_times.map(|t| t.iter().filter_map(Json::as_f64).collect::<Vec<_>>()) {
-            Some(t) if t.len() == 3 => (
-                format!("{:.1} ({:.1}–{:.1})", t[0], t[1], t[2]),
-                format!("{:.2}", median / t[0]),
-            ),
-            _ => ("not measured (set EMCO_HELM_PYTHON)".to_string(), String::new()),
-        };
+        let helm_times = helm
+            .as_ref()
+            .and_then(|helm| helm.get(dir.to_string_lossy().as_ref()))
+            .and_then(Json::as_array);
+        let (helm_text, ratio) =
+            match helm_times.map(|t| t.iter().filter_map(Json::as_f64).collect::<Vec<_>>()) {
+                Some(t) if t.len() == 3 => (
+                    format!("{:.1} ({:.1}–{:.1})", t[0], t[1], t[2]),
+                    format!("{:.2}", median / t[0]),
+                ),
+                _ => ("not measured (set EMCO_HELM_PYTHON)".to_string(), String::new()),
+            };
         println!("| {chart} | {objects} | {median:.1} ({low:.1}–{high:.1}) | {helm_text} | {ratio} |");
     }
 }

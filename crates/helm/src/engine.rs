@@ -91,7 +91,9 @@ fn required(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     let value = args.get(1).cloned().unwrap_or_default();
     match &value {
         Value::Nil => Err(FuncError::new(format!("{WARN_START}{warn}{WARN_END}"))),
-        Value::String(text) if text.is_empty() => Err(FuncError::new(format!("{WARN_START}{warn}{WARN_END}"))),
+        Value::String(text) if text.is_empty() => {
+            Err(FuncError::new(format!("{WARN_START}{warn}{WARN_END}")))
+        }
         _ => Ok(value),
     }
 }
@@ -132,10 +134,12 @@ pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<Stri
     }
     let mut rendered = BTreeMap::new();
     for job in order.iter().filter(|job| job.renders) {
-        let output = templates.execute(&job.name, &job.enter()).map_err(|err| EngineError {
-            template: job.name.clone(),
-            message: exec_error_message(&job.name, &err),
-        })?;
+        let output = templates
+            .execute(&job.name, &job.enter())
+            .map_err(|err| EngineError {
+                template: job.name.clone(),
+                message: exec_error_message(&job.name, &err),
+            })?;
         rendered.insert(job.name.clone(), output.replace("<no value>", ""));
     }
     Ok(rendered)
@@ -163,7 +167,10 @@ fn collect_templates(chart: &Chart, path: &str, out: &mut Vec<(String, String)>,
         return;
     }
     for template in &chart.templates {
-        out.push((format!("{path}/{}", template.name), String::from_utf8_lossy(&template.data).into_owned()));
+        out.push((
+            format!("{path}/{}", template.name),
+            String::from_utf8_lossy(&template.data).into_owned(),
+        ));
     }
     for sub in &chart.dependencies {
         collect_templates(sub, &format!("{path}/charts/{}", sub.name()), out, depth + 1);
@@ -303,7 +310,10 @@ mod tests {
     #[test]
     fn formats_parse_errors_as_helm() {
         assert_eq!(
-            parse_error_message("c/templates/a.yaml", "template: c/templates/a.yaml:3: unexpected \"}\" in operand"),
+            parse_error_message(
+                "c/templates/a.yaml",
+                "template: c/templates/a.yaml:3: unexpected \"}\" in operand"
+            ),
             "parse error at (c/templates/a.yaml:3): unexpected \"}\" in operand"
         );
     }

@@ -85,7 +85,10 @@ mod tests {
     #[test]
     fn reads_app_profile_values() {
         let tgz = write_tgz(&[
-            ("manifest.yaml", b"version: v1\ntype:\n  values: override_values.yaml\n"),
+            (
+                "manifest.yaml",
+                b"version: v1\ntype:\n  values: override_values.yaml\n",
+            ),
             ("override_values.yaml", b"replicaCount: 2\nenabled: yes\n"),
         ]);
         let profile = read_app_profile(&tgz).expect("profile");
@@ -97,20 +100,45 @@ mod tests {
     #[test]
     fn names_what_is_missing_or_broken() {
         let missing = write_tgz(&[("manifest.yaml", b"version: v1\ntype:\n  values: other.yaml\n")]);
-        assert!(read_app_profile(&missing).unwrap_err().to_string().contains("other.yaml"));
+        assert!(
+            read_app_profile(&missing)
+                .unwrap_err()
+                .to_string()
+                .contains("other.yaml")
+        );
         let no_manifest = write_tgz(&[("values.yaml", b"a: 1\n")]);
-        assert!(read_app_profile(&no_manifest).unwrap_err().to_string().contains("manifest.yaml is missing"));
+        assert!(
+            read_app_profile(&no_manifest)
+                .unwrap_err()
+                .to_string()
+                .contains("manifest.yaml is missing")
+        );
         let unnamed = write_tgz(&[("manifest.yaml", b"version: v1\n")]);
-        assert!(read_app_profile(&unnamed).unwrap_err().to_string().contains("type.values is required"));
+        assert!(
+            read_app_profile(&unnamed)
+                .unwrap_err()
+                .to_string()
+                .contains("type.values is required")
+        );
         let broken = write_tgz(&[
             ("manifest.yaml", b"version: v1\ntype:\n  values: v.yaml\n"),
             ("v.yaml", b"a: [1, 2\n"),
         ]);
-        assert!(read_app_profile(&broken).unwrap_err().to_string().starts_with("v.yaml: "));
+        assert!(
+            read_app_profile(&broken)
+                .unwrap_err()
+                .to_string()
+                .starts_with("v.yaml: ")
+        );
         let list = write_tgz(&[
             ("manifest.yaml", b"version: v1\ntype:\n  values: v.yaml\n"),
             ("v.yaml", b"- 1\n"),
         ]);
-        assert!(read_app_profile(&list).unwrap_err().to_string().contains("must be a mapping"));
+        assert!(
+            read_app_profile(&list)
+                .unwrap_err()
+                .to_string()
+                .contains("must be a mapping")
+        );
     }
 }

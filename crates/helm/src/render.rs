@@ -188,7 +188,9 @@ fn split_documents(text: &str) -> Vec<&str> {
     let mut line_start = 0;
     let bytes = text.as_bytes();
     while line_start <= text.len() {
-        let line_end = text[line_start..].find('\n').map_or(text.len(), |at| line_start + at);
+        let line_end = text[line_start..]
+            .find('\n')
+            .map_or(text.len(), |at| line_start + at);
         if text[line_start..line_end].starts_with("---") {
             documents.push(&text[start..line_start]);
             // The separator is `---` plus spaces and tabs; the rest of the line belongs to the next document.
@@ -252,12 +254,19 @@ fn file_manifests(file: &str, text: &str) -> Result<Vec<Manifest>, RenderError> 
 
 /// Renders `chart` for EMCO: the CRDs of its `crds/` folders (root and subcharts) first, then every rendered object
 /// in Helm's install order. Object keys (`<name>+<kind>`) are unique in the result.
-pub fn render_chart(chart: &Chart, user_values: &Json, release: &Release) -> Result<Vec<Manifest>, RenderError> {
+pub fn render_chart(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+) -> Result<Vec<Manifest>, RenderError> {
     let rendered = render_templates(chart, user_values, release)?;
     let mut manifests = Vec::new();
     for (file, bytes) in chart.crd_objects() {
         let crds = file_manifests(&file, &String::from_utf8_lossy(&bytes))?;
-        manifests.extend(crds.into_iter().map(|crd| Manifest { from_crds: true, ..crd }));
+        manifests.extend(crds.into_iter().map(|crd| Manifest {
+            from_crds: true,
+            ..crd
+        }));
     }
     let crd_count = manifests.len();
     for (file, text) in &rendered {

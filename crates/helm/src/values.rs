@@ -26,7 +26,9 @@ pub fn merge_values(base: &mut Json, overlay: &Json) {
         (Json::Object(base), Json::Object(overlay)) => {
             for (key, value) in overlay {
                 match base.get_mut(key) {
-                    Some(existing) if existing.is_object() && value.is_object() => merge_values(existing, value),
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        merge_values(existing, value)
+                    }
                     _ => {
                         base.insert(key.clone(), value.clone());
                     }

@@ -66,7 +66,9 @@ fn neutralise_random(ours: &str, helm: &str, lines: &[usize]) -> Result<String, 
         };
         let has_value = |text: &str| !text.trim_end().ends_with(':') && !text.trim().is_empty();
         if key(mine) != key(theirs) || has_value(mine) != has_value(theirs) {
-            return Err(format!("line {line} (random in Helm) has another shape: {mine:?} vs Helm's {theirs:?}"));
+            return Err(format!(
+                "line {line} (random in Helm) has another shape: {mine:?} vs Helm's {theirs:?}"
+            ));
         }
         ours[index] = theirs;
     }
@@ -105,13 +107,21 @@ fn first_difference(path: &str, ours: &Json, helm: &Json) -> String {
 
 fn short(value: Option<&Json>) -> String {
     let text = value.map_or_else(|| "absent".to_string(), Json::to_string);
-    if text.len() > 120 { format!("{}…", &text[..text.floor_char_boundary(120)]) } else { text }
+    if text.len() > 120 {
+        format!("{}…", &text[..text.floor_char_boundary(120)])
+    } else {
+        text
+    }
 }
 
 fn run_case(corpus: &Path, golden: &Json) -> Outcome {
     let chart_name = golden["chart"].as_str().unwrap_or_default();
     let chart_dir = corpus.join(chart_name);
-    let folder = chart_dir.file_name().and_then(|name| name.to_str()).unwrap_or_default().to_string();
+    let folder = chart_dir
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default()
+        .to_string();
     let tgz = match emco_helm::archive::pack_dir(&chart_dir, &format!("{folder}/")) {
         Ok(tgz) => tgz,
         Err(err) => return Outcome::Different(format!("cannot pack the chart: {err}")),
@@ -127,7 +137,10 @@ fn run_case(corpus: &Path, golden: &Json) -> Outcome {
             }
         }
     };
-    let release = Release { name: "r1".into(), namespace: "default".into() };
+    let release = Release {
+        name: "r1".into(),
+        namespace: "default".into(),
+    };
     let result = emco_helm::charts::load_archive(&tgz)
         .map_err(|err| err.to_string())
         .and_then(|chart| render_templates(&chart, &values, &release).map_err(|err| err.to_string()));
@@ -135,15 +148,25 @@ fn run_case(corpus: &Path, golden: &Json) -> Outcome {
         (Some("error"), Err(err)) => {
             let helm = golden["error"].as_str().unwrap_or_default();
             if err != helm {
-                eprintln!("same outcome, other words: emco {err:?}\n                             Helm {helm:?}");
+                eprintln!(
+                    "same outcome, other words: emco {err:?}\n                             Helm {helm:?}"
+                );
             }
             Outcome::Identical
         }
         (Some("error"), Ok(_)) => Outcome::Different(format!(
             "Helm rejects it ({}), emco renders it",
-            golden["error"].as_str().unwrap_or_default().lines().next().unwrap_or_default()
+            golden["error"]
+                .as_str()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or_default()
         )),
-        (_, Err(err)) => Outcome::Different(format!("emco fails: {}", err.lines().collect::<Vec<_>>().join(" ⏎ "))),
+        (_, Err(err)) => Outcome::Different(format!(
+            "emco fails: {}",
+            err.lines().collect::<Vec<_>>().join(" ⏎ ")
+        )),
         (_, Ok(rendered)) => compare(golden, &rendered),
     }
 }
@@ -165,7 +188,11 @@ fn compare(golden: &Json, rendered: &BTreeMap<String, String>) -> Outcome {
         let helm_text = helm_text.as_str().unwrap_or_default();
         let mut ours = rendered.get(name).cloned().unwrap_or_default();
         if let Some(lines) = golden["random"].get(name).and_then(Json::as_array) {
-            let lines: Vec<usize> = lines.iter().filter_map(Json::as_u64).map(|l| l as usize).collect();
+            let lines: Vec<usize> = lines
+                .iter()
+                .filter_map(Json::as_u64)
+                .map(|l| l as usize)
+                .collect();
             match neutralise_random(&ours, helm_text, &lines) {
                 Ok(text) => ours = text,
                 Err(why) => return Outcome::Different(format!("{name}: {why}")),
@@ -201,7 +228,9 @@ fn known_gaps() -> BTreeMap<String, String> {
 #[test]
 fn renders_the_corpus_as_helm_does() {
     let Some(corpus) = corpus_dir() else {
-        eprintln!("skipped: the Helm chart corpus is not here (set EMCO_HELM_CORPUS or put it at ../shared/helm-corpus)");
+        eprintln!(
+            "skipped: the Helm chart corpus is not here (set EMCO_HELM_CORPUS or put it at ../shared/helm-corpus)"
+        );
         return;
     };
     let mut files = Vec::new();
@@ -219,14 +248,19 @@ fn renders_the_corpus_as_helm_does() {
             .with_extension("")
             .to_string_lossy()
             .replace('\\', "/");
-        let golden: Json = serde_json::from_str(&std::fs::read_to_string(file).unwrap_or_default()).unwrap_or_default();
+        let golden: Json =
+            serde_json::from_str(&std::fs::read_to_string(file).unwrap_or_default()).unwrap_or_default();
         let outcome = std::thread::Builder::new()
             .stack_size(64 << 20)
             .spawn({
                 let corpus = corpus.clone();
                 move || run_case(&corpus, &golden)
             })
-            .and_then(|handle| handle.join().map_err(|_| std::io::Error::other("render panicked")))
+            .and_then(|handle| {
+                handle
+                    .join()
+                    .map_err(|_| std::io::Error::other("render panicked"))
+            })
             .unwrap_or_else(|err| Outcome::Different(format!("panicked: {err}")));
         match outcome {
             Outcome::Identical => {
@@ -244,9 +278,19 @@ fn renders_the_corpus_as_helm_does() {
         }
     }
     let share = identical as f64 / files.len() as f64;
-    eprintln!("conformance: {identical} of {} cases identical to Helm ({:.1} %)", files.len(), share * 100.0);
-    assert!(fixed.is_empty(), "cases listed in known-gaps.txt now match Helm; remove them: {fixed:#?}");
-    assert!(unexpected.is_empty(), "cases differ from Helm and are not in known-gaps.txt: {unexpected:#?}");
+    eprintln!(
+        "conformance: {identical} of {} cases identical to Helm ({:.1} %)",
+        files.len(),
+        share * 100.0
+    );
+    assert!(
+        fixed.is_empty(),
+        "cases listed in known-gaps.txt now match Helm; remove them: {fixed:#?}"
+    );
+    assert!(
+        unexpected.is_empty(),
+        "cases differ from Helm and are not in known-gaps.txt: {unexpected:#?}"
+    );
     assert!(
         share >= REQUIRED_IDENTICAL,
         "only {identical} of {} cases identical ({:.1} %, need {:.0} %)",

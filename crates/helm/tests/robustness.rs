@@ -17,8 +17,15 @@ fn release() -> Release {
 
 /// Renders a chart made of `files` (paths below the chart folder) with `values`.
 fn render(files: &[(&str, &str)], values: &Json) -> Result<usize, String> {
-    let mut all: Vec<(String, Vec<u8>)> = vec![("c/Chart.yaml".into(), b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec())];
-    all.extend(files.iter().map(|(path, text)| (format!("c/{path}"), text.as_bytes().to_vec())));
+    let mut all: Vec<(String, Vec<u8>)> = vec![(
+        "c/Chart.yaml".into(),
+        b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec(),
+    )];
+    all.extend(
+        files
+            .iter()
+            .map(|(path, text)| (format!("c/{path}"), text.as_bytes().to_vec())),
+    );
     let borrowed: Vec<(&str, &[u8])> = all.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
     let chart = emco_helm::load_archive(&write_tgz(&borrowed)).map_err(|err| err.to_string())?;
     match render_chart(&chart, values, &release()) {
@@ -39,11 +46,23 @@ fn each_bound_stops_a_hostile_template_with_a_clear_error() {
         ("{{ repeat 1000000000 \"x\" }}", "repeat"),
         ("{{ until 1000000000000 }}", "until"),
         ("{{ printf \"%*d\" 1000000000 1 }}", ""),
-        ("{{ define \"a\" }}{{ template \"a\" . }}{{ end }}{{ template \"a\" . }}", "depth"),
-        ("{{ define \"a\" }}{{ include \"a\" . }}{{ end }}{{ include \"a\" . }}", "depth"),
+        (
+            "{{ define \"a\" }}{{ template \"a\" . }}{{ end }}{{ template \"a\" . }}",
+            "depth",
+        ),
+        (
+            "{{ define \"a\" }}{{ include \"a\" . }}{{ end }}{{ include \"a\" . }}",
+            "depth",
+        ),
         ("{{ tpl \"{{ tpl .Values.t . }}\" . }}", ""),
-        ("{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}", "steps"),
-        ("{{ $d := dict }}{{ $_ := set $d \"self\" $d }}{{ toYaml $d }}{{ toJson $d }}", ""),
+        (
+            "{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}",
+            "steps",
+        ),
+        (
+            "{{ $d := dict }}{{ $_ := set $d \"self\" $d }}{{ toYaml $d }}{{ toJson $d }}",
+            "",
+        ),
     ];
     for (text, _) in cases {
         // Each fails cleanly (or renders within bounds) and the next chart still renders.
@@ -110,7 +129,9 @@ fn values() -> impl Strategy<Value = Json> {
         Just(Json::Null),
         any::<bool>().prop_map(Json::from),
         any::<i32>().prop_map(Json::from),
-        any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Json::from),
+        any::<f64>()
+            .prop_filter("finite", |f| f.is_finite())
+            .prop_map(Json::from),
         "[a-z{}%.$ ]{0,8}".prop_map(Json::from),
     ];
     leaf.prop_recursive(4, 32, 6, |inner| {

@@ -56,6 +56,9 @@ pub struct Args {
     /// Refuse create, update and patch of this kind on every cluster (repeatable).
     #[arg(long)]
     pub reject_kind: Vec<String>,
+    /// Put this label (key=value) on every node of every cluster (repeatable), e.g. extraRuntime=virtlet.
+    #[arg(long)]
+    pub node_label: Vec<String>,
 }
 
 /// Why kubesim stopped.
@@ -138,6 +141,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let mut config = ClusterConfig::new(name);
             config.nodes = args.nodes;
             config.timing.ready_ms = args.ready_ms;
+            for label in &args.node_label {
+                let (key, value) = label.split_once('=').unwrap_or((label.as_str(), ""));
+                config = config.with_node_label(key, value);
+            }
             let port = if args.base_port == 0 { 0 } else { args.base_port.saturating_add(u16::try_from(index).unwrap_or(u16::MAX)) };
             let cluster = SimCluster::start(config, SocketAddr::new(args.address, port)).await?;
             let faults = Faults {

@@ -73,6 +73,9 @@ pub struct ClusterConfig {
     pub nodes: usize,
     /// Workload timing.
     pub timing: Timing,
+    /// Labels every node carries besides kubesim's own (a kubelet's `--node-labels`), e.g. `extraRuntime=virtlet`
+    /// for workloads whose node affinity asks for it.
+    pub node_labels: std::collections::BTreeMap<String, String>,
 }
 
 impl ClusterConfig {
@@ -83,7 +86,15 @@ impl ClusterConfig {
             name: name.to_string(),
             nodes: 1,
             timing: Timing::default(),
+            node_labels: std::collections::BTreeMap::new(),
         }
+    }
+
+    /// The same cluster with `key=value` on every node.
+    #[must_use]
+    pub fn with_node_label(mut self, key: &str, value: &str) -> Self {
+        self.node_labels.insert(key.to_string(), value.to_string());
+        self
     }
 }
 

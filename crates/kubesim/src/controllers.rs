@@ -127,7 +127,10 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
         } else {
             format!("{}-node-{index}", cluster.name)
         };
-        let node = pods::node_object(&name, index);
+        let mut node = pods::node_object(&name, index);
+        for (key, value) in &cluster.config.node_labels {
+            node["metadata"]["labels"][key] = serde_json::Value::from(value.as_str());
+        }
         if let Ok(created) = store.create(
             &nodes,
             None,

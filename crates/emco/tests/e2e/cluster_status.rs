@@ -66,7 +66,7 @@ fn listed(answer: &Json, key: &str) -> Vec<(String, String, String, String, Stri
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vfw_cluster_status_lists_objects_and_pods_present_and_ready() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
@@ -141,7 +141,7 @@ async fn vfw_cluster_status_lists_objects_and_pods_present_and_ready() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cluster_changes_show_up_in_the_status() {
-    let sim = Simulator::start_named(1).await.unwrap();
+    let sim = crate::support::vfw_clusters(1).await;
     let monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
@@ -256,7 +256,7 @@ async fn cluster_changes_show_up_in_the_status() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crash_looping_pod_makes_its_app_not_ready() {
-    let sim = Simulator::start_named(1).await.unwrap();
+    let sim = crate::support::vfw_clusters(1).await;
     let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     let crashy = emco_helm::archive::write_tgz(&[

@@ -7,7 +7,6 @@ use std::time::Duration;
 use emcoctl::client::EmcoClient;
 use emcoctl::commands::{self, Options, Verb};
 use emcoctl::documents::{read_documents, read_values};
-use kubesim::Simulator;
 use serde_json::json;
 
 use crate::support::*;
@@ -29,7 +28,7 @@ async fn run(client: &EmcoClient, verb: Verb, file: &Path, values: &serde_json::
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vfw_emcoctl_files_apply_get_update_and_delete_the_example() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let _monitors: Vec<_> = sim
         .clusters()
         .iter()

@@ -7,7 +7,7 @@ use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
 use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
-use kubesim::{Faults, Simulator};
+use kubesim::Faults;
 use serde_json::{Value as Json, json};
 
 use crate::support::*;
@@ -51,7 +51,7 @@ async fn labelled(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn vfw_instantiates_to_twelve_applied_and_terminates_to_twelve_deleted() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     emco.http
@@ -158,7 +158,7 @@ async fn vfw_instantiates_to_twelve_applied_and_terminates_to_twelve_deleted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_down_cluster_shows_retrying_and_recovers() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let edge02 = &sim.clusters()[1];
@@ -200,7 +200,7 @@ async fn a_down_cluster_shows_retrying_and_recovers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stop_while_retrying_then_terminate() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let edge02 = &sim.clusters()[1];
@@ -256,7 +256,7 @@ async fn stop_while_retrying_then_terminate() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminate_during_instantiate_cancels_it_first() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let edge02 = &sim.clusters()[1];
@@ -299,7 +299,7 @@ async fn terminate_during_instantiate_cancels_it_first() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rejected_object_fails_with_the_clusters_reason_and_the_rest_is_applied() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     sim.clusters()[0]
@@ -402,7 +402,7 @@ pub(crate) async fn start_emco_process(data: &std::path::Path, port: u16) -> tok
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_instantiation_then_restart_converges() {
     const CLUSTERS: usize = 50;
-    let sim = Simulator::start_named(CLUSTERS).await.unwrap();
+    let sim = crate::support::vfw_clusters(CLUSTERS).await;
     // Slow clusters make the instantiation take long enough to be killed in the middle of it.
     for cluster in sim.clusters() {
         cluster
@@ -459,7 +459,7 @@ async fn sigkill_mid_instantiation_then_restart_converges() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn server_errors_are_retried_until_they_pass() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let edge01 = &sim.clusters()[0];
@@ -493,7 +493,7 @@ async fn server_errors_are_retried_until_they_pass() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_waits_for_the_app_it_depends_on() {
-    let sim = Simulator::start_named(2).await.unwrap();
+    let sim = crate::support::vfw_clusters(2).await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let ca = "/v2/projects/testvfw/composite-apps/compositevfw/v1";
@@ -545,7 +545,7 @@ async fn an_app_waits_for_the_app_it_depends_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn crds_are_applied_first_and_waited_for() {
-    let sim = Simulator::start_named(1).await.unwrap();
+    let sim = crate::support::vfw_clusters(1).await;
     let emco = Emco::start().await;
     let widgets = emco_helm::archive::write_tgz(&[
         ("widgets/Chart.yaml", b"apiVersion: v2\nname: widgets\nversion: 0.1.0\n"),

@@ -295,6 +295,21 @@ pub(crate) async fn onboard_apps(http: &Http, clusters: &[(String, String)], cha
 }
 
 /// The `(name, kubeconfig)` pairs of simulated clusters.
+/// `count` simulated edge clusters prepared for the vFW example: EMCO's upstream vFW charts schedule their VMs on
+/// nodes labelled `extraRuntime=virtlet`.
+pub(crate) async fn vfw_clusters(count: usize) -> kubesim::Simulator {
+    kubesim::Simulator::start(
+        (1..=count)
+            .map(|index| {
+                kubesim::ClusterConfig::new(&kubesim::cluster_name(index))
+                    .with_node_label("extraRuntime", "virtlet")
+            })
+            .collect(),
+    )
+    .await
+    .unwrap()
+}
+
 pub(crate) fn kubeconfigs(sim: &kubesim::Simulator) -> Vec<(String, String)> {
     sim.clusters()
         .iter()

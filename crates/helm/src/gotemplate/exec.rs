@@ -159,7 +159,13 @@ impl<'a> Exec<'a> {
     }
 
     /// Go's `error calling NAME: %w`: the function's error and what it wraps stay in the chain.
-    fn call_error(&self, pos: usize, context: &dyn Display, name: &str, error: FuncError) -> Box<TemplateError> {
+    fn call_error(
+        &self,
+        pos: usize,
+        context: &dyn Display,
+        name: &str,
+        error: FuncError,
+    ) -> Box<TemplateError> {
         let mut err = self.error(pos, context, format!("error calling {name}: {}", error.message));
         err.cause = std::iter::once(error.message).chain(error.chain).collect();
         err

@@ -231,7 +231,9 @@ pub struct NoRuntime;
 
 impl Runtime for NoRuntime {
     fn include(&mut self, name: &str, _data: &Value) -> Result<String, FuncError> {
-        Err(FuncError::new(format!("no template \"{name}\" associated with template")))
+        Err(FuncError::new(format!(
+            "no template \"{name}\" associated with template"
+        )))
     }
 
     fn tpl(&mut self, _text: &str, _data: &Value) -> Result<String, FuncError> {

@@ -190,7 +190,9 @@ impl MapScope {
 
 impl Drop for MapScope {
     fn drop(&mut self) {
-        let maps = SCOPES.with(|scopes| scopes.borrow_mut().pop()).unwrap_or_default();
+        let maps = SCOPES
+            .with(|scopes| scopes.borrow_mut().pop())
+            .unwrap_or_default();
         for map in maps {
             if let Some(map) = map.upgrade() {
                 // Values dropped here may drop other maps; take them out first so no borrow is held meanwhile.
@@ -266,7 +268,9 @@ impl Value {
             Value::List(items) => !items.is_empty(),
             Value::Map(map) => !map.is_empty(),
             // A slice or map type with methods is true when it is not empty; a struct always is.
-            Value::Object(object) => object.collection().is_none_or(|collection| collection.is_truthy()),
+            Value::Object(object) => object
+                .collection()
+                .is_none_or(|collection| collection.is_truthy()),
         }
     }
 
@@ -522,7 +526,10 @@ mod tests {
         let value = Value::from_json(&serde_json::json!({"n": 3, "f": 1.5, "l": [true, null, "x"]}));
         let map = value.as_map().expect("map");
         assert!(matches!(map.get("n"), Some(Value::Float(n)) if n == 3.0));
-        assert_eq!(value.to_json(), Ok(serde_json::json!({"f": 1.5, "l": [true, null, "x"], "n": 3})));
+        assert_eq!(
+            value.to_json(),
+            Ok(serde_json::json!({"f": 1.5, "l": [true, null, "x"], "n": 3}))
+        );
         let copy = value.deep_copy().expect("copy");
         copy.as_map().expect("map").insert("n", Value::Int(4));
         assert!(matches!(map.get("n"), Some(Value::Float(_))));

@@ -2,20 +2,20 @@
 //!
 //! One module per family, as Sprig's own files are organised; each registers its functions into a [`FuncMap`].
 
-mod strings;
-mod lists;
-mod dicts;
-mod math;
 mod conv;
-mod regexp;
-mod reflect;
-mod paths;
-mod encoding;
 mod crypto;
-mod random;
-mod semver;
 mod dates;
+mod dicts;
+mod encoding;
 mod json;
+mod lists;
+mod math;
+mod paths;
+mod random;
+mod reflect;
+mod regexp;
+mod semver;
+mod strings;
 
 use crate::gotemplate::FuncMap;
 

@@ -51,8 +51,10 @@ pub(crate) static APP: FileKind = FileKind {
     check_file: |bytes| {
         // What can be known before values: the chart loads and every template parses (Helm's own messages).
         // Whether it renders depends on the profile and overrides, so that is decided at instantiate.
-        let chart = emco_helm::load_archive(bytes).map_err(|err| format!("Error in file format: chart: {err}"))?;
-        emco_helm::engine::check_templates(&chart).map_err(|err| format!("Error in file format: chart: {err}"))
+        let chart =
+            emco_helm::load_archive(bytes).map_err(|err| format!("Error in file format: chart: {err}"))?;
+        emco_helm::engine::check_templates(&chart)
+            .map_err(|err| format!("Error in file format: chart: {err}"))
     },
     file_required: |_| true,
     file_readable: true,

@@ -474,7 +474,11 @@ async fn instantiate_explains_what_is_missing_or_broken() {
         ),
     ]);
     let reply = api
-        .put_form(&format!("{CA}/apps/sink"), &json!({"metadata": {"name": "sink"}}), &broken)
+        .put_form(
+            &format!("{CA}/apps/sink"),
+            &json!({"metadata": {"name": "sink"}}),
+            &broken,
+        )
         .await
         .expect(StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(

@@ -67,7 +67,10 @@ fn writers_match_helm_on_more_tricky_values() {
 fn writer_matches_helm_on_config_files() {
     // Config-file texts (tabs, CRLF, trailing spaces, long lines) as `.Files.AsConfig` feeds them to `toYaml`.
     let input = value(include_str!("../testdata/configs.json"));
-    assert_eq!(marshal(&input).unwrap_or_default(), include_str!("../testdata/configs.yaml"));
+    assert_eq!(
+        marshal(&input).unwrap_or_default(),
+        include_str!("../testdata/configs.yaml")
+    );
 }
 
 #[test]
