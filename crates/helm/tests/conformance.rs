@@ -108,7 +108,7 @@ fn first_difference(path: &str, ours: &Json, helm: &Json) -> String {
 fn short(value: Option<&Json>) -> String {
     let text = value.map_or_else(|| "absent".to_string(), Json::to_string);
     if text.len() > 120 {
-        format!("{}…", &text[..text.floor_char_boundary(120)])
+        format!("{}…", text.chars().take(120).collect::<String>())
     } else {
         text
     }
