@@ -47,6 +47,14 @@ pub enum LifecycleError {
     /// A placement intent names a cluster or label that resolves to nothing.
     #[error("{0}")]
     Placement(String),
+    /// An app's values break its chart's `values.schema.json`.
+    #[error("app '{app}': {message}")]
+    Values {
+        /// The app.
+        app: String,
+        /// Helm's message, naming the chart and the path of each violation.
+        message: String,
+    },
     /// An app's chart could not be rendered.
     #[error("app '{app}': {message}")]
     Render {
@@ -504,7 +512,14 @@ impl Lifecycle {
                 emco_helm::apply_set(&mut values, key, value).map_err(|err| failed(err.to_string()))?;
             }
         }
-        let manifests = render_chart(&chart, &values, release).map_err(|err| failed(err.to_string()))?;
+        let manifests = render_chart(&chart, &values, release).map_err(|err| match err {
+            // Values the chart's values.schema.json refuses: the values are wrong, not the chart.
+            emco_helm::RenderError::Chart(emco_helm::ChartError::Schema(message)) => LifecycleError::Values {
+                app: name.clone(),
+                message: message.trim_end().to_string(),
+            },
+            other => failed(other.to_string()),
+        })?;
         if manifests.is_empty() {
             return Err(failed("the chart renders no Kubernetes objects".into()));
         }

@@ -507,6 +507,25 @@ async fn instantiate_explains_what_is_missing_or_broken() {
         reply.message(),
         "app 'sink': execution error at (sink/templates/cm.yaml:4:11): name is required"
     );
+    // Values the chart's values.schema.json refuses: 422 with Helm's message naming the chart and the path.
+    let schema_chart = emco_helm::archive::write_tgz(&[
+        ("sink/Chart.yaml", b"apiVersion: v2\nname: sink\nversion: 0.1.0\n"),
+        ("sink/values.yaml", b"replicas: two\n"),
+        (
+            "sink/values.schema.json",
+            br#"{"type":"object","properties":{"replicas":{"type":"integer"}}}"#,
+        ),
+        ("sink/templates/cm.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"),
+    ]);
+    api.put_form(&format!("{CA}/apps/sink"), &json!({"metadata": {"name": "sink"}}), &schema_chart)
+        .await
+        .expect(StatusCode::CREATED);
+    let reply = instantiate().await.expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(reply.code(), "InvalidValues");
+    assert_eq!(
+        reply.message(),
+        "app 'sink': values don't meet the specifications of the schema(s) in the following chart(s):\nsink:\n- at '/replicas': got string, want integer"
+    );
     // Nothing was half-instantiated.
     assert!(
         AppContexts::new(api.store.clone())
