@@ -6,9 +6,9 @@
 use serde_json::Value as Json;
 
 use super::coalesce::{Warnings, coalesce_tables, coalesce_tree};
-use super::semver::is_compatible_range;
 use super::tree::{Table, Tree, new_table, path_value, table_at};
 use super::{Chart, ChartError};
+use crate::sprig::semver::is_compatible_range;
 
 /// Helm's `action.CheckDependencies` for the root chart: every `dependencies` entry needs a loaded subchart of
 /// that name.

@@ -97,7 +97,7 @@ fn strip_top_folder(files: Vec<ArchiveFile>) -> Result<Vec<File>, ChartError> {
         if joined.starts_with('/') {
             return Err(ChartError::Load("chart illegally contains absolute paths".into()));
         }
-        let name = clean_path(&joined);
+        let name = crate::sprig::paths::clean(&joined);
         if name == "." {
             return Err(ChartError::Load(format!(
                 "chart illegally contains content outside the base directory: {:?}",
@@ -129,31 +129,6 @@ fn strip_top_folder(files: Vec<ArchiveFile>) -> Result<Vec<File>, ChartError> {
         return Err(ChartError::Load("no files in chart archive".into()));
     }
     Ok(out)
-}
-
-/// Go's `path.Clean`.
-fn clean_path(path: &str) -> String {
-    let rooted = path.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.last().is_some_and(|last| *last != "..") {
-                    parts.pop();
-                } else if !rooted {
-                    parts.push("..");
-                }
-            }
-            other => parts.push(other),
-        }
-    }
-    let joined = parts.join("/");
-    match (rooted, joined.is_empty()) {
-        (true, _) => format!("/{joined}"),
-        (false, true) => ".".into(),
-        (false, false) => joined,
-    }
 }
 
 /// Helm's `LoadValues`: every YAML document of `values.yaml` merged into one map.
@@ -326,9 +301,9 @@ mod tests {
 
     #[test]
     fn cleans_paths_like_go() {
-        assert_eq!(clean_path("a/./b//c"), "a/b/c");
-        assert_eq!(clean_path("a/../.."), "..");
-        assert_eq!(clean_path(""), ".");
+        assert_eq!(crate::sprig::paths::clean("a/./b//c"), "a/b/c");
+        assert_eq!(crate::sprig::paths::clean("a/../.."), "..");
+        assert_eq!(crate::sprig::paths::clean(""), ".");
     }
 
     #[test]

@@ -296,7 +296,7 @@ impl Metadata {
         if self.version.is_empty() {
             return Err(invalid("chart.metadata.version is required".into()));
         }
-        if super::semver::Version::parse(&self.version).is_none() {
+        if !crate::sprig::semver::is_valid_version(&self.version) {
             return Err(invalid(format!(
                 "chart.metadata.version {:?} is invalid",
                 self.version

@@ -19,7 +19,6 @@ mod helmignore;
 mod load;
 mod metadata;
 mod schema;
-mod semver;
 mod templates;
 mod tree;
 

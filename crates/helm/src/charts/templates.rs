@@ -18,9 +18,9 @@ use serde_json::Value as Json;
 
 use super::capabilities::Capabilities;
 use super::files::Files;
-use super::semver::is_compatible_range;
 use super::{Chart, ChartError};
 use crate::gotemplate::{Map, Value};
+use crate::sprig::semver::is_compatible_range;
 
 /// The release a chart is rendered for (`.Release`).
 #[derive(Debug, Clone, PartialEq, Eq)]

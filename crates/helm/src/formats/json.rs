@@ -309,35 +309,10 @@ fn quote_char(byte: u8, rest: &[u8]) -> String {
                         .find_map(|slice| std::str::from_utf8(slice).ok().and_then(|s| s.chars().next()))
                 })
                 .unwrap_or('\u{fffd}');
-            let quoted = go_quote_rune(ch);
+            let quoted = crate::gotemplate::fmt::quote_char(ch);
             format!("'{}'", &quoted[1..quoted.len() - 1])
         }
     }
-}
-
-/// Go's `strconv.Quote` of a one-character string.
-fn go_quote_rune(ch: char) -> String {
-    let mut out = String::from("\"");
-    match ch {
-        '\u{7}' => out.push_str("\\a"),
-        '\u{8}' => out.push_str("\\b"),
-        '\u{c}' => out.push_str("\\f"),
-        '\n' => out.push_str("\\n"),
-        '\r' => out.push_str("\\r"),
-        '\t' => out.push_str("\\t"),
-        '\u{b}' => out.push_str("\\v"),
-        '\\' => out.push_str("\\\\"),
-        '"' => out.push_str("\\\""),
-        c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-            let _ = write!(out, "\\x{:02x}", c as u32);
-        }
-        c if c.is_control() => {
-            let _ = write!(out, "\\u{:04x}", c as u32);
-        }
-        c => out.push(c),
-    }
-    out.push('"');
-    out
 }
 
 impl SyntaxScanner<'_> {

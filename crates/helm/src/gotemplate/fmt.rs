@@ -96,6 +96,12 @@ pub fn quote(text: &str) -> String {
     quote_with(text.as_bytes(), '"', false)
 }
 
+/// Go's `strconv.Quote` of a one-character string.
+#[must_use]
+pub fn quote_char(ch: char) -> String {
+    quote(ch.encode_utf8(&mut [0; 4]))
+}
+
 /// Go's `strconv.QuoteToASCII`: like [`quote`] but every non-ASCII character is escaped too.
 #[must_use]
 pub fn quote_to_ascii(text: &str) -> String {

@@ -4,6 +4,7 @@
 //! The whole text is lexed up front into a vector (no goroutine, no state machine across calls); a lexing error
 //! becomes the last token, as Go's `itemError` does, so the parser reports it where Go would.
 
+pub(crate) use super::fmt::quote as go_quote;
 use std::rc::Rc;
 
 /// Token kinds (Go's `itemType`).
@@ -87,36 +88,6 @@ impl std::fmt::Display for Item {
             _ => f.write_str(&go_quote(&self.val)),
         }
     }
-}
-
-/// Go's `strconv.Quote` (`%q` of a string).
-pub(crate) fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 const LEFT: &str = "{{";

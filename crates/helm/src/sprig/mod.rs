@@ -10,11 +10,11 @@ mod encoding;
 mod json;
 mod lists;
 mod math;
-mod paths;
+pub(crate) mod paths;
 mod random;
 mod reflect;
 mod regexp;
-mod semver;
+pub(crate) mod semver;
 mod strings;
 
 use crate::gotemplate::FuncMap;

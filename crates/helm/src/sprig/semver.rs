@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+pub(crate) use crate::gotemplate::fmt::quote as go_quote;
 use crate::gotemplate::funcs::param_str;
 use crate::gotemplate::{Arity, FuncError, FuncMap, Object, Runtime, Value};
 
@@ -112,36 +113,6 @@ fn parse_segment(text: &str) -> Result<u64, String> {
             go_quote(text)
         )
     })
-}
-
-/// Go's `strconv.Quote` (`%q`) for the texts these messages carry.
-pub(crate) fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
-            c if c.is_control() => {
-                if (c as u32) < 0x10000 {
-                    out.push_str(&format!("\\u{:04x}", c as u32));
-                } else {
-                    out.push_str(&format!("\\U{:08x}", c as u32));
-                }
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
 }
 
 impl Version {
@@ -597,6 +568,20 @@ impl Version {
         next.original = format!("{}{}", source.v_prefix(), next.canonical());
         next
     }
+}
+
+/// Helm's `IsCompatibleRange` (chart `kubeVersion`, dependency versions): whether `version` meets `constraint`;
+/// false when either does not parse.
+pub(crate) fn is_compatible_range(constraint: &str, version: &str) -> bool {
+    match (Constraints::parse(constraint), Version::parse(version)) {
+        (Ok(constraints), Ok(version)) => constraints.check(&version),
+        _ => false,
+    }
+}
+
+/// Whether `text` is a version Masterminds' `NewVersion` accepts (Helm's check of `Chart.yaml` `version`).
+pub(crate) fn is_valid_version(text: &str) -> bool {
+    Version::parse(text).is_ok()
 }
 
 fn semver(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {

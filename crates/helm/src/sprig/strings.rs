@@ -14,6 +14,7 @@ use crate::gotemplate::funcs::{
 use crate::gotemplate::{Map, Value};
 
 use super::conv::{strslice, strval};
+pub(crate) use crate::gotemplate::fmt::quote as go_quote;
 
 /// Registers this family's functions.
 pub(crate) fn register(map: &mut FuncMap) {
@@ -458,44 +459,6 @@ fn plural(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     let many = str_arg(args, 1)?;
     let count = int_arg(args, 2)?;
     Ok(Value::from(if count == 1 { one } else { many }))
-}
-
-/// Go's `strconv.Quote` (what `%q` does with a string).
-pub(crate) fn go_quote(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for ch in text.chars() {
-        match ch {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\u{7}' => out.push_str("\\a"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '\u{b}' => out.push_str("\\v"),
-            ch if is_print(ch) => out.push(ch),
-            ch if (ch as u32) < 0x80 => out.push_str(&format!("\\x{:02x}", ch as u32)),
-            ch if (ch as u32) < 0x10000 => out.push_str(&format!("\\u{:04x}", ch as u32)),
-            ch => out.push_str(&format!("\\U{:08x}", ch as u32)),
-        }
-    }
-    out.push('"');
-    out
-}
-
-/// Go's `strconv.IsPrint`, approximately beyond the common ranges: no controls, no format characters, no spaces
-/// other than U+0020.
-fn is_print(ch: char) -> bool {
-    if ch.is_control() {
-        return false;
-    }
-    !matches!(ch,
-        '\u{a0}' | '\u{ad}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}' | '\u{1680}' | '\u{180e}'
-        | '\u{2000}'..='\u{200f}' | '\u{2028}'..='\u{202f}' | '\u{205f}'..='\u{206f}' | '\u{3000}'
-        | '\u{fdd0}'..='\u{fdef}' | '\u{feff}' | '\u{fff0}'..='\u{fffb}' | '\u{fffe}'
-        | '\u{ffff}' | '\u{e0000}'..='\u{e0fff}' | '\u{f0000}'..)
 }
 
 fn quote(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {

@@ -515,11 +515,18 @@ async fn instantiate_explains_what_is_missing_or_broken() {
             "sink/values.schema.json",
             br#"{"type":"object","properties":{"replicas":{"type":"integer"}}}"#,
         ),
-        ("sink/templates/cm.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n"),
+        (
+            "sink/templates/cm.yaml",
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+        ),
     ]);
-    api.put_form(&format!("{CA}/apps/sink"), &json!({"metadata": {"name": "sink"}}), &schema_chart)
-        .await
-        .expect(StatusCode::CREATED);
+    api.put_form(
+        &format!("{CA}/apps/sink"),
+        &json!({"metadata": {"name": "sink"}}),
+        &schema_chart,
+    )
+    .await
+    .expect(StatusCode::CREATED);
     let reply = instantiate().await.expect(StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(reply.code(), "InvalidValues");
     assert_eq!(
