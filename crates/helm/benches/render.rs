@@ -1,7 +1,8 @@
 //! Render time of real charts, emco-helm beside Helm itself in the same run.
 //!
 //! `cargo bench -p emco-helm --bench render` renders each chart of the corpus listed below with its default values
-//! (chart archive → objects, as instantiate does) 20 times and prints the median and range. With
+//! 20 times, from the chart archive to the rendered text (what Helm's render returns) and to the objects (what
+//! instantiate stores), and prints the medians and ranges. With
 //! `EMCO_HELM_PYTHON=/path/to/python` (a Python with `helm-python-sdk`, see `scripts/helm-goldens.py`) it also times
 //! Helm rendering the same charts (`scripts/helm-render-time.py`) and prints the ratio emco / Helm (goal ≤ 0.5).
 //! Without the corpus (`EMCO_HELM_CORPUS` or `../shared/helm-corpus`) it says so and exits.
@@ -9,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use emco_helm::render::{Release, render_chart};
+use emco_helm::render::{Release, render_chart, render_templates};
 use serde_json::Value as Json;
 
 const CHARTS: &[&str] = &[
@@ -54,9 +55,19 @@ fn main() {
         let output = command.output().ok()?;
         serde_json::from_slice::<Json>(&output.stdout).ok()
     });
-    println!("| chart | objects | emco median (range) ms | Helm median (range) ms | emco / Helm |");
-    println!("|---|---|---|---|---|");
+    println!(
+        "| chart | objects | emco: text, as Helm's render (ms) | emco: objects, what instantiate needs (ms) | Helm render (ms) | text / Helm | objects / Helm |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    // EMCO_BENCH_CHARTS=a,b narrows the run (for profiling).
+    let only = std::env::var("EMCO_BENCH_CHARTS").ok();
     for chart in CHARTS {
+        if only
+            .as_deref()
+            .is_some_and(|only| !only.split(',').any(|name| chart.contains(name)))
+        {
+            continue;
+        }
         let dir = corpus.join(chart);
         let folder = dir
             .file_name()
@@ -64,41 +75,62 @@ fn main() {
             .unwrap_or_default()
             .to_string();
         let Ok(tgz) = emco_helm::archive::pack_dir(&dir, &format!("{folder}/")) else {
-            println!("| {chart} | cannot pack | | | |");
+            println!("| {chart} | cannot pack | | | | | |");
             continue;
         };
-        let mut times = Vec::new();
-        let mut objects = 0;
-        for _ in 0..RUNS + 2 {
-            let start = Instant::now();
-            let rendered = emco_helm::charts::load_archive(&tgz)
+        let values = Json::Object(Default::default());
+        let text = time(|| {
+            emco_helm::charts::load_archive(&tgz)
                 .map_err(|err| err.to_string())
-                .and_then(|chart| {
-                    render_chart(&chart, &Json::Object(Default::default()), &release)
-                        .map_err(|err| err.to_string())
-                });
-            times.push(start.elapsed().as_secs_f64() * 1000.0);
-            match rendered {
-                Ok(manifests) => objects = manifests.len(),
-                Err(err) => {
-                    println!("| {chart} | fails: {err} | | | |");
-                    break;
-                }
+                .and_then(|chart| render_templates(&chart, &values, &release).map_err(|err| err.to_string()))
+                .map(|files| files.len())
+        });
+        let objects = time(|| {
+            emco_helm::charts::load_archive(&tgz)
+                .map_err(|err| err.to_string())
+                .and_then(|chart| render_chart(&chart, &values, &release).map_err(|err| err.to_string()))
+                .map(|manifests| manifests.len())
+        });
+        let (text, objects) = match (text, objects) {
+            (Ok((_, text)), Ok((count, objects))) => ((text, count), objects),
+            (Err(err), _) | (_, Err(err)) => {
+                println!("| {chart} | fails: {err} | | | | | |");
+                continue;
             }
-        }
-        let (median, low, high) = stats(times.split_off(2));
+        };
+        let ((text_median, text_low, text_high), count) = text;
+        let (median, low, high) = objects;
         let helm_times = helm
             .as_ref()
             .and_then(|helm| helm.get(dir.to_string_lossy().as_ref()))
             .and_then(Json::as_array);
-        let (helm_text, ratio) =
+        let (helm_text, ratios) =
             match helm_times.map(|t| t.iter().filter_map(Json::as_f64).collect::<Vec<_>>()) {
                 Some(t) if t.len() == 3 => (
                     format!("{:.1} ({:.1}–{:.1})", t[0], t[1], t[2]),
-                    format!("{:.2}", median / t[0]),
+                    format!("{:.2} | {:.2}", text_median / t[0], median / t[0]),
                 ),
-                _ => ("not measured (set EMCO_HELM_PYTHON)".to_string(), String::new()),
+                _ => (
+                    "not measured (set EMCO_HELM_PYTHON)".to_string(),
+                    " | ".to_string(),
+                ),
             };
-        println!("| {chart} | {objects} | {median:.1} ({low:.1}–{high:.1}) | {helm_text} | {ratio} |");
+        println!(
+            "| {chart} | {count} | {text_median:.1} ({text_low:.1}–{text_high:.1}) | {median:.1} ({low:.1}–{high:.1}) | {helm_text} | {ratios} |"
+        );
     }
+}
+
+/// Runs `work` RUNS times after two warm-ups: its last result and the median, fastest and slowest milliseconds.
+fn time<T>(mut work: impl FnMut() -> Result<T, String>) -> Result<(T, (f64, f64, f64)), String> {
+    let mut times = Vec::new();
+    let mut last = None;
+    for _ in 0..RUNS + 2 {
+        let start = Instant::now();
+        let result = work()?;
+        times.push(start.elapsed().as_secs_f64() * 1000.0);
+        last = Some(result);
+    }
+    let result = last.ok_or("no run")?;
+    Ok((result, stats(times.split_off(2))))
 }

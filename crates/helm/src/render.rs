@@ -252,6 +252,67 @@ fn file_manifests(file: &str, text: &str) -> Result<Vec<Manifest>, RenderError> 
     Ok(manifests)
 }
 
+/// Parses the rendered files into objects on up to [`PARSE_THREADS`] threads (parsing big outputs such as CRDs is
+/// most of a render's time), keeping the files' order.
+fn parse_in_parallel(files: &[(&String, &String)]) -> Vec<Result<Vec<Manifest>, RenderError>> {
+    let total: usize = files.iter().map(|(_, text)| text.len()).sum();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(PARSE_THREADS);
+    if threads < 2 || total < PARALLEL_PARSE_BYTES {
+        return files
+            .iter()
+            .map(|(file, text)| file_manifests(file, text))
+            .collect();
+    }
+    // Contiguous shares of about equal bytes, so results concatenate in order.
+    let share = total.div_ceil(threads);
+    let mut chunks: Vec<&[(&String, &String)]> = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (index, (_, text)) in files.iter().enumerate() {
+        bytes += text.len();
+        if bytes >= share && chunks.len() + 1 < threads {
+            chunks.push(&files[start..=index]);
+            (start, bytes) = (index + 1, 0);
+        }
+    }
+    chunks.push(&files[start..]);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .iter()
+            .map(|chunk| {
+                std::thread::Builder::new()
+                    .name("helm-parse".into())
+                    .stack_size(RENDER_STACK_BYTES)
+                    .spawn_scoped(scope, move || {
+                        chunk
+                            .iter()
+                            .map(|(file, text)| file_manifests(file, text))
+                            .collect::<Vec<_>>()
+                    })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|handle| {
+                match handle.map_err(|err| err.to_string()).and_then(|h| {
+                    h.join()
+                        .map_err(|_| "the parser stopped unexpectedly".to_string())
+                }) {
+                    Ok(results) => results,
+                    Err(why) => vec![Err(RenderError::Thread(why))],
+                }
+            })
+            .collect()
+    })
+}
+
+/// At most this many threads parse one chart's output.
+const PARSE_THREADS: usize = 4;
+
+/// Below this much output, one thread parses it all (threads cost more than they save).
+const PARALLEL_PARSE_BYTES: usize = 256 << 10;
+
 /// Renders `chart` for EMCO: the CRDs of its `crds/` folders (root and subcharts) first, then every rendered object
 /// in Helm's install order. Object keys (`<name>+<kind>`) are unique in the result.
 pub fn render_chart(
@@ -269,11 +330,12 @@ pub fn render_chart(
         }));
     }
     let crd_count = manifests.len();
-    for (file, text) in &rendered {
-        if file.ends_with("NOTES.txt") {
-            continue;
-        }
-        manifests.extend(file_manifests(file, text)?);
+    let files: Vec<(&String, &String)> = rendered
+        .iter()
+        .filter(|(file, _)| !file.ends_with("NOTES.txt"))
+        .collect();
+    for parsed in parse_in_parallel(&files) {
+        manifests.extend(parsed?);
     }
     manifests[crd_count..].sort_by(|a, b| by_install_order(&a.kind, &b.kind));
     let mut seen = std::collections::HashSet::new();
