@@ -5,7 +5,8 @@
 //! instantiate stores), and prints the medians and ranges. With `EMCO_HELM_PYTHON=/path/to/python` (a Python with
 //! `helm-python-sdk`, see `scripts/helm-goldens.py`) it also times Helm rendering the same chart archives, loaded from
 //! their bytes (`scripts/helm-render-time.py`), and prints the ratios emco / Helm (goal ≤ 0.5). Without the corpus
-//! (`EMCO_HELM_CORPUS` or `../shared/helm-corpus`) it says so and exits. `EMCO_BENCH_CHARTS=a,b` narrows the run.
+//! (`EMCO_HELM_CORPUS` or `../shared/helm-corpus`) it says so and exits. `EMCO_BENCH_CHARTS=a,b` narrows the run,
+//! `EMCO_BENCH_RUNS=n` changes the number of timed renders.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +24,14 @@ const CHARTS: &[&str] = &[
 ];
 const RUNS: usize = 20;
 
+/// `EMCO_BENCH_RUNS` overrides [`RUNS`] (for profiling).
+fn runs() -> usize {
+    std::env::var("EMCO_BENCH_RUNS")
+        .ok()
+        .and_then(|runs| runs.parse().ok())
+        .unwrap_or(RUNS)
+}
+
 fn stats(mut times: Vec<f64>) -> (f64, f64, f64) {
     times.sort_by(f64::total_cmp);
     let median = times.get(times.len() / 2).copied().unwrap_or_default();
@@ -37,7 +46,7 @@ fn stats(mut times: Vec<f64>) -> (f64, f64, f64) {
 fn time<T>(mut work: impl FnMut() -> Result<T, String>) -> Result<(T, (f64, f64, f64)), String> {
     let mut times = Vec::new();
     let mut last = None;
-    for _ in 0..RUNS + 2 {
+    for _ in 0..runs() + 2 {
         let start = Instant::now();
         let result = work()?;
         times.push(start.elapsed().as_secs_f64() * 1000.0);
@@ -54,7 +63,7 @@ fn time_helm(archives: &[PathBuf]) -> Option<Json> {
     let output = std::process::Command::new(python)
         .arg(script)
         .arg("--runs")
-        .arg(RUNS.to_string())
+        .arg(runs().to_string())
         .args(archives)
         .output()
         .ok()?;
