@@ -6,6 +6,7 @@
 
 use std::collections::BTreeSet;
 
+use emco_k8s::secret::redact_secret_values;
 use emco_model::{ClusterResourceStatus, ContextId, ReadyStatus, RsyncStatus, StateInfo, StateValue};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
@@ -30,7 +31,8 @@ pub struct DigIdentity<'a> {
 }
 
 /// Where `output=detail` finds the object of a resource: the rendered manifest (deployed) or the object the
-/// cluster reported (cluster/ready).
+/// cluster reported (cluster/ready). The answer redacts Secret values from whatever a source returns
+/// ([`emco_k8s::secret::redact_secret_values`]), so a source need not (and cannot forget to).
 pub trait DetailSource {
     /// The object for `resource` of `app` on `cluster` (`provider+cluster`), if known.
     fn detail(&self, app: &str, cluster: &str, resource: &ResourceEntry, measure: Measure) -> Option<Json>;
@@ -392,7 +394,15 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
         let mut seq = serializer.serialize_seq(None)?;
         for resource in view.app.apps.selection.resources(view.cluster) {
             let detail = if query.output == Output::Detail {
-                request.detail.detail(app, cluster, resource, query.measure)
+                request
+                    .detail
+                    .detail(app, cluster, resource, query.measure)
+                    .map(|mut object| {
+                        // Whatever the source (a staged manifest, a cluster's report), Secret values never leave.
+                        let listed_as_secret = resource.gvk.group.is_empty() && resource.gvk.kind == "Secret";
+                        redact_secret_values(&mut object, listed_as_secret);
+                        object
+                    })
             } else {
                 None
             };

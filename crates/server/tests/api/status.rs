@@ -71,6 +71,28 @@ async fn write_context(
     rsync: RsyncStatus,
     bundle: impl Fn(&str, &str) -> Option<Json>,
 ) {
+    let manifests: Vec<(&str, Json)> = RESOURCES
+        .iter()
+        .map(|(app, name, api_version, kind)| {
+            (
+                *app,
+                json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}}),
+            )
+        })
+        .collect();
+    write_context_with(api, id, status, rsync, &manifests, bundle).await;
+}
+
+/// Writes a vFW context with id `id` whose resources are `manifests` (app, staged manifest), every one in `rsync`
+/// status, and for each (app, cluster) the bundle `bundle` returns as the cluster's report.
+async fn write_context_with(
+    api: &Api,
+    id: u64,
+    status: ContextStatus,
+    rsync: RsyncStatus,
+    manifests: &[(&str, Json)],
+    bundle: impl Fn(&str, &str) -> Option<Json>,
+) {
     let id = ContextId::new(id).unwrap();
     let meta = ContextMeta {
         id,
@@ -97,13 +119,14 @@ async fn write_context(
     let mut records = Vec::new();
     for app in APPS {
         for cluster in CLUSTERS {
-            let resources = RESOURCES
+            let resources = manifests
                 .iter()
-                .filter(|(owner, ..)| *owner == app)
-                .map(|(_, name, api_version, kind)| {
-                    let manifest =
-                        json!({"apiVersion": api_version, "kind": kind, "metadata": {"name": name}});
-                    let mut resource = ResourceRecord::pending(name, kind, api_version, manifest);
+                .filter(|(owner, _)| *owner == app)
+                .map(|(_, manifest)| {
+                    let text = |key: &str| manifest[key].as_str().unwrap_or_default().to_string();
+                    let name = manifest["metadata"]["name"].as_str().unwrap_or_default();
+                    let mut resource =
+                        ResourceRecord::pending(name, &text("kind"), &text("apiVersion"), manifest.clone());
                     resource.status = rsync;
                     resource
                 })
@@ -429,5 +452,99 @@ async fn bad_parameters_are_400_naming_the_parameter() {
         "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/nope/status",
     ] {
         api.get(missing).await.expect(StatusCode::NOT_FOUND);
+    }
+}
+
+/// A Secret staged by a context and reported by a (hostile or older) monitor with its data: `output=detail` shows
+/// its keys with `<redacted: N bytes>` and never a value, in every view and shape.
+#[tokio::test]
+async fn secret_values_never_appear_in_details() {
+    const PASSWORD: &str = "s3cr3t-hunter2-value";
+    const PASSWORD_B64: &str = "czNjcjN0LWh1bnRlcjItdmFsdWU=";
+    const TOKEN: &str = "plain-token-value-xyz";
+    const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+    let applied = json!({"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "db-secret"},
+        "data": {"password": PASSWORD_B64}, "stringData": {"token": TOKEN}})
+    .to_string();
+    let staged = json!({"apiVersion": "v1", "kind": "Secret",
+        "metadata": {"name": "db-secret", "annotations": {LAST_APPLIED: applied}},
+        "type": "Opaque", "data": {"password": PASSWORD_B64}, "stringData": {"token": TOKEN}});
+    let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "sink-configmap"},
+        "data": {"visible": "yes"}});
+    // What a monitor that does not strip Secret data would report; without type fields, as list items come.
+    let reported = json!({"metadata": {"name": "db-secret", "annotations": {LAST_APPLIED: applied}},
+        "type": "Opaque", "data": {"password": PASSWORD_B64}});
+
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    write_state(&api, &golden("default")["state"]).await;
+    write_context_with(
+        &api,
+        2755581958183303505,
+        ContextStatus::Instantiated,
+        RsyncStatus::Applied,
+        &[("sink", staged), ("sink", configmap)],
+        move |app, _| {
+            (app == "sink").then(|| {
+                json!({"ready": true, "resourceCount": 1, "secretStatuses": [reported.clone()],
+                    "configMapStatuses": [], "resourceStatuses": []})
+            })
+        },
+    )
+    .await;
+
+    let cluster = "vfw-cluster-provider%2Bedge01";
+    let redacted_password = json!({"password": "<redacted: 20 bytes>"});
+    let redacted_token = json!({"token": "<redacted: 21 bytes>"});
+    for query in [
+        "output=detail&type=rsync",
+        "output=detail&type=cluster",
+        "output=detail&status=deployed",
+        "output=detail&status=ready",
+    ] {
+        let reply = api
+            .get(&format!("{STATUS}?{query}&app=sink&cluster={cluster}"))
+            .await
+            .expect(StatusCode::OK);
+        let body = String::from_utf8_lossy(&reply.bytes).into_owned();
+        for value in [PASSWORD, PASSWORD_B64, TOKEN] {
+            assert!(
+                !body.contains(value),
+                "{query}: the answer shows {value:?}: {body}"
+            );
+        }
+        let answer = reply.json();
+        let resources = answer["apps"][0]["clusters"][0]["resources"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{query}: no resources: {body}"));
+        let secret = resources
+            .iter()
+            .find(|resource| resource["name"] == "db-secret")
+            .unwrap_or_else(|| panic!("{query}: no db-secret: {body}"));
+        let detail = &secret["detail"];
+        assert_eq!(detail["data"], redacted_password, "{query}: {body}");
+        assert_eq!(
+            detail["metadata"]["annotations"][LAST_APPLIED],
+            format!("<redacted: {} bytes>", applied.len()),
+            "{query}"
+        );
+        if query.contains("rsync") || query.contains("deployed") {
+            assert_eq!(detail["stringData"], redacted_token, "{query}: {body}");
+            assert_eq!(
+                detail["kind"], "Secret",
+                "{query}: the rest of the manifest stays"
+            );
+            let configmap = resources
+                .iter()
+                .find(|resource| resource["name"] == "sink-configmap")
+                .unwrap_or_else(|| panic!("{query}: no sink-configmap: {body}"));
+            assert_eq!(
+                configmap["detail"]["data"],
+                json!({"visible": "yes"}),
+                "{query}: other kinds are untouched"
+            );
+        } else {
+            assert_eq!(detail["type"], "Opaque", "{query}: the rest of the object stays");
+        }
     }
 }
