@@ -161,3 +161,43 @@ pub async fn shutdown_signal() {
         () = terminate => {},
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Args, Command};
+
+    fn origins(args: &[&str]) -> Result<Vec<String>, clap::Error> {
+        let args = Args::try_parse_from(["emco", "serve"].iter().chain(args))?;
+        match args.command {
+            Command::Serve(serve) => Ok(serve.cors_allowed_origins),
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cors_allowed_origins_are_parsed_and_checked() {
+        assert_eq!(origins(&[]).ok(), Some(Vec::new()));
+        assert_eq!(
+            origins(&[
+                "--cors-allowed-origins",
+                "HTTPS://UI.example:443,http://b.example:8080/"
+            ])
+            .ok(),
+            Some(vec![
+                "https://ui.example".to_string(),
+                "http://b.example:8080".to_string()
+            ])
+        );
+        for bad in ["ui.example", "https://ui.example/app", "null", "ftp://x"] {
+            let err = origins(&["--cors-allowed-origins", bad])
+                .err()
+                .map(|e| e.to_string());
+            assert!(
+                err.as_deref().is_some_and(|e| e.contains("is not an origin")),
+                "{bad}: {err:?}"
+            );
+        }
+    }
+}
