@@ -49,6 +49,16 @@ pub struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "EMCO_MAX_BODY_BYTES", default_value_t = emco_server::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Origins (`scheme://host[:port]`, comma-separated) besides the server's own whose browser requests are
+    /// served (CORS); requests with any other `Origin` header are refused with 403.
+    #[arg(long, env = "EMCO_CORS_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = parse_origin)]
+    pub cors_allowed_origins: Vec<String>,
+}
+
+/// An origin of `--cors-allowed-origins`, in its normal spelling.
+fn parse_origin(text: &str) -> Result<String, String> {
+    emco_server::normalize_origin(text)
+        .ok_or_else(|| format!("'{text}' is not an origin: expected http(s)://host[:port], without a path"))
 }
 
 /// Logs to stderr, filtered by `RUST_LOG`; by default `info` for the servers and `warn` for the demo, whose
@@ -90,6 +100,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         data_dir,
         in_memory,
         max_body_bytes,
+        cors_allowed_origins,
     } = args;
     let store_config = if in_memory {
         StoreConfig::Memory
@@ -112,7 +123,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let server = Server::new(
         store,
         Some(std::sync::Arc::new(rsync.clone())),
-        ServerConfig { max_body_bytes },
+        ServerConfig {
+            max_body_bytes,
+            cors_allowed_origins,
+        },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
     server.run(listener, shutdown_signal()).await.context("serving")?;
@@ -145,5 +159,45 @@ pub async fn shutdown_signal() {
     tokio::select! {
         () = ctrl_c => {},
         () = terminate => {},
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Args, Command};
+
+    fn origins(args: &[&str]) -> Result<Vec<String>, clap::Error> {
+        let args = Args::try_parse_from(["emco", "serve"].iter().chain(args))?;
+        match args.command {
+            Command::Serve(serve) => Ok(serve.cors_allowed_origins),
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn cors_allowed_origins_are_parsed_and_checked() {
+        assert_eq!(origins(&[]).ok(), Some(Vec::new()));
+        assert_eq!(
+            origins(&[
+                "--cors-allowed-origins",
+                "HTTPS://UI.example:443,http://b.example:8080/"
+            ])
+            .ok(),
+            Some(vec![
+                "https://ui.example".to_string(),
+                "http://b.example:8080".to_string()
+            ])
+        );
+        for bad in ["ui.example", "https://ui.example/app", "null", "ftp://x"] {
+            let err = origins(&["--cors-allowed-origins", bad])
+                .err()
+                .map(|e| e.to_string());
+            assert!(
+                err.as_deref().is_some_and(|e| e.contains("is not an origin")),
+                "{bad}: {err:?}"
+            );
+        }
     }
 }

@@ -1,6 +1,7 @@
 //! The route table of EMCO's `/v2` API (`reference/emco.md` §5.1) and the glue every route shares.
 
 mod body;
+mod browser;
 mod files;
 mod lifecycle_routes;
 mod resources;
@@ -9,10 +10,13 @@ mod status_routes;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
+use axum::middleware::from_fn_with_state;
 use axum::routing::{get, post};
 use tower_http::trace::TraceLayer;
 
 use crate::{ApiError, AppState};
+
+pub use browser::normalize_origin;
 
 const COMPOSITE_APP: &str = "/v2/projects/{project}/composite-apps/{composite_app}/{version}";
 const DIG: &str =
@@ -94,6 +98,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .fallback(unknown_path)
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(from_fn_with_state(state.clone(), browser::guard))
         .layer(TraceLayer::new_for_http())
         .with_state(state)
 }

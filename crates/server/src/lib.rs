@@ -21,6 +21,7 @@ use emco_store::Store;
 use status::StatusKeeper;
 use tokio::net::TcpListener;
 
+pub use api::normalize_origin;
 pub use error::ApiError;
 pub use lifecycle::Lifecycle;
 
@@ -33,12 +34,16 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 64 * 1024 * 1024;
 pub struct ServerConfig {
     /// Requests with a larger body are refused with 413.
     pub max_body_bytes: usize,
+    /// Origins (`scheme://host[:port]`) besides the server's own whose browser requests are served; a request
+    /// with any other `Origin` is refused with 403.
+    pub cors_allowed_origins: Vec<String>,
 }
 
 impl Default for ServerConfig {
     fn default() -> Self {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            cors_allowed_origins: Vec::new(),
         }
     }
 }

@@ -5,7 +5,7 @@ use axum::body::Bytes;
 use axum::extract::Path;
 use axum::extract::multipart::{Multipart, MultipartRejection};
 use axum::extract::rejection::{BytesRejection, PathRejection};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode, header};
 use emco_model::validate_name;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -40,10 +40,60 @@ fn body_rejection(status: StatusCode, detail: String, limit: usize) -> ApiError 
     }
 }
 
-/// A JSON object body: empty → 400, not JSON → 422, too large → 413, not an object → 400.
-pub(crate) fn json_body(body: Result<Bytes, BytesRejection>, limit: usize) -> Result<Json, ApiError> {
+/// A JSON object body: empty → 400, too large → 413, not sent as JSON (`Content-Type`) → 415, not JSON → 422,
+/// not an object → 400.
+pub(crate) fn json_body(
+    headers: &HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+    limit: usize,
+) -> Result<Json, ApiError> {
     let bytes = body.map_err(|rejection| body_rejection(rejection.status(), rejection.body_text(), limit))?;
+    if !bytes.is_empty() {
+        check_json_content_type(headers)?;
+    }
     parse_json_object(&bytes, "request body")
+}
+
+/// 415 unless the `Content-Type` is `application/json` or `application/*+json` (parameters allowed). A browser
+/// sends a cross-origin `text/plain` body without asking the server first; this makes such a request fail.
+fn check_json_content_type(headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Err(unsupported("the request has no Content-Type".to_string()));
+    };
+    let shown = String::from_utf8_lossy(value.as_bytes()).into_owned();
+    if is_json_media_type(&shown) {
+        Ok(())
+    } else {
+        Err(unsupported(format!("Content-Type '{shown}' is not supported")))
+    }
+}
+
+fn unsupported(what: String) -> ApiError {
+    ApiError::new(
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "UnsupportedMediaType",
+        format!("{what}: the request body must be JSON sent as Content-Type: application/json"),
+    )
+}
+
+/// `application/json` or `application/<anything>+json`, case-insensitive, parameters ignored.
+fn is_json_media_type(content_type: &str) -> bool {
+    let essence = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    let Some(subtype) = essence.strip_prefix("application/") else {
+        return false;
+    };
+    subtype == "json"
+        || subtype.strip_suffix("+json").is_some_and(|prefix| {
+            !prefix.is_empty()
+                && prefix.chars().all(|c| {
+                    c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '!' | '#' | '$' | '&' | '^')
+                })
+        })
 }
 
 /// Parses bytes as a JSON object, naming `what` in errors.
@@ -122,4 +172,32 @@ pub(crate) async fn form_parts(
         }
     }
     Ok(parts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_json_media_type;
+
+    #[test]
+    fn json_media_types() {
+        for yes in [
+            "application/json",
+            "Application/JSON; charset=utf-8",
+            "application/merge-patch+json",
+            "application/vnd.emco.v2+json ; q=1",
+        ] {
+            assert!(is_json_media_type(yes), "{yes}");
+        }
+        for no in [
+            "text/plain",
+            "text/json",
+            "application/x-www-form-urlencoded",
+            "multipart/form-data; boundary=x",
+            "application/+json",
+            "application/jsonp",
+            "",
+        ] {
+            assert!(!is_json_media_type(no), "{no}");
+        }
+    }
 }

@@ -5,7 +5,7 @@ use axum::Json as JsonResponse;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{Query, State};
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{Catalog, Kind, ResourcePath};
@@ -208,9 +208,10 @@ pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> 
         },
     )
     .post(
-        move |state: State<AppState>, path: PathNames, body: Result<Bytes, BytesRejection>| {
-            create(desc, state, path, body)
-        },
+        move |state: State<AppState>,
+              path: PathNames,
+              headers: HeaderMap,
+              body: Result<Bytes, BytesRejection>| { create(desc, state, path, headers, body) },
     )
 }
 
@@ -218,8 +219,11 @@ pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> 
 pub(crate) fn item(desc: &'static ResourceKind) -> MethodRouter<AppState> {
     get(move |state: State<AppState>, path: PathNames| read(desc.kind, state, path))
         .put(
-            move |state: State<AppState>, path: PathNames, body: Result<Bytes, BytesRejection>| {
-                replace(desc, state, path, body)
+            move |state: State<AppState>,
+                  path: PathNames,
+                  headers: HeaderMap,
+                  body: Result<Bytes, BytesRejection>| {
+                replace(desc, state, path, headers, body)
             },
         )
         .delete(move |state: State<AppState>, path: PathNames| remove(desc.kind, state, path))
@@ -321,10 +325,11 @@ async fn create(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
     path: PathNames,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
-    let raw = json_body(body, state.config().max_body_bytes)?;
+    let raw = json_body(&headers, body, state.config().max_body_bytes)?;
     let (body, own) = (desc.parse)(raw)?;
     let mut names = parents.clone();
     names.extend(own);
@@ -385,10 +390,11 @@ async fn replace(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
     path: PathNames,
+    headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let names = path_names(path)?;
-    let raw = json_body(body, state.config().max_body_bytes)?;
+    let raw = json_body(&headers, body, state.config().max_body_bytes)?;
     let (body, own) = (desc.parse)(raw)?;
     check_put_names(&names, &own)?;
     let path = ResourcePath::new(desc.kind, names);

@@ -621,6 +621,7 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         Store::memory(),
         ServerConfig {
             max_body_bytes: 64 * 1024,
+            ..ServerConfig::default()
         },
     );
     api.onboard_vfw().await;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::http::{HeaderMap, Method, Request, StatusCode, header};
+use axum::http::{HeaderMap, Method, Request, StatusCode};
 use emco_server::{Server, ServerConfig};
 use emco_store::Store;
 use http_body_util::BodyExt;
@@ -147,12 +147,27 @@ impl Api {
         body: Vec<u8>,
         accept: Option<&str>,
     ) -> Reply {
-        let mut request = Request::builder().method(method).uri(uri);
+        let mut headers = Vec::new();
         if let Some(content_type) = content_type {
-            request = request.header(header::CONTENT_TYPE, content_type);
+            headers.push(("content-type", content_type));
         }
         if let Some(accept) = accept {
-            request = request.header(header::ACCEPT, accept);
+            headers.push(("accept", accept));
+        }
+        self.request(method, uri, &headers, body).await
+    }
+
+    /// A request with these headers.
+    pub(crate) async fn request(
+        &self,
+        method: Method,
+        uri: &str,
+        headers: &[(&str, &str)],
+        body: Vec<u8>,
+    ) -> Reply {
+        let mut request = Request::builder().method(method).uri(uri);
+        for (name, value) in headers {
+            request = request.header(*name, *value);
         }
         let response = self
             .router
