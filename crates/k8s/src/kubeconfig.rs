@@ -201,7 +201,10 @@ pub fn check_kubeconfig(bytes: &[u8]) -> Result<CheckedKubeconfig, KubeconfigErr
 
 /// The `(name, body)` of each entry of the list `list` (`clusters`, `users`, `contexts`); the body is the entry's
 /// `cluster`/`user`/`context` mapping (empty when absent).
-fn entries(config: &Map<String, Json>, list: &str) -> Result<Vec<(String, Map<String, Json>)>, KubeconfigError> {
+fn entries(
+    config: &Map<String, Json>,
+    list: &str,
+) -> Result<Vec<(String, Map<String, Json>)>, KubeconfigError> {
     let body_key = &list[..list.len() - 1];
     let items = match config.get(list) {
         None | Some(Json::Null) => return Ok(Vec::new()),
@@ -314,7 +317,10 @@ fn check_cluster(name: &str, body: &Map<String, Json>) -> Result<Json, Kubeconfi
         return Err(refuse(reason.to_string()));
     }
     // `server` under any spelling Go would accept must be the one, well-formed, exact `server`.
-    let servers: Vec<_> = body.iter().filter(|(key, _)| normalize(key) == "server").collect();
+    let servers: Vec<_> = body
+        .iter()
+        .filter(|(key, _)| normalize(key) == "server")
+        .collect();
     let server = match servers.as_slice() {
         [(key, Json::String(server))] if key.as_str() == "server" && server_ok(server) => server,
         [] => return Err(refuse("'server' is missing".to_string())),
@@ -381,7 +387,9 @@ fn server_ok(url: &str) -> bool {
         (
             !host.is_empty()
                 && host.contains(':')
-                && host.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.'),
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.'),
             port,
         )
     } else {
@@ -392,7 +400,9 @@ fn server_ok(url: &str) -> bool {
         (
             !host.is_empty()
                 && !host.starts_with(['-', '.'])
-                && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
+                && host
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'),
             port,
         )
     };
@@ -402,9 +412,9 @@ fn server_ok(url: &str) -> bool {
             && port.chars().all(|c| c.is_ascii_digit())
             && port.parse::<u16>().is_ok_and(|port| port > 0)
     });
-    let path_ok = path.chars().all(|c| {
-        c.is_ascii_alphanumeric() || "-._~/%!$&'()*+,;=:@".contains(c)
-    });
+    let path_ok = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "-._~/%!$&'()*+,;=:@".contains(c));
     host_ok && port_ok && path_ok
 }
 

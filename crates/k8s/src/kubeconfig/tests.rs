@@ -171,9 +171,17 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
         "kubeconfig user 'admin': exec credential plugins are not allowed"
     );
     // Case and separators as Go's JSON decoding would match them.
-    for user in ["    Exec: {command: sh}\n", "    token_file: /t\n", "    TokenFile: /t\n", "    Auth_Provider: {name: x}\n"] {
+    for user in [
+        "    Exec: {command: sh}\n",
+        "    token_file: /t\n",
+        "    TokenFile: /t\n",
+        "    Auth_Provider: {name: x}\n",
+    ] {
         let message = refusal(SERVER, user);
-        assert!(message.starts_with("kubeconfig user 'admin': "), "{user}: {message}");
+        assert!(
+            message.starts_with("kubeconfig user 'admin': "),
+            "{user}: {message}"
+        );
     }
     let message = refusal(&format!("{SERVER}    Proxy_URL: http://p\n"), "    token: t\n");
     assert_eq!(message, "kubeconfig cluster 'c': proxy-url is not allowed");
@@ -181,7 +189,12 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
     let text = format!(
         "clusters:\n- name: c\n  cluster:\n{SERVER}users:\n- name: admin\n  User:\n    exec: {{command: sh}}\n"
     );
-    assert!(check_kubeconfig(text.as_bytes()).unwrap_err().to_string().contains("exec"));
+    assert!(
+        check_kubeconfig(text.as_bytes())
+            .unwrap_err()
+            .to_string()
+            .contains("exec")
+    );
     // A second spelling of `server` is refused rather than guessed at.
     let message = refusal(&format!("{SERVER}    Server: http://other\n"), "    token: t\n");
     assert!(message.contains("'server' must be"), "{message}");

@@ -101,9 +101,7 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     check_file: |own, bytes| {
         emco_k8s::kubeconfig::check_kubeconfig(bytes)
             .map(|_| ())
-            .map_err(|err| {
-                emco_k8s::kubeconfig::refusal_message(own.last().map_or("", String::as_str), &err)
-            })
+            .map_err(|err| emco_k8s::kubeconfig::refusal_message(own.last().map_or("", String::as_str), &err))
     },
     file_required: |body| {
         body["spec"]["gitOps"]["gitOpsType"]

@@ -33,11 +33,17 @@ async fn hostile_kubeconfigs_are_refused_with_422_naming_cluster_entry_and_field
             "kubeconfig user 'admin': exec credential plugins are not allowed",
         ),
         (
-            hostile(SERVER, "    auth-provider:\n      name: gcp\n      config:\n        cmd-path: /bin/sh\n        cmd-args: -c id\n"),
+            hostile(
+                SERVER,
+                "    auth-provider:\n      name: gcp\n      config:\n        cmd-path: /bin/sh\n        cmd-args: -c id\n",
+            ),
             "kubeconfig user 'admin': auth-provider plugins are not allowed",
         ),
         (
-            hostile(SERVER, "    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n"),
+            hostile(
+                SERVER,
+                "    tokenFile: /var/run/secrets/kubernetes.io/serviceaccount/token\n",
+            ),
             "kubeconfig user 'admin': a token file path is not allowed (use inline 'token')",
         ),
         (
@@ -45,19 +51,31 @@ async fn hostile_kubeconfigs_are_refused_with_422_naming_cluster_entry_and_field
             "kubeconfig user 'admin': a token file path is not allowed (use inline 'token')",
         ),
         (
-            hostile(SERVER, "    client-certificate: /etc/emco/tls.crt\n    client-key-data: eA==\n"),
+            hostile(
+                SERVER,
+                "    client-certificate: /etc/emco/tls.crt\n    client-key-data: eA==\n",
+            ),
             "kubeconfig user 'admin': a client-certificate file path is not allowed (use 'client-certificate-data')",
         ),
         (
-            hostile(SERVER, "    client-certificate-data: eA==\n    client-key: /etc/emco/tls.key\n"),
+            hostile(
+                SERVER,
+                "    client-certificate-data: eA==\n    client-key: /etc/emco/tls.key\n",
+            ),
             "kubeconfig user 'admin': a client-key file path is not allowed (use 'client-key-data')",
         ),
         (
-            hostile(&format!("{SERVER}    certificate-authority: /etc/ssl/private/ca.pem\n"), "    token: t\n"),
+            hostile(
+                &format!("{SERVER}    certificate-authority: /etc/ssl/private/ca.pem\n"),
+                "    token: t\n",
+            ),
             "kubeconfig cluster 'c': a certificate-authority file path is not allowed (use 'certificate-authority-data')",
         ),
         (
-            hostile(&format!("{SERVER}    proxy-url: http://attacker.example:3128\n"), "    token: t\n"),
+            hostile(
+                &format!("{SERVER}    proxy-url: http://attacker.example:3128\n"),
+                "    token: t\n",
+            ),
             "kubeconfig cluster 'c': proxy-url is not allowed",
         ),
         (
@@ -73,7 +91,11 @@ async fn hostile_kubeconfigs_are_refused_with_422_naming_cluster_entry_and_field
     let revision = api.store.revision();
     for (file, expected) in cases {
         let reply = api
-            .post_form(&clusters, Some(&json!({"metadata": {"name": "edge01"}})), Some(&file))
+            .post_form(
+                &clusters,
+                Some(&json!({"metadata": {"name": "edge01"}})),
+                Some(&file),
+            )
             .await
             .expect(StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(reply.code(), "InvalidFile");
