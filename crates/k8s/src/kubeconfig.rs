@@ -199,12 +199,12 @@ pub fn check_kubeconfig(bytes: &[u8]) -> Result<CheckedKubeconfig, KubeconfigErr
     Ok(CheckedKubeconfig(Json::Object(out)))
 }
 
+/// A named entry of a kubeconfig list: its name and its body.
+type Entry = (String, Map<String, Json>);
+
 /// The `(name, body)` of each entry of the list `list` (`clusters`, `users`, `contexts`); the body is the entry's
 /// `cluster`/`user`/`context` mapping (empty when absent).
-fn entries(
-    config: &Map<String, Json>,
-    list: &str,
-) -> Result<Vec<(String, Map<String, Json>)>, KubeconfigError> {
+fn entries(config: &Map<String, Json>, list: &str) -> Result<Vec<Entry>, KubeconfigError> {
     let body_key = &list[..list.len() - 1];
     let items = match config.get(list) {
         None | Some(Json::Null) => return Ok(Vec::new()),
