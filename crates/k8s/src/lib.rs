@@ -6,6 +6,7 @@
 //! Architecture invariant: pure data and functions; no client, no I/O.
 
 pub mod bundle;
+pub mod kubeconfig;
 pub mod readiness;
 pub mod secret;
 

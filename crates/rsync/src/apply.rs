@@ -832,11 +832,8 @@ pub(crate) async fn sync_cluster(
                     End::Done => BatchOutcome::Succeeded,
                 };
             }
-            Err(SyncError::Kubeconfig {
-                cluster: name,
-                message,
-            }) => {
-                let message = format!("kubeconfig of cluster {name}: {message}");
+            Err(err @ (SyncError::Kubeconfig { .. } | SyncError::KubeconfigRefused(_))) => {
+                let message = err.to_string();
                 let results: Results =
                     vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                 let _ = record_results(&inner, id, &record, Some(&results), record.connectivity, None).await;

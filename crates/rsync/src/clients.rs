@@ -83,9 +83,12 @@ impl Clients {
         {
             return Ok(client.clone());
         }
-        let text = String::from_utf8(bytes.clone()).map_err(|_| kubeconfig_error("not UTF-8".into()))?;
-        let kubeconfig =
-            kube::config::Kubeconfig::from_yaml(&text).map_err(|err| kubeconfig_error(err.to_string()))?;
+        // The policy again (what was stored earlier is not trusted), and the client built only from the fields
+        // it allowed: never exec, auth-provider, file paths or a proxy.
+        let checked = emco_k8s::kubeconfig::check_kubeconfig(&bytes)
+            .map_err(|err| SyncError::KubeconfigRefused(emco_k8s::kubeconfig::refusal_message(name, &err)))?;
+        let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(checked.as_json().clone())
+            .map_err(|err| kubeconfig_error(err.to_string()))?;
         let mut config =
             kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
                 .await

@@ -20,6 +20,10 @@ pub enum SyncError {
         /// What is wrong.
         message: String,
     },
+    /// The cluster's kubeconfig is refused by the kubeconfig policy (the message names the cluster, the entry and
+    /// the field): every resource of the cluster fails and no client is built.
+    #[error("{0}")]
+    KubeconfigRefused(String),
     /// The operation was stopped or superseded.
     #[error("cancelled")]
     Cancelled,

@@ -8,7 +8,6 @@
 
 mod api;
 pub mod error;
-pub mod kubeconfig;
 pub mod lifecycle;
 mod status;
 

@@ -576,3 +576,63 @@ async fn crds_are_applied_first_and_waited_for() {
     assert_eq!(widget.data["spec"]["size"], 3);
     assert!(widget.metadata.labels.unwrap()["emco/deployment-id"].ends_with("-widgets"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_exec_kubeconfig_fails_the_clusters_resources_and_never_runs() {
+    use emco_appcontext::{Catalog, Kind, ResourcePath};
+
+    let sim = crate::support::vfw_clusters(2).await;
+    let store = emco_store::Store::memory();
+    let emco = Emco::start_with(store.clone(), test_rsync_config()).await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    // A kubeconfig stored before the policy existed: written into the catalog directly, as an older emco would
+    // have accepted it.
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("marker");
+    let edge01 = &sim.clusters()[0];
+    let hostile = format!(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: edge01\n  cluster:\n    server: {url}\ncontexts:\n- name: edge01\n  context:\n    cluster: edge01\n    user: admin\ncurrent-context: edge01\nusers:\n- name: admin\n  user:\n    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: /bin/sh\n      args: [\"-c\", \"touch {marker}\"]\n",
+        url = edge01.url(),
+        marker = marker.display()
+    );
+    let catalog = Catalog::new(store.clone());
+    let path = ResourcePath::new(
+        Kind::Cluster,
+        vec!["vfw-cluster-provider".into(), edge01.name().into()],
+    );
+    let body = catalog.get(&path).await.unwrap().body;
+    catalog
+        .upsert(&path, &body, Some(hostile.as_bytes()), Vec::new())
+        .await
+        .unwrap();
+
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "InstantiateFailed")
+        .await;
+    // edge02 is applied; every resource of edge01 failed.
+    assert_eq!(counts(&done), json!({"Applied": 6, "Failed": 6}), "{done}");
+    let edge01_summary = emco
+        .http
+        .get(&format!(
+            "{DIG}/status?output=summary&cluster=vfw-cluster-provider%2Bedge01"
+        ))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(counts(&edge01_summary), json!({"Failed": 6}), "{edge01_summary}");
+    let detail = emco.http.get(&format!("{DIG}/status?app=sink&cluster=vfw-cluster-provider%2Bedge01&resource=sink-configmap&output=detail")).await.expect(200).json();
+    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    assert_eq!(resource["rsync-status"], "Failed", "{detail}");
+    assert_eq!(
+        resource["message"],
+        "cluster 'edge01': kubeconfig user 'admin': exec credential plugins are not allowed"
+    );
+    // Nothing reached edge01 and the command never ran.
+    assert!(labelled(edge01, "emco/deployment-id").await.0.is_empty());
+    assert!(!marker.exists(), "the exec command ran");
+}
