@@ -118,6 +118,7 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::Incomplete(_) => Self::conflict("Incomplete", message),
             LifecycleError::Placement(_) => Self::conflict("PlacementFailed", message),
             LifecycleError::Render { .. } => Self::conflict("RenderFailed", message),
+            LifecycleError::DependencyCycle { .. } => Self::conflict("DependencyCycle", message),
             LifecycleError::Values { .. } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "InvalidValues", message)
             }

@@ -783,3 +783,50 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         "no refused request wrote anything"
     );
 }
+
+#[tokio::test]
+async fn app_dependency_cycles_are_refused_at_instantiate_naming_the_cycle() {
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    for (app, on) in [
+        ("packetgen", "firewall"),
+        ("firewall", "sink"),
+        ("sink", "packetgen"),
+    ] {
+        api.post(
+            &format!("{CA}/apps/{app}/dependency"),
+            json!({"metadata": {"name": format!("after-{on}")}, "spec": {"app": on, "opStatus": "Ready"}}),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+    }
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let reply = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert_eq!(reply.code(), "DependencyCycle");
+    assert_eq!(
+        reply.message(),
+        "app dependencies form a cycle: packetgen → firewall → sink → packetgen"
+    );
+    // Nothing was instantiated; breaking the cycle lets it through.
+    assert!(
+        AppContexts::new(api.store.clone())
+            .ids()
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    api.delete(&format!("{CA}/apps/sink/dependency/after-packetgen"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+}
