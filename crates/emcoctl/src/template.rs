@@ -7,7 +7,6 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use emco_helm::hooks::HookEvent;
 use emco_helm::render::{Manifest, Release, render_chart};
 use emco_helm::{Chart, ChartError};
 use serde_json::Value as Json;
@@ -92,7 +91,7 @@ fn user_values(request: &TemplateRequest) -> Result<Json, TemplateError> {
 
 /// Whether emco applies the object: everything but Helm test hooks.
 fn applied(manifest: &Manifest) -> bool {
-    !matches!(emco_helm::hooks::hook_of(&manifest.object), Ok(Some(hook)) if hook.runs_at(HookEvent::Test))
+    !matches!(emco_helm::hooks::hook_of(&manifest.object), Ok(Some(hook)) if hook.is_test())
 }
 
 /// Renders the request's chart and writes the objects to `out`.

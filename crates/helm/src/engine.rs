@@ -10,7 +10,7 @@
 use std::cell::RefCell;
 use std::collections::{BTreeMap, HashMap};
 
-use crate::charts::{Chart, TemplateJob};
+use crate::charts::{Chart, TemplateJob, helm_template_order};
 use crate::gotemplate::funcs::param_str;
 use crate::gotemplate::{Arity, FuncError, FuncMap, Limits, Map, Runtime, TemplateError, Templates, Value};
 
@@ -119,21 +119,19 @@ fn get_host_by_name(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncEr
     Ok(Value::from(""))
 }
 
-/// Parses every job into one template set in Helm's order and executes each template that renders, in Helm's
-/// order. Returns template name → output.
+/// Parses every job into one template set and executes each template that renders, both in the order given —
+/// [`charts::template_jobs`](crate::charts::template_jobs)'s, which is Helm's. Returns template name → output.
 pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<String, String>, EngineError> {
     INCLUDED.with(|included| included.borrow_mut().clear());
     let mut templates = Templates::new(helm_funcs()).with_limits(limits);
-    let mut order: Vec<&TemplateJob> = jobs.iter().collect();
-    order.sort_by(|a, b| helm_template_order(&a.name, &b.name));
-    for job in &order {
+    for job in jobs {
         templates.parse(&job.name, &job.text).map_err(|err| EngineError {
             template: job.name.clone(),
             message: parse_error_message(&job.name, &err.to_string()),
         })?;
     }
     let mut rendered = BTreeMap::new();
-    for job in order.iter().filter(|job| job.renders) {
+    for job in jobs.iter().filter(|job| job.renders) {
         let output = templates
             .execute(&job.name, &job.enter())
             .map_err(|err| EngineError {
@@ -175,14 +173,6 @@ fn collect_templates(chart: &Chart, path: &str, out: &mut Vec<(String, String)>,
     for sub in &chart.dependencies {
         collect_templates(sub, &format!("{path}/charts/{}", sub.name()), out, depth + 1);
     }
-}
-
-/// Helm's `sortTemplates`: more deeply nested paths first, then by name — so that a parent chart's definitions,
-/// parsed last, replace its subcharts' definitions of the same name.
-#[must_use]
-pub fn helm_template_order(a: &str, b: &str) -> std::cmp::Ordering {
-    let depth = |name: &str| name.matches('/').count();
-    depth(b).cmp(&depth(a)).then_with(|| b.cmp(a))
 }
 
 /// Helm's `cleanupParseError`: `parse error at (LOCATION): MESSAGE`.

@@ -128,6 +128,12 @@ pub struct Hook {
 }
 
 impl Hook {
+    /// Whether it is a Helm test hook (`test`, `test-success`): EMCO never applies those.
+    #[must_use]
+    pub fn is_test(&self) -> bool {
+        self.runs_at(HookEvent::Test)
+    }
+
     /// Whether the hook runs at `event`.
     #[must_use]
     pub fn runs_at(&self, event: HookEvent) -> bool {

@@ -607,7 +607,7 @@ fn resources_of(manifests: Vec<Manifest>) -> std::result::Result<Vec<ResourceRec
             continue;
         }
         match emco_helm::hooks::hook_of(&resource.manifest) {
-            Ok(Some(hook)) if hook.runs_at(emco_model::HookEvent::Test) => {}
+            Ok(Some(hook)) if hook.is_test() => {}
             Ok(Some(hook)) => hooks.push(resource.with_role(ResourceRole::Hook(hook))),
             Ok(None) if resource.kind == "CustomResourceDefinition" => {
                 crds.push(resource.with_role(ResourceRole::Crd))

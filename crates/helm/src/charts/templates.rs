@@ -70,12 +70,12 @@ fn template_value(name: &str, base_path: &str) -> Value {
     Value::Map(map)
 }
 
-/// Helm's `sortTemplates`: deepest paths first, then reverse lexical order.
-fn sort_names(names: &mut [String]) {
-    names.sort_by(|a, b| {
-        let (depth_a, depth_b) = (a.matches('/').count(), b.matches('/').count());
-        depth_b.cmp(&depth_a).then_with(|| b.as_bytes().cmp(a.as_bytes()))
-    });
+/// Helm's `sortTemplates` as a comparison of template names: more deeply nested paths first, then reverse lexical
+/// order — so that a parent chart's definitions, parsed last, replace its subcharts' definitions of the same name.
+#[must_use]
+pub fn helm_template_order(a: &str, b: &str) -> std::cmp::Ordering {
+    let depth = |name: &str| name.matches('/').count();
+    depth(b).cmp(&depth(a)).then_with(|| b.cmp(a))
 }
 
 /// Every template of the (prepared) chart tree with the dot it sees, in Helm's parse order (which is also its
@@ -108,15 +108,11 @@ pub fn template_jobs(
         &mut jobs,
         0,
     );
-    let mut names: Vec<String> = jobs.iter().map(|job| job.name.clone()).collect();
-    sort_names(&mut names);
-    let mut by_name: std::collections::HashMap<String, TemplateJob> =
-        jobs.into_iter().map(|job| (job.name.clone(), job)).collect();
-    let ordered: Vec<TemplateJob> = names.iter().filter_map(|name| by_name.remove(name)).collect();
-    for job in &ordered {
+    jobs.sort_by(|a, b| helm_template_order(&a.name, &b.name));
+    for job in &jobs {
         let _ = job.enter();
     }
-    ordered
+    jobs
 }
 
 struct Shared {
