@@ -22,6 +22,6 @@ pub use context::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
 pub use hooks::{Hook, HookDeletePolicy, HookEvent};
-pub use names::{NameError, validate_label_value, validate_name};
+pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, validate_label_value, validate_name};
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};

@@ -22,7 +22,7 @@ pub enum NameError {
     TooLong {
         /// What was being named.
         what: String,
-        /// The offending name.
+        /// The offending name (its first 64 characters and `…` when longer).
         name: String,
         /// Its length in characters.
         len: usize,
@@ -36,9 +36,20 @@ pub enum NameError {
     BadCharacters {
         /// What was being named.
         what: String,
-        /// The offending name.
+        /// The offending name (its first 64 characters and `…` when longer).
         name: String,
     },
+}
+
+/// How much of a refused name an error message repeats: a hostile name may be megabytes long.
+const MAX_SHOWN_CHARS: usize = 64;
+
+/// A refused name as messages show it: whole when short, else its first characters and `…`.
+fn shown(name: &str) -> String {
+    match name.char_indices().nth(MAX_SHOWN_CHARS) {
+        None => name.to_string(),
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+    }
 }
 
 fn check_pattern(what: &str, name: &str, max: usize) -> Result<(), NameError> {
@@ -51,7 +62,7 @@ fn check_pattern(what: &str, name: &str, max: usize) -> Result<(), NameError> {
     if len > max {
         return Err(NameError::TooLong {
             what: what.to_string(),
-            name: name.to_string(),
+            name: shown(name),
             len,
             max,
         });
@@ -63,7 +74,7 @@ fn check_pattern(what: &str, name: &str, max: usize) -> Result<(), NameError> {
     if !first_last_ok || !bytes.iter().all(inner_ok) {
         return Err(NameError::BadCharacters {
             what: what.to_string(),
-            name: name.to_string(),
+            name: shown(name),
         });
     }
     Ok(())

@@ -172,3 +172,57 @@ proptest! {
         }
     }
 }
+
+/// Query pairs as a hostile client may send them: the real parameter names (and some others) with values that
+/// are sometimes valid and sometimes anything at all.
+fn hostile_query() -> impl Strategy<Value = Vec<(String, String)>> {
+    let key = prop::sample::select(vec![
+        "type",
+        "status",
+        "output",
+        "instance",
+        "app",
+        "cluster",
+        "resource",
+        "apps",
+        "clusters",
+        "resources",
+        "other",
+        "",
+    ]);
+    let value = prop_oneof![
+        prop::sample::select(vec![
+            "rsync", "cluster", "deployed", "ready", "summary", "all", "detail", "1", "0", "p+c0", "app0",
+            "",
+        ])
+        .prop_map(str::to_string),
+        any::<String>(),
+        "[a-z0-9+.:_-]{0,300}",
+    ];
+    proptest::collection::vec((key.prop_map(str::to_string), value), 0..8)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// The parser never panics; what it accepts is safe to look up, and a refusal names a parameter that was sent.
+    #[test]
+    fn the_query_parser_accepts_only_checked_filters(pairs in hostile_query()) {
+        match parse_query(&pairs) {
+            Ok(query) => {
+                for app in &query.apps {
+                    prop_assert!(emco_model::validate_label_value("app", app).is_ok(), "app filter {:?}", app);
+                }
+                for resource in &query.resources {
+                    prop_assert!(
+                        !resource.is_empty() && resource.len() <= 253 && resource.bytes().all(|b| b.is_ascii_graphic()),
+                        "resource filter {:?}", resource
+                    );
+                }
+            }
+            Err(err) => {
+                prop_assert!(pairs.iter().any(|(key, _)| key == err.parameter), "{} for {:?}", err, pairs);
+            }
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 mod browser;
 mod kubeconfig;
+mod multipart;
 mod onboarding;
 mod status;
 mod support;
