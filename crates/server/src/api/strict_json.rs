@@ -326,7 +326,7 @@ mod tests {
     fn repeated_keys_are_refused_naming_the_key_and_its_place() {
         assert_eq!(
             refusal(r#"{"metadata":{"name":"a","name":"b"}}"#),
-            "duplicate key 'metadata.name' at line 1 column 31"
+            "duplicate key 'metadata.name' at line 1 column 30"
         );
         assert!(refusal(r#"{"a":1,"a":1}"#).starts_with("duplicate key 'a' "));
         assert!(
