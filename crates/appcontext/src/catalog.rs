@@ -801,7 +801,10 @@ mod tests {
             .collect();
         assert_eq!(
             found,
-            [("p/ca/v1/d1".to_string(), Some(id)), ("p/ca/v2/d2".to_string(), None)]
+            [
+                ("p/ca/v1/d1".to_string(), Some(id)),
+                ("p/ca/v2/d2".to_string(), None)
+            ]
         );
     }
 }

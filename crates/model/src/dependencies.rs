@@ -13,11 +13,7 @@ pub fn dependency_cycle<'a>(
     apps: impl IntoIterator<Item = (&'a str, &'a [AppDependencySpec])>,
 ) -> Option<Vec<String>> {
     let apps: Vec<(&str, &[AppDependencySpec])> = apps.into_iter().collect();
-    let index: BTreeMap<&str, usize> = apps
-        .iter()
-        .enumerate()
-        .map(|(i, (name, _))| (*name, i))
-        .collect();
+    let index: BTreeMap<&str, usize> = apps.iter().enumerate().map(|(i, (name, _))| (*name, i)).collect();
     // 0 = not visited, 1 = on the current path, 2 = done.
     let mut state = vec![0u8; apps.len()];
     for start in 0..apps.len() {
@@ -116,8 +112,13 @@ mod tests {
                 }]
             })
             .collect();
-        let cycle = dependency_cycle(names.iter().map(String::as_str).zip(specs.iter().map(Vec::as_slice)))
-            .expect("a ring is a cycle");
+        let cycle = dependency_cycle(
+            names
+                .iter()
+                .map(String::as_str)
+                .zip(specs.iter().map(Vec::as_slice)),
+        )
+        .expect("a ring is a cycle");
         assert_eq!(cycle.len(), names.len() + 1);
         assert_eq!(cycle.first(), cycle.last());
     }

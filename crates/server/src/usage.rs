@@ -12,9 +12,11 @@
 //! The rules:
 //! - a **cluster provider** is in use while a live context places an app on any of its clusters;
 //! - a **cluster** is in use while a live context places an app on it;
-//! - a **cluster label** is in use while a live context places an app on that cluster and the app's intents in
-//!   the context's DIG select clusters of that provider by that label (the placement that put the app there
-//!   came through the label). Labels no live placement selects by can go, even on a cluster in use.
+//! - a **cluster label** is in use while a live context places an app on that cluster and an app intent for that
+//!   app, in any generic placement intent of the context's DIG, selects clusters of that provider by that label
+//!   (the placement that put the app there came through the label). The intents are read as they are now; they
+//!   cannot change while the DIG is instantiated. A label no live placement selects by can go, even from a
+//!   cluster in use.
 //!
 //! Callers hold the API's write lock: instantiate takes it too, so no context becomes live between the check
 //! and the delete.
@@ -228,7 +230,9 @@ mod tests {
         let other = path(Kind::Cluster, &["prov", "west"]);
         write_context(&store, "done", 1, ContextStatus::Terminated).await;
         write_context(&store, "failed", 2, ContextStatus::TerminateFailed).await;
-        check_unused(&catalog, &contexts, &cluster).await.expect("finished contexts hold nothing");
+        check_unused(&catalog, &contexts, &cluster)
+            .await
+            .expect("finished contexts hold nothing");
         for (id, status) in [
             (3, ContextStatus::Instantiating),
             (4, ContextStatus::Instantiated),
@@ -241,10 +245,18 @@ mod tests {
             for held in [&cluster, &provider] {
                 let err = check_unused(&catalog, &contexts, held).await.expect_err("in use");
                 let message = err.to_string();
-                assert!(message.contains("DeploymentIntentGroup 'p/ca/v1/live'"), "{message}");
-                assert!(message.contains(&format!("AppContext {id} is {status}")), "{message}");
+                assert!(
+                    message.contains("DeploymentIntentGroup 'p/ca/v1/live'"),
+                    "{message}"
+                );
+                assert!(
+                    message.contains(&format!("AppContext {id} is {status}")),
+                    "{message}"
+                );
             }
-            check_unused(&catalog, &contexts, &other).await.expect("another cluster is free");
+            check_unused(&catalog, &contexts, &other)
+                .await
+                .expect("another cluster is free");
             check_unused(&catalog, &contexts, &path(Kind::ClusterProvider, &["elsewhere"]))
                 .await
                 .expect("another provider is free");

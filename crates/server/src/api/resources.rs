@@ -10,8 +10,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{Catalog, Kind, ResourcePath};
 use emco_model::resources::{
-    AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller, DeploymentIntentGroup, GroupIntent,
-    MetadataOnly,
+    AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller,
+    DeploymentIntentGroup, GroupIntent, MetadataOnly,
 };
 use emco_model::{StateInfo, dependency_cycle, now_timestamp, validate_label_value, validate_name};
 use emco_store::Op;

@@ -88,7 +88,7 @@ impl JsonPath {
 
 impl fmt::Display for JsonPath {
     /// `metadata.name`, `spec.overrideValues[0].app`; a key that is not a plain word is quoted (`labels["a.b"]`),
-    /// and cut to 64 characters.
+    /// and a long one is cut to 64 characters followed by `…`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if self.0.is_empty() {
             return f.write_str("(the document)");
@@ -330,7 +330,8 @@ mod tests {
         );
         assert!(refusal(r#"{"a":1,"a":1}"#).starts_with("duplicate key 'a' "));
         assert!(
-            refusal(r#"{"spec":{"items":[{},{"k":1,"k":2}]}}"#).starts_with("duplicate key 'spec.items[1].k' ")
+            refusal(r#"{"spec":{"items":[{},{"k":1,"k":2}]}}"#)
+                .starts_with("duplicate key 'spec.items[1].k' ")
         );
         assert!(refusal(r#"{"x":{"a.b":1,"a.b":2}}"#).starts_with(r#"duplicate key 'x["a.b"]' "#));
         // Escapes are decoded before keys are compared.
@@ -349,6 +350,23 @@ mod tests {
         assert!(message.contains("nests deeper"), "{message}");
     }
 
+    proptest::proptest! {
+        /// Against serde_json itself: whatever it parses, the strict parse gives the same value (key order
+        /// included) unless it found a repeated key or too deep a nesting; whatever it refuses is refused.
+        #[test]
+        fn agrees_with_serde_json_on_anything(text in "[\\[\\]{}\":,. 0-9a-e\\\\-]{0,80}|\\{(\"[ab]\":[0-9],?){0,4}\\}") {
+            let ours = parse_strict(text.as_bytes());
+            match (serde_json::from_str::<Json>(&text), ours) {
+                (Ok(theirs), Ok(ours)) => {
+                    proptest::prop_assert_eq!(ours.to_string(), theirs.to_string());
+                }
+                (Ok(_), Err(StrictJsonError::DuplicateKey { .. } | StrictJsonError::TooDeep { .. })) => {}
+                (Err(_), Err(_)) => {}
+                (theirs, ours) => proptest::prop_assert!(false, "{text:?}: serde_json {theirs:?}, strict {ours:?}"),
+            }
+        }
+    }
+
     #[test]
     fn paths_find_their_values_and_print_plainly() {
         let document = json!({"spec": {"list": [{"app": "x"}]}});
@@ -364,7 +382,7 @@ mod tests {
         let long = "k".repeat(100);
         assert_eq!(
             JsonPath::default().key(&long).to_string(),
-            format!("[\"{}…\"]", "k".repeat(64))
+            format!("[\"{}\"…]", "k".repeat(64))
         );
     }
 }

@@ -22,7 +22,11 @@ fn dependency(name: &str, on: &str) -> Json {
 
 /// Asserts a refusal left the store as it was and the server still answers.
 async fn assert_unchanged_and_serving(api: &Api, revision_before: i64) {
-    assert_eq!(api.store.revision(), revision_before, "a refused request wrote nothing");
+    assert_eq!(
+        api.store.revision(),
+        revision_before,
+        "a refused request wrote nothing"
+    );
     api.get("/healthz").await.expect(StatusCode::OK);
     api.get(PROJECT).await.expect(StatusCode::OK);
 }
@@ -31,13 +35,19 @@ async fn assert_unchanged_and_serving(api: &Api, revision_before: i64) {
 async fn a_dependency_that_would_close_a_cycle_is_refused_when_posted() {
     let api = Api::new(Store::memory());
     api.onboard_vfw().await;
-    api.post(&dependency_uri("packetgen"), dependency("after-firewall", "firewall"))
-        .await
-        .expect(StatusCode::CREATED);
+    api.post(
+        &dependency_uri("packetgen"),
+        dependency("after-firewall", "firewall"),
+    )
+    .await
+    .expect(StatusCode::CREATED);
 
     let revision = api.store.revision();
     let reply = api
-        .post(&dependency_uri("firewall"), dependency("after-packetgen", "packetgen"))
+        .post(
+            &dependency_uri("firewall"),
+            dependency("after-packetgen", "packetgen"),
+        )
         .await
         .expect(StatusCode::CONFLICT);
     assert_eq!(reply.code(), "DependencyCycle");
@@ -63,7 +73,10 @@ async fn a_dependency_that_would_close_a_cycle_is_refused_when_posted() {
         .expect(StatusCode::CREATED);
     let revision = api.store.revision();
     let reply = api
-        .post(&dependency_uri("sink"), dependency("after-packetgen", "packetgen"))
+        .post(
+            &dependency_uri("sink"),
+            dependency("after-packetgen", "packetgen"),
+        )
         .await
         .expect(StatusCode::CONFLICT);
     assert_eq!(
@@ -76,7 +89,15 @@ async fn a_dependency_that_would_close_a_cycle_is_refused_when_posted() {
     api.post(&dependency_uri("packetgen"), dependency("after-sink", "sink"))
         .await
         .expect(StatusCode::CREATED);
-    assert_eq!(api.get(&dependency_uri("packetgen")).await.json().as_array().unwrap().len(), 2);
+    assert_eq!(
+        api.get(&dependency_uri("packetgen"))
+            .await
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -99,22 +120,29 @@ async fn a_dependency_that_would_close_a_cycle_is_refused_when_put() {
             .expect(StatusCode::CONFLICT);
         assert_eq!(reply.code(), "DependencyCycle", "{app}/{name}");
         assert!(
-            reply.message().starts_with("app dependencies form a cycle: packetgen → firewall → "),
+            reply
+                .message()
+                .starts_with("app dependencies form a cycle: packetgen → firewall → "),
             "{}",
             reply.message()
         );
         assert_unchanged_and_serving(&api, revision).await;
     }
     assert_eq!(
-        api.get(&format!("{}/first", dependency_uri("firewall"))).await.json()["spec"]["app"],
+        api.get(&format!("{}/first", dependency_uri("firewall")))
+            .await
+            .json()["spec"]["app"],
         "sink"
     );
 
     // A replaced dependency no longer counts: packetgen now waits for sink instead of firewall, so firewall may
     // wait for packetgen.
-    api.put(&format!("{}/first", dependency_uri("packetgen")), dependency("first", "sink"))
-        .await
-        .expect(StatusCode::OK);
+    api.put(
+        &format!("{}/first", dependency_uri("packetgen")),
+        dependency("first", "sink"),
+    )
+    .await
+    .expect(StatusCode::OK);
     api.post(&dependency_uri("firewall"), dependency("second", "packetgen"))
         .await
         .expect(StatusCode::CREATED);
@@ -133,7 +161,11 @@ async fn two_concurrent_posts_cannot_close_a_cycle_together() {
         let mut statuses = [one.status, two.status];
         statuses.sort();
         assert_eq!(statuses, [StatusCode::CREATED, StatusCode::CONFLICT]);
-        let refused = if one.status == StatusCode::CONFLICT { one } else { two };
+        let refused = if one.status == StatusCode::CONFLICT {
+            one
+        } else {
+            two
+        };
         assert_eq!(refused.code(), "DependencyCycle");
         for app in ["packetgen", "sink"] {
             let uri = format!("{}/race", dependency_uri(app));
@@ -150,15 +182,26 @@ async fn instantiate_still_refuses_a_cycle_stored_before_writes_were_checked() {
     api.onboard_vfw().await;
     // Written straight into the catalog, as a store from before the rule may hold them.
     let catalog = Catalog::new(api.store.clone());
-    for (app, on) in [("packetgen", "firewall"), ("firewall", "sink"), ("sink", "packetgen")] {
+    for (app, on) in [
+        ("packetgen", "firewall"),
+        ("firewall", "sink"),
+        ("sink", "packetgen"),
+    ] {
         let name = format!("after-{on}");
         let path = ResourcePath::new(
             Kind::AppDependency,
-            ["testvfw", "compositevfw", "v1", app, &name].map(String::from).to_vec(),
+            ["testvfw", "compositevfw", "v1", app, &name]
+                .map(String::from)
+                .to_vec(),
         );
-        catalog.create(&path, &dependency(&name, on), None, Vec::new()).await.unwrap();
+        catalog
+            .create(&path, &dependency(&name, on), None, Vec::new())
+            .await
+            .unwrap();
     }
-    api.post_empty(&format!("{DIG}/approve")).await.expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
     let reply = api
         .post_empty(&format!("{DIG}/instantiate"))
         .await
@@ -168,14 +211,24 @@ async fn instantiate_still_refuses_a_cycle_stored_before_writes_were_checked() {
         reply.message(),
         "app dependencies form a cycle: packetgen → firewall → sink → packetgen"
     );
-    assert!(AppContexts::new(api.store.clone()).ids().await.unwrap().is_empty());
+    assert!(
+        AppContexts::new(api.store.clone())
+            .ids()
+            .await
+            .unwrap()
+            .is_empty()
+    );
 
     // Breaking the cycle lets it through.
     api.delete(&format!("{}/after-packetgen", dependency_uri("sink")))
         .await
         .expect(StatusCode::NO_CONTENT);
-    api.post_empty(&format!("{DIG}/approve")).await.expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate")).await.expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
 }
 
 const DIG_NAME: &str = "testvfw/compositevfw/v1/vfw_deployment_intent_group";
@@ -185,9 +238,18 @@ fn assert_in_use(reply: Reply, what: &str, context: ContextId) {
     let reply = reply.expect(StatusCode::CONFLICT);
     assert_eq!(reply.code(), "InUse", "{}", reply.message());
     let message = reply.message();
-    assert!(message.starts_with(&format!("cannot delete {what}: ")), "{message}");
-    assert!(message.contains(&format!("DeploymentIntentGroup '{DIG_NAME}'")), "{message}");
-    assert!(message.contains(&format!("AppContext {context} is ")), "{message}");
+    assert!(
+        message.starts_with(&format!("cannot delete {what}: ")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("DeploymentIntentGroup '{DIG_NAME}'")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("AppContext {context} is ")),
+        "{message}"
+    );
 }
 
 #[tokio::test]
@@ -195,14 +257,24 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
     let api = Api::new(Store::memory());
     api.onboard_vfw().await;
     // A label no placement selects by.
-    api.post(&format!("{PROVIDER}/clusters/edge01/labels"), json!({"clusterLabel": "spare"}))
+    api.post(
+        &format!("{PROVIDER}/clusters/edge01/labels"),
+        json!({"clusterLabel": "spare"}),
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.post_empty(&format!("{DIG}/approve"))
         .await
-        .expect(StatusCode::CREATED);
-    api.post_empty(&format!("{DIG}/approve")).await.expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate")).await.expect(StatusCode::ACCEPTED);
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
     let contexts = AppContexts::new(api.store.clone());
     let context = contexts.ids().await.unwrap()[0];
-    assert_eq!(contexts.meta(context).await.unwrap().status, ContextStatus::Instantiating);
+    assert_eq!(
+        contexts.meta(context).await.unwrap().status,
+        ContextStatus::Instantiating
+    );
 
     let label = format!("{PROVIDER}/clusters/edge01/labels/edge-cluster");
     let cluster = format!("{PROVIDER}/clusters/edge01");
@@ -212,15 +284,33 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
         async move {
             let revision = api.store.revision();
             let reply = api.delete(&label).await;
-            assert!(reply.message().contains(&format!("is {status}")), "{}", reply.message());
             assert!(
-                reply.message().contains("by this label in app intent 'packetgen-placement'"),
+                reply.message().contains(&format!("is {status}")),
                 "{}",
                 reply.message()
             );
-            assert_in_use(reply, "ClusterLabel 'vfw-cluster-provider/edge01/edge-cluster'", context);
-            assert_in_use(api.delete(&cluster).await, "Cluster 'vfw-cluster-provider/edge01'", context);
-            assert_in_use(api.delete(PROVIDER).await, "ClusterProvider 'vfw-cluster-provider'", context);
+            assert!(
+                reply
+                    .message()
+                    .contains("by this label in app intent 'packetgen-placement'"),
+                "{}",
+                reply.message()
+            );
+            assert_in_use(
+                reply,
+                "ClusterLabel 'vfw-cluster-provider/edge01/edge-cluster'",
+                context,
+            );
+            assert_in_use(
+                api.delete(&cluster).await,
+                "Cluster 'vfw-cluster-provider/edge01'",
+                context,
+            );
+            assert_in_use(
+                api.delete(PROVIDER).await,
+                "ClusterProvider 'vfw-cluster-provider'",
+                context,
+            );
             assert_unchanged_and_serving(api, revision).await;
             api.get(&label).await.expect(StatusCode::OK);
             api.get(&cluster).await.expect(StatusCode::OK);
@@ -233,7 +323,9 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
         .expect(StatusCode::NO_CONTENT);
 
     // Terminating still uses them.
-    api.post_empty(&format!("{DIG}/terminate")).await.expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
     refusals("Terminating").await;
 
     // Once the engine reports the termination finished, they can go (children first, as always).
@@ -248,7 +340,9 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
     api.delete(&format!("{PROVIDER}/clusters/edge02/labels/edge-cluster"))
         .await
         .expect(StatusCode::NO_CONTENT);
-    api.delete(&format!("{PROVIDER}/clusters/edge02")).await.expect(StatusCode::NO_CONTENT);
+    api.delete(&format!("{PROVIDER}/clusters/edge02"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
     api.delete(PROVIDER).await.expect(StatusCode::NO_CONTENT);
 }
 
@@ -256,8 +350,12 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
 async fn a_failed_instantiation_still_holds_its_clusters() {
     let api = Api::new(Store::memory());
     api.onboard_vfw().await;
-    api.post_empty(&format!("{DIG}/approve")).await.expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate")).await.expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
     let contexts = AppContexts::new(api.store.clone());
     let context = contexts.ids().await.unwrap()[0];
     // What was applied before the failure is still on the cluster.
@@ -266,7 +364,8 @@ async fn a_failed_instantiation_still_holds_its_clusters() {
         .await
         .unwrap();
     assert_in_use(
-        api.delete(&format!("{PROVIDER}/clusters/edge02/labels/edge-cluster")).await,
+        api.delete(&format!("{PROVIDER}/clusters/edge02/labels/edge-cluster"))
+            .await,
         "ClusterLabel 'vfw-cluster-provider/edge02/edge-cluster'",
         context,
     );
@@ -308,11 +407,26 @@ async fn repeated_keys_and_wrongly_shaped_bodies_are_refused_naming_the_field() 
     ];
     for (method, uri, body, status, code, message) in cases {
         let reply = api
-            .call(method.clone(), &uri, Some("application/json"), body.into_bytes(), None)
+            .call(
+                method.clone(),
+                &uri,
+                Some("application/json"),
+                body.into_bytes(),
+                None,
+            )
             .await;
-        assert_eq!(reply.status, status, "{method} {uri}: {}", String::from_utf8_lossy(&reply.bytes));
+        assert_eq!(
+            reply.status,
+            status,
+            "{method} {uri}: {}",
+            String::from_utf8_lossy(&reply.bytes)
+        );
         assert_eq!(reply.code(), code, "{method} {uri}: {}", reply.message());
-        assert!(reply.message().contains(message), "{method} {uri}: {:?} lacks {message:?}", reply.message());
+        assert!(
+            reply.message().contains(message),
+            "{method} {uri}: {:?} lacks {message:?}",
+            reply.message()
+        );
         assert_unchanged_and_serving(&api, revision).await;
     }
 
@@ -320,20 +434,44 @@ async fn repeated_keys_and_wrongly_shaped_bodies_are_refused_naming_the_field() 
     let clusters = format!("{PROVIDER}/clusters");
     let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
     let form_cases = [
-        (r#"{"metadata":{"name":"c9","name":"c10"}}"#, "DuplicateKey", "duplicate key 'metadata.name' at line 1 column 31 of the multipart part 'metadata'"),
-        (r#"{"metadata":{"name":"c9"},"spec":[]}"#, "InvalidInput", "spec: expected an object, found an array"),
-        (r#"{"metadata":{"name":"c9"},"spec":{"gitOps":7}}"#, "InvalidInput", "spec.gitOps: expected an object, found a number (7)"),
+        (
+            r#"{"metadata":{"name":"c9","name":"c10"}}"#,
+            "DuplicateKey",
+            "duplicate key 'metadata.name' at line 1 column 31 of the multipart part 'metadata'",
+        ),
+        (
+            r#"{"metadata":{"name":"c9"},"spec":[]}"#,
+            "InvalidInput",
+            "spec: expected an object, found an array",
+        ),
+        (
+            r#"{"metadata":{"name":"c9"},"spec":{"gitOps":7}}"#,
+            "InvalidInput",
+            "spec.gitOps: expected an object, found a number (7)",
+        ),
     ];
     for (metadata, code, message) in form_cases {
         let reply = api
-            .call(Method::POST, &clusters, Some(&content_type), raw_form(metadata, &kubeconfig("c9")), None)
+            .call(
+                Method::POST,
+                &clusters,
+                Some(&content_type),
+                raw_form(metadata, &kubeconfig("c9")),
+                None,
+            )
             .await
             .expect(StatusCode::BAD_REQUEST);
         assert_eq!(reply.code(), code, "{metadata}: {}", reply.message());
-        assert!(reply.message().contains(message), "{metadata}: {:?} lacks {message:?}", reply.message());
+        assert!(
+            reply.message().contains(message),
+            "{metadata}: {:?} lacks {message:?}",
+            reply.message()
+        );
         assert_unchanged_and_serving(&api, revision).await;
     }
-    api.get(&format!("{clusters}/c9")).await.expect(StatusCode::NOT_FOUND);
+    api.get(&format!("{clusters}/c9"))
+        .await
+        .expect(StatusCode::NOT_FOUND);
 }
 
 /// A JSON text built from a small set of keys (so objects often repeat one), with whether any object in it
@@ -347,7 +485,13 @@ fn json_text() -> impl Strategy<Value = (String, bool)> {
     ]
     .prop_map(|text| (text, false));
     leaf.prop_recursive(4, 48, 5, |inner| {
-        let key = prop_oneof![Just("metadata"), Just("spec"), Just("name"), Just("app"), Just("k")];
+        let key = prop_oneof![
+            Just("metadata"),
+            Just("spec"),
+            Just("name"),
+            Just("app"),
+            Just("k")
+        ];
         prop_oneof![
             prop::collection::vec(inner.clone(), 0..5).prop_map(|items| {
                 let repeated = items.iter().any(|(_, repeated)| *repeated);
@@ -377,7 +521,10 @@ fn any_body() -> impl Strategy<Value = (Vec<u8>, Option<bool>)> {
         "[\\[\\]{}\":,. 0-9a-z\\\\-]{0,120}".prop_map(|text| (text.into_bytes(), None)),
         json_text().prop_map(|(text, repeated)| (text.into_bytes(), Some(repeated))),
         json_text().prop_map(|(text, repeated)| {
-            (format!(r#"{{"metadata":{{"name":"p1"}},"spec":{text}}}"#).into_bytes(), Some(repeated))
+            (
+                format!(r#"{{"metadata":{{"name":"p1"}},"spec":{text}}}"#).into_bytes(),
+                Some(repeated),
+            )
         }),
     ]
 }
@@ -393,13 +540,26 @@ fn check_answer(reply: &Reply, repeated: Option<bool>, what: &str) {
         StatusCode::UNSUPPORTED_MEDIA_TYPE,
         StatusCode::UNPROCESSABLE_ENTITY,
     ];
-    assert!(allowed.contains(&reply.status), "{what}: {} {:?}", reply.status, reply.bytes);
+    assert!(
+        allowed.contains(&reply.status),
+        "{what}: {} {:?}",
+        reply.status,
+        reply.bytes
+    );
     if !reply.status.is_success() {
         let answer: Json = serde_json::from_slice(&reply.bytes).expect("a JSON error");
-        assert!(answer["code"].is_string() && answer["message"].is_string(), "{what}: {answer}");
+        assert!(
+            answer["code"].is_string() && answer["message"].is_string(),
+            "{what}: {answer}"
+        );
     }
     if let Some(repeated) = repeated {
-        assert_eq!(reply.code() == "DuplicateKey", repeated, "{what}: {}", reply.message());
+        assert_eq!(
+            reply.code() == "DuplicateKey",
+            repeated,
+            "{what}: {}",
+            reply.message()
+        );
         if repeated {
             assert_eq!(reply.status, StatusCode::BAD_REQUEST);
         }
