@@ -525,6 +525,23 @@ impl Catalog {
         Ok((record.state, kv.mod_revision))
     }
 
+    /// Every lifecycle history of resources of `kind` (DIGs are the kind that has them), in key order: one range
+    /// over the histories alone, which name each instantiation's context without reading any AppContext.
+    pub async fn histories(&self, kind: Kind) -> Result<Vec<(ResourcePath, StateInfo)>> {
+        let prefix = format!("{STATE_ROOT}{}/", kind.segment());
+        let (items, _) = self.store.range(&prefix).await?;
+        let mut histories = Vec::with_capacity(items.len());
+        for kv in items {
+            let names: Vec<String> = kv.key[prefix.len()..].split('/').map(str::to_string).collect();
+            if names.len() != kind.depth() {
+                continue;
+            }
+            let record: StateRecord = record::decode(&kv.key, &kv.value)?;
+            histories.push((ResourcePath::new(kind, names), record.state));
+        }
+        Ok(histories)
+    }
+
     /// The compare that holds while a lifecycle history is unchanged since `revision`.
     #[must_use]
     pub fn state_unchanged_since(path: &ResourcePath, revision: Revision) -> Compare {
@@ -761,5 +778,33 @@ mod tests {
         let names: Vec<_> = listed.iter().map(|e| e.path.display_name()).collect();
         assert_eq!(names, ["p/zeta/v1", "p/alpha/v2", "p/alpha/v1"]);
         assert!(catalog.list(Kind::Project, &[]).await.unwrap().len() == 1);
+    }
+
+    #[tokio::test]
+    async fn histories_list_every_lifecycle_of_a_kind_and_nothing_else() {
+        let catalog = Catalog::new(Store::memory());
+        let first = path(Kind::DeploymentIntentGroup, &["p", "ca", "v1", "d1"]);
+        let second = path(Kind::DeploymentIntentGroup, &["p", "ca", "v2", "d2"]);
+        let mut state = StateInfo::created("t0".into());
+        let id = emco_model::ContextId::new(7).expect("a valid id");
+        state.push(emco_model::StateValue::Instantiated, Some(id), "t1".into());
+        let txn = Txn::new().and_then([
+            Catalog::state_op(&first, &state),
+            Catalog::state_op(&second, &StateInfo::created("t2".into())),
+            Catalog::state_op(&path(Kind::Project, &["p"]), &StateInfo::created("t3".into())),
+        ]);
+        catalog.store().txn(txn).await.unwrap();
+        let histories = catalog.histories(Kind::DeploymentIntentGroup).await.unwrap();
+        let found: Vec<_> = histories
+            .iter()
+            .map(|(path, state)| (path.display_name(), state.last_context()))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("p/ca/v1/d1".to_string(), Some(id)),
+                ("p/ca/v2/d2".to_string(), None)
+            ]
+        );
     }
 }

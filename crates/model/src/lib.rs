@@ -11,8 +11,10 @@
 //! - [`state`]: DIG lifecycle states and the `state.Actions` history.
 //! - [`context`]: AppContext ids and the status values rsync and the monitor report.
 //! - [`hooks`]: Helm hooks (events, weight, delete policies) as rendered charts declare them.
+//! - [`dependencies`]: app dependencies as a graph (the cycle check).
 
 pub mod context;
+pub mod dependencies;
 pub mod hooks;
 pub mod names;
 pub mod resources;
@@ -21,6 +23,7 @@ pub mod state;
 pub use context::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
+pub use dependencies::dependency_cycle;
 pub use hooks::{Hook, HookDeletePolicy, HookEvent};
 pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, validate_label_value, validate_name};
 pub use resources::*;

@@ -6,6 +6,7 @@ mod files;
 mod lifecycle_routes;
 mod resources;
 mod status_routes;
+mod strict_json;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;

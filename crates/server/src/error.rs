@@ -9,6 +9,7 @@ use emco_model::NameError;
 use emco_model::resources::ValidationError;
 
 use crate::lifecycle::LifecycleError;
+use crate::usage::UsageError;
 
 /// An API error: status, stable code and a message that names the offending input.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -122,6 +123,16 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::Values { .. } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "InvalidValues", message)
             }
+        }
+    }
+}
+
+impl From<UsageError> for ApiError {
+    fn from(err: UsageError) -> Self {
+        match err {
+            UsageError::Catalog(inner) => inner.into(),
+            UsageError::Context(inner) => inner.into(),
+            in_use @ UsageError::InUse { .. } => Self::conflict("InUse", in_use.to_string()),
         }
     }
 }

@@ -10,6 +10,7 @@ mod api;
 pub mod error;
 pub mod lifecycle;
 mod status;
+mod usage;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -15,7 +15,7 @@ use emco_appcontext::{
 use emco_helm::{Manifest, Release, render_chart};
 use emco_model::{
     AppDependency, AppIntent, ContextId, ContextStatus, DeploymentIntentGroup, GENERIC_PLACEMENT_INTENT_KEY,
-    GroupIntent, PlacementItem, StateInfo, StateValue, now_timestamp,
+    GroupIntent, PlacementItem, StateInfo, StateValue, dependency_cycle, now_timestamp,
 };
 use emco_store::{Op, Txn};
 
@@ -371,7 +371,10 @@ impl Lifecycle {
                 clusters,
             });
         }
-        if let Some(cycle) = dependency_cycle(&app_metas) {
+        let graph = app_metas
+            .iter()
+            .map(|app| (app.name.as_str(), app.dependencies.as_slice()));
+        if let Some(cycle) = dependency_cycle(graph) {
             return Err(LifecycleError::DependencyCycle { cycle });
         }
         let meta = ContextMeta {
@@ -536,57 +539,6 @@ impl Lifecycle {
     }
 }
 
-/// The first cycle among the apps' dependencies (`a → b → a`), searched in app order; dependencies on apps that are
-/// not in the context are ignored (they cannot hold anything up).
-fn dependency_cycle(apps: &[AppMeta]) -> Option<Vec<String>> {
-    let index: BTreeMap<&str, usize> = apps
-        .iter()
-        .enumerate()
-        .map(|(i, app)| (app.name.as_str(), i))
-        .collect();
-    // 0 = not visited, 1 = on the current path, 2 = done.
-    let mut state = vec![0u8; apps.len()];
-    for start in 0..apps.len() {
-        if state[start] != 0 {
-            continue;
-        }
-        // Iterative depth-first search: (app, next dependency to look at).
-        let mut path: Vec<(usize, usize)> = vec![(start, 0)];
-        state[start] = 1;
-        while let Some((app, next)) = path.last().copied() {
-            let dependencies = &apps[app].dependencies;
-            if next >= dependencies.len() {
-                state[app] = 2;
-                path.pop();
-                continue;
-            }
-            if let Some(top) = path.last_mut() {
-                top.1 += 1;
-            }
-            let Some(&target) = index.get(dependencies[next].app.as_str()) else {
-                continue;
-            };
-            match state[target] {
-                0 => {
-                    state[target] = 1;
-                    path.push((target, 0));
-                }
-                1 => {
-                    let from = path.iter().position(|(node, _)| *node == target).unwrap_or(0);
-                    let mut cycle: Vec<String> = path[from..]
-                        .iter()
-                        .map(|(node, _)| apps[*node].name.clone())
-                        .collect();
-                    cycle.push(apps[target].name.clone());
-                    return Some(cycle);
-                }
-                _ => {}
-            }
-        }
-    }
-    None
-}
-
 /// The resources of an app in apply order, each with its role: the chart's CRDs (its `crds/` folder and rendered
 /// CustomResourceDefinitions), the ordinary resources in install order, then the hooks in Helm's order (weight,
 /// name, kind). `test` hooks are left out (EMCO never runs them); an object naming a hook event Helm does not know
@@ -630,50 +582,6 @@ fn resources_of(manifests: Vec<Manifest>) -> std::result::Result<Vec<ResourceRec
 
 #[cfg(test)]
 mod hook_tests {
-    fn apps(edges: &[(&str, &[&str])]) -> Vec<AppMeta> {
-        edges
-            .iter()
-            .map(|(name, on)| AppMeta {
-                name: (*name).to_string(),
-                dependencies: on
-                    .iter()
-                    .map(|app| emco_model::AppDependencySpec {
-                        app: (*app).to_string(),
-                        op_status: "Ready".into(),
-                        wait: 0,
-                    })
-                    .collect(),
-                clusters: Vec::new(),
-            })
-            .collect()
-    }
-
-    #[test]
-    fn finds_dependency_cycles_and_only_those() {
-        assert_eq!(
-            dependency_cycle(&apps(&[("a", &["b"]), ("b", &["c"]), ("c", &[])])),
-            None
-        );
-        // A diamond is not a cycle; a dependency on an app outside the context is ignored.
-        assert_eq!(
-            dependency_cycle(&apps(&[
-                ("a", &["b", "c"]),
-                ("b", &["d"]),
-                ("c", &["d"]),
-                ("d", &["elsewhere"])
-            ])),
-            None
-        );
-        assert_eq!(
-            dependency_cycle(&apps(&[("a", &["a"])])),
-            Some(vec!["a".into(), "a".into()])
-        );
-        assert_eq!(
-            dependency_cycle(&apps(&[("x", &[]), ("a", &["b"]), ("b", &["c"]), ("c", &["b"])])),
-            Some(vec!["b".into(), "c".into(), "b".into()])
-        );
-    }
-
     use serde_json::json;
 
     use super::*;

@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value as Json;
 
+use super::strict_json::{JsonPath, Step, StrictJsonError, parse_strict};
 use crate::ApiError;
 
 /// The path parameters of a route, in URL order.
@@ -96,37 +97,132 @@ fn is_json_media_type(content_type: &str) -> bool {
         })
 }
 
-/// Parses bytes as a JSON object, naming `what` in errors.
+/// Parses bytes as a JSON object, naming `what` in errors: blank → 400, not JSON → 422, a key repeated in an
+/// object or nesting deeper than [`super::strict_json::MAX_DEPTH`] → 400 naming the key or place, not an object
+/// → 400.
 pub(crate) fn parse_json_object(bytes: &[u8], what: &str) -> Result<Json, ApiError> {
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(ApiError::invalid(format!(
             "Empty body: the {what} must be a JSON object"
         )));
     }
-    let value: Json = serde_json::from_slice(bytes).map_err(|err| {
-        ApiError::new(
+    let value = parse_strict(bytes).map_err(|err| match err {
+        StrictJsonError::Malformed(err) => ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "MalformedJson",
             format!("the {what} is not valid JSON: {err}"),
-        )
+        ),
+        duplicate @ StrictJsonError::DuplicateKey { .. } => ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "DuplicateKey",
+            format!("{duplicate} of the {what}: a key may appear only once in an object"),
+        ),
+        too_deep @ StrictJsonError::TooDeep { .. } => {
+            ApiError::invalid(format!("the {what} is nested too deeply: {too_deep}"))
+        }
     })?;
     if !value.is_object() {
-        return Err(ApiError::invalid(format!("the {what} must be a JSON object")));
+        return Err(ApiError::invalid(format!(
+            "the {what} must be a JSON object, not {}",
+            describe(&value)
+        )));
     }
     Ok(value)
 }
 
 /// Decodes a JSON value into a model type and checks it, returning the normalized body (what is stored and
-/// echoed: unknown fields dropped, defaults filled).
+/// echoed: unknown fields dropped, defaults filled). `metadata` and `spec`, wherever a body has them, must be
+/// objects (also for kinds that ignore their `spec`); a field of the wrong type is refused naming it
+/// (`spec.wait: expected a non-negative integer, found a string`).
 pub(crate) fn decode<T: DeserializeOwned + Serialize>(
     raw: Json,
     validate: impl FnOnce(&T) -> Result<(), ApiError>,
 ) -> Result<(T, Json), ApiError> {
+    for field in ["metadata", "spec"] {
+        if let Some(value) = raw.get(field)
+            && !value.is_object()
+        {
+            return Err(ApiError::invalid(format!(
+                "{field}: expected an object, found {}",
+                describe(value)
+            )));
+        }
+    }
     let typed: T =
-        serde_json::from_value(raw).map_err(|err| ApiError::invalid(format!("Invalid Input: {err}")))?;
+        serde_path_to_error::deserialize(&raw).map_err(|err| ApiError::invalid(wrong_shape(&raw, &err)))?;
     validate(&typed)?;
     let normalized = serde_json::to_value(&typed).map_err(ApiError::internal)?;
     Ok((typed, normalized))
+}
+
+/// What a JSON value is, for messages (never a string's content: it may be long or secret).
+fn describe(value: &Json) -> String {
+    match value {
+        Json::Null => "null".to_string(),
+        Json::Bool(value) => format!("a boolean ({value})"),
+        Json::Number(number) => format!("a number ({number})"),
+        Json::String(_) => "a string".to_string(),
+        Json::Array(_) => "an array".to_string(),
+        Json::Object(_) => "an object".to_string(),
+    }
+}
+
+/// serde's description of what it expected, in JSON's words.
+fn expected_in_json_words(expected: &str) -> String {
+    let words = match expected.trim() {
+        "a map" | "map" => "an object",
+        "a sequence" | "sequence" => "an array",
+        "a string" | "string" | "a borrowed string" | "a character" | "char" => "a string",
+        "a boolean" | "bool" => "true or false",
+        "i8" | "i16" | "i32" | "i64" | "i128" | "isize" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => "a non-negative integer",
+        "f32" | "f64" => "a number",
+        other if other.starts_with("struct ") => "an object",
+        other if other.starts_with("tuple") => "an array",
+        other => return other.to_string(),
+    };
+    words.to_string()
+}
+
+/// The message for a body that is JSON but not the shape of the resource: the field's path, then what was
+/// expected and what was found (`spec: expected an object, found an array`).
+fn wrong_shape(raw: &Json, err: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    use serde_path_to_error::Segment;
+    let steps = err
+        .path()
+        .iter()
+        .map(|segment| match segment {
+            Segment::Seq { index } => Step::Index(*index),
+            Segment::Map { key } => Step::Key(key.clone()),
+            Segment::Enum { variant } => Step::Key(variant.clone()),
+            Segment::Unknown => Step::Key("?".to_string()),
+        })
+        .collect();
+    let path = JsonPath::new(steps);
+    let inner = err.inner().to_string();
+    if let Some(field) = inner
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.strip_suffix('`'))
+    {
+        return format!("{} is required", path.key(field));
+    }
+    let mismatch = inner
+        .strip_prefix("invalid type: ")
+        .or_else(|| inner.strip_prefix("invalid value: "));
+    if let Some((serde_found, expected)) = mismatch.and_then(|rest| rest.rsplit_once(", expected ")) {
+        let found = path.find(raw).map_or_else(|| serde_found.to_string(), describe);
+        let expected = expected_in_json_words(expected);
+        return if path.is_root() {
+            format!("expected {expected}, found {found}")
+        } else {
+            format!("{path}: expected {expected}, found {found}")
+        };
+    }
+    if path.is_root() {
+        inner
+    } else {
+        format!("{path}: {inner}")
+    }
 }
 
 /// The parts of a multipart request.

@@ -10,14 +10,15 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{Catalog, Kind, ResourcePath};
 use emco_model::resources::{
-    AppDependency, AppIntent, ClusterLabel, CompositeApp, Controller, DeploymentIntentGroup, GroupIntent,
-    MetadataOnly,
+    AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller,
+    DeploymentIntentGroup, GroupIntent, MetadataOnly,
 };
-use emco_model::{StateInfo, now_timestamp, validate_label_value, validate_name};
+use emco_model::{StateInfo, dependency_cycle, now_timestamp, validate_label_value, validate_name};
 use emco_store::Op;
 use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, json_body, path_names};
+use crate::lifecycle::LifecycleError;
 use crate::{ApiError, AppState};
 
 /// A decoded body and the resource's own path names taken from it.
@@ -289,6 +290,37 @@ pub(crate) async fn check_references(state: &AppState, references: Vec<Reference
     Ok(())
 }
 
+/// Refuses writing the app dependency at `path` (new or replacing) when it would close a cycle among the apps of
+/// its composite app: 409 `DependencyCycle` naming the cycle, the same refusal instantiate gives. Callers hold the
+/// write lock, so two writes cannot close a cycle together. Other kinds pass.
+async fn check_dependency_cycle(state: &AppState, path: &ResourcePath, body: &Json) -> Result<(), ApiError> {
+    if path.kind() != Kind::AppDependency {
+        return Ok(());
+    }
+    let written: AppDependency = serde_json::from_value(body.clone()).map_err(ApiError::internal)?;
+    let composite_app = &path.names()[..Kind::CompositeApp.depth()];
+    let depending_app = &path.names()[Kind::App.depth() - 1];
+    let mut graph: Vec<(String, Vec<AppDependencySpec>)> = Vec::new();
+    for app in state.catalog().list(Kind::App, composite_app).await? {
+        let mut dependencies: Vec<AppDependencySpec> = state
+            .catalog()
+            .list_as::<AppDependency>(Kind::AppDependency, app.path.names())
+            .await?
+            .into_iter()
+            .filter(|(stored, _)| stored != path)
+            .map(|(_, dependency)| dependency.spec)
+            .collect();
+        if app.path.name() == depending_app {
+            dependencies.push(written.spec.clone());
+        }
+        graph.push((app.path.name().to_string(), dependencies));
+    }
+    match dependency_cycle(graph.iter().map(|(app, on)| (app.as_str(), on.as_slice()))) {
+        Some(cycle) => Err(LifecycleError::DependencyCycle { cycle }.into()),
+        None => Ok(()),
+    }
+}
+
 /// The DIG whose lifecycle a change to `path` affects, if any.
 fn governing_dig(path: &ResourcePath) -> Option<ResourcePath> {
     match path.kind() {
@@ -360,6 +392,7 @@ async fn create(
         ));
     }
     check_references(&state, (desc.references)(&body, &parents)).await?;
+    check_dependency_cycle(&state, &path, &body).await?;
     let extra = write_ops(&state, &path, false).await?;
     state.catalog().create(&path, &body, None, extra).await?;
     Ok((StatusCode::CREATED, JsonResponse(body)).into_response())
@@ -401,6 +434,7 @@ async fn replace(
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
     let _writing = state.write_lock().await;
     check_references(&state, (desc.references)(&body, &parents)).await?;
+    check_dependency_cycle(&state, &path, &body).await?;
     let exists = state.catalog().exists(&path).await?;
     let extra = write_ops(&state, &path, exists).await?;
     let created = state.catalog().upsert(&path, &body, None, extra).await?;
@@ -421,6 +455,7 @@ async fn remove(kind: Kind, State(state): State<AppState>, path: PathNames) -> R
 pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
     let _writing = state.write_lock().await;
     state.catalog().get(path).await?;
+    crate::usage::check_unused(state.catalog(), state.contexts(), path).await?;
     let extra = if path.kind() == Kind::DeploymentIntentGroup {
         state.lifecycle().deletion_ops(path).await?
     } else {

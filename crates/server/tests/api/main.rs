@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod browser;
+mod integrity;
 mod kubeconfig;
 mod multipart;
 mod onboarding;

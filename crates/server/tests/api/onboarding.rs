@@ -645,7 +645,7 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":"x""#.to_vec(), StatusCode::UNPROCESSABLE_ENTITY, "MalformedJson", "not valid JSON"),
         (Method::POST, "/v2/projects".into(), json, b"".to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "Empty body"),
         (Method::POST, "/v2/projects".into(), json, b"[1]".to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "must be a JSON object"),
-        (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":5}}"#.to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "invalid type"),
+        (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":5}}"#.to_vec(), StatusCode::BAD_REQUEST, "InvalidInput", "metadata.name: expected a string, found a number (5)"),
         (Method::POST, "/v2/projects".into(), json, br#"{"metadata":{"name":"testvfw"}}"#.to_vec(), StatusCode::CONFLICT, "AlreadyExists", "Project already exists: testvfw"),
         (Method::POST, "/v2/projects".into(), json, big.clone(), StatusCode::PAYLOAD_TOO_LARGE, "PayloadTooLarge", "65536 bytes"),
         (Method::POST, "/v2/projects/nope/composite-apps".into(), json, br#"{"metadata":{"name":"ca"},"spec":{"compositeAppVersion":"v1"}}"#.to_vec(), StatusCode::CONFLICT, "ParentNotFound", "Project 'nope' not found"),
@@ -782,51 +782,4 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         revision_before,
         "no refused request wrote anything"
     );
-}
-
-#[tokio::test]
-async fn app_dependency_cycles_are_refused_at_instantiate_naming_the_cycle() {
-    let api = Api::new(Store::memory());
-    api.onboard_vfw().await;
-    for (app, on) in [
-        ("packetgen", "firewall"),
-        ("firewall", "sink"),
-        ("sink", "packetgen"),
-    ] {
-        api.post(
-            &format!("{CA}/apps/{app}/dependency"),
-            json!({"metadata": {"name": format!("after-{on}")}, "spec": {"app": on, "opStatus": "Ready"}}),
-        )
-        .await
-        .expect(StatusCode::CREATED);
-    }
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    let reply = api
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::CONFLICT);
-    assert_eq!(reply.code(), "DependencyCycle");
-    assert_eq!(
-        reply.message(),
-        "app dependencies form a cycle: packetgen → firewall → sink → packetgen"
-    );
-    // Nothing was instantiated; breaking the cycle lets it through.
-    assert!(
-        AppContexts::new(api.store.clone())
-            .ids()
-            .await
-            .unwrap()
-            .is_empty()
-    );
-    api.delete(&format!("{CA}/apps/sink/dependency/after-packetgen"))
-        .await
-        .expect(StatusCode::NO_CONTENT);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
 }
