@@ -7,6 +7,7 @@
 //! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
 
 mod api;
+pub mod auth;
 pub mod error;
 pub mod lifecycle;
 mod status;
@@ -21,6 +22,8 @@ use status::StatusKeeper;
 use tokio::net::TcpListener;
 
 pub use api::normalize_origin;
+pub use auth::TokenAuth;
+pub use emco_k8s::kubeconfig::KubeconfigPolicy;
 pub use error::ApiError;
 pub use lifecycle::Lifecycle;
 
@@ -36,6 +39,10 @@ pub struct ServerConfig {
     /// Origins (`scheme://host[:port]`) besides the server's own whose browser requests are served; a request
     /// with any other `Origin` is refused with 403.
     pub cors_allowed_origins: Vec<String>,
+    /// Bearer tokens and their users (`--token-auth-file`); `None` serves every request unauthenticated.
+    pub token_auth: Option<TokenAuth>,
+    /// What an uploaded kubeconfig may hold beyond inline credentials (checked at upload, 422 otherwise).
+    pub kubeconfig_policy: KubeconfigPolicy,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +50,8 @@ impl Default for ServerConfig {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             cors_allowed_origins: Vec::new(),
+            token_auth: None,
+            kubeconfig_policy: KubeconfigPolicy::default(),
         }
     }
 }
