@@ -25,26 +25,32 @@ const HEALTH_PATH: &str = "/healthz";
 
 /// The middleware: bearer token → user → role → allowed or 401/403.
 pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    // The log span's `user` is recorded once (a second record would be logged beside the first).
     let span = tracing::Span::current();
+    let anonymous = || span.record("user", tracing::field::display("-"));
     let Some(tokens) = &state.config().token_auth else {
-        span.record("user", "-");
+        anonymous();
         return next.run(request).await;
     };
     if request.uri().path() == HEALTH_PATH {
-        span.record("user", "-");
+        anonymous();
         return next.run(request).await;
     }
     let identity = match bearer_token(request.headers()) {
-        Err(message) => return unauthorized(message),
+        Err(message) => {
+            anonymous();
+            return unauthorized(message);
+        }
         Ok(token) => match tokens.authenticate(token.as_bytes()) {
             Some(identity) => identity,
             None => {
+                anonymous();
                 tracing::info!("refused a request with an unknown bearer token");
                 return unauthorized("the bearer token is not valid");
             }
         },
     };
-    span.record("user", identity.user.as_str());
+    span.record("user", tracing::field::display(&identity.user));
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     match identity.role {
         Role::Admin => {}
