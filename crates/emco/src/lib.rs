@@ -326,7 +326,9 @@ mod tests {
         // Exec credentials only with authentication, wherever emco listens.
         for address in [loopback, any] {
             for insecure in [false, true] {
-                let refused = check_exposure(address, None, insecure, true).unwrap_err().to_string();
+                let refused = check_exposure(address, None, insecure, true)
+                    .unwrap_err()
+                    .to_string();
                 assert!(
                     refused.starts_with("--allow-exec-credentials needs --token-auth-file"),
                     "{refused}"

@@ -172,19 +172,34 @@ mod tests {
     fn token_from_flag_then_environment_then_file() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("emco.yaml");
-        std::fs::write(&file, "orchestrator: {host: o, port: 1}
+        std::fs::write(
+            &file,
+            "orchestrator: {host: o, port: 1}
 Token: from-file
-").unwrap();
+",
+        )
+        .unwrap();
         let token = |flag, environment, file| resolve_token(flag, environment, file).unwrap();
         assert_eq!(token(Some("f"), Some("e"), Some(&file)).as_deref(), Some("f"));
         assert_eq!(token(None, Some("e"), Some(&file)).as_deref(), Some("e"));
-        assert_eq!(token(Some(""), Some(""), Some(&file)).as_deref(), Some("from-file"));
+        assert_eq!(
+            token(Some(""), Some(""), Some(&file)).as_deref(),
+            Some("from-file")
+        );
         assert_eq!(token(None, None, None), None);
-        std::fs::write(&file, "orchestrator: {host: o, port: 1}
-").unwrap();
+        std::fs::write(
+            &file,
+            "orchestrator: {host: o, port: 1}
+",
+        )
+        .unwrap();
         assert_eq!(token(None, None, Some(&file)), None);
-        std::fs::write(&file, "token: [not, a, string]
-").unwrap();
+        std::fs::write(
+            &file,
+            "token: [not, a, string]
+",
+        )
+        .unwrap();
         let err = resolve_token(None, None, Some(&file)).unwrap_err().to_string();
         assert!(err.ends_with("token must be a string"), "{err}");
     }

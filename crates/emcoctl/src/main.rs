@@ -148,11 +148,10 @@ fn main() -> ExitCode {
         Ok(token) => token,
         Err(err) => return usage(&err.to_string()),
     };
-    let client = match emcoctl::client::EmcoClient::new(&target)
-        .and_then(|client| match &token {
-            Some(token) => client.with_token(token),
-            None => Ok(client),
-        }) {
+    let client = match emcoctl::client::EmcoClient::new(&target).and_then(|client| match &token {
+        Some(token) => client.with_token(token),
+        None => Ok(client),
+    }) {
         Ok(client) => client,
         Err(err) => return usage(&err.to_string()),
     };

@@ -351,7 +351,8 @@ async fn emcoctl_with(target: &str, args: &[&str], environment: &[(&str, &str)])
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_refusals_show_the_apis_message() {
+async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_refusals_show_the_apis_message()
+{
     const ADMIN: &str = "adm-7f3c9e";
     const VIEWER: &str = "view-51b2d0";
     let dir = tempfile::tempdir().unwrap();
@@ -373,7 +374,12 @@ async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_re
     assert_eq!(code, Some(0), "{all}");
     assert!(all.contains("Response Code: 201"), "{all}");
     // EMCO_TOKEN.
-    let (code, all) = emcoctl_with(&target, &["apply", "-f", &project("p2")], &[("EMCO_TOKEN", ADMIN)]).await;
+    let (code, all) = emcoctl_with(
+        &target,
+        &["apply", "-f", &project("p2")],
+        &[("EMCO_TOKEN", ADMIN)],
+    )
+    .await;
     assert_eq!(code, Some(0), "{all}");
     // The config file's token (key case ignored).
     let config = file(&dir, "emco.yaml", &format!("Token: {VIEWER}\n"));
@@ -381,7 +387,12 @@ async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_re
     assert_eq!(code, Some(0), "{all}");
     assert!(all.contains("Response Code: 200"), "{all}");
     // A viewer's change: the API's 403 message.
-    let (code, all) = emcoctl_with(&target, &["apply", "-f", &project("p3")], &[("EMCO_TOKEN", VIEWER)]).await;
+    let (code, all) = emcoctl_with(
+        &target,
+        &["apply", "-f", &project("p3")],
+        &[("EMCO_TOKEN", VIEWER)],
+    )
+    .await;
     assert_eq!(code, Some(1), "{all}");
     assert!(all.contains("Response Code: 403"), "{all}");
     assert!(
@@ -414,8 +425,14 @@ async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_re
     // A wrong token is refused by the API; a token a header cannot carry by emcoctl. Neither is ever printed.
     let (code, all) = emcoctl_with(&target, &["--token", "wrong-9d8e7f", "get", "projects"], &[]).await;
     assert_eq!(code, Some(1), "{all}");
-    assert!(all.contains("the bearer token is not valid") && !all.contains("wrong-9d8e7f"), "{all}");
+    assert!(
+        all.contains("the bearer token is not valid") && !all.contains("wrong-9d8e7f"),
+        "{all}"
+    );
     let (code, all) = emcoctl_with(&target, &["get", "projects"], &[("EMCO_TOKEN", "bad token-4c1a")]).await;
     assert_eq!(code, Some(2), "{all}");
-    assert!(all.contains("the token holds characters") && !all.contains("4c1a"), "{all}");
+    assert!(
+        all.contains("the token holds characters") && !all.contains("4c1a"),
+        "{all}"
+    );
 }

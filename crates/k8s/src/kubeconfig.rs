@@ -162,7 +162,10 @@ fn normalize(key: &str) -> String {
 }
 
 /// Checks `bytes` against the policy and returns what may be used to build a client.
-pub fn check_kubeconfig(bytes: &[u8], policy: KubeconfigPolicy) -> Result<CheckedKubeconfig, KubeconfigError> {
+pub fn check_kubeconfig(
+    bytes: &[u8],
+    policy: KubeconfigPolicy,
+) -> Result<CheckedKubeconfig, KubeconfigError> {
     let shape = |message: &str| KubeconfigError::Shape(message.to_string());
     let text = std::str::from_utf8(bytes).map_err(|_| shape("not UTF-8 text"))?;
     if text.trim().is_empty() {
@@ -338,7 +341,11 @@ fn refused(
     })
 }
 
-fn check_user(name: &str, body: &Map<String, Json>, policy: KubeconfigPolicy) -> Result<Json, KubeconfigError> {
+fn check_user(
+    name: &str,
+    body: &Map<String, Json>,
+    policy: KubeconfigPolicy,
+) -> Result<Json, KubeconfigError> {
     let refuse = |reason: String| KubeconfigError::User {
         user: name.to_string(),
         reason,

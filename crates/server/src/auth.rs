@@ -152,10 +152,7 @@ impl TokenTable {
                 let number = index + 1;
                 let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
                 if raw.len() > MAX_LINE_BYTES {
-                    return Err(line_error(
-                        number,
-                        &format!("longer than {MAX_LINE_BYTES} bytes"),
-                    ));
+                    return Err(line_error(number, &format!("longer than {MAX_LINE_BYTES} bytes")));
                 }
                 let text = std::str::from_utf8(raw).map_err(|_| line_error(number, "not UTF-8 text"))?;
                 let fields = split_csv_line(text).map_err(|reason| line_error(number, reason))?;
@@ -189,11 +186,8 @@ impl TokenTable {
         };
         let file = std::fs::File::open(path).map_err(read_error)?;
         let mut bytes = Vec::new();
-        std::io::Read::read_to_end(
-            &mut std::io::Read::take(file, MAX_FILE_BYTES + 1),
-            &mut bytes,
-        )
-        .map_err(read_error)?;
+        std::io::Read::read_to_end(&mut std::io::Read::take(file, MAX_FILE_BYTES + 1), &mut bytes)
+            .map_err(read_error)?;
         Self::parse(path, &bytes)
     }
 
@@ -254,7 +248,9 @@ fn entry(fields: &[String]) -> Result<(String, Identity), String> {
         .bytes()
         .all(|byte| byte.is_ascii_graphic() && byte != b'"' && byte != b',')
     {
-        return Err("the token may only hold printable ASCII characters without spaces, quotes or commas".into());
+        return Err(
+            "the token may only hold printable ASCII characters without spaces, quotes or commas".into(),
+        );
     }
     if user.is_empty() {
         return Err("the user name is empty".into());
@@ -392,11 +388,7 @@ impl TokenAuth {
     pub fn reload(&self) -> Result<usize, TokenFileError> {
         let table = TokenTable::load(&self.inner.path)?;
         let count = table.len();
-        *self
-            .inner
-            .table
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = Arc::new(table);
+        *self.inner.table.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(table);
         Ok(count)
     }
 

@@ -64,12 +64,7 @@ impl Served {
     /// GET `path` with `token` as the bearer token.
     async fn get_as(&self, token: &str, path: &str) -> Reply {
         self.http
-            .request_with(
-                "GET",
-                path,
-                &[("Authorization", &format!("Bearer {token}"))],
-                b"",
-            )
+            .request_with("GET", path, &[("Authorization", &format!("Bearer {token}"))], b"")
             .await
     }
 
@@ -116,14 +111,8 @@ async fn sighup_reloads_the_token_file_and_a_bad_file_keeps_the_old_tokens() {
     )
     .await;
 
-    served
-        .get_as("first-token-a1", "/v2/projects")
-        .await
-        .expect(200);
-    served
-        .get_as("second-token-b2", "/v2/projects")
-        .await
-        .expect(401);
+    served.get_as("first-token-a1", "/v2/projects").await.expect(200);
+    served.get_as("second-token-b2", "/v2/projects").await.expect(401);
     assert_eq!(served.http.get("/v2/projects").await.status, 401);
     // Request logs name the user.
     served
@@ -143,10 +132,7 @@ async fn sighup_reloads_the_token_file_and_a_bad_file_keeps_the_old_tokens() {
             served.get_as("second-token-b2", "/v2/projects").await.status == 200
         })
         .await;
-    served
-        .get_as("first-token-a1", "/v2/projects")
-        .await
-        .expect(401);
+    served.get_as("first-token-a1", "/v2/projects").await.expect(401);
 
     // A bad file: logged by line, the second token still works.
     std::fs::write(&tokens, "third-token-c3,carl,3,emco:admin\nbroken-line\n").unwrap();
@@ -156,19 +142,10 @@ async fn sighup_reloads_the_token_file_and_a_bad_file_keeps_the_old_tokens() {
             served.log().contains("tokens.csv, line 2")
         })
         .await;
-    served
-        .get_as("second-token-b2", "/v2/projects")
-        .await
-        .expect(200);
-    served
-        .get_as("third-token-c3", "/v2/projects")
-        .await
-        .expect(401);
+    served.get_as("second-token-b2", "/v2/projects").await.expect(200);
+    served.get_as("third-token-c3", "/v2/projects").await.expect(401);
     let log = served.log();
-    assert!(
-        log.contains("the previous tokens stay in force"),
-        "{log}"
-    );
+    assert!(log.contains("the previous tokens stay in force"), "{log}");
     for token in ["first-token-a1", "second-token-b2", "third-token-c3"] {
         assert!(!log.contains(token), "a token was logged:\n{log}");
     }
@@ -237,7 +214,10 @@ async fn serve_refuses_to_expose_the_api_without_authentication() {
     ])
     .await;
     assert!(
-        stderr.contains(&format!("the token file {}, line 2: 2 field(s)", tokens.display())),
+        stderr.contains(&format!(
+            "the token file {}, line 2: 2 field(s)",
+            tokens.display()
+        )),
         "{stderr}"
     );
     assert!(!stderr.contains("secret-token-2"), "{stderr}");
@@ -254,7 +234,11 @@ async fn serve_refuses_to_expose_the_api_without_authentication() {
     )
     .await;
     served.http.get("/v2/projects").await.expect(200);
-    assert!(served.log().contains("WITHOUT authentication"), "{}", served.log());
+    assert!(
+        served.log().contains("WITHOUT authentication"),
+        "{}",
+        served.log()
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

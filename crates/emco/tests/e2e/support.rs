@@ -198,7 +198,11 @@ impl Emco {
         Self::start_with_configs(store, config, ServerConfig::default()).await
     }
 
-    pub(crate) async fn start_with_configs(store: Store, config: RsyncConfig, server_config: ServerConfig) -> Self {
+    pub(crate) async fn start_with_configs(
+        store: Store,
+        config: RsyncConfig,
+        server_config: ServerConfig,
+    ) -> Self {
         let rsync = Rsync::new(
             Catalog::new(store.clone()),
             AppContexts::new(store.clone()),

@@ -20,9 +20,7 @@ fn config(cluster: &str, user: &str) -> String {
 const SERVER: &str = "    server: https://10.0.0.1:6443\n";
 
 fn refusal(cluster: &str, user: &str) -> String {
-    check(config(cluster, user).as_bytes())
-        .unwrap_err()
-        .to_string()
+    check(config(cluster, user).as_bytes()).unwrap_err().to_string()
 }
 
 #[test]
@@ -194,12 +192,7 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
     let text = format!(
         "clusters:\n- name: c\n  cluster:\n{SERVER}users:\n- name: admin\n  User:\n    exec: {{command: sh}}\n"
     );
-    assert!(
-        check(text.as_bytes())
-            .unwrap_err()
-            .to_string()
-            .contains("exec")
-    );
+    assert!(check(text.as_bytes()).unwrap_err().to_string().contains("exec"));
     // A second spelling of `server` is refused rather than guessed at.
     let message = refusal(&format!("{SERVER}    Server: http://other\n"), "    token: t\n");
     assert!(message.contains("'server' must be"), "{message}");
@@ -255,8 +248,11 @@ fn exec_plugins_pass_only_when_the_policy_allows_them_and_only_their_documented_
         })
     );
     // Go's spellings of the key are one plugin; two of them are refused rather than guessed at.
-    let checked = check_kubeconfig(config(SERVER, "    Exec: {command: gke-gcloud-auth-plugin}\n").as_bytes(), allow)
-        .unwrap();
+    let checked = check_kubeconfig(
+        config(SERVER, "    Exec: {command: gke-gcloud-auth-plugin}\n").as_bytes(),
+        allow,
+    )
+    .unwrap();
     assert_eq!(
         checked.as_json()["users"][0]["user"]["exec"]["command"],
         "gke-gcloud-auth-plugin"
@@ -292,9 +288,16 @@ fn exec_plugins_pass_only_when_the_policy_allows_them_and_only_their_documented_
         "kubeconfig user 'admin': auth-provider plugins are not allowed"
     );
     assert_eq!(
-        check_kubeconfig(config(&format!("{SERVER}    proxy-url: http://p\n"), "    exec: {command: a}\n").as_bytes(), allow)
-            .unwrap_err()
-            .to_string(),
+        check_kubeconfig(
+            config(
+                &format!("{SERVER}    proxy-url: http://p\n"),
+                "    exec: {command: a}\n"
+            )
+            .as_bytes(),
+            allow
+        )
+        .unwrap_err()
+        .to_string(),
         "kubeconfig cluster 'c': proxy-url is not allowed"
     );
 }

@@ -21,13 +21,16 @@ use super::resources::{
 };
 use crate::{ApiError, AppState, ServerConfig};
 
+/// Checks a file part, given the server's settings and the resource's own names; `Err` is the 422 message.
+type FileCheck = fn(&ServerConfig, &[String], &[u8]) -> Result<(), String>;
+
 /// How a kind with a file part is read and checked.
 pub(crate) struct FileKind {
     kind: Kind,
     parse: fn(Json) -> Result<Parsed, ApiError>,
     references: fn(&Json, &[String]) -> Vec<Reference>,
-    /// Checks the file part (given the server's settings and the resource's own names).
-    check_file: fn(&ServerConfig, &[String], &[u8]) -> Result<(), String>,
+    /// Checks the file part.
+    check_file: FileCheck,
     /// Whether a file is required given the metadata.
     file_required: fn(&Json) -> bool,
     /// GET may return the file (by Accept header).

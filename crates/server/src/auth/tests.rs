@@ -56,12 +56,7 @@ fn spaces_around_fields_and_crlf_line_ends_are_dropped() {
     let table = parse("  tok1 , ann , 7 , \"emco:viewer\"  \r\n\"tok2\",\"bob\",\"8\"\r\n").unwrap();
     assert_eq!(
         who(&table, "tok1"),
-        Some((
-            "ann".into(),
-            "7".into(),
-            vec!["emco:viewer".into()],
-            Role::Viewer
-        ))
+        Some(("ann".into(), "7".into(), vec!["emco:viewer".into()], Role::Viewer))
     );
     assert_eq!(who(&table, "tok2").map(|w| w.0), Some("bob".into()));
     assert_eq!(who(&table, " tok1"), None);
@@ -83,11 +78,20 @@ fn malformed_lines_are_refused_naming_the_file_and_line_never_the_token() {
         ("ok,ann,1\n\n", "line 2: blank line"),
         (",ann,1\n", "line 1: the token is empty"),
         ("secret1,,1\n", "line 1: the user name is empty"),
-        ("sec ret1,ann,1\n", "line 1: the token may only hold printable ASCII"),
+        (
+            "sec ret1,ann,1\n",
+            "line 1: the token may only hold printable ASCII",
+        ),
         ("secret1,ann,1,\"emco:admin\n", "line 1: a quote is not closed"),
-        ("secret1,ann,1,\"emco:admin\"x\n", "line 1: text after a closing quote"),
+        (
+            "secret1,ann,1,\"emco:admin\"x\n",
+            "line 1: text after a closing quote",
+        ),
         ("secret1,a\"nn,1\n", "line 1: a quote inside an unquoted field"),
-        ("secret1,ann\u{7},1\n", "line 1: the user name or uid holds a control character"),
+        (
+            "secret1,ann\u{7},1\n",
+            "line 1: the user name or uid holds a control character",
+        ),
     ];
     for (text, expected) in cases {
         let message = refusal(text);
@@ -97,10 +101,7 @@ fn malformed_lines_are_refused_naming_the_file_and_line_never_the_token() {
         );
         assert!(!message.contains("secret1"), "{text:?}: {message}");
     }
-    assert_eq!(
-        refusal(""),
-        "the token file /etc/emco/tokens.csv holds no token"
-    );
+    assert_eq!(refusal(""), "the token file /etc/emco/tokens.csv holds no token");
     assert_eq!(
         refusal("\n"),
         "the token file /etc/emco/tokens.csv holds no token"
@@ -141,18 +142,30 @@ fn reload_replaces_the_table_only_when_the_new_file_is_valid() {
     std::fs::write(&path, "new,bob,2,emco:viewer\n").unwrap();
     assert_eq!(shared.reload().unwrap(), 1);
     assert!(auth.authenticate(b"old").is_none());
-    assert_eq!(auth.authenticate(b"new").map(|id| id.user.clone()), Some("bob".into()));
+    assert_eq!(
+        auth.authenticate(b"new").map(|id| id.user.clone()),
+        Some("bob".into())
+    );
 
     std::fs::write(&path, "new,bob,2\nbroken\n").unwrap();
     let err = shared.reload().unwrap_err().to_string();
     assert!(err.contains("tokens.csv, line 2"), "{err}");
-    assert!(auth.authenticate(b"new").is_some(), "the old table stays in force");
+    assert!(
+        auth.authenticate(b"new").is_some(),
+        "the old table stays in force"
+    );
     // Debug output names the file and counts tokens, never shows one.
     let debug = format!("{auth:?}");
     assert!(debug.contains("tokens: 1") && !debug.contains("new"), "{debug}");
 
     std::fs::remove_file(&path).unwrap();
-    assert!(shared.reload().unwrap_err().to_string().starts_with("cannot read the token file"));
+    assert!(
+        shared
+            .reload()
+            .unwrap_err()
+            .to_string()
+            .starts_with("cannot read the token file")
+    );
     assert!(TokenAuth::load(&dir.path().join("absent.csv")).is_err());
 }
 

@@ -97,7 +97,10 @@ async fn admins_create_and_delete_and_viewers_read_statuses_but_cannot_change_an
             .post("/v2/projects", json!({"metadata": {"name": "p2"}}))
             .await,
         viewer
-            .put(PROJECT, json!({"metadata": {"name": "testvfw", "description": "changed"}}))
+            .put(
+                PROJECT,
+                json!({"metadata": {"name": "testvfw", "description": "changed"}}),
+            )
             .await,
         viewer.delete(PROJECT).await,
         viewer.post_empty(&format!("{DIG}/terminate")).await,
@@ -152,10 +155,7 @@ async fn missing_malformed_and_unknown_tokens_are_401_with_a_bearer_challenge() 
             .await,
     );
 
-    let unknown = anonymous
-        .with_token("admin-token-10")
-        .get("/v2/projects")
-        .await;
+    let unknown = anonymous.with_token("admin-token-10").get("/v2/projects").await;
     assert_unauthorized(&unknown);
     assert_eq!(unknown.message(), "the bearer token is not valid");
     assert!(!String::from_utf8_lossy(&unknown.bytes).contains("admin-token"));
@@ -277,9 +277,13 @@ async fn exec_kubeconfigs_are_accepted_at_upload_only_when_exec_credentials_are_
         "cluster 'edge01': kubeconfig user 'iam': exec credential plugins are not allowed"
     );
     // Everything else stays refused, exec allowed or not.
-    let refused = upload(&allowing, "edge02", exec_kubeconfig("    tokenFile: /var/run/token\n"))
-        .await
-        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    let refused = upload(
+        &allowing,
+        "edge02",
+        exec_kubeconfig("    tokenFile: /var/run/token\n"),
+    )
+    .await
+    .expect(StatusCode::UNPROCESSABLE_ENTITY);
     assert_eq!(
         refused.message(),
         "cluster 'edge02': kubeconfig user 'iam': a token file path is not allowed (use inline 'token')"
