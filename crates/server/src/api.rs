@@ -108,12 +108,14 @@ pub(crate) fn router(state: AppState) -> Router {
         .with_state(state)
 }
 
-/// The log span of a request: method, URI and the user (filled in by the authentication guard).
+/// The log span of a request: method, URI, HTTP version (as tower-http's default span) and the user (filled in
+/// by the authentication guard).
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
     tracing::info_span!(
         "request",
         method = %request.method(),
         uri = %request.uri(),
+        version = ?request.version(),
         user = tracing::field::Empty,
     )
 }

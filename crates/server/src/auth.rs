@@ -15,6 +15,7 @@
 //! SIGHUP): [`TokenAuth::reload`] replaces the table only when the new file is entirely valid, so a bad edit
 //! keeps the old tokens working. Presented tokens are compared with every entry in constant time.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -146,7 +147,8 @@ impl TokenTable {
         }
         let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let mut entries: Vec<Entry> = Vec::new();
-        let mut lines_of_tokens: Vec<usize> = Vec::new();
+        // Each token's line, to name both lines of a repeat.
+        let mut lines_of_tokens: HashMap<Box<[u8]>, usize> = HashMap::new();
         if !body.is_empty() {
             for (index, raw) in body.split(|byte| *byte == b'\n').enumerate() {
                 let number = index + 1;
@@ -157,19 +159,18 @@ impl TokenTable {
                 let text = std::str::from_utf8(raw).map_err(|_| line_error(number, "not UTF-8 text"))?;
                 let fields = split_csv_line(text).map_err(|reason| line_error(number, reason))?;
                 let (token, identity) = entry(&fields).map_err(|reason| line_error(number, &reason))?;
-                // Loading is not the hot path: a plain comparison finds repeats.
-                if let Some(first) = entries.iter().position(|known| *known.token == *token.as_bytes()) {
+                let token: Box<[u8]> = token.into_bytes().into_boxed_slice();
+                if let Some(first) = lines_of_tokens.insert(token.clone(), number) {
                     return Err(TokenFileError::Duplicate {
                         path: path.into(),
-                        first: lines_of_tokens[first],
+                        first,
                         line: number,
                     });
                 }
                 entries.push(Entry {
-                    token: token.as_bytes().into(),
+                    token,
                     identity: Arc::new(identity),
                 });
-                lines_of_tokens.push(number);
             }
         }
         if entries.is_empty() {
