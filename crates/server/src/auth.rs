@@ -3,10 +3,10 @@
 //!
 //! The file is CSV, one token a line: `token,user,uid[,"group1,group2"]` (the group list quoted when it holds
 //! more than one group). Fields may be surrounded by spaces, which are dropped; a line ending `\r\n` is read as
-//! one ending `\n`. Anything else is refused when the file is loaded, naming the file and the line, never the
-//! token: a blank line, fewer than three or more than four fields, an empty token or user, a token with spaces,
-//! quotes or control characters, an unterminated quote, the same token twice (both lines named), a file with no
-//! token at all. Sizes are bounded ([`MAX_FILE_BYTES`], [`MAX_LINE_BYTES`]).
+//! one ending `\n`, and a leading byte-order mark is skipped. Anything else is refused when the file is loaded,
+//! naming the file and the line, never the token: a blank line, fewer than three or more than four fields, an
+//! empty token or user, a token with spaces, quotes or control characters, an unterminated quote, the same token
+//! twice (both lines named), a file with no token at all. Sizes are bounded ([`MAX_FILE_BYTES`], [`MAX_LINE_BYTES`]).
 //!
 //! Roles come from groups: `emco:admin` may do everything, `emco:viewer` may only read (GET and HEAD); a user
 //! with neither group may do nothing.
@@ -145,6 +145,8 @@ impl TokenTable {
         if bytes.len() as u64 > MAX_FILE_BYTES {
             return Err(TokenFileError::TooLarge { path: path.into() });
         }
+        // A byte-order mark some editors write is not part of the first token.
+        let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
         let body = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         let mut entries: Vec<Entry> = Vec::new();
         // Each token's line, to name both lines of a repeat.

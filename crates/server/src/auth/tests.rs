@@ -60,8 +60,9 @@ fn spaces_around_fields_and_crlf_line_ends_are_dropped() {
     );
     assert_eq!(who(&table, "tok2").map(|w| w.0), Some("bob".into()));
     assert_eq!(who(&table, " tok1"), None);
-    // No final newline is fine too.
+    // No final newline is fine too, and so is a byte-order mark.
     assert_eq!(parse("tok,ann,1").unwrap().len(), 1);
+    assert!(who(&parse("\u{feff}tok,ann,1\n").unwrap(), "tok").is_some());
 }
 
 #[test]
