@@ -2,7 +2,9 @@
 //!
 //! [`Server::new`] wires a store, the catalog, AppContexts, the lifecycle and an engine together;
 //! [`Server::router`] is the whole API as an axum `Router` (tests call it without a socket);
-//! [`Server::run`] serves it on a listener until a shutdown future resolves.
+//! [`Server::run`] serves it on a listener until a shutdown future resolves. With
+//! [`ServerConfig::token_auth`] every request but `/healthz` and CORS preflights needs a bearer token of the
+//! [`auth`] table and a role allowing its method.
 //!
 //! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
 
