@@ -1,5 +1,6 @@
 //! The HTTP side of emcoctl: requests to the EMCO API (JSON bodies, or multipart with a `metadata` part and file
-//! parts, as EMCO's emcoctl sends them) and the answers, as they come.
+//! parts, as EMCO's emcoctl sends them) and the answers, as they come. With a token, every request carries
+//! `Authorization: Bearer <token>` (marked sensitive; the token is never printed).
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
@@ -18,6 +19,9 @@ pub enum ClientError {
     /// The target is not an `http://host:port` URL.
     #[error("'{0}' is not an http:// URL of the EMCO API (e.g. http://localhost:9015)")]
     BadTarget(String),
+    /// The token cannot be sent in an HTTP header.
+    #[error("the token holds characters an HTTP header cannot carry (only visible ASCII is allowed)")]
+    BadToken,
     /// The request could not be built (a path with characters a URL cannot carry).
     #[error("cannot build the request for {path}: {message}")]
     Request {
@@ -82,6 +86,8 @@ impl Reply {
 pub struct EmcoClient {
     base: String,
     http: Client<HttpConnector, Full<Bytes>>,
+    /// `Bearer <token>`, when the API requires a token.
+    authorization: Option<http::HeaderValue>,
 }
 
 impl std::fmt::Debug for EmcoClient {
@@ -103,7 +109,20 @@ impl EmcoClient {
         Ok(Self {
             base,
             http: Client::builder(TokioExecutor::new()).build_http(),
+            authorization: None,
         })
+    }
+
+    /// The same client, sending `token` as a bearer token with every request.
+    pub fn with_token(mut self, token: &str) -> Result<Self, ClientError> {
+        if token.is_empty() || !token.bytes().all(|byte| byte.is_ascii_graphic()) {
+            return Err(ClientError::BadToken);
+        }
+        let mut value =
+            http::HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| ClientError::BadToken)?;
+        value.set_sensitive(true);
+        self.authorization = Some(value);
+        Ok(self)
     }
 
     /// The full URL of `path` (which starts with `/`).
@@ -126,6 +145,9 @@ impl EmcoClient {
             message,
         };
         let mut builder = http::Request::builder().method(method).uri(&url);
+        if let Some(authorization) = &self.authorization {
+            builder = builder.header(http::header::AUTHORIZATION, authorization.clone());
+        }
         if accept_json {
             builder = builder.header("accept", "application/json");
         }

@@ -1,6 +1,9 @@
 //! Where emcoctl sends its requests: `--emco URL`, else `EMCO_URL`, else the emcoctl config file (`--config`, or
 //! `~/.emco.yaml`: EMCO's keys, case-insensitive — `ingress` when set, else `orchestrator`), else
 //! `http://localhost:9015`. emco-rs serves every EMCO service from one API, so every anchor goes to the same place.
+//!
+//! The bearer token for an API that requires one comes the same way: `--token`, else `EMCO_TOKEN`, else the
+//! config file's top-level `token` key. It is never printed, not even in an error.
 
 use std::path::{Path, PathBuf};
 
@@ -42,21 +45,7 @@ pub fn resolve(
     let Some(path) = config_file else {
         return Ok(DEFAULT_TARGET.to_string());
     };
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        // The default file is optional; a file named with --config is not (the caller passes only existing
-        // defaults).
-        Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.into(),
-                source,
-            });
-        }
-    };
-    let config: Json = serde_saphyr::from_str(&text).map_err(|err| ConfigError::Invalid {
-        path: path.into(),
-        message: format!("not YAML: {err}"),
-    })?;
+    let config = read_config(path)?;
     let section = |name: &str| {
         config.as_object().and_then(|map| {
             map.iter()
@@ -90,6 +79,50 @@ pub fn resolve(
         }
     }
     Ok(DEFAULT_TARGET.to_string())
+}
+
+/// The bearer token from the flag, the environment value of `EMCO_TOKEN` and the config file's `token` key, in
+/// that order (`None`: send no token). Empty values count as absent.
+pub fn resolve_token(
+    flag: Option<&str>,
+    environment: Option<&str>,
+    config_file: Option<&Path>,
+) -> Result<Option<String>, ConfigError> {
+    if let Some(token) = flag.or(environment).filter(|token| !token.is_empty()) {
+        return Ok(Some(token.to_string()));
+    }
+    let Some(path) = config_file else {
+        return Ok(None);
+    };
+    let config = read_config(path)?;
+    let token = config.as_object().and_then(|map| {
+        map.iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case("token"))
+            .map(|(_, value)| value)
+    });
+    match token {
+        None | Some(Json::Null) => Ok(None),
+        Some(Json::String(token)) if token.is_empty() => Ok(None),
+        Some(Json::String(token)) => Ok(Some(token.clone())),
+        Some(_) => Err(ConfigError::Invalid {
+            path: path.into(),
+            message: "token must be a string".into(),
+        }),
+    }
+}
+
+/// The config file as JSON.
+fn read_config(path: &Path) -> Result<Json, ConfigError> {
+    // The default file is optional; a file named with --config is not (the caller passes only existing
+    // defaults).
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.into(),
+        source,
+    })?;
+    serde_saphyr::from_str(&text).map_err(|err| ConfigError::Invalid {
+        path: path.into(),
+        message: format!("not YAML: {err}"),
+    })
 }
 
 #[cfg(test)]
@@ -133,5 +166,41 @@ mod tests {
         );
         assert_eq!(resolve(None, None, None).unwrap(), DEFAULT_TARGET);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn token_from_flag_then_environment_then_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("emco.yaml");
+        std::fs::write(
+            &file,
+            "orchestrator: {host: o, port: 1}
+Token: from-file
+",
+        )
+        .unwrap();
+        let token = |flag, environment, file| resolve_token(flag, environment, file).unwrap();
+        assert_eq!(token(Some("f"), Some("e"), Some(&file)).as_deref(), Some("f"));
+        assert_eq!(token(None, Some("e"), Some(&file)).as_deref(), Some("e"));
+        assert_eq!(
+            token(Some(""), Some(""), Some(&file)).as_deref(),
+            Some("from-file")
+        );
+        assert_eq!(token(None, None, None), None);
+        std::fs::write(
+            &file,
+            "orchestrator: {host: o, port: 1}
+",
+        )
+        .unwrap();
+        assert_eq!(token(None, None, Some(&file)), None);
+        std::fs::write(
+            &file,
+            "token: [not, a, string]
+",
+        )
+        .unwrap();
+        let err = resolve_token(None, None, Some(&file)).unwrap_err().to_string();
+        assert!(err.ends_with("token must be a string"), "{err}");
     }
 }

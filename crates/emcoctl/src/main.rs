@@ -19,6 +19,10 @@ struct Args {
     /// emcoctl configuration file (default: ~/.emco.yaml when it exists).
     #[arg(long, global = true)]
     config: Option<PathBuf>,
+    /// Bearer token for an API that requires one; else EMCO_TOKEN, else the config file's `token` (both keep it
+    /// out of the process list, which a flag is not).
+    #[arg(long, global = true, value_name = "TOKEN")]
+    token: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -135,7 +139,19 @@ fn main() -> ExitCode {
             Ok(target) => target,
             Err(err) => return usage(&err.to_string()),
         };
-    let client = match emcoctl::client::EmcoClient::new(&target) {
+    let environment_token = std::env::var("EMCO_TOKEN").ok();
+    let token = match emcoctl::config::resolve_token(
+        args.token.as_deref(),
+        environment_token.as_deref(),
+        config.as_deref(),
+    ) {
+        Ok(token) => token,
+        Err(err) => return usage(&err.to_string()),
+    };
+    let client = match emcoctl::client::EmcoClient::new(&target).and_then(|client| match &token {
+        Some(token) => client.with_token(token),
+        None => Ok(client),
+    }) {
         Ok(client) => client,
         Err(err) => return usage(&err.to_string()),
     };

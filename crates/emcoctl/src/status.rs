@@ -19,7 +19,7 @@ pub enum StatusError {
         url: String,
         /// The code.
         status: u16,
-        /// The body.
+        /// The API's message (the body when it is not the API's error JSON).
         body: String,
     },
     /// A 200 whose body is not JSON.
@@ -54,13 +54,21 @@ pub async fn query(client: &EmcoClient, dig: &str, query: &str) -> Result<Json, 
         return Err(StatusError::Refused {
             url,
             status: reply.status,
-            body: reply.text(),
+            body: api_message(&reply),
         });
     }
     serde_json::from_slice(&reply.body).map_err(|err| StatusError::NotJson {
         url,
         message: err.to_string(),
     })
+}
+
+/// The `message` of the API's error JSON (`{"code","message"}`), else the body as text.
+fn api_message(reply: &crate::client::Reply) -> String {
+    serde_json::from_slice::<Json>(&reply.body)
+        .ok()
+        .and_then(|json| json.get("message").and_then(Json::as_str).map(str::to_string))
+        .unwrap_or_else(|| reply.text())
 }
 
 /// The three answers a table is made of, each narrowed by `filters` (`app=…&cluster=…`, may be empty).

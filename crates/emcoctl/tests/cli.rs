@@ -307,3 +307,132 @@ fn template_prints_helms_objects_of_kube_prometheus_stack() {
             .all(|o| o["kind"] == "CustomResourceDefinition")
     );
 }
+
+/// An emco API requiring the tokens of `tokens` (a kube-apiserver token file's text).
+async fn emco_with_tokens(dir: &tempfile::TempDir, tokens: &str) -> String {
+    let path = dir.path().join("tokens.csv");
+    std::fs::write(&path, tokens).unwrap();
+    let server = emco_server::Server::new(
+        emco_store::Store::memory(),
+        None,
+        emco_server::ServerConfig {
+            token_auth: Some(emco_server::TokenAuth::load(&path).unwrap()),
+            ..emco_server::ServerConfig::default()
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = server.run(listener, std::future::pending()).await;
+    });
+    format!("http://{address}")
+}
+
+/// emcoctl with `args` and the environment values `environment`, without a token from the caller's environment.
+async fn emcoctl_with(target: &str, args: &[&str], environment: &[(&str, &str)]) -> (Option<i32>, String) {
+    let output = tokio::process::Command::new(env!("CARGO_BIN_EXE_emcoctl"))
+        .arg("--emco")
+        .arg(target)
+        .args(args)
+        .env_remove("EMCO_URL")
+        .env_remove("EMCO_TOKEN")
+        .envs(environment.iter().copied())
+        .output()
+        .await
+        .unwrap();
+    (
+        output.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        ),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_refusals_show_the_apis_message()
+{
+    const ADMIN: &str = "adm-7f3c9e";
+    const VIEWER: &str = "view-51b2d0";
+    let dir = tempfile::tempdir().unwrap();
+    let target = emco_with_tokens(
+        &dir,
+        &format!("{ADMIN},alice,1,emco:admin\n{VIEWER},ann,2,emco:viewer\n"),
+    )
+    .await;
+    let project = |name: &str| {
+        file(
+            &dir,
+            &format!("{name}.yaml"),
+            &format!("resourceContext: {{anchor: projects}}\nmetadata: {{name: {name}}}\n"),
+        )
+    };
+
+    // --token.
+    let (code, all) = emcoctl_with(&target, &["--token", ADMIN, "apply", "-f", &project("p1")], &[]).await;
+    assert_eq!(code, Some(0), "{all}");
+    assert!(all.contains("Response Code: 201"), "{all}");
+    // EMCO_TOKEN.
+    let (code, all) = emcoctl_with(
+        &target,
+        &["apply", "-f", &project("p2")],
+        &[("EMCO_TOKEN", ADMIN)],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{all}");
+    // The config file's token (key case ignored).
+    let config = file(&dir, "emco.yaml", &format!("Token: {VIEWER}\n"));
+    let (code, all) = emcoctl_with(&target, &["--config", &config, "get", "projects/p1"], &[]).await;
+    assert_eq!(code, Some(0), "{all}");
+    assert!(all.contains("Response Code: 200"), "{all}");
+    // A viewer's change: the API's 403 message.
+    let (code, all) = emcoctl_with(
+        &target,
+        &["apply", "-f", &project("p3")],
+        &[("EMCO_TOKEN", VIEWER)],
+    )
+    .await;
+    assert_eq!(code, Some(1), "{all}");
+    assert!(all.contains("Response Code: 403"), "{all}");
+    assert!(
+        all.contains("user 'ann' has role emco:viewer, which may only read"),
+        "{all}"
+    );
+
+    // No token: the API's 401 message, exit 1, for files and for status alike.
+    let (code, all) = emcoctl_with(&target, &["get", "projects/p1"], &[]).await;
+    assert_eq!(code, Some(1), "{all}");
+    assert!(all.contains("Response Code: 401"), "{all}");
+    assert!(
+        all.contains("this API requires authentication: send 'Authorization: Bearer <token>'"),
+        "{all}"
+    );
+    let (code, all) = emcoctl_with(
+        &target,
+        &[
+            "status",
+            "projects/p1/composite-apps/ca/v1/deployment-intent-groups/d",
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(code, Some(1), "{all}");
+    assert!(
+        all.contains("answered 401: this API requires authentication"),
+        "{all}"
+    );
+    // A wrong token is refused by the API; a token a header cannot carry by emcoctl. Neither is ever printed.
+    let (code, all) = emcoctl_with(&target, &["--token", "wrong-9d8e7f", "get", "projects"], &[]).await;
+    assert_eq!(code, Some(1), "{all}");
+    assert!(
+        all.contains("the bearer token is not valid") && !all.contains("wrong-9d8e7f"),
+        "{all}"
+    );
+    let (code, all) = emcoctl_with(&target, &["get", "projects"], &[("EMCO_TOKEN", "bad token-4c1a")]).await;
+    assert_eq!(code, Some(2), "{all}");
+    assert!(
+        all.contains("the token holds characters") && !all.contains("4c1a"),
+        "{all}"
+    );
+}

@@ -10,6 +10,10 @@
 //!
 //! What passes is returned as a [`CheckedKubeconfig`] holding only the allowed fields: rsync builds its client
 //! from that, never from the raw bytes, so no field the policy did not look at can reach the client.
+//!
+//! One thing is configurable ([`KubeconfigPolicy`]): an operator whose clusters need cloud IAM may allow `exec`
+//! credential plugins (`emco serve --allow-exec-credentials`). The plugin then runs as emco's own user on the
+//! server, so it is only allowed when the API requires authentication; everything else stays refused.
 
 use serde_json::{Map, Value as Json};
 
@@ -52,6 +56,16 @@ pub fn refusal_message(cluster: &str, err: &KubeconfigError) -> String {
     format!("cluster '{cluster}': {err}")
 }
 
+/// What the policy allows beyond inline credentials. The default allows nothing more.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KubeconfigPolicy {
+    /// Allow `exec` credential plugins (a `users[].user.exec` entry): the command runs on the emco server
+    /// whenever a client for the cluster is built. Only its documented fields are kept (`apiVersion`,
+    /// `command`, `args`, `env`, `installHint`, `provideClusterInfo`), and it never gets a terminal
+    /// (`interactiveMode: Never`).
+    pub allow_exec: bool,
+}
+
 /// A kubeconfig that passed the policy, reduced to the fields the policy allows (in the kubeconfig's own shape).
 #[derive(Clone, PartialEq)]
 pub struct CheckedKubeconfig(Json);
@@ -78,6 +92,8 @@ enum Type {
     Bool,
     Strings,
     StringLists,
+    /// A list of `{name, value}` string pairs (an exec plugin's `env`).
+    NameValues,
 }
 
 /// The fields of a `users[].user` entry that are copied.
@@ -91,6 +107,16 @@ const USER_ALLOWED: &[(&str, Type)] = &[
     ("as-uid", Type::String),
     ("as-groups", Type::Strings),
     ("as-user-extra", Type::StringLists),
+];
+
+/// The fields of a `users[].user.exec` entry that are copied when the policy allows exec plugins (`command` is
+/// required besides; `interactiveMode` is always `Never`).
+const EXEC_ALLOWED: &[(&str, Type)] = &[
+    ("apiVersion", Type::String),
+    ("args", Type::Strings),
+    ("env", Type::NameValues),
+    ("installHint", Type::String),
+    ("provideClusterInfo", Type::Bool),
 ];
 
 /// The fields of a `clusters[].cluster` entry that are copied (besides `server`).
@@ -136,7 +162,10 @@ fn normalize(key: &str) -> String {
 }
 
 /// Checks `bytes` against the policy and returns what may be used to build a client.
-pub fn check_kubeconfig(bytes: &[u8]) -> Result<CheckedKubeconfig, KubeconfigError> {
+pub fn check_kubeconfig(
+    bytes: &[u8],
+    policy: KubeconfigPolicy,
+) -> Result<CheckedKubeconfig, KubeconfigError> {
     let shape = |message: &str| KubeconfigError::Shape(message.to_string());
     let text = std::str::from_utf8(bytes).map_err(|_| shape("not UTF-8 text"))?;
     if text.trim().is_empty() {
@@ -172,7 +201,7 @@ pub fn check_kubeconfig(bytes: &[u8]) -> Result<CheckedKubeconfig, KubeconfigErr
 
     let mut checked_users = Vec::new();
     for (name, entry) in entries(&config, "users")? {
-        checked_users.push(check_user(&name, &entry)?);
+        checked_users.push(check_user(&name, &entry, policy)?);
     }
     out.insert("users".into(), Json::Array(checked_users));
 
@@ -270,6 +299,15 @@ fn copy_allowed(
                         .is_some_and(|items| items.iter().all(Json::is_string))
                 })
             }),
+            Type::NameValues => value.as_array().is_some_and(|items| {
+                items.iter().all(|item| {
+                    item.as_object().is_some_and(|pair| {
+                        pair.len() == 2
+                            && pair.get("name").is_some_and(Json::is_string)
+                            && pair.get("value").is_some_and(Json::is_string)
+                    })
+                })
+            }),
         };
         if !ok {
             let expected = match kind {
@@ -277,6 +315,7 @@ fn copy_allowed(
                 Type::Bool => "true or false",
                 Type::Strings => "a list of strings",
                 Type::StringLists => "a mapping of lists of strings",
+                Type::NameValues => "a list of {name, value} strings",
             };
             return Err(refuse(format!("'{field}' must be {expected}")));
         }
@@ -285,27 +324,71 @@ fn copy_allowed(
     Ok(())
 }
 
-/// The first refused field of `body`, if any.
-fn refused(body: &Map<String, Json>, refused: &[(&str, &'static str)]) -> Option<&'static str> {
+/// The first refused field of `body`, if any; `allowed` (normalized keys) are exempt.
+fn refused(
+    body: &Map<String, Json>,
+    refused: &[(&str, &'static str)],
+    allowed: &[&str],
+) -> Option<&'static str> {
     // In `refused`'s order, so the message does not depend on the YAML's key order.
     refused.iter().find_map(|(normalized, reason)| {
+        if allowed.contains(normalized) {
+            return None;
+        }
         body.iter()
             .any(|(key, value)| !value.is_null() && normalize(key) == *normalized)
             .then_some(*reason)
     })
 }
 
-fn check_user(name: &str, body: &Map<String, Json>) -> Result<Json, KubeconfigError> {
+fn check_user(
+    name: &str,
+    body: &Map<String, Json>,
+    policy: KubeconfigPolicy,
+) -> Result<Json, KubeconfigError> {
     let refuse = |reason: String| KubeconfigError::User {
         user: name.to_string(),
         reason,
     };
-    if let Some(reason) = refused(body, USER_REFUSED) {
+    let exempt: &[&str] = if policy.allow_exec { &["exec"] } else { &[] };
+    if let Some(reason) = refused(body, USER_REFUSED, exempt) {
         return Err(refuse(reason.to_string()));
     }
     let mut user = Map::new();
     copy_allowed(body, USER_ALLOWED, &mut user, &refuse)?;
+    if policy.allow_exec {
+        let mut execs = body
+            .iter()
+            .filter(|(key, value)| !value.is_null() && normalize(key) == "exec");
+        match (execs.next(), execs.next()) {
+            (None, _) => {}
+            (Some((_, exec)), None) => {
+                user.insert("exec".into(), check_exec(exec, &refuse)?);
+            }
+            (Some(_), Some(_)) => return Err(refuse("'exec' is given more than once".into())),
+        }
+    }
     Ok(serde_json::json!({"name": name, "user": user}))
+}
+
+/// An allowed exec plugin entry, reduced to its documented fields and made non-interactive.
+fn check_exec(exec: &Json, refuse: &dyn Fn(String) -> KubeconfigError) -> Result<Json, KubeconfigError> {
+    let Json::Object(exec) = exec else {
+        return Err(refuse("'exec' must be a mapping".into()));
+    };
+    let mut out = Map::new();
+    match exec.get("command") {
+        Some(Json::String(command)) if !command.trim().is_empty() => {
+            out.insert("command".into(), command.clone().into());
+        }
+        _ => return Err(refuse("'exec.command' must be a non-empty string".into())),
+    }
+    copy_allowed(exec, EXEC_ALLOWED, &mut out, &|reason| {
+        refuse(format!("exec: {reason}"))
+    })?;
+    // emco runs without a terminal: the plugin must never wait for one.
+    out.insert("interactiveMode".into(), "Never".into());
+    Ok(Json::Object(out))
 }
 
 fn check_cluster(name: &str, body: &Map<String, Json>) -> Result<Json, KubeconfigError> {
@@ -313,7 +396,7 @@ fn check_cluster(name: &str, body: &Map<String, Json>) -> Result<Json, Kubeconfi
         cluster: name.to_string(),
         reason,
     };
-    if let Some(reason) = refused(body, CLUSTER_REFUSED) {
+    if let Some(reason) = refused(body, CLUSTER_REFUSED, &[]) {
         return Err(refuse(reason.to_string()));
     }
     // `server` under any spelling Go would accept must be the one, well-formed, exact `server`.

@@ -85,7 +85,7 @@ impl Clients {
         }
         // The policy again (what was stored earlier is not trusted), and the client built only from the fields
         // it allowed: never exec, auth-provider, file paths or a proxy.
-        let checked = emco_k8s::kubeconfig::check_kubeconfig(&bytes)
+        let checked = emco_k8s::kubeconfig::check_kubeconfig(&bytes, self.config.kubeconfig_policy)
             .map_err(|err| SyncError::KubeconfigRefused(emco_k8s::kubeconfig::refusal_message(name, &err)))?;
         let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(checked.as_json().clone())
             .map_err(|err| kubeconfig_error(err.to_string()))?;

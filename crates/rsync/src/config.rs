@@ -25,6 +25,8 @@ pub struct RsyncConfig {
     pub hook_poll: Duration,
     /// The server-side apply field manager.
     pub field_manager: String,
+    /// What the kubeconfig policy allows beyond inline credentials (checked before every client is built).
+    pub kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy,
 }
 
 impl Default for RsyncConfig {
@@ -40,6 +42,7 @@ impl Default for RsyncConfig {
             hook_timeout: Duration::from_secs(300),
             hook_poll: Duration::from_millis(200),
             field_manager: "emco".into(),
+            kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy::default(),
         }
     }
 }

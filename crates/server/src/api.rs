@@ -1,5 +1,6 @@
 //! The route table of EMCO's `/v2` API (`reference/emco.md` §5.1) and the glue every route shares.
 
+mod auth;
 mod body;
 mod browser;
 mod files;
@@ -98,10 +99,26 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(&format!("{CLUSTER}/labels/{{label}}"), item(&CLUSTER_LABEL))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(unknown_path)
+        // Layers wrap from the inside out, so a request meets them bottom up: its log span first, then the
+        // browser guard (URI length, origin, CORS preflight — browsers send it without credentials — and JSON
+        // errors), then authentication and roles, then the body limit and the route.
         .layer(DefaultBodyLimit::max(max_body))
+        .layer(from_fn_with_state(state.clone(), auth::guard))
         .layer(from_fn_with_state(state.clone(), browser::guard))
-        .layer(TraceLayer::new_for_http())
+        .layer(TraceLayer::new_for_http().make_span_with(request_span))
         .with_state(state)
+}
+
+/// The log span of a request: method, URI, HTTP version (as tower-http's default span) and the user (filled in
+/// by the authentication guard).
+fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    tracing::info_span!(
+        "request",
+        method = %request.method(),
+        uri = %request.uri(),
+        version = ?request.version(),
+        user = tracing::field::Empty,
+    )
 }
 
 async fn unknown_path(uri: Uri) -> ApiError {

@@ -2,11 +2,14 @@
 //!
 //! [`Server::new`] wires a store, the catalog, AppContexts, the lifecycle and an engine together;
 //! [`Server::router`] is the whole API as an axum `Router` (tests call it without a socket);
-//! [`Server::run`] serves it on a listener until a shutdown future resolves.
+//! [`Server::run`] serves it on a listener until a shutdown future resolves. With
+//! [`ServerConfig::token_auth`] every request but `/healthz` and CORS preflights needs a bearer token of the
+//! [`auth`] table and a role allowing its method.
 //!
 //! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
 
 mod api;
+pub mod auth;
 pub mod error;
 pub mod lifecycle;
 mod status;
@@ -22,6 +25,8 @@ use status::StatusKeeper;
 use tokio::net::TcpListener;
 
 pub use api::normalize_origin;
+pub use auth::TokenAuth;
+pub use emco_k8s::kubeconfig::KubeconfigPolicy;
 pub use error::ApiError;
 pub use lifecycle::Lifecycle;
 
@@ -37,6 +42,10 @@ pub struct ServerConfig {
     /// Origins (`scheme://host[:port]`) besides the server's own whose browser requests are served; a request
     /// with any other `Origin` is refused with 403.
     pub cors_allowed_origins: Vec<String>,
+    /// Bearer tokens and their users (`--token-auth-file`); `None` serves every request unauthenticated.
+    pub token_auth: Option<TokenAuth>,
+    /// What an uploaded kubeconfig may hold beyond inline credentials (checked at upload, 422 otherwise).
+    pub kubeconfig_policy: KubeconfigPolicy,
 }
 
 impl Default for ServerConfig {
@@ -44,6 +53,8 @@ impl Default for ServerConfig {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             cors_allowed_origins: Vec::new(),
+            token_auth: None,
+            kubeconfig_policy: KubeconfigPolicy::default(),
         }
     }
 }

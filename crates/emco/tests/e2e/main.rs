@@ -6,6 +6,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod auth;
 mod cluster_status;
 mod demo;
 mod emcoctl;

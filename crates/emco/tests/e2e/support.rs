@@ -67,14 +67,26 @@ impl Http {
         content_type: Option<&str>,
         body: &[u8],
     ) -> Reply {
+        let headers: Vec<(&str, &str)> = content_type.map(|ct| ("Content-Type", ct)).into_iter().collect();
+        self.request_with(method, path, &headers, body).await
+    }
+
+    /// A request with these extra headers.
+    pub(crate) async fn request_with(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Reply {
         let mut stream = tokio::net::TcpStream::connect(self.address).await.unwrap();
         let mut head = format!(
             "{method} {path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: {}\r\n",
             self.address,
             body.len()
         );
-        if let Some(content_type) = content_type {
-            head.push_str(&format!("Content-Type: {content_type}\r\n"));
+        for (name, value) in headers {
+            head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("\r\n");
         stream.write_all(head.as_bytes()).await.unwrap();
@@ -183,12 +195,20 @@ impl Emco {
     }
 
     pub(crate) async fn start_with(store: Store, config: RsyncConfig) -> Self {
+        Self::start_with_configs(store, config, ServerConfig::default()).await
+    }
+
+    pub(crate) async fn start_with_configs(
+        store: Store,
+        config: RsyncConfig,
+        server_config: ServerConfig,
+    ) -> Self {
         let rsync = Rsync::new(
             Catalog::new(store.clone()),
             AppContexts::new(store.clone()),
             config,
         );
-        let server = Server::new(store, Some(Arc::new(rsync)), ServerConfig::default());
+        let server = Server::new(store, Some(Arc::new(rsync)), server_config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// The default (strict) policy.
+fn check(bytes: &[u8]) -> Result<CheckedKubeconfig, KubeconfigError> {
+    check_kubeconfig(bytes, KubeconfigPolicy::default())
+}
+
 const CA: &str = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCg==";
 
 /// A kubeconfig with cluster entry `c` (`cluster` lines) and user `admin` (`user` lines).
@@ -15,9 +20,7 @@ fn config(cluster: &str, user: &str) -> String {
 const SERVER: &str = "    server: https://10.0.0.1:6443\n";
 
 fn refusal(cluster: &str, user: &str) -> String {
-    check_kubeconfig(config(cluster, user).as_bytes())
-        .unwrap_err()
-        .to_string()
+    check(config(cluster, user).as_bytes()).unwrap_err().to_string()
 }
 
 #[test]
@@ -118,7 +121,7 @@ fn servers_must_be_http_host_port_path() {
     ] {
         let cluster = format!("    server: {good}\n");
         assert!(
-            check_kubeconfig(config(&cluster, "    token: t\n").as_bytes()).is_ok(),
+            check(config(&cluster, "    token: t\n").as_bytes()).is_ok(),
             "{good}"
         );
     }
@@ -132,7 +135,7 @@ fn allowed_forms_are_accepted_and_only_allowed_fields_kept() {
     let user = format!(
         "    token: abc\n    client-certificate-data: {CA}\n    client-key-data: {CA}\n    username: u\n    password: p\n    as: someone\n    as-groups: [g]\n    favourite-colour: blue\n"
     );
-    let checked = check_kubeconfig(config(&cluster, &user).as_bytes()).unwrap();
+    let checked = check(config(&cluster, &user).as_bytes()).unwrap();
     let json = checked.as_json();
     assert_eq!(json["current-context"], "x");
     assert_eq!(json["contexts"][0]["context"]["namespace"], "ns");
@@ -156,8 +159,8 @@ fn allowed_forms_are_accepted_and_only_allowed_fields_kept() {
     // Credentials never show in Debug output.
     assert!(!format!("{checked:?}").contains("abc"));
     // Basic auth alone, and no user at all, are fine.
-    assert!(check_kubeconfig(config(SERVER, "    username: u\n    password: p\n").as_bytes()).is_ok());
-    assert!(check_kubeconfig(config(SERVER, "    {}\n").as_bytes()).is_ok());
+    assert!(check(config(SERVER, "    username: u\n    password: p\n").as_bytes()).is_ok());
+    assert!(check(config(SERVER, "    {}\n").as_bytes()).is_ok());
 }
 
 #[test]
@@ -167,7 +170,7 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
         "x-vendor: {{a: 1}}\napiVersion: v1\nclusters:\n- name: c\n  x-note: hi\n  cluster:\n{SERVER}    x-extra: [1, 2]\nusers:\n- name: admin\n  x-note: hi\n  user: {{x-extra: 1, token: t, exec: {{command: /bin/sh, args: [-c, id], unknownKey: 1}}}}\n"
     );
     assert_eq!(
-        check_kubeconfig(text.as_bytes()).unwrap_err().to_string(),
+        check(text.as_bytes()).unwrap_err().to_string(),
         "kubeconfig user 'admin': exec credential plugins are not allowed"
     );
     // Case and separators as Go's JSON decoding would match them.
@@ -189,12 +192,7 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
     let text = format!(
         "clusters:\n- name: c\n  cluster:\n{SERVER}users:\n- name: admin\n  User:\n    exec: {{command: sh}}\n"
     );
-    assert!(
-        check_kubeconfig(text.as_bytes())
-            .unwrap_err()
-            .to_string()
-            .contains("exec")
-    );
+    assert!(check(text.as_bytes()).unwrap_err().to_string().contains("exec"));
     // A second spelling of `server` is refused rather than guessed at.
     let message = refusal(&format!("{SERVER}    Server: http://other\n"), "    token: t\n");
     assert!(message.contains("'server' must be"), "{message}");
@@ -204,14 +202,14 @@ fn unknown_keys_and_go_spellings_do_not_hide_a_refused_field() {
         config(SERVER, "    token: t\n")
     );
     assert_eq!(
-        check_kubeconfig(text.as_bytes()).unwrap_err().to_string(),
+        check(text.as_bytes()).unwrap_err().to_string(),
         "kubeconfig user 'spare': exec credential plugins are not allowed"
     );
 }
 
 #[test]
 fn shape_errors_are_named() {
-    let err = |text: &str| check_kubeconfig(text.as_bytes()).unwrap_err().to_string();
+    let err = |text: &str| check(text.as_bytes()).unwrap_err().to_string();
     assert!(err("").contains("empty"));
     assert!(err("a: [").contains("not YAML"));
     assert!(err("clusters: []").contains("no clusters"));
@@ -224,5 +222,82 @@ fn shape_errors_are_named() {
     assert_eq!(
         refusal_message("edge01", &KubeconfigError::Shape("no clusters".into())),
         "cluster 'edge01': kubeconfig: no clusters"
+    );
+}
+
+#[test]
+fn exec_plugins_pass_only_when_the_policy_allows_them_and_only_their_documented_fields() {
+    let allow = KubeconfigPolicy { allow_exec: true };
+    let user = "    exec:\n      apiVersion: client.authentication.k8s.io/v1\n      command: aws\n      args: [eks, get-token, --cluster-name, edge01]\n      env:\n      - {name: AWS_PROFILE, value: emco}\n      interactiveMode: Always\n      provideClusterInfo: false\n      unknownKey: 1\n";
+    let text = config(SERVER, user);
+    assert_eq!(
+        check(text.as_bytes()).unwrap_err().to_string(),
+        "kubeconfig user 'admin': exec credential plugins are not allowed"
+    );
+    let checked = check_kubeconfig(text.as_bytes(), allow).unwrap();
+    let exec = &checked.as_json()["users"][0]["user"]["exec"];
+    assert_eq!(
+        exec,
+        &serde_json::json!({
+            "command": "aws",
+            "apiVersion": "client.authentication.k8s.io/v1",
+            "args": ["eks", "get-token", "--cluster-name", "edge01"],
+            "env": [{"name": "AWS_PROFILE", "value": "emco"}],
+            "provideClusterInfo": false,
+            "interactiveMode": "Never",
+        })
+    );
+    // Go's spellings of the key are one plugin; two of them are refused rather than guessed at.
+    let checked = check_kubeconfig(
+        config(SERVER, "    Exec: {command: gke-gcloud-auth-plugin}\n").as_bytes(),
+        allow,
+    )
+    .unwrap();
+    assert_eq!(
+        checked.as_json()["users"][0]["user"]["exec"]["command"],
+        "gke-gcloud-auth-plugin"
+    );
+    let refused = |user: &str| {
+        check_kubeconfig(config(SERVER, user).as_bytes(), allow)
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        refused("    exec: {command: a}\n    Exec: {command: b}\n"),
+        "kubeconfig user 'admin': 'exec' is given more than once"
+    );
+    assert_eq!(
+        refused("    exec: {args: [x]}\n"),
+        "kubeconfig user 'admin': 'exec.command' must be a non-empty string"
+    );
+    assert_eq!(
+        refused("    exec: sh\n"),
+        "kubeconfig user 'admin': 'exec' must be a mapping"
+    );
+    assert_eq!(
+        refused("    exec: {command: a, env: [{name: A}]}\n"),
+        "kubeconfig user 'admin': exec: 'env' must be a list of {name, value} strings"
+    );
+    // Everything else stays refused.
+    assert_eq!(
+        refused("    exec: {command: a}\n    tokenFile: /t\n"),
+        "kubeconfig user 'admin': a token file path is not allowed (use inline 'token')"
+    );
+    assert_eq!(
+        refused("    auth-provider: {name: gcp}\n"),
+        "kubeconfig user 'admin': auth-provider plugins are not allowed"
+    );
+    assert_eq!(
+        check_kubeconfig(
+            config(
+                &format!("{SERVER}    proxy-url: http://p\n"),
+                "    exec: {command: a}\n"
+            )
+            .as_bytes(),
+            allow
+        )
+        .unwrap_err()
+        .to_string(),
+        "kubeconfig cluster 'c': proxy-url is not allowed"
     );
 }

@@ -26,7 +26,7 @@ pub(crate) const MAX_URI_BYTES: usize = 8 * 1024;
 /// The methods of the API, as a preflight announces them.
 const ALLOW_METHODS: &str = "GET, POST, PUT, DELETE";
 /// The request headers a cross-origin page may send.
-const ALLOW_HEADERS: &str = "content-type, accept";
+const ALLOW_HEADERS: &str = "content-type, accept, authorization";
 /// How long a browser may cache a preflight answer, in seconds.
 const MAX_AGE: &str = "600";
 

@@ -19,15 +19,18 @@ use super::body::{PathNames, decode, form_parts, path_names};
 use super::resources::{
     Parsed, Reference, check_put_names, check_references, delete_resource, list_bodies, query_value,
 };
-use crate::{ApiError, AppState};
+use crate::{ApiError, AppState, ServerConfig};
+
+/// Checks a file part, given the server's settings and the resource's own names; `Err` is the 422 message.
+type FileCheck = fn(&ServerConfig, &[String], &[u8]) -> Result<(), String>;
 
 /// How a kind with a file part is read and checked.
 pub(crate) struct FileKind {
     kind: Kind,
     parse: fn(Json) -> Result<Parsed, ApiError>,
     references: fn(&Json, &[String]) -> Vec<Reference>,
-    /// Checks the file part; `None` when the metadata says no file is needed and none came.
-    check_file: fn(&[String], &[u8]) -> Result<(), String>,
+    /// Checks the file part.
+    check_file: FileCheck,
     /// Whether a file is required given the metadata.
     file_required: fn(&Json) -> bool,
     /// GET may return the file (by Accept header).
@@ -47,7 +50,7 @@ pub(crate) static APP: FileKind = FileKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |_, _| Vec::new(),
-    check_file: |_, bytes| {
+    check_file: |_, _, bytes| {
         // What can be known before values: the chart loads and every template parses (Helm's own messages).
         // Whether it renders depends on the profile and overrides, so that is decided at instantiate.
         let chart =
@@ -80,7 +83,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
         }
         _ => Vec::new(),
     },
-    check_file: |_, bytes| {
+    check_file: |_, _, bytes| {
         emco_helm::read_app_profile(bytes)
             .map(|_| ())
             .map_err(|err| format!("Error in file format: {err}"))
@@ -98,8 +101,8 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     },
     references: |_, _| Vec::new(),
     // emco-k8s's kubeconfig policy (rsync checks the stored file again before it builds a client).
-    check_file: |own, bytes| {
-        emco_k8s::kubeconfig::check_kubeconfig(bytes)
+    check_file: |config, own, bytes| {
+        emco_k8s::kubeconfig::check_kubeconfig(bytes, config.kubeconfig_policy)
             .map(|_| ())
             .map_err(|err| emco_k8s::kubeconfig::refusal_message(own.last().map_or("", String::as_str), &err))
     },
@@ -202,7 +205,7 @@ async fn read_upload(
     let (body, own) = (desc.parse)(metadata)?;
     let file = match parts.file {
         Some(bytes) => {
-            (desc.check_file)(&own, &bytes).map_err(invalid_file)?;
+            (desc.check_file)(state.config(), &own, &bytes).map_err(invalid_file)?;
             Some(bytes.to_vec())
         }
         None if (desc.file_required)(&body) => {

@@ -4,6 +4,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod auth;
 mod browser;
 mod integrity;
 mod kubeconfig;

@@ -18,9 +18,12 @@ pub(crate) const DIG: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v
 pub(crate) const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 pub(crate) const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
 
+#[derive(Clone)]
 pub(crate) struct Api {
     pub(crate) router: Router,
     pub(crate) store: Store,
+    /// Sent as `Authorization: Bearer …` with every request when set.
+    pub(crate) token: Option<String>,
 }
 
 pub(crate) struct Reply {
@@ -136,6 +139,15 @@ impl Api {
         Self {
             router: Server::new(store.clone(), None, config).router(),
             store,
+            token: None,
+        }
+    }
+
+    /// The same API, called with `token` as the bearer token.
+    pub(crate) fn with_token(&self, token: &str) -> Self {
+        Self {
+            token: Some(token.to_string()),
+            ..self.clone()
         }
     }
 
@@ -166,6 +178,9 @@ impl Api {
         body: Vec<u8>,
     ) -> Reply {
         let mut request = Request::builder().method(method).uri(uri);
+        if let Some(token) = &self.token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
         for (name, value) in headers {
             request = request.header(*name, *value);
         }
