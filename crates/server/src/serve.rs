@@ -31,11 +31,11 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
+use axum::body::{Body, Bytes, HttpBody};
 use axum::http::{HeaderValue, Request, Response, StatusCode, header};
 use axum::response::IntoResponse as _;
 use http_body_util::BodyExt as _;
-use hyper::body::Incoming;
+use hyper::body::{Frame, Incoming, SizeHint};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -510,6 +510,12 @@ impl<IO: AsyncWrite + Unpin> AsyncWrite for Tracked<IO> {
 /// A request in flight, from its start until its response body is dropped (written or abandoned).
 struct InFlight(Arc<Connection>);
 
+impl std::fmt::Debug for InFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "InFlight({})", self.0.id)
+    }
+}
+
 impl InFlight {
     fn start(connection: Arc<Connection>) -> Self {
         connection.request_started();
@@ -561,15 +567,40 @@ impl hyper::service::Service<Request<Incoming>> for RequestService {
             } else {
                 response
             };
-            // The guard lives as long as the response body: the request is in flight until hyper has taken the
-            // last frame (or dropped the body), so an eviction never cuts an answer short.
-            Ok(response.map(|body| {
-                Body::new(body.map_frame(move |frame| {
-                    let _in_flight = &in_flight;
-                    frame
-                }))
-            }))
+            Ok(response.map(|body| Body::new(InFlightBody {
+                    body,
+                    _in_flight: in_flight,
+                })))
         })
+    }
+}
+
+/// A response body that keeps its request in flight until hyper has taken the last frame (or dropped the body),
+/// so an eviction or timeout never cuts an answer short. Size hints pass through, so a sized answer keeps its
+/// `Content-Length`.
+struct InFlightBody {
+    body: Body,
+    /// Dropped with the body.
+    _in_flight: InFlight,
+}
+
+impl HttpBody for InFlightBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
     }
 }
 
