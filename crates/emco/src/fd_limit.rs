@@ -16,7 +16,9 @@ pub fn raise_to_hard_limit() -> Option<u64> {
         };
         match setrlimit(Resource::Nofile, raised) {
             Ok(()) => tracing::info!(from = soft, to = hard, "raised the file-descriptor limit"),
-            Err(err) => tracing::warn!(limit = soft, hard, error = %err, "cannot raise the file-descriptor limit"),
+            Err(err) => {
+                tracing::warn!(limit = soft, hard, error = %err, "cannot raise the file-descriptor limit")
+            }
         }
     }
     let soft = getrlimit(Resource::Nofile).current;

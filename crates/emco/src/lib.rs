@@ -58,10 +58,20 @@ pub struct ServeArgs {
     /// PEM file with the server's certificate (then its chain): with --tls-key-file, the API is served over
     /// HTTPS (TLS 1.2/1.3) instead of plain HTTP. emco refuses to start when a file is missing, not PEM, or
     /// the key is not the certificate's.
-    #[arg(long, env = "EMCO_TLS_CERT_FILE", requires = "tls_key_file", value_name = "FILE")]
+    #[arg(
+        long,
+        env = "EMCO_TLS_CERT_FILE",
+        requires = "tls_key_file",
+        value_name = "FILE"
+    )]
     pub tls_cert_file: Option<PathBuf>,
     /// PEM file with the private key of --tls-cert-file (PKCS#8, PKCS#1 RSA or SEC1 EC).
-    #[arg(long, env = "EMCO_TLS_KEY_FILE", requires = "tls_cert_file", value_name = "FILE")]
+    #[arg(
+        long,
+        env = "EMCO_TLS_KEY_FILE",
+        requires = "tls_cert_file",
+        value_name = "FILE"
+    )]
     pub tls_key_file: Option<PathBuf>,
     /// Longest time a client may take to send a request's headers, from their first byte (from connecting,
     /// for a new connection; the TLS handshake included); then the connection is closed. E.g. 10s, 500ms, 2m.
@@ -85,9 +95,7 @@ pub struct ServeArgs {
 /// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds), at most a day.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
-    let split = text
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(text.len());
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
     let bad = || format!("'{text}' is not a duration: expected e.g. 10s, 500ms, 2m or 1h");
     let number: u64 = number.parse().map_err(|_| bad())?;
@@ -108,7 +116,9 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 fn parse_max_connections(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
         Ok(n) if (1..=1 << 20).contains(&n) => Ok(n),
-        _ => Err(format!("'{text}' is not a connection count between 1 and 1048576")),
+        _ => Err(format!(
+            "'{text}' is not a connection count between 1 and 1048576"
+        )),
     }
 }
 

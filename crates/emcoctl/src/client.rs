@@ -38,7 +38,9 @@ pub enum ClientError {
         message: String,
     },
     /// No CA to verify an `https://` target with.
-    #[error("cannot verify {target}: {message}; give the CA that signed the server's certificate with --ca-file")]
+    #[error(
+        "cannot verify {target}: {message}; give the CA that signed the server's certificate with --ca-file"
+    )]
     NoTrustedCa {
         /// The target.
         target: String,
@@ -204,7 +206,11 @@ impl EmcoClient {
 }
 
 /// The TLS settings: for `https`, roots from `ca_file` or the system; for `http`, none are needed.
-fn tls_config(target: &str, https: bool, ca_file: Option<&Path>) -> Result<rustls::ClientConfig, ClientError> {
+fn tls_config(
+    target: &str,
+    https: bool,
+    ca_file: Option<&Path>,
+) -> Result<rustls::ClientConfig, ClientError> {
     let builder =
         rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()

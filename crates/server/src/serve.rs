@@ -123,8 +123,10 @@ pub(crate) async fn serve(
         let router = router.clone();
         let options = options.clone();
         tokio::spawn(async move {
+            // Frees the slot however the task ends (even by a panic), so the limit and the shutdown never wait
+            // for a connection that is gone.
+            let _ended = EndOnDrop(connection.clone());
             serve_connection(stream, peer, &connection, router, &options).await;
-            connection.end();
         });
     }
     drop(listener);
@@ -150,7 +152,13 @@ async fn serve_connection(
     options: &ServeOptions,
 ) {
     let Some(tls) = &options.tls else {
-        drive(Tracked::new(stream, connection.clone()), connection, router, options).await;
+        drive(
+            Tracked::new(stream, connection.clone()),
+            connection,
+            router,
+            options,
+        )
+        .await;
         return;
     };
     let handshake = tokio::time::timeout(options.header_read_timeout, tls.acceptor().accept(stream));
@@ -168,7 +176,13 @@ async fn serve_connection(
         },
         () = connection.close.cancelled() => return,
     };
-    drive(Tracked::new(stream, connection.clone()), connection, router, options).await;
+    drive(
+        Tracked::new(stream, connection.clone()),
+        connection,
+        router,
+        options,
+    )
+    .await;
 }
 
 /// Serves HTTP/1.1 on `io` and closes the connection when its deadline passes or it is asked to close.
@@ -272,7 +286,9 @@ impl Connections {
     fn lock(&self) -> MutexGuard<'_, Table> {
         // A panic under this lock leaves a consistent table (every update is a single assignment), so poisoning
         // is ignored rather than turned into a second panic.
-        self.table.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.table
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Waits for room for one more connection and registers it: at the limit, the connection idle longest is
@@ -346,7 +362,10 @@ impl Table {
             .min_by_key(|(_, a)| a.idle_since);
         match victim {
             Some((id, activity)) => {
-                tracing::debug!(connection = id, "closing the connection idle longest to make room");
+                tracing::debug!(
+                    connection = id,
+                    "closing the connection idle longest to make room"
+                );
                 activity.evicted = true;
                 activity.close.cancel();
                 true
@@ -384,7 +403,8 @@ impl Connection {
     }
 
     fn is_expired(&self, options: &ServeOptions) -> bool {
-        self.deadline(options).is_some_and(|deadline| deadline <= Instant::now())
+        self.deadline(options)
+            .is_some_and(|deadline| deadline <= Instant::now())
     }
 
     fn has_served(&self) -> bool {
@@ -455,6 +475,15 @@ impl Connection {
     }
 }
 
+/// Ends its connection when dropped.
+struct EndOnDrop(Arc<Connection>);
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
 /// The connection's stream, noting the first byte of each request head for the header-read timeout.
 struct Tracked<IO> {
     io: IO,
@@ -468,7 +497,11 @@ impl<IO> Tracked<IO> {
 }
 
 impl<IO: AsyncRead + Unpin> AsyncRead for Tracked<IO> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let result = Pin::new(&mut self.io).poll_read(cx, buf);
         if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
@@ -567,10 +600,12 @@ impl hyper::service::Service<Request<Incoming>> for RequestService {
             } else {
                 response
             };
-            Ok(response.map(|body| Body::new(InFlightBody {
+            Ok(response.map(|body| {
+                Body::new(InFlightBody {
                     body,
                     _in_flight: in_flight,
-                })))
+                })
+            }))
         })
     }
 }
@@ -636,7 +671,9 @@ mod tests {
                 id as u64,
                 Activity {
                     in_flight: *in_flight,
-                    idle_since: base.checked_sub(Duration::from_secs(*idle_for_secs)).unwrap_or(base),
+                    idle_since: base
+                        .checked_sub(Duration::from_secs(*idle_for_secs))
+                        .unwrap_or(base),
                     head_started: None,
                     served: true,
                     evicted: false,

@@ -32,11 +32,7 @@ async fn read_response(stream: &mut TcpStream) -> (u16, String) {
             .await
             .expect("an answer within 10 s")
             .unwrap();
-        assert!(
-            read > 0,
-            "closed after {}",
-            String::from_utf8_lossy(&received)
-        );
+        assert!(read > 0, "closed after {}", String::from_utf8_lossy(&received));
         received.extend_from_slice(&buffer[..read]);
     }
 }
@@ -80,10 +76,7 @@ async fn eleven_hundred_idle_sockets_do_not_keep_a_new_client_waiting_under_a_10
         .await
         .expect("a new client is answered");
     let elapsed = start.elapsed();
-    assert_eq!(
-        (reply.status, reply.body.as_slice()),
-        (200, b"[]".as_slice())
-    );
+    assert_eq!((reply.status, reply.body.as_slice()), (200, b"[]".as_slice()));
     assert!(
         elapsed < Duration::from_secs(1),
         "a new client waited {elapsed:?} behind {IDLE} idle sockets"
@@ -144,11 +137,7 @@ async fn a_client_that_stops_in_the_middle_of_its_headers_is_disconnected() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_alive_connection_outlives_the_header_timeout_and_closes_after_the_idle_timeout() {
-    let emco = ServeProcess::start(
-        &["--header-read-timeout", "1s", "--idle-timeout", "4s"],
-        None,
-    )
-    .await;
+    let emco = ServeProcess::start(&["--header-read-timeout", "1s", "--idle-timeout", "4s"], None).await;
     let mut stream = TcpStream::connect(emco.address()).await.unwrap();
     stream.write_all(GET_PROJECTS).await.unwrap();
     assert_eq!(read_response(&mut stream).await.0, 200);
@@ -181,10 +170,7 @@ async fn a_stalled_request_body_is_answered_408_in_the_api_json() {
     let body: serde_json::Value = serde_json::from_str(&body).unwrap();
     assert_eq!(body["code"], "RequestTimeout");
     assert!(
-        body["message"]
-            .as_str()
-            .unwrap()
-            .contains("--body-read-timeout"),
+        body["message"].as_str().unwrap().contains("--body-read-timeout"),
         "{body}"
     );
     assert!(start.elapsed() >= Duration::from_millis(500));

@@ -334,7 +334,11 @@ impl ServeProcess {
     /// Starts `emco serve` with `args` added, under `ulimit -n` when `fd_limit` is given (soft and hard limit),
     /// and waits until it accepts connections.
     pub(crate) async fn start(args: &[&str], fd_limit: Option<u32>) -> Self {
-        let port = crate::rsync::free_port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
         let log = tempfile::NamedTempFile::new().unwrap();
         let emco = env!("CARGO_BIN_EXE_emco");
         let mut command = match fd_limit {
