@@ -75,20 +75,43 @@ pub struct ServeArgs {
     pub tls_key_file: Option<PathBuf>,
     /// Longest time a client may take to send a request's headers, from their first byte (from connecting,
     /// for a new connection; the TLS handshake included); then the connection is closed. E.g. 10s, 500ms, 2m.
-    #[arg(long, env = "EMCO_HEADER_READ_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    #[arg(
+        long,
+        env = "EMCO_HEADER_READ_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = parse_duration
+    )]
     pub header_read_timeout: Duration,
     /// A kept-alive connection with no request in flight is closed after this long.
-    #[arg(long, env = "EMCO_IDLE_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    #[arg(
+        long,
+        env = "EMCO_IDLE_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration
+    )]
     pub idle_timeout: Duration,
     /// A request whose body sends nothing for this long is answered 408 (RequestTimeout) and its connection
     /// closed.
-    #[arg(long, env = "EMCO_BODY_READ_TIMEOUT", default_value = "60s", value_parser = parse_duration)]
+    #[arg(
+        long,
+        env = "EMCO_BODY_READ_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration
+    )]
     pub body_read_timeout: Duration,
     /// Most client connections open at once, capped to the file-descriptor limit minus a reserve (a quarter,
     /// at least 64). At the limit a new connection closes the connection idle longest; it waits only when every
     /// connection has a request in flight.
-    #[arg(long, env = "EMCO_MAX_CONNECTIONS", default_value_t = emco_server::DEFAULT_MAX_CONNECTIONS,
-          value_parser = parse_max_connections)]
+    #[arg(
+        long,
+        env = "EMCO_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = emco_server::DEFAULT_MAX_CONNECTIONS,
+        value_parser = parse_max_connections
+    )]
     pub max_connections: usize,
 }
 
@@ -203,6 +226,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .await
         .with_context(|| format!("listening on {listen}"))?;
     let scheme = if tls.is_some() { "https" } else { "http" };
+    if tls.is_none() && !listen.ip().is_loopback() {
+        tracing::warn!(
+            address = %listen,
+            "serving plain HTTP beyond loopback: requests and answers cross the network unencrypted; give \
+             --tls-cert-file and --tls-key-file to serve HTTPS"
+        );
+    }
     tracing::info!(
         url = %format!("{scheme}://{}/v2", listener.local_addr()?),
         store = ?store,
