@@ -66,8 +66,12 @@ async fn eleven_hundred_idle_sockets_do_not_keep_a_new_client_waiting_under_a_10
     let emco = ServeProcess::start(&["--header-read-timeout", "120s"], Some(1024)).await;
     let address = emco.address();
     let mut idle = Vec::with_capacity(IDLE);
-    for _ in 0..IDLE {
-        idle.push(TcpStream::connect(address).await.unwrap());
+    for index in 0..IDLE {
+        let connected = tokio::time::timeout(Duration::from_secs(10), TcpStream::connect(address)).await;
+        match connected {
+            Ok(stream) => idle.push(stream.unwrap()),
+            Err(_) => panic!("emco stopped accepting at idle socket {index}"),
+        }
     }
 
     let http = Http { address };
