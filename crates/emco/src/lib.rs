@@ -3,15 +3,17 @@
 //! simulated clusters.
 
 pub mod demo;
+pub mod fd_limit;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use emco_appcontext::{AppContexts, Catalog};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_server::{KubeconfigPolicy, Server, ServerConfig, TokenAuth};
+use emco_server::{KubeconfigPolicy, ServeOptions, Server, ServerConfig, TlsConfig, TokenAuth};
 use emco_store::{Store, StoreConfig};
 
 /// emco-rs: an EMCO-compatible multi-cluster lifecycle-and-status system.
@@ -68,7 +70,66 @@ pub struct ServeArgs {
     /// kubeconfig rule (no file paths, auth-provider or proxy-url) still holds.
     #[arg(long)]
     pub allow_exec_credentials: bool,
+    /// PEM file with the server's certificate (then its chain): with --tls-key-file, the API is served over
+    /// HTTPS (TLS 1.2/1.3) instead of plain HTTP. emco refuses to start when a file is missing, not PEM, or
+    /// the key is not the certificate's.
+    #[arg(
+        long,
+        env = "EMCO_TLS_CERT_FILE",
+        requires = "tls_key_file",
+        value_name = "FILE"
+    )]
+    pub tls_cert_file: Option<PathBuf>,
+    /// PEM file with the private key of --tls-cert-file (PKCS#8, PKCS#1 RSA or SEC1 EC).
+    #[arg(
+        long,
+        env = "EMCO_TLS_KEY_FILE",
+        requires = "tls_cert_file",
+        value_name = "FILE"
+    )]
+    pub tls_key_file: Option<PathBuf>,
+    /// Longest time a client may take to send a request's headers, from their first byte (from connecting,
+    /// for a new connection; the TLS handshake included); then the connection is closed. E.g. 10s, 500ms, 2m.
+    #[arg(
+        long,
+        env = "EMCO_HEADER_READ_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "10s",
+        value_parser = parse_duration
+    )]
+    pub header_read_timeout: Duration,
+    /// A kept-alive connection with no request in flight is closed after this long.
+    #[arg(
+        long,
+        env = "EMCO_IDLE_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration
+    )]
+    pub idle_timeout: Duration,
+    /// A request whose body sends nothing for this long is answered 408 (RequestTimeout) and its connection
+    /// closed.
+    #[arg(
+        long,
+        env = "EMCO_BODY_READ_TIMEOUT",
+        value_name = "DURATION",
+        default_value = "60s",
+        value_parser = parse_duration
+    )]
+    pub body_read_timeout: Duration,
+    /// Most client connections open at once, capped to the file-descriptor limit minus a reserve (a quarter,
+    /// at least 64). At the limit a new connection closes the connection idle longest; it waits only when every
+    /// connection has a request in flight.
+    #[arg(
+        long,
+        env = "EMCO_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = emco_server::DEFAULT_MAX_CONNECTIONS,
+        value_parser = parse_max_connections
+    )]
+    pub max_connections: usize,
 }
+
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
 /// `--insecure-allow-unauthenticated`, or exec credentials without authentication.
@@ -98,6 +159,37 @@ fn check_exposure(
         );
     }
     Ok(())
+}
+
+
+/// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds), at most a day.
+fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let bad = || format!("'{text}' is not a duration: expected e.g. 10s, 500ms, 2m or 1h");
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    let duration = match unit.trim() {
+        "ms" => Duration::from_millis(number),
+        "" | "s" => Duration::from_secs(number),
+        "m" => Duration::from_secs(number.saturating_mul(60)),
+        "h" => Duration::from_secs(number.saturating_mul(3600)),
+        _ => return Err(bad()),
+    };
+    if duration.is_zero() || duration > Duration::from_secs(24 * 3600) {
+        return Err(format!("'{text}' is out of range: between 1ms and 24h"));
+    }
+    Ok(duration)
+}
+
+/// `--max-connections`: 1 to 1,048,576.
+fn parse_max_connections(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(n) if (1..=1 << 20).contains(&n) => Ok(n),
+        _ => Err(format!(
+            "'{text}' is not a connection count between 1 and 1048576"
+        )),
+    }
 }
 
 /// An origin of `--cors-allowed-origins`, in its normal spelling.
@@ -149,6 +241,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         token_auth_file,
         insecure_allow_unauthenticated,
         allow_exec_credentials,
+        tls_cert_file,
+        tls_key_file,
+        header_read_timeout,
+        idle_timeout,
+        body_read_timeout,
+        max_connections,
     } = args;
     check_exposure(
         listen,
@@ -172,6 +270,21 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "--allow-exec-credentials: cluster kubeconfigs may run exec credential plugins on this server"
         );
     }
+    let tls = match (tls_cert_file, tls_key_file) {
+        (Some(cert), Some(key)) => Some(TlsConfig::from_pem_files(&cert, &key).context("cannot serve TLS")?),
+        (None, None) => None,
+        _ => anyhow::bail!("--tls-cert-file and --tls-key-file go together: give both or neither"),
+    };
+    let fd_limit = fd_limit::raise_to_hard_limit();
+    let connection_limit = fd_limit::cap_connections(max_connections, fd_limit);
+    if connection_limit < max_connections {
+        tracing::info!(
+            requested = max_connections,
+            limit = connection_limit,
+            fd_limit = ?fd_limit,
+            "connection limit capped below the file-descriptor limit"
+        );
+    }
     let store_config = if in_memory {
         StoreConfig::Memory
     } else {
@@ -184,11 +297,20 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("listening on {listen}"))?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
+    if tls.is_none() && !listen.ip().is_loopback() {
+        tracing::warn!(
+            address = %listen,
+            "serving plain HTTP beyond loopback: requests and answers cross the network unencrypted; give \
+             --tls-cert-file and --tls-key-file to serve HTTPS"
+        );
+    }
     tracing::info!(
-        address = %listener.local_addr()?,
+        url = %format!("{scheme}://{}/v2", listener.local_addr()?),
         store = ?store,
+        max_connections = connection_limit,
         authentication = token_auth_file.as_ref().map_or("off".to_string(), |path| format!("bearer tokens of {}", path.display())),
-        "serving the EMCO API under /v2"
+        "serving the EMCO API over {scheme}"
     );
     let rsync = Rsync::new(
         Catalog::new(store.clone()),
@@ -209,7 +331,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
-    server.run(listener, shutdown_signal()).await.context("serving")?;
+    let options = ServeOptions {
+        tls,
+        header_read_timeout,
+        idle_timeout,
+        body_read_timeout,
+        max_connections: connection_limit,
+    };
+    server
+        .run_with(listener, options, shutdown_signal())
+        .await
+        .context("serving")?;
     tracing::info!("stopped");
     Ok(())
 }
@@ -271,9 +403,86 @@ pub async fn shutdown_signal() {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use clap::Parser;
 
-    use super::{Args, Command, check_exposure};
+    use super::{Args, Command, ServeArgs, check_exposure};
+
+    fn serve_args(args: &[&str]) -> Result<ServeArgs, String> {
+        let args = Args::try_parse_from(["emco", "serve"].iter().chain(args)).map_err(|e| e.to_string())?;
+        match args.command {
+            Command::Serve(serve) => Ok(serve),
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tls_files_go_together() {
+        let both = serve_args(&["--tls-cert-file", "c.pem", "--tls-key-file", "k.pem"]).unwrap();
+        assert_eq!(
+            (both.tls_cert_file.unwrap(), both.tls_key_file.unwrap()),
+            ("c.pem".into(), "k.pem".into())
+        );
+        let neither = serve_args(&[]).unwrap();
+        assert!(neither.tls_cert_file.is_none() && neither.tls_key_file.is_none());
+        let only_cert = serve_args(&["--tls-cert-file", "c.pem"]).unwrap_err();
+        assert!(only_cert.contains("--tls-key-file"), "{only_cert}");
+        let only_key = serve_args(&["--tls-key-file", "k.pem"]).unwrap_err();
+        assert!(only_key.contains("--tls-cert-file"), "{only_key}");
+    }
+
+    #[test]
+    fn timeouts_and_the_connection_limit_are_parsed_and_checked() {
+        let defaults = serve_args(&[]).unwrap();
+        assert_eq!(
+            (
+                defaults.header_read_timeout,
+                defaults.idle_timeout,
+                defaults.body_read_timeout,
+                defaults.max_connections
+            ),
+            (
+                Duration::from_secs(10),
+                Duration::from_secs(60),
+                Duration::from_secs(60),
+                4096
+            )
+        );
+        let set = serve_args(&[
+            "--header-read-timeout",
+            "500ms",
+            "--idle-timeout",
+            "2m",
+            "--body-read-timeout",
+            "15",
+            "--max-connections",
+            "10",
+        ])
+        .unwrap();
+        assert_eq!(
+            (
+                set.header_read_timeout,
+                set.idle_timeout,
+                set.body_read_timeout,
+                set.max_connections
+            ),
+            (
+                Duration::from_millis(500),
+                Duration::from_secs(120),
+                Duration::from_secs(15),
+                10
+            )
+        );
+        for bad in ["0s", "ten", "5 parsecs", "2d", "25h", "-1s"] {
+            let err = serve_args(&[&format!("--idle-timeout={bad}")]).unwrap_err();
+            assert!(err.contains(bad), "{bad}: {err}");
+        }
+        for bad in ["0", "-3", "many", "2000000"] {
+            let err = serve_args(&[&format!("--max-connections={bad}")]).unwrap_err();
+            assert!(err.contains("is not a connection count"), "{bad}: {err}");
+        }
+    }
 
     fn origins(args: &[&str]) -> Result<Vec<String>, clap::Error> {
         let args = Args::try_parse_from(["emco", "serve"].iter().chain(args))?;

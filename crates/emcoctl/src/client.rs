@@ -1,13 +1,24 @@
 //! The HTTP side of emcoctl: requests to the EMCO API (JSON bodies, or multipart with a `metadata` part and file
-//! parts, as EMCO's emcoctl sends them) and the answers, as they come. With a token, every request carries
-//! `Authorization: Bearer <token>` (marked sensitive; the token is never printed).
+//! parts, as EMCO's emcoctl sends them) and the answers, as they come. `https://` targets are verified against
+//! the system's CA certificates, or only against those of `--ca-file` when it is given (rustls, ring provider).
+//! With a token, every request carries `Authorization: Bearer <token>` (marked sensitive; never printed).
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt as _, Full};
+use hyper_rustls::{ConfigBuilderExt as _, HttpsConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use rustls::pki_types::CertificateDer;
+use rustls::pki_types::pem::PemObject as _;
 use serde_json::Value as Json;
+
+/// Largest `--ca-file` read: a bundle of every public CA is about 200 KiB.
+const MAX_CA_FILE_BYTES: u64 = 4 * 1024 * 1024;
 
 /// Boundary of the multipart bodies (never found in JSON metadata; file parts are length-delimited by it too, as
 /// every multipart encoder does).
@@ -16,12 +27,30 @@ const BOUNDARY: &str = "emcoctl-5b7e0c93a1d24f68";
 /// Why a request did not get an answer.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
-    /// The target is not an `http://host:port` URL.
-    #[error("'{0}' is not an http:// URL of the EMCO API (e.g. http://localhost:9015)")]
+    /// The target is not an `http(s)://host:port` URL.
+    #[error("'{0}' is not an http:// or https:// URL of the EMCO API (e.g. http://localhost:9015)")]
     BadTarget(String),
     /// The token cannot be sent in an HTTP header.
     #[error("the token holds characters an HTTP header cannot carry (only visible ASCII is allowed)")]
     BadToken,
+    /// The CA file of `--ca-file` cannot be used.
+    #[error("--ca-file {path}: {message}")]
+    CaFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// No CA to verify an `https://` target with.
+    #[error(
+        "cannot verify {target}: {message}; give the CA that signed the server's certificate with --ca-file"
+    )]
+    NoTrustedCa {
+        /// The target.
+        target: String,
+        /// Why the system's CA certificates cannot be used.
+        message: String,
+    },
     /// The request could not be built (a path with characters a URL cannot carry).
     #[error("cannot build the request for {path}: {message}")]
     Request {
@@ -85,7 +114,7 @@ impl Reply {
 #[derive(Clone)]
 pub struct EmcoClient {
     base: String,
-    http: Client<HttpConnector, Full<Bytes>>,
+    http: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
     /// `Bearer <token>`, when the API requires a token.
     authorization: Option<http::HeaderValue>,
 }
@@ -99,16 +128,34 @@ impl std::fmt::Debug for EmcoClient {
 }
 
 impl EmcoClient {
-    /// A client of the API at `target` (`http://host:port`, with or without a trailing `/`).
+    /// A client of the API at `target` (`http(s)://host:port`, with or without a trailing `/`); `https://` is
+    /// verified against the system's CA certificates.
     pub fn new(target: &str) -> Result<Self, ClientError> {
+        Self::with_ca_file(target, None)
+    }
+
+    /// A client of the API at `target`; an `https://` target is verified against the CA certificates of the PEM
+    /// file `ca_file` only, or against the system's when it is `None` (for `http://`, `ca_file` is not used).
+    pub fn with_ca_file(target: &str, ca_file: Option<&Path>) -> Result<Self, ClientError> {
         let base = target.trim_end_matches('/').to_string();
         let uri: http::Uri = base.parse().map_err(|_| ClientError::BadTarget(target.into()))?;
-        if uri.scheme_str() != Some("http") || uri.host().is_none() {
+        let https = match uri.scheme_str() {
+            Some("http") => false,
+            Some("https") => true,
+            _ => return Err(ClientError::BadTarget(target.into())),
+        };
+        if uri.host().is_none() {
             return Err(ClientError::BadTarget(target.into()));
         }
+        let tls = tls_config(target, https, ca_file)?;
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .build();
         Ok(Self {
             base,
-            http: Client::builder(TokioExecutor::new()).build_http(),
+            http: Client::builder(TokioExecutor::new()).build(connector),
             authorization: None,
         })
     }
@@ -167,7 +214,7 @@ impl EmcoClient {
             .http
             .request(request)
             .await
-            .map_err(|err| unreachable(format!("{err:#}")))?;
+            .map_err(|err| unreachable(describe(&err)))?;
         let status = response.status().as_u16();
         let body = response
             .into_body()
@@ -178,6 +225,84 @@ impl EmcoClient {
             .to_vec();
         Ok(Reply { status, body })
     }
+}
+
+/// The TLS settings: for `https`, roots from `ca_file` or the system; for `http`, none are needed.
+fn tls_config(
+    target: &str,
+    https: bool,
+    ca_file: Option<&Path>,
+) -> Result<rustls::ClientConfig, ClientError> {
+    let builder =
+        rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+            .with_safe_default_protocol_versions()
+            .map_err(|err| ClientError::NoTrustedCa {
+                target: target.into(),
+                message: err.to_string(),
+            })?;
+    let builder = match (https, ca_file) {
+        (false, _) => builder.with_root_certificates(rustls::RootCertStore::empty()),
+        (true, Some(path)) => builder.with_root_certificates(read_ca_file(path)?),
+        (true, None) => builder
+            .with_native_roots()
+            .map_err(|err| ClientError::NoTrustedCa {
+                target: target.into(),
+                message: format!("the system's CA certificates cannot be read: {err}"),
+            })?,
+    };
+    Ok(builder.with_no_client_auth())
+}
+
+/// The CA certificates of a PEM bundle.
+fn read_ca_file(path: &Path) -> Result<rustls::RootCertStore, ClientError> {
+    let fail = |message: String| ClientError::CaFile {
+        path: path.into(),
+        message,
+    };
+    let file = std::fs::File::open(path).map_err(|err| fail(format!("cannot read it: {err}")))?;
+    let mut pem = Vec::new();
+    file.take(MAX_CA_FILE_BYTES + 1)
+        .read_to_end(&mut pem)
+        .map_err(|err| fail(format!("cannot read it: {err}")))?;
+    if pem.len() as u64 > MAX_CA_FILE_BYTES {
+        return Err(fail(format!(
+            "larger than {MAX_CA_FILE_BYTES} bytes; not a CA bundle"
+        )));
+    }
+    let mut roots = rustls::RootCertStore::empty();
+    for (index, certificate) in CertificateDer::pem_slice_iter(&pem).enumerate() {
+        let certificate = certificate.map_err(|err| fail(format!("not valid PEM: {err}")))?;
+        roots
+            .add(certificate)
+            .map_err(|err| fail(format!("certificate {} cannot be used: {err}", index + 1)))?;
+    }
+    if roots.is_empty() {
+        return Err(fail(
+            "holds no PEM certificate (-----BEGIN CERTIFICATE-----)".into(),
+        ));
+    }
+    Ok(roots)
+}
+
+/// An error with its causes (`client error (Connect): invalid peer certificate: UnknownIssuer`), and what to do
+/// about an unknown certificate issuer.
+fn describe(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.ends_with(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    if text.contains("UnknownIssuer") {
+        text.push_str(
+            " (the server's certificate is not signed by a trusted CA; give its CA with --ca-file)",
+        );
+    }
+    text
 }
 
 impl Body {

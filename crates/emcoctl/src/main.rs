@@ -13,9 +13,13 @@ use emcoctl::commands::{self, Options, Verb};
 #[derive(Debug, Parser)]
 #[command(name = "emcoctl", version, about)]
 struct Args {
-    /// The API (e.g. http://localhost:9015); else EMCO_URL, else the config file.
+    /// The API (e.g. http://localhost:9015 or https://emco.example:9015); else EMCO_URL, else the config file.
     #[arg(long, global = true)]
     emco: Option<String>,
+    /// PEM file of the CA certificates to trust for an https:// API, instead of the system's CA certificates
+    /// (e.g. the CA that signed emco's --tls-cert-file).
+    #[arg(long, global = true, env = "EMCO_CA_FILE", value_name = "FILE")]
+    ca_file: Option<PathBuf>,
     /// emcoctl configuration file (default: ~/.emco.yaml when it exists).
     #[arg(long, global = true)]
     config: Option<PathBuf>,
@@ -148,7 +152,7 @@ fn main() -> ExitCode {
         Ok(token) => token,
         Err(err) => return usage(&err.to_string()),
     };
-    let client = match emcoctl::client::EmcoClient::new(&target).and_then(|client| match &token {
+    let client = match emcoctl::client::EmcoClient::with_ca_file(&target, args.ca_file.as_deref()).and_then(|client| match &token {
         Some(token) => client.with_token(token),
         None => Ok(client),
     }) {

@@ -1,5 +1,5 @@
 //! The `emcoctl` binary: exit codes and messages for bad files, unknown anchors, missing file parts and an
-//! unreachable API, against an in-process emco API.
+//! unreachable API, against an in-process emco API; `https://` targets verified with `--ca-file`.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -26,6 +26,7 @@ async fn emcoctl(target: &str, args: &[&str]) -> Output {
         .arg(target)
         .args(args)
         .env_remove("EMCO_URL")
+        .env_remove("EMCO_CA_FILE")
         .output()
         .await
         .unwrap()
@@ -350,6 +351,27 @@ async fn emcoctl_with(target: &str, args: &[&str], environment: &[(&str, &str)])
     )
 }
 
+/// PEM files `(ca, cert, key)` of a CA and a server certificate for `127.0.0.1` signed by it (emco-helm's Sprig
+/// `genCA`/`genSignedCert`).
+fn certificates(dir: &tempfile::TempDir) -> (String, String, String) {
+    use emco_helm::gotemplate::{MapScope, Templates, Value};
+    let _maps = MapScope::open();
+    let mut templates = Templates::new(emco_helm::engine::helm_funcs());
+    let text = r#"{{- $ca := genCA "emcoctl-test-ca" 30 -}}
+{{- $cert := genSignedCert "localhost" (list "127.0.0.1") (list "localhost") 30 $ca -}}
+{{ $ca.Cert }}@@{{ $cert.Cert }}@@{{ $cert.Key }}"#;
+    templates.parse("certs", text).unwrap();
+    let output = templates
+        .execute("certs", &Value::from_json(&serde_json::json!({})))
+        .unwrap();
+    let parts: Vec<&str> = output.split("@@").collect();
+    (
+        file(dir, "ca.pem", parts[0]),
+        file(dir, "cert.pem", parts[1]),
+        file(dir, "key.pem", parts[2]),
+    )
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_refusals_show_the_apis_message()
 {
@@ -434,5 +456,61 @@ async fn tokens_from_the_flag_the_environment_or_the_config_file_are_sent_and_re
     assert!(
         all.contains("the token holds characters") && !all.contains("4c1a"),
         "{all}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_targets_are_verified_with_the_ca_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(&dir);
+    let server = emco_server::Server::new(
+        emco_store::Store::memory(),
+        None,
+        emco_server::ServerConfig::default(),
+    );
+    let options = emco_server::ServeOptions {
+        tls: Some(
+            emco_server::TlsConfig::from_pem_files(std::path::Path::new(&cert), std::path::Path::new(&key))
+                .unwrap(),
+        ),
+        ..emco_server::ServeOptions::default()
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let target = format!("https://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move {
+        let _ = server.run_with(listener, options, std::future::pending()).await;
+    });
+
+    let trusted = emcoctl(&target, &["--ca-file", &ca, "get", "projects"]).await;
+    let stdout = String::from_utf8_lossy(&trusted.stdout);
+    assert_eq!(
+        trusted.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&trusted.stderr)
+    );
+    assert_eq!(
+        stdout,
+        format!("GET  --> URL: {target}/v2/projects\nResponse Code: 200\nResponse: []\n")
+    );
+
+    // Without --ca-file the system's CAs are used, and they do not know this one.
+    let untrusted = emcoctl(&target, &["get", "projects"]).await;
+    let stderr = String::from_utf8_lossy(&untrusted.stderr);
+    assert_eq!(untrusted.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(&format!("GET {target}/v2/projects: "))
+            && stderr.contains("invalid peer certificate: UnknownIssuer")
+            && stderr.contains("give its CA with --ca-file"),
+        "{stderr}"
+    );
+
+    // A --ca-file that is not a CA bundle is a command-line error naming it.
+    let bad = emcoctl(&target, &["--ca-file", &key, "get", "projects"]).await;
+    let stderr = String::from_utf8_lossy(&bad.stderr);
+    assert_eq!(bad.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!("--ca-file {key}: holds no PEM certificate")),
+        "{stderr}"
     );
 }

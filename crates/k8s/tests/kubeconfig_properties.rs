@@ -5,7 +5,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_k8s::kubeconfig::check_kubeconfig;
+use emco_k8s::kubeconfig::{KubeconfigPolicy, check_kubeconfig};
 use proptest::prelude::*;
 use serde_json::{Map, Value as Json, json};
 
@@ -122,13 +122,13 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-        let _ = check_kubeconfig(&bytes);
+    fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512), allow_exec in any::<bool>()) {
+        let _ = check_kubeconfig(&bytes, KubeconfigPolicy { allow_exec });
     }
 
     #[test]
-    fn arbitrary_text_never_panics(text in "[a-z:\\-\\[\\]{}\" \n&*!|>0-9]{0,256}") {
-        let _ = check_kubeconfig(text.as_bytes());
+    fn arbitrary_text_never_panics(text in "[a-z:\\-\\[\\]{}\" \n&*!|>0-9]{0,256}", allow_exec in any::<bool>()) {
+        let _ = check_kubeconfig(text.as_bytes(), KubeconfigPolicy { allow_exec });
     }
 
     #[test]
@@ -150,7 +150,7 @@ proptest! {
             "current-context": "ctx",
         });
         // JSON is YAML: the policy reads it as an uploaded kubeconfig.
-        let result = check_kubeconfig(config.to_string().as_bytes());
+        let result = check_kubeconfig(config.to_string().as_bytes(), KubeconfigPolicy::default());
         prop_assert_eq!(result.is_err(), any_refused, "{:?}", result.as_ref().err());
         if let Ok(checked) = result {
             let mut all = Vec::new();

@@ -3,8 +3,8 @@
 //!
 //! The file is CSV, one token a line: `token,user,uid[,"group1,group2"]` (the group list quoted when it holds
 //! more than one group). Fields may be surrounded by spaces, which are dropped; a line ending `\r\n` is read as
-//! one ending `\n`, and a leading byte-order mark is skipped. Anything else is refused when the file is loaded,
-//! naming the file and the line, never the token: a blank line, fewer than three or more than four fields, an
+//! one ending `\n`, a leading byte-order mark and blank lines are skipped (as Go's CSV reader skips them). Anything
+//! else is refused when the file is loaded, naming the file and the line, never the token: fewer than three or more than four fields, an
 //! empty token or user, a token with spaces, quotes or control characters, an unterminated quote, the same token
 //! twice (both lines named), a file with no token at all. Sizes are bounded ([`MAX_FILE_BYTES`], [`MAX_LINE_BYTES`]).
 //!
@@ -159,6 +159,9 @@ impl TokenTable {
                     return Err(line_error(number, &format!("longer than {MAX_LINE_BYTES} bytes")));
                 }
                 let text = std::str::from_utf8(raw).map_err(|_| line_error(number, "not UTF-8 text"))?;
+                if text.trim().is_empty() {
+                    continue;
+                }
                 let fields = split_csv_line(text).map_err(|reason| line_error(number, reason))?;
                 let (token, identity) = entry(&fields).map_err(|reason| line_error(number, &reason))?;
                 let token: Box<[u8]> = token.into_bytes().into_boxed_slice();
@@ -286,9 +289,6 @@ fn entry(fields: &[String]) -> Result<(String, Identity), String> {
 /// Splits one CSV line into fields (RFC 4180 quoting: `"…"` with `""` for a quote), each trimmed of the spaces
 /// and tabs around it.
 fn split_csv_line(line: &str) -> Result<Vec<String>, &'static str> {
-    if line.trim().is_empty() {
-        return Err("blank line (the token file has one token a line and no blank lines)");
-    }
     let mut fields = Vec::new();
     let mut chars = line.chars().peekable();
     loop {

@@ -2,7 +2,8 @@
 //!
 //! [`Server::new`] wires a store, the catalog, AppContexts, the lifecycle and an engine together;
 //! [`Server::router`] is the whole API as an axum `Router` (tests call it without a socket);
-//! [`Server::run`] serves it on a listener until a shutdown future resolves. With
+//! [`Server::run`] serves it on a listener until a shutdown future resolves, [`Server::run_with`] with TLS,
+//! timeouts and a connection limit ([`ServeOptions`], the serving loop of `serve.rs`). With
 //! [`ServerConfig::token_auth`] every request but `/healthz` and CORS preflights needs a bearer token of the
 //! [`auth`] table and a role allowing its method.
 //!
@@ -12,7 +13,9 @@ mod api;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;
+mod serve;
 mod status;
+pub mod tls;
 mod usage;
 
 use std::future::Future;
@@ -29,6 +32,11 @@ pub use auth::TokenAuth;
 pub use emco_k8s::kubeconfig::KubeconfigPolicy;
 pub use error::ApiError;
 pub use lifecycle::Lifecycle;
+pub use serve::{
+    DEFAULT_BODY_READ_TIMEOUT, DEFAULT_HEADER_READ_TIMEOUT, DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS,
+    ServeOptions,
+};
+pub use tls::{TlsConfig, TlsError};
 
 /// The default largest request body: 64 MiB (charts are small; EMCO's own limit for a file part is 1 GiB, which
 /// would let one request hold a GiB of server memory).
@@ -143,14 +151,24 @@ impl Server {
         api::router(self.state.clone())
     }
 
-    /// Serves the API on `listener` until `shutdown` resolves, then finishes the requests in flight.
+    /// Serves the API over plain HTTP with the default timeouts and connection limit on `listener` until
+    /// `shutdown` resolves, then finishes the requests in flight.
     pub async fn run(
         self,
         listener: TcpListener,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
-        axum::serve(listener, self.router())
-            .with_graceful_shutdown(shutdown)
-            .await
+        self.run_with(listener, ServeOptions::default(), shutdown).await
+    }
+
+    /// Serves the API on `listener` as `options` say (TLS, timeouts, connection limit) until `shutdown`
+    /// resolves; then requests in flight finish, idle connections close, and it returns once all have ended.
+    pub async fn run_with(
+        self,
+        listener: TcpListener,
+        options: ServeOptions,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> std::io::Result<()> {
+        serve::serve(listener, self.router(), options, shutdown).await
     }
 }

@@ -1,15 +1,18 @@
 //! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
-//! hooks and chart CRDs, and `emco demo` as a newcomer runs it.
+//! hooks and chart CRDs, `emco demo` as a newcomer runs it, and `emco serve`'s HTTPS, timeouts and connection
+//! limit.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
 mod auth;
 mod cluster_status;
+mod connections;
 mod demo;
 mod emcoctl;
 mod hooks;
 mod rsync;
 mod support;
+mod tls;

@@ -341,3 +341,71 @@ pub(crate) fn kubeconfigs(sim: &kubesim::Simulator) -> Vec<(String, String)> {
 pub(crate) fn counts(answer: &Json) -> Json {
     answer["rsync-status"].clone()
 }
+
+/// An `emco serve --in-memory` process on a free loopback port, its log (stderr) in a file.
+pub(crate) struct ServeProcess {
+    /// Killed when dropped.
+    _child: tokio::process::Child,
+    pub(crate) port: u16,
+    log: tempfile::NamedTempFile,
+}
+
+impl ServeProcess {
+    /// Starts `emco serve` with `args` added, under `ulimit -n` when `fd_limit` is given (soft and hard limit),
+    /// and waits until it accepts connections.
+    pub(crate) async fn start(args: &[&str], fd_limit: Option<u32>) -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let emco = env!("CARGO_BIN_EXE_emco");
+        let mut command = match fd_limit {
+            Some(limit) => {
+                let mut command = tokio::process::Command::new("sh");
+                command
+                    .arg("-c")
+                    .arg(format!("ulimit -n {limit} && exec \"$0\" \"$@\""))
+                    .arg(emco);
+                command
+            }
+            None => tokio::process::Command::new(emco),
+        };
+        command
+            .args(["serve", "--in-memory", "--listen", &format!("127.0.0.1:{port}")])
+            .args(args)
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(log.reopen().unwrap())
+            .kill_on_drop(true);
+        let mut child = command.spawn().unwrap();
+        for _ in 0..400 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+                return Self {
+                    _child: child,
+                    port,
+                    log,
+                };
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!(
+                    "emco serve exited ({status}): {}",
+                    std::fs::read_to_string(log.path()).unwrap_or_default()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(25)).await;
+        }
+        panic!("emco serve does not listen on {port}");
+    }
+
+    pub(crate) fn address(&self) -> SocketAddr {
+        ([127, 0, 0, 1], self.port).into()
+    }
+
+    /// What it logged so far.
+    pub(crate) fn log(&self) -> String {
+        std::fs::read_to_string(self.log.path()).unwrap_or_default()
+    }
+}

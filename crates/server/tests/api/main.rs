@@ -1,5 +1,6 @@
-//! The REST API end to end through the router (no socket). One test binary for the whole crate: every binary
-//! links the full dependency tree, so one keeps CI fast.
+//! The REST API end to end through the router (no socket), and the serving loop on a loopback socket
+//! (`serving.rs`). One test binary for the whole crate: every binary links the full dependency tree, so one keeps
+//! CI fast.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -10,5 +11,6 @@ mod integrity;
 mod kubeconfig;
 mod multipart;
 mod onboarding;
+mod serving;
 mod status;
 mod support;
