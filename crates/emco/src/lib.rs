@@ -6,12 +6,13 @@ pub mod demo;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use emco_appcontext::{AppContexts, Catalog};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_server::{Server, ServerConfig};
+use emco_server::{RenderLimits, Server, ServerConfig};
 use emco_store::{Store, StoreConfig};
 
 /// emco-rs: an EMCO-compatible multi-cluster lifecycle-and-status system.
@@ -53,6 +54,48 @@ pub struct ServeArgs {
     /// served (CORS); requests with any other `Origin` header are refused with 403.
     #[arg(long, env = "EMCO_CORS_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = parse_origin)]
     pub cors_allowed_origins: Vec<String>,
+    /// How long rendering one app's chart may take at instantiation (`500ms`, `10s`, `2m`; a bare number is
+    /// seconds); a chart that takes longer makes instantiate answer 422 `RenderLimitExceeded`.
+    #[arg(long, env = "EMCO_RENDER_TIMEOUT", default_value = "10s", value_parser = parse_render_timeout)]
+    pub render_timeout: Duration,
+    /// How many bytes rendering one app's chart may produce, all its templates together; a chart that renders
+    /// more makes instantiate answer 422 `RenderLimitExceeded`.
+    #[arg(long, env = "EMCO_RENDER_MAX_OUTPUT_BYTES", default_value_t = emco_helm::render::DEFAULT_MAX_OUTPUT_BYTES, value_parser = parse_output_bytes)]
+    pub render_max_output_bytes: usize,
+}
+
+/// The longest `--render-timeout`: a render holds a thread and its memory while it runs.
+const MAX_RENDER_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// A `--render-timeout`: a positive number with `ms`, `s` or `m` (a bare number is seconds), at most an hour.
+fn parse_render_timeout(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let (number, unit) = match text.find(|c: char| !c.is_ascii_digit() && c != '.') {
+        Some(at) => text.split_at(at),
+        None => (text, "s"),
+    };
+    let number: f64 = number
+        .parse()
+        .map_err(|_| format!("'{text}' is not a duration: expected e.g. 500ms, 10s or 2m"))?;
+    let seconds = match unit.trim() {
+        "ms" => number / 1000.0,
+        "s" => number,
+        "m" => number * 60.0,
+        other => return Err(format!("'{text}': unknown unit '{other}' (use ms, s or m)")),
+    };
+    let duration = Duration::try_from_secs_f64(seconds).map_err(|err| format!("'{text}': {err}"))?;
+    if duration.is_zero() || duration > MAX_RENDER_TIMEOUT {
+        return Err(format!("'{text}': the render timeout must be above 0 and at most 1 hour"));
+    }
+    Ok(duration)
+}
+
+/// A `--render-max-output-bytes`: a positive number of bytes.
+fn parse_output_bytes(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) | Err(_) => Err(format!("'{text}' is not a positive number of bytes")),
+        Ok(bytes) => Ok(bytes),
+    }
 }
 
 /// An origin of `--cors-allowed-origins`, in its normal spelling.
@@ -101,6 +144,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         in_memory,
         max_body_bytes,
         cors_allowed_origins,
+        render_timeout,
+        render_max_output_bytes,
     } = args;
     let store_config = if in_memory {
         StoreConfig::Memory
@@ -126,6 +171,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ServerConfig {
             max_body_bytes,
             cors_allowed_origins,
+            render_limits: RenderLimits {
+                max_output_bytes: render_max_output_bytes,
+                timeout: render_timeout,
+            },
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
@@ -173,6 +222,33 @@ mod tests {
         match args.command {
             Command::Serve(serve) => Ok(serve.cors_allowed_origins),
             other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    fn serve_args(args: &[&str]) -> Result<super::ServeArgs, clap::Error> {
+        match Args::try_parse_from(["emco", "serve"].iter().chain(args))?.command {
+            Command::Serve(serve) => Ok(serve),
+            other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn render_limits_have_defaults_and_are_checked() {
+        let defaults = serve_args(&[]).unwrap();
+        assert_eq!(defaults.render_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(defaults.render_max_output_bytes, 32 << 20);
+        let set = serve_args(&["--render-timeout", "1500ms", "--render-max-output-bytes", "1048576"]).unwrap();
+        assert_eq!(set.render_timeout, std::time::Duration::from_millis(1500));
+        assert_eq!(set.render_max_output_bytes, 1 << 20);
+        for (text, seconds) in [("2m", 120.0), ("3", 3.0), ("0.5s", 0.5)] {
+            let args = serve_args(&["--render-timeout", text]).unwrap();
+            assert_eq!(args.render_timeout.as_secs_f64(), seconds, "{text}");
+        }
+        for bad in ["0s", "ten", "5h", "2d", "-1s", "90m"] {
+            assert!(serve_args(&["--render-timeout", bad]).is_err(), "{bad}");
+        }
+        for bad in ["0", "-5", "1MiB"] {
+            assert!(serve_args(&["--render-max-output-bytes", bad]).is_err(), "{bad}");
         }
     }
 

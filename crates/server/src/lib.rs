@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
+pub use emco_helm::RenderLimits;
 use emco_store::Store;
 use status::StatusKeeper;
 use tokio::net::TcpListener;
@@ -36,6 +37,9 @@ pub struct ServerConfig {
     /// Origins (`scheme://host[:port]`) besides the server's own whose browser requests are served; a request
     /// with any other `Origin` is refused with 403.
     pub cors_allowed_origins: Vec<String>,
+    /// The bounds of rendering one app's chart at instantiation (output bytes, time); a chart that exceeds one
+    /// makes instantiate answer 422 `RenderLimitExceeded`.
+    pub render_limits: RenderLimits,
 }
 
 impl Default for ServerConfig {
@@ -43,6 +47,7 @@ impl Default for ServerConfig {
         Self {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             cors_allowed_origins: Vec::new(),
+            render_limits: RenderLimits::default(),
         }
     }
 }
@@ -60,7 +65,8 @@ struct StateInner {
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
     /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
-    /// state allows it) see no interleaved change. Reads never take it.
+    /// state allows it) see no interleaved change. Reads never take it, and neither does the slow part of an
+    /// instantiation (reading and rendering charts), which is checked again under it before it writes.
     write_lock: tokio::sync::Mutex<()>,
     config: ServerConfig,
 }
@@ -109,7 +115,8 @@ impl Server {
         let contexts = AppContexts::new(store.clone());
         let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
-        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine);
+        let lifecycle =
+            Lifecycle::new(catalog.clone(), contexts.clone(), engine).with_render_limits(config.render_limits);
         let inner = StateInner {
             store,
             catalog,

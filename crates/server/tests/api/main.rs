@@ -7,5 +7,6 @@
 mod browser;
 mod kubeconfig;
 mod onboarding;
+mod render_limits;
 mod status;
 mod support;
