@@ -3,8 +3,10 @@
 //! Kubernetes objects as Helm splits it, hooks told apart from ordinary objects, and everything ordered as Helm
 //! installs it. CRDs from `crds/` folders come first, unrendered.
 //!
-//! Rendering runs on a thread of its own with a large stack and bounded work ([`Limits`]): a hostile chart fails
-//! with an error, it cannot exhaust the caller's stack.
+//! Rendering runs on a thread of its own with a large stack and bounded work ([`Limits`], and the caller's
+//! [`RenderLimits`]: output bytes of the whole chart and a wall-clock budget): a hostile chart fails with an error
+//! ([`RenderError::Limit`] when a bound stopped it, naming the file, line and bound), it cannot exhaust the
+//! caller's stack, memory or time.
 
 use std::collections::BTreeMap;
 use std::time::Duration;

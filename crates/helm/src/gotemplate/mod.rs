@@ -44,7 +44,8 @@ use node::Tree;
 pub struct Limits {
     /// Nested `template`/`include`/`tpl` executions (default 100).
     pub max_depth: usize,
-    /// Bytes written by the whole execution, nested `include`/`tpl` output included (default 64 MiB).
+    /// Bytes written by the whole execution, nested `include`/`tpl` output included, plus what earlier
+    /// executions sharing its [`Usage`] wrote ([`Templates::execute_sharing`]) (default 64 MiB).
     pub max_output_bytes: usize,
     /// Node evaluations plus `range` iterations (default 100,000,000).
     pub max_steps: u64,
