@@ -85,7 +85,9 @@ fn parse_render_timeout(text: &str) -> Result<Duration, String> {
     };
     let duration = Duration::try_from_secs_f64(seconds).map_err(|err| format!("'{text}': {err}"))?;
     if duration.is_zero() || duration > MAX_RENDER_TIMEOUT {
-        return Err(format!("'{text}': the render timeout must be above 0 and at most 1 hour"));
+        return Err(format!(
+            "'{text}': the render timeout must be above 0 and at most 1 hour"
+        ));
     }
     Ok(duration)
 }
@@ -237,7 +239,13 @@ mod tests {
         let defaults = serve_args(&[]).unwrap();
         assert_eq!(defaults.render_timeout, std::time::Duration::from_secs(10));
         assert_eq!(defaults.render_max_output_bytes, 32 << 20);
-        let set = serve_args(&["--render-timeout", "1500ms", "--render-max-output-bytes", "1048576"]).unwrap();
+        let set = serve_args(&[
+            "--render-timeout",
+            "1500ms",
+            "--render-max-output-bytes",
+            "1048576",
+        ])
+        .unwrap();
         assert_eq!(set.render_timeout, std::time::Duration::from_millis(1500));
         assert_eq!(set.render_max_output_bytes, 1 << 20);
         for (text, seconds) in [("2m", 120.0), ("3", 3.0), ("0.5s", 0.5)] {

@@ -78,7 +78,11 @@ fn bombs_stop_at_a_named_limit_with_their_file_and_line() {
             values,
             RenderLimits::default(),
         ));
-        assert_eq!((file.as_str(), line, hit), ("c/templates/bomb.yaml", 3, *limit), "{text}");
+        assert_eq!(
+            (file.as_str(), line, hit),
+            ("c/templates/bomb.yaml", 3, *limit),
+            "{text}"
+        );
         // Refused before the work, not after it.
         assert!(started.elapsed() < Duration::from_secs(30), "{text}");
     }
@@ -98,7 +102,10 @@ fn the_output_budget_spans_every_template_of_the_chart() {
         max_output_bytes: 4 << 20,
         ..RenderLimits::default()
     };
-    assert_eq!(render_within(&[("templates/a.yaml", big)], &json!({}), bounds), Ok(0));
+    assert_eq!(
+        render_within(&[("templates/a.yaml", big)], &json!({}), bounds),
+        Ok(0)
+    );
     let (file, line, limit) = limit_of(render_within(
         &[("templates/a.yaml", big), ("templates/b.yaml", big)],
         &json!({}),
@@ -106,10 +113,17 @@ fn the_output_budget_spans_every_template_of_the_chart() {
     ));
     assert_eq!(limit, Limit::Output(4 << 20));
     assert!(file.ends_with(".yaml") && line == 1, "{file}:{line}");
-    let message = render_within(&[("templates/a.yaml", big), ("templates/b.yaml", big)], &json!({}), bounds)
-        .unwrap_err()
-        .to_string();
-    assert!(message.contains(": rendering exceeded the output limit of 4 MiB"), "{message}");
+    let message = render_within(
+        &[("templates/a.yaml", big), ("templates/b.yaml", big)],
+        &json!({}),
+        bounds,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        message.contains(": rendering exceeded the output limit of 4 MiB"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -120,13 +134,25 @@ fn the_time_budget_stops_a_slow_template_and_names_it() {
         ..RenderLimits::default()
     };
     let started = Instant::now();
-    let (file, line, limit) = limit_of(render_within(&[("templates/slow.yaml", slow)], &json!({}), bounds));
+    let (file, line, limit) = limit_of(render_within(
+        &[("templates/slow.yaml", slow)],
+        &json!({}),
+        bounds,
+    ));
     assert_eq!(
         (file.as_str(), line, limit),
-        ("c/templates/slow.yaml", 2, Limit::Time(Duration::from_millis(300)))
+        (
+            "c/templates/slow.yaml",
+            2,
+            Limit::Time(Duration::from_millis(300))
+        )
     );
     // Stopped at the deadline, not at the step limit (10⁸ steps take far longer than this bound).
-    assert!(started.elapsed() < Duration::from_secs(20), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
     let message = render_within(&[("templates/slow.yaml", slow)], &json!({}), bounds)
         .unwrap_err()
         .to_string();
@@ -136,12 +162,19 @@ fn the_time_budget_stops_a_slow_template_and_names_it() {
     );
     // Heavy function calls in a loop are stopped too: the clock is read after every call.
     let heavy = "{{ range until 100000 }}{{ $_ := repeat 10000000 \"x\" }}{{ end }}";
-    let (_, _, limit) = limit_of(render_within(&[("templates/heavy.yaml", heavy)], &json!({}), bounds));
+    let (_, _, limit) = limit_of(render_within(
+        &[("templates/heavy.yaml", heavy)],
+        &json!({}),
+        bounds,
+    ));
     assert_eq!(limit, Limit::Time(Duration::from_millis(300)));
     // A chart within its budget renders.
     assert_eq!(
         render_within(
-            &[("templates/ok.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n")],
+            &[(
+                "templates/ok.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n"
+            )],
             &json!({}),
             bounds
         ),

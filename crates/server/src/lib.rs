@@ -115,8 +115,8 @@ impl Server {
         let contexts = AppContexts::new(store.clone());
         let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
-        let lifecycle =
-            Lifecycle::new(catalog.clone(), contexts.clone(), engine).with_render_limits(config.render_limits);
+        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
+            .with_render_limits(config.render_limits);
         let inner = StateInner {
             store,
             catalog,

@@ -321,7 +321,11 @@ impl Lifecycle {
     /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
     /// the inputs again (any change since [`Lifecycle::prepare_instantiate`] is [`LifecycleError::InputsChanged`]),
     /// then creates the AppContext with the `Instantiated` action in one transaction and tells the engine.
-    pub async fn commit_instantiate(&self, dig: &ResourcePath, prepared: PreparedInstance) -> Result<ContextId> {
+    pub async fn commit_instantiate(
+        &self,
+        dig: &ResourcePath,
+        prepared: PreparedInstance,
+    ) -> Result<ContextId> {
         let PreparedInstance {
             inputs,
             meta,
@@ -399,7 +403,11 @@ impl Lifecycle {
         }
         Err(invalid_state(
             dig,
-            format!("{} (context {previous} is {})", state_name(state.current()), meta.status),
+            format!(
+                "{} (context {previous} is {})",
+                state_name(state.current()),
+                meta.status
+            ),
             "the previous instance is still terminating; wait, or stop the termination",
         ))
     }

@@ -121,7 +121,12 @@ impl<'a> Exec<'a> {
     /// Executes `tree` with `data` as dot and `$`; returns its output and adds what it wrote to `usage`. An
     /// error caused by a bound carries it, however deep in `include`s and `tpl`s it was hit.
     #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
-    pub(crate) fn run(mut self, tree: &Rc<Tree>, data: &Value, usage: &mut Usage) -> Result<String, TemplateError> {
+    pub(crate) fn run(
+        mut self,
+        tree: &Rc<Tree>,
+        data: &Value,
+        usage: &mut Usage,
+    ) -> Result<String, TemplateError> {
         self.stack_base = stack_addr();
         let result = self.run_tree(tree, data);
         usage.output_bytes = self.out_bytes;

@@ -372,7 +372,12 @@ impl Templates {
     /// Executes template `name` as [`Templates::execute`] does, counting what it uses on top of `usage` (what
     /// earlier executions of the same render used), so budgets such as the output limit span all of them.
     #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
-    pub fn execute_sharing(&self, name: &str, data: &Value, usage: &mut Usage) -> Result<String, TemplateError> {
+    pub fn execute_sharing(
+        &self,
+        name: &str,
+        data: &Value,
+        usage: &mut Usage,
+    ) -> Result<String, TemplateError> {
         let Some(tree) = self.trees.get(name) else {
             return Err(TemplateError {
                 kind: ErrorKind::Exec,
@@ -390,6 +395,7 @@ impl Templates {
                 limit: None,
             });
         };
-        exec::Exec::new(&self.trees, &self.funcs, &self.limits, tree, usage.output_bytes).run(tree, data, usage)
+        exec::Exec::new(&self.trees, &self.funcs, &self.limits, tree, usage.output_bytes)
+            .run(tree, data, usage)
     }
 }

@@ -609,8 +609,14 @@ fn errors_carry_the_bound_that_stopped_them_through_include_and_tpl() {
     );
     let error = render_with("{{ tpl \"{{ range 100000 }}{{ end }}\" . }}", limits).expect_err("steps");
     assert_eq!(error.limit, Some(Limit::Steps(1000)));
-    let error = render_with("{{ tpl \"{{ tpl \\\"{{ 1 }}\\\" . }}\" . }}", Limits { max_depth: 1, ..limits })
-        .expect_err("depth");
+    let error = render_with(
+        "{{ tpl \"{{ tpl \\\"{{ 1 }}\\\" . }}\" . }}",
+        Limits {
+            max_depth: 1,
+            ..limits
+        },
+    )
+    .expect_err("depth");
     assert_eq!(error.limit, Some(Limit::Depth(1)));
     // Errors that are not bounds carry none.
     let error = render_with("{{ include \"missing\" . }}", limits).expect_err("missing");
@@ -625,14 +631,19 @@ fn a_passed_deadline_stops_execution_and_the_output_budget_is_shared() {
     };
     let error = render_with("{{ range 1000000000000 }}{{ end }}", passed).expect_err("time");
     assert_eq!(error.limit, Some(Limit::Time(std::time::Duration::ZERO)));
-    assert!(error.to_string().contains("exceeded the time limit of 0ns"), "{error}");
+    assert!(
+        error.to_string().contains("exceeded the time limit of 0ns"),
+        "{error}"
+    );
 
     let mut set = Templates::new(test_funcs()).with_limits(Limits::default().with_output(10));
     set.parse(NAME, "123456").unwrap();
     let mut usage = Usage::default();
     assert_eq!(set.execute_sharing(NAME, &data(), &mut usage).unwrap(), "123456");
     assert_eq!(usage.output_bytes, 6);
-    let error = set.execute_sharing(NAME, &data(), &mut usage).expect_err("output");
+    let error = set
+        .execute_sharing(NAME, &data(), &mut usage)
+        .expect_err("output");
     assert_eq!(error.limit, Some(Limit::Output(10)));
     // Each plain execution has the whole budget.
     assert_eq!(set.execute(NAME, &data()).unwrap(), "123456");

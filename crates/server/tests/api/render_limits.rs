@@ -123,7 +123,8 @@ async fn context_count(api: &Api) -> usize {
 }
 
 /// Runs until stopped by a budget: 10¹⁰ iterations.
-const SLOW: &str = "x: 1\n{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ $j }}{{ end }}{{ end }}";
+const SLOW: &str =
+    "x: 1\n{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ $j }}{{ end }}{{ end }}";
 
 #[tokio::test]
 async fn template_bombs_answer_422_naming_app_file_and_limit_and_change_nothing() {
@@ -247,7 +248,11 @@ async fn reads_and_writes_are_served_while_a_chart_renders() {
         "the render ended before the other requests were answered"
     );
     let reply = render.await.unwrap().expect(StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(reply.message().contains("time limit of 4s"), "{}", reply.message());
+    assert!(
+        reply.message().contains("time limit of 4s"),
+        "{}",
+        reply.message()
+    );
     assert!(started.elapsed() >= Duration::from_secs(4));
 }
 
@@ -278,10 +283,7 @@ async fn inputs_that_change_during_the_render_fail_the_commit_with_409() {
     .await
     .expect(StatusCode::CREATED);
     let err = lifecycle.commit_instantiate(&dig, prepared).await.unwrap_err();
-    assert!(
-        matches!(err, LifecycleError::InputsChanged { .. }),
-        "{err}"
-    );
+    assert!(matches!(err, LifecycleError::InputsChanged { .. }), "{err}");
     assert_eq!(emco_server::ApiError::from(err).status, StatusCode::CONFLICT);
     assert_eq!(context_count(&api).await, 0);
 
@@ -383,13 +385,22 @@ async fn an_instantiation_supersedes_a_stopped_termination_the_engine_has_not_en
             .await
     );
     let contexts = AppContexts::new(api.store.clone());
-    assert_eq!(contexts.meta(old).await.unwrap().status, ContextStatus::Terminating);
+    assert_eq!(
+        contexts.meta(old).await.unwrap().status,
+        ContextStatus::Terminating
+    );
 
     // The stop was recorded but not carried out: the new instance supersedes the old termination.
     let new = lifecycle.instantiate(&dig).await.unwrap();
     assert_ne!(new, old);
-    assert_eq!(contexts.meta(old).await.unwrap().status, ContextStatus::TerminateFailed);
-    assert_eq!(contexts.meta(new).await.unwrap().status, ContextStatus::Instantiating);
+    assert_eq!(
+        contexts.meta(old).await.unwrap().status,
+        ContextStatus::TerminateFailed
+    );
+    assert_eq!(
+        contexts.meta(new).await.unwrap().status,
+        ContextStatus::Instantiating
+    );
     assert_eq!(state_of(&api, "x").await, "Instantiated");
     // A termination that was not stopped still holds a new instance back.
     lifecycle.terminate(&dig).await.unwrap();
