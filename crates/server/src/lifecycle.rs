@@ -411,6 +411,7 @@ impl Lifecycle {
             "the previous instance is still terminating; wait, or stop the termination",
         ))
     }
+
     /// Terminates an instantiated (or stopped) DIG; a running instantiation is cancelled by the engine first.
     pub async fn terminate(&self, dig: &ResourcePath) -> Result<ContextId> {
         loop {
