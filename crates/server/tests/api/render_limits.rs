@@ -226,6 +226,38 @@ async fn a_slow_chart_answers_422_naming_the_time_limit() {
     assert_eq!(context_count(&api).await, 0);
 }
 
+#[tokio::test]
+async fn a_chart_over_the_output_budget_answers_422_naming_it() {
+    let api = Api::with_config(
+        Store::memory(),
+        ServerConfig {
+            render_limits: RenderLimits {
+                max_output_bytes: 1 << 20,
+                ..RenderLimits::default()
+            },
+            ..ServerConfig::default()
+        },
+    );
+    onboard_cluster(&api).await;
+    // 100 lines of 100 kB: 10 MB in all, each piece far below the size limit of one function's result.
+    let big = "a: 1\n{{ range until 100 }}# {{ repeat 100000 \"x\" }}\n{{ end }}";
+    onboard_project(&api, "big", &chart(Some(big), "")).await;
+    let reply = api
+        .post_empty(&format!("{}/instantiate", dig_url("big")))
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(reply.code(), "RenderLimitExceeded");
+    assert!(
+        reply
+            .message()
+            .starts_with("app 'fw': fw/templates/bomb.yaml:2: rendering exceeded the output limit of 1 MiB"),
+        "{}",
+        reply.message()
+    );
+    assert_eq!(state_of(&api, "big").await, "Approved");
+    assert_eq!(context_count(&api).await, 0);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reads_and_writes_are_served_while_a_chart_renders() {
     let api = Arc::new(with_render_timeout(Duration::from_secs(4)));
