@@ -950,6 +950,9 @@ impl Runtime for Exec<'_> {
                 .saturating_sub(self.stack_base.abs_diff(stack_addr())),
         )
         .map_err(|e| {
+            if e.limit.is_some() {
+                self.limit_hit = e.limit;
+            }
             let error = TemplateError::parse(ROOT_NAME, e);
             FuncError::wrapping(
                 format!("cannot parse template {}: {error}", go_quote(text)),

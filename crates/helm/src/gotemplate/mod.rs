@@ -105,6 +105,8 @@ pub enum Limit {
     Steps(u64),
     /// Native stack ([`Limits::max_stack_bytes`]).
     Stack(usize),
+    /// Nesting of parentheses and blocks in one template text, `tpl`'s included ([`Limits::max_parse_depth`]).
+    ParseDepth(usize),
     /// Wall-clock time ([`Limits::deadline`]).
     Time(Duration),
     /// The size of one function's text result ([`funcs::MAX_TEXT_BYTES`]).
@@ -132,6 +134,7 @@ impl std::fmt::Display for Limit {
             Limit::Output(n) => write!(f, "the output limit of {}", byte_size(*n)),
             Limit::Steps(n) => write!(f, "the limit of {n} evaluation steps"),
             Limit::Stack(n) => write!(f, "the native stack limit of {}", byte_size(*n)),
+            Limit::ParseDepth(n) => write!(f, "the nesting limit of {n} levels in one template text"),
             Limit::Time(budget) => write!(f, "the time limit of {budget:?}"),
             Limit::TextSize(n) => write!(f, "the size limit of {} for one function's result", byte_size(*n)),
             Limit::ListItems(n) => write!(f, "the limit of {n} items for one function's list"),
@@ -247,7 +250,7 @@ impl TemplateError {
             context: String::new(),
             message: error.message,
             cause: Vec::new(),
-            limit: None,
+            limit: error.limit,
         }
     }
 

@@ -618,6 +618,16 @@ fn errors_carry_the_bound_that_stopped_them_through_include_and_tpl() {
     )
     .expect_err("depth");
     assert_eq!(error.limit, Some(Limit::Depth(1)));
+    let deep = format!("{}1{}", "(".repeat(30), ")".repeat(30));
+    let error = render_with(
+        &format!("{{{{ tpl \"{{{{ {deep} }}}}\" . }}}}"),
+        Limits {
+            max_parse_depth: 20,
+            ..limits
+        },
+    )
+    .expect_err("parse depth");
+    assert_eq!(error.limit, Some(Limit::ParseDepth(20)));
     // Errors that are not bounds carry none.
     let error = render_with("{{ include \"missing\" . }}", limits).expect_err("missing");
     assert_eq!(error.limit, None);
