@@ -13,7 +13,7 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use emco_appcontext::{AppContexts, Catalog};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_server::{KubeconfigPolicy, ServeOptions, Server, ServerConfig, TlsConfig, TokenAuth};
+use emco_server::{KubeconfigPolicy, RenderLimits, ServeOptions, Server, ServerConfig, TlsConfig, TokenAuth};
 use emco_store::{Store, StoreConfig};
 
 /// emco-rs: an EMCO-compatible multi-cluster lifecycle-and-status system.
@@ -128,8 +128,15 @@ pub struct ServeArgs {
         value_parser = parse_max_connections
     )]
     pub max_connections: usize,
+    /// How long rendering one app's chart may take at instantiation (`500ms`, `10s`, `2m`; a bare number is
+    /// seconds); a chart that takes longer makes instantiate answer 422 `RenderLimitExceeded`.
+    #[arg(long, env = "EMCO_RENDER_TIMEOUT", default_value = "10s", value_parser = parse_duration)]
+    pub render_timeout: Duration,
+    /// How many bytes rendering one app's chart may produce, all its templates together; a chart that renders
+    /// more makes instantiate answer 422 `RenderLimitExceeded`.
+    #[arg(long, env = "EMCO_RENDER_MAX_OUTPUT_BYTES", default_value_t = emco_helm::render::DEFAULT_MAX_OUTPUT_BYTES, value_parser = parse_output_bytes)]
+    pub render_max_output_bytes: usize,
 }
-
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
 /// `--insecure-allow-unauthenticated`, or exec credentials without authentication.
@@ -161,7 +168,6 @@ fn check_exposure(
     Ok(())
 }
 
-
 /// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds), at most a day.
 fn parse_duration(text: &str) -> Result<Duration, String> {
     let text = text.trim();
@@ -189,6 +195,14 @@ fn parse_max_connections(text: &str) -> Result<usize, String> {
         _ => Err(format!(
             "'{text}' is not a connection count between 1 and 1048576"
         )),
+    }
+}
+
+/// A `--render-max-output-bytes`: a positive number of bytes.
+fn parse_output_bytes(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) | Err(_) => Err(format!("'{text}' is not a positive number of bytes")),
+        Ok(bytes) => Ok(bytes),
     }
 }
 
@@ -247,6 +261,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         idle_timeout,
         body_read_timeout,
         max_connections,
+        render_timeout,
+        render_max_output_bytes,
     } = args;
     check_exposure(
         listen,
@@ -328,6 +344,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             cors_allowed_origins,
             token_auth,
             kubeconfig_policy,
+            render_limits: RenderLimits {
+                max_output_bytes: render_max_output_bytes,
+                timeout: render_timeout,
+            },
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
@@ -489,6 +509,32 @@ mod tests {
         match args.command {
             Command::Serve(serve) => Ok(serve.cors_allowed_origins),
             other => panic!("not serve: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn render_limits_have_defaults_and_are_checked() {
+        let defaults = serve_args(&[]).unwrap();
+        assert_eq!(defaults.render_timeout, Duration::from_secs(10));
+        assert_eq!(defaults.render_max_output_bytes, 32 << 20);
+        let set = serve_args(&[
+            "--render-timeout",
+            "1500ms",
+            "--render-max-output-bytes",
+            "1048576",
+        ])
+        .unwrap();
+        assert_eq!(set.render_timeout, Duration::from_millis(1500));
+        assert_eq!(set.render_max_output_bytes, 1 << 20);
+        for (text, seconds) in [("2m", 120.0), ("3", 3.0), ("500ms", 0.5)] {
+            let args = serve_args(&["--render-timeout", text]).unwrap();
+            assert_eq!(args.render_timeout.as_secs_f64(), seconds, "{text}");
+        }
+        for bad in ["0s", "ten", "25h", "2d", "-1s", "0.5s"] {
+            assert!(serve_args(&["--render-timeout", bad]).is_err(), "{bad}");
+        }
+        for bad in ["0", "-5", "1MiB"] {
+            assert!(serve_args(&["--render-max-output-bytes", bad]).is_err(), "{bad}");
         }
     }
 

@@ -152,13 +152,16 @@ fn main() -> ExitCode {
         Ok(token) => token,
         Err(err) => return usage(&err.to_string()),
     };
-    let client = match emcoctl::client::EmcoClient::with_ca_file(&target, args.ca_file.as_deref()).and_then(|client| match &token {
-        Some(token) => client.with_token(token),
-        None => Ok(client),
-    }) {
-        Ok(client) => client,
-        Err(err) => return usage(&err.to_string()),
-    };
+    let client =
+        match emcoctl::client::EmcoClient::with_ca_file(&target, args.ca_file.as_deref()).and_then(|client| {
+            match &token {
+                Some(token) => client.with_token(token),
+                None => Ok(client),
+            }
+        }) {
+            Ok(client) => client,
+            Err(err) => return usage(&err.to_string()),
+        };
     let (verb, file_args) = match args.command {
         Command::Status(status_args) => return status(&client, &status_args),
         Command::Template(template_args) => return template(&template_args),

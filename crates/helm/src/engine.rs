@@ -12,7 +12,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::charts::{Chart, TemplateJob, helm_template_order};
 use crate::gotemplate::funcs::param_str;
-use crate::gotemplate::{Arity, FuncError, FuncMap, Limits, Map, Runtime, TemplateError, Templates, Value};
+use crate::gotemplate::{
+    Arity, FuncError, FuncMap, LimitExceeded, Limits, Map, Runtime, TemplateError, Templates, Usage, Value,
+};
 
 /// How often one template may be included inside itself before Helm gives up (Helm's `recursionMaxNums`).
 const MAX_INCLUDE_RECURSION: usize = 1000;
@@ -29,6 +31,8 @@ pub struct EngineError {
     pub template: String,
     /// Helm's message.
     pub message: String,
+    /// The bound that stopped rendering and where, when a bound is why it failed.
+    pub limit: Option<LimitExceeded>,
 }
 
 thread_local! {
@@ -121,6 +125,9 @@ fn get_host_by_name(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncEr
 
 /// Parses every job into one template set and executes each template that renders, both in the order given —
 /// [`charts::template_jobs`](crate::charts::template_jobs)'s, which is Helm's. Returns template name → output.
+///
+/// The budgets of `limits` bound the render as a whole: `max_output_bytes` counts the output of every template
+/// together, and `deadline` ends the last of them.
 pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<String, String>, EngineError> {
     INCLUDED.with(|included| included.borrow_mut().clear());
     let mut templates = Templates::new(helm_funcs()).with_limits(limits);
@@ -128,15 +135,18 @@ pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<Stri
         templates.parse(&job.name, &job.text).map_err(|err| EngineError {
             template: job.name.clone(),
             message: parse_error_message(&job.name, &err.to_string()),
+            limit: None,
         })?;
     }
     let mut rendered = BTreeMap::new();
+    let mut usage = Usage::default();
     for job in jobs.iter().filter(|job| job.renders) {
         let output = templates
-            .execute(&job.name, &job.enter())
+            .execute_sharing(&job.name, &job.enter(), &mut usage)
             .map_err(|err| EngineError {
                 template: job.name.clone(),
                 message: exec_error_message(&job.name, &err),
+                limit: err.limit_exceeded(),
             })?;
         rendered.insert(job.name.clone(), output.replace("<no value>", ""));
     }
@@ -155,6 +165,7 @@ pub fn check_templates(chart: &Chart) -> Result<(), EngineError> {
         templates.parse(name, text).map_err(|err| EngineError {
             template: name.clone(),
             message: parse_error_message(name, &err.to_string()),
+            limit: None,
         })?;
     }
     Ok(())

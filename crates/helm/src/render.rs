@@ -3,19 +3,50 @@
 //! Kubernetes objects as Helm splits it, hooks told apart from ordinary objects, and everything ordered as Helm
 //! installs it. CRDs from `crds/` folders come first, unrendered.
 //!
-//! Rendering runs on a thread of its own with a large stack and bounded work ([`Limits`]): a hostile chart fails
-//! with an error, it cannot exhaust the caller's stack.
+//! Rendering runs on a thread of its own with a large stack and bounded work ([`Limits`], and the caller's
+//! [`RenderLimits`]: output bytes of the whole chart and a wall-clock budget): a hostile chart fails with an error
+//! ([`RenderError::Limit`] when a bound stopped it, naming the file, line and bound), it cannot exhaust the
+//! caller's stack, memory or time.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde_json::Value as Json;
 
 use crate::charts::{self, Capabilities, Chart, ChartError, ReleaseInfo};
 use crate::engine::{self, EngineError};
-use crate::gotemplate::{Limits, MapScope};
+use crate::gotemplate::{Deadline, LimitExceeded, Limits, MapScope};
 
 /// The stack rendering runs on: deep include chains in real charts need more than a default thread's.
 const RENDER_STACK_BYTES: usize = 64 << 20;
+
+/// The default output budget of one chart's render, all templates together: 32 MiB is far above what real
+/// charts render (the biggest objects, CRDs, are not templated) and small enough that a few renders at once
+/// cannot exhaust a server's memory.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 32 << 20;
+
+/// The default wall-clock budget of one chart's template execution: real charts render in milliseconds; 10 s
+/// leaves room for a busy machine while a template that loops for minutes is stopped.
+pub const DEFAULT_RENDER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Bounds on one chart's render that a caller may choose (the others are fixed: template nesting 100, 10⁸
+/// evaluation steps, parse nesting 1,000, native stack).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RenderLimits {
+    /// Bytes all templates of the chart may write together.
+    pub max_output_bytes: usize,
+    /// How long executing the chart's templates may take.
+    pub timeout: Duration,
+}
+
+impl Default for RenderLimits {
+    fn default() -> Self {
+        Self {
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            timeout: DEFAULT_RENDER_TIMEOUT,
+        }
+    }
+}
 
 /// The release a chart is rendered for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,6 +96,10 @@ pub enum RenderError {
         /// Helm's message.
         message: String,
     },
+    /// Rendering stopped at a bound (output size, time, nesting, steps, a function's result size): the file and
+    /// line of the template and the bound.
+    #[error("{0}")]
+    Limit(LimitExceeded),
     /// A template rendered something that is not a Kubernetes object.
     #[error("{file}: {message}")]
     Manifest {
@@ -80,20 +115,35 @@ pub enum RenderError {
 
 impl From<EngineError> for RenderError {
     fn from(err: EngineError) -> Self {
-        RenderError::Template {
-            template: err.template,
-            message: err.message,
+        match err.limit {
+            Some(limit) => RenderError::Limit(limit),
+            None => RenderError::Template {
+                template: err.template,
+                message: err.message,
+            },
         }
     }
 }
 
 /// Renders every template of `chart` (and its enabled subcharts) with `user_values` over the chart's defaults, as
-/// Helm's `template` does: template name → output, partials left out, `NOTES.txt` included.
+/// Helm's `template` does: template name → output, partials left out, `NOTES.txt` included. Bounded by the
+/// default [`RenderLimits`].
 pub fn render_templates(
     chart: &Chart,
     user_values: &Json,
     release: &Release,
 ) -> Result<BTreeMap<String, String>, RenderError> {
+    render_templates_within(chart, user_values, release, RenderLimits::default())
+}
+
+/// [`render_templates`] within `bounds`.
+pub fn render_templates_within(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+    bounds: RenderLimits,
+) -> Result<BTreeMap<String, String>, RenderError> {
+    let deadline = Deadline::after(bounds.timeout);
     on_render_thread(|| {
         let _maps = MapScope::open();
         let (tree, values) = charts::prepare(chart, user_values)?;
@@ -108,6 +158,8 @@ pub fn render_templates(
         let limits = Limits {
             // The render thread's stack is RENDER_STACK_BYTES; leave a margin for the caller's frames.
             max_stack_bytes: RENDER_STACK_BYTES / 2,
+            max_output_bytes: bounds.max_output_bytes,
+            deadline: Some(deadline),
             ..Limits::default()
         };
         Ok(engine::render_jobs(&jobs, limits)?)
@@ -314,13 +366,24 @@ const PARSE_THREADS: usize = 4;
 const PARALLEL_PARSE_BYTES: usize = 256 << 10;
 
 /// Renders `chart` for EMCO: the CRDs of its `crds/` folders (root and subcharts) first, then every rendered object
-/// in Helm's install order. Object keys (`<name>+<kind>`) are unique in the result.
+/// in Helm's install order. Object keys (`<name>+<kind>`) are unique in the result. Bounded by the default
+/// [`RenderLimits`].
 pub fn render_chart(
     chart: &Chart,
     user_values: &Json,
     release: &Release,
 ) -> Result<Vec<Manifest>, RenderError> {
-    let rendered = render_templates(chart, user_values, release)?;
+    render_chart_within(chart, user_values, release, RenderLimits::default())
+}
+
+/// [`render_chart`] within `bounds`.
+pub fn render_chart_within(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+    bounds: RenderLimits,
+) -> Result<Vec<Manifest>, RenderError> {
+    let rendered = render_templates_within(chart, user_values, release, bounds)?;
     let mut manifests = Vec::new();
     for (file, bytes) in chart.crd_objects() {
         let crds = file_manifests(&file, &String::from_utf8_lossy(&bytes))?;

@@ -3,8 +3,11 @@
 //! of the renderer (output size, nesting, steps, string and list sizes) stops a template that would exhaust memory,
 //! stack or time, leaving the process able to render the next chart.
 
+use std::time::{Duration, Instant};
+
 use emco_helm::archive::write_tgz;
-use emco_helm::render::{Release, RenderError, render_chart};
+use emco_helm::gotemplate::Limit;
+use emco_helm::render::{Release, RenderError, RenderLimits, render_chart, render_chart_within};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
@@ -17,6 +20,11 @@ fn release() -> Release {
 
 /// Renders a chart made of `files` (paths below the chart folder) with `values`.
 fn render(files: &[(&str, &str)], values: &Json) -> Result<usize, String> {
+    render_within(files, values, RenderLimits::default()).map_err(|err| err.to_string())
+}
+
+/// [`render`] within `bounds`, answering the renderer's error itself.
+fn render_within(files: &[(&str, &str)], values: &Json, bounds: RenderLimits) -> Result<usize, RenderError> {
     let mut all: Vec<(String, Vec<u8>)> = vec![(
         "c/Chart.yaml".into(),
         b"apiVersion: v2\nname: c\nversion: 0.1.0\n".to_vec(),
@@ -27,12 +35,151 @@ fn render(files: &[(&str, &str)], values: &Json) -> Result<usize, String> {
             .map(|(path, text)| (format!("c/{path}"), text.as_bytes().to_vec())),
     );
     let borrowed: Vec<(&str, &[u8])> = all.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
-    let chart = emco_helm::load_archive(&write_tgz(&borrowed)).map_err(|err| err.to_string())?;
-    match render_chart(&chart, values, &release()) {
+    let chart = emco_helm::load_archive(&write_tgz(&borrowed)).map_err(RenderError::Chart)?;
+    match render_chart_within(&chart, values, &release(), bounds) {
         Ok(manifests) => Ok(manifests.len()),
         Err(RenderError::Thread(why)) => panic!("the renderer died: {why}"),
-        Err(err) => Err(err.to_string()),
+        Err(err) => Err(err),
     }
+}
+
+/// The bound a render stopped at, with its file and line, or a panic naming what happened instead.
+#[track_caller]
+fn limit_of(outcome: Result<usize, RenderError>) -> (String, usize, Limit) {
+    match outcome {
+        Err(RenderError::Limit(hit)) => (hit.file, hit.line, hit.limit),
+        other => panic!("expected a limit error, got {other:?}"),
+    }
+}
+
+#[test]
+fn bombs_stop_at_a_named_limit_with_their_file_and_line() {
+    let bombs: &[(&str, Json, Limit)] = &[
+        (
+            "a: 1\n\n{{ indent 9223372036854775807 \"x\" }}",
+            json!({}),
+            Limit::TextSize(32 << 20),
+        ),
+        (
+            "a: 1\n\n{{ repeat 1000000000 \"x\" }}",
+            json!({}),
+            Limit::TextSize(32 << 20),
+        ),
+        (
+            "a: 1\n\n{{ tpl .Values.t . }}",
+            json!({"t": "{{ tpl .Values.t . }}"}),
+            Limit::Depth(100),
+        ),
+    ];
+    for (text, values, limit) in bombs {
+        let started = Instant::now();
+        let (file, line, hit) = limit_of(render_within(
+            &[("templates/bomb.yaml", text)],
+            values,
+            RenderLimits::default(),
+        ));
+        assert_eq!(
+            (file.as_str(), line, hit),
+            ("c/templates/bomb.yaml", 3, *limit),
+            "{text}"
+        );
+        // Refused before the work, not after it.
+        assert!(started.elapsed() < Duration::from_secs(30), "{text}");
+    }
+    let message = render(&[("templates/bomb.yaml", bombs[1].0)], &json!({})).unwrap_err();
+    assert_eq!(
+        message,
+        "c/templates/bomb.yaml:3: rendering exceeded the size limit of 32 MiB for one function's result \
+         (at <repeat 1000000000 \"x\">)"
+    );
+}
+
+#[test]
+fn the_output_budget_spans_every_template_of_the_chart() {
+    // Two templates of 3 MiB each: each fits a 4 MiB budget alone, together they do not.
+    let big = "{{ repeat 3145728 \"x\" | printf \"# %s\" }}";
+    let bounds = RenderLimits {
+        max_output_bytes: 4 << 20,
+        ..RenderLimits::default()
+    };
+    assert_eq!(
+        render_within(&[("templates/a.yaml", big)], &json!({}), bounds),
+        Ok(0)
+    );
+    let (file, line, limit) = limit_of(render_within(
+        &[("templates/a.yaml", big), ("templates/b.yaml", big)],
+        &json!({}),
+        bounds,
+    ));
+    assert_eq!(limit, Limit::Output(4 << 20));
+    assert!(file.ends_with(".yaml") && line == 1, "{file}:{line}");
+    let message = render_within(
+        &[("templates/a.yaml", big), ("templates/b.yaml", big)],
+        &json!({}),
+        bounds,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        message.contains(": rendering exceeded the output limit of 4 MiB"),
+        "{message}"
+    );
+}
+
+#[test]
+fn the_time_budget_stops_a_slow_template_and_names_it() {
+    let slow = "x: 1\n{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ $j }}{{ end }}{{ end }}";
+    let bounds = RenderLimits {
+        timeout: Duration::from_millis(300),
+        ..RenderLimits::default()
+    };
+    let started = Instant::now();
+    let (file, line, limit) = limit_of(render_within(
+        &[("templates/slow.yaml", slow)],
+        &json!({}),
+        bounds,
+    ));
+    assert_eq!(
+        (file.as_str(), line, limit),
+        (
+            "c/templates/slow.yaml",
+            2,
+            Limit::Time(Duration::from_millis(300))
+        )
+    );
+    // Stopped at the deadline, not at the step limit (10⁸ steps take far longer than this bound).
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let message = render_within(&[("templates/slow.yaml", slow)], &json!({}), bounds)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("c/templates/slow.yaml:2: rendering exceeded the time limit of 300ms (at <"),
+        "{message}"
+    );
+    // Heavy function calls in a loop are stopped too: the clock is read after every call.
+    let heavy = "{{ range until 100000 }}{{ $_ := repeat 10000000 \"x\" }}{{ end }}";
+    let (_, _, limit) = limit_of(render_within(
+        &[("templates/heavy.yaml", heavy)],
+        &json!({}),
+        bounds,
+    ));
+    assert_eq!(limit, Limit::Time(Duration::from_millis(300)));
+    // A chart within its budget renders.
+    assert_eq!(
+        render_within(
+            &[(
+                "templates/ok.yaml",
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: ok\n"
+            )],
+            &json!({}),
+            bounds
+        ),
+        Ok(1)
+    );
 }
 
 fn template(text: &str) -> Result<usize, String> {
@@ -48,16 +195,17 @@ fn each_bound_stops_a_hostile_template_with_a_clear_error() {
         ("{{ printf \"%*d\" 1000000000 1 }}", ""),
         (
             "{{ define \"a\" }}{{ template \"a\" . }}{{ end }}{{ template \"a\" . }}",
-            "depth",
+            "nesting limit of 100",
         ),
         (
             "{{ define \"a\" }}{{ include \"a\" . }}{{ end }}{{ include \"a\" . }}",
-            "depth",
+            "nesting limit of 100",
         ),
         ("{{ tpl \"{{ tpl .Values.t . }}\" . }}", ""),
         (
             "{{ range $i := until 1000000 }}{{ range $j := until 1000000 }}{{ end }}{{ end }}",
-            "steps",
+            // Whichever comes first: 10⁸ steps or the 10 s budget.
+            "evaluation steps|time limit of 10s",
         ),
         (
             "{{ $d := dict }}{{ $_ := set $d \"self\" $d }}{{ toYaml $d }}{{ toJson $d }}",
@@ -76,7 +224,7 @@ fn each_bound_stops_a_hostile_template_with_a_clear_error() {
     }
     for (text, word) in cases.iter().filter(|(_, word)| !word.is_empty()) {
         let err = template(text).expect_err(text);
-        assert!(err.contains(word), "{text}: {err}");
+        assert!(word.split('|').any(|word| err.contains(word)), "{text}: {err}");
     }
     let deep_parens = format!("{{{{ {}1{} }}}}", "(".repeat(10_000), ")".repeat(10_000));
     assert!(template(&deep_parens).is_err());

@@ -123,6 +123,11 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::Values { .. } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "InvalidValues", message)
             }
+            LifecycleError::RenderLimit { .. } => {
+                Self::new(StatusCode::UNPROCESSABLE_ENTITY, "RenderLimitExceeded", message)
+            }
+            LifecycleError::InputsChanged { .. } => Self::conflict("Conflict", message),
+            LifecycleError::Renderer(_) => Self::internal(message),
         }
     }
 }

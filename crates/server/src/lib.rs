@@ -23,6 +23,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
+pub use emco_helm::RenderLimits;
 use emco_store::Store;
 use status::StatusKeeper;
 use tokio::net::TcpListener;
@@ -54,6 +55,9 @@ pub struct ServerConfig {
     pub token_auth: Option<TokenAuth>,
     /// What an uploaded kubeconfig may hold beyond inline credentials (checked at upload, 422 otherwise).
     pub kubeconfig_policy: KubeconfigPolicy,
+    /// The bounds of rendering one app's chart at instantiation (output bytes, time); a chart that exceeds one
+    /// makes instantiate answer 422 `RenderLimitExceeded`.
+    pub render_limits: RenderLimits,
 }
 
 impl Default for ServerConfig {
@@ -63,6 +67,7 @@ impl Default for ServerConfig {
             cors_allowed_origins: Vec::new(),
             token_auth: None,
             kubeconfig_policy: KubeconfigPolicy::default(),
+            render_limits: RenderLimits::default(),
         }
     }
 }
@@ -80,7 +85,8 @@ struct StateInner {
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
     /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
-    /// state allows it) see no interleaved change. Reads never take it.
+    /// state allows it) see no interleaved change. Reads never take it, and neither does the slow part of an
+    /// instantiation (reading and rendering charts), which is checked again under it before it writes.
     write_lock: tokio::sync::Mutex<()>,
     config: ServerConfig,
 }
@@ -129,7 +135,8 @@ impl Server {
         let contexts = AppContexts::new(store.clone());
         let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
-        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine);
+        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
+            .with_render_limits(config.render_limits);
         let inner = StateInner {
             store,
             catalog,

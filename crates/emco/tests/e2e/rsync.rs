@@ -636,3 +636,63 @@ async fn a_stored_exec_kubeconfig_fails_the_clusters_resources_and_never_runs() 
     assert!(labelled(edge01, "emco/deployment-id").await.0.is_empty());
     assert!(!marker.exists(), "the exec command ran");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminate_stop_instantiate_back_to_back_applies_a_new_instance() {
+    let sim = crate::support::vfw_clusters(2).await;
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let first = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let first_id = context_id(&first);
+    // edge02 unreachable keeps the termination running, so there is one to stop.
+    let edge02 = &sim.clusters()[1];
+    edge02
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    for op in ["terminate", "stop", "instantiate"] {
+        emco.http.post_empty(&format!("{DIG}/{op}")).await.expect(202);
+    }
+    edge02.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let second_id = context_id(&done);
+    assert_ne!(second_id, first_id);
+    assert_eq!(counts(&done), json!({"Applied": 12}));
+    let actions: Vec<&str> = done["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|a| a["State"].as_str())
+        .collect();
+    assert!(
+        actions.ends_with(&["Instantiated", "Terminated", "TerminateStopped", "Instantiated"]),
+        "{actions:?}"
+    );
+    // Every cluster holds the new instance's objects.
+    for cluster in sim.clusters() {
+        let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
+        assert_eq!(
+            (deployments.len(), services.len(), configmaps.len()),
+            (3, 2, 1),
+            "{}",
+            cluster.name()
+        );
+        for deployment in &deployments {
+            let label = &deployment.metadata.labels.as_ref().unwrap()["emco/deployment-id"];
+            assert!(label.starts_with(&second_id), "{}: {label}", cluster.name());
+        }
+    }
+}

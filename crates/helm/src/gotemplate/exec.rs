@@ -16,7 +16,7 @@ use super::funcs::{Arity, FuncError, FuncMap, Runtime};
 use super::lex::go_quote;
 use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
 use super::value::Value;
-use super::{ErrorKind, Limits, TemplateError};
+use super::{CLOCK_CHECK_STEPS, ErrorKind, Limit, Limits, TemplateError, Usage};
 
 /// Templates by name.
 pub(crate) type Trees = HashMap<Rc<str>, Rc<Tree>>;
@@ -53,7 +53,12 @@ pub(crate) struct Exec<'a> {
     funcs: &'a FuncMap,
     limits: &'a Limits,
     steps: u64,
+    /// The step count at which the clock is read next (when there is a deadline).
+    next_clock_check: u64,
+    /// Bytes written, by this execution and the earlier ones of the same render.
     out_bytes: usize,
+    /// The bound hit, if any: recorded where it is hit, because `include` and `tpl` pass errors up as text.
+    limit_hit: Option<Limit>,
     depth: usize,
     stack_base: usize,
     top_name: Rc<str>,
@@ -87,14 +92,23 @@ fn last_at_pipe(pipe: &Pipe) -> Option<&Arg> {
 }
 
 impl<'a> Exec<'a> {
-    pub(crate) fn new(base: &'a Trees, funcs: &'a FuncMap, limits: &'a Limits, top: &Rc<Tree>) -> Self {
+    /// An execution of `top`; `output_used`: bytes earlier executions of the same render wrote.
+    pub(crate) fn new(
+        base: &'a Trees,
+        funcs: &'a FuncMap,
+        limits: &'a Limits,
+        top: &Rc<Tree>,
+        output_used: usize,
+    ) -> Self {
         Self {
             base,
             overlays: Vec::new(),
             funcs,
             limits,
             steps: 0,
-            out_bytes: 0,
+            next_clock_check: 0,
+            out_bytes: output_used,
+            limit_hit: None,
             depth: 0,
             stack_base: stack_addr(),
             top_name: top.name.clone(),
@@ -104,11 +118,24 @@ impl<'a> Exec<'a> {
         }
     }
 
-    /// Executes `tree` with `data` as dot and `$`; returns its output.
+    /// Executes `tree` with `data` as dot and `$`; returns its output and adds what it wrote to `usage`. An
+    /// error caused by a bound carries it, however deep in `include`s and `tpl`s it was hit.
     #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
-    pub(crate) fn run(mut self, tree: &Rc<Tree>, data: &Value) -> Result<String, TemplateError> {
+    pub(crate) fn run(
+        mut self,
+        tree: &Rc<Tree>,
+        data: &Value,
+        usage: &mut Usage,
+    ) -> Result<String, TemplateError> {
         self.stack_base = stack_addr();
-        self.run_tree(tree, data).map_err(|e| *e)
+        let result = self.run_tree(tree, data);
+        usage.output_bytes = self.out_bytes;
+        result.map_err(|mut err| {
+            if err.limit.is_none() {
+                err.limit = self.limit_hit;
+            }
+            *err
+        })
     }
 
     fn run_tree(&mut self, tree: &Rc<Tree>, data: &Value) -> R<String> {
@@ -155,17 +182,35 @@ impl<'a> Exec<'a> {
             context: context.to_string(),
             message: message.into(),
             cause: Vec::new(),
+            limit: None,
         })
+    }
+
+    /// An error for a bound hit at `pos`; the bound is remembered for the whole execution.
+    fn limit_error(
+        &mut self,
+        limit: Limit,
+        pos: usize,
+        context: &dyn Display,
+        message: impl Into<String>,
+    ) -> Box<TemplateError> {
+        self.limit_hit = Some(limit);
+        let mut err = self.error(pos, context, message);
+        err.limit = Some(limit);
+        err
     }
 
     /// Go's `error calling NAME: %w`: the function's error and what it wraps stay in the chain.
     fn call_error(
-        &self,
+        &mut self,
         pos: usize,
         context: &dyn Display,
         name: &str,
         error: FuncError,
     ) -> Box<TemplateError> {
+        if error.limit.is_some() {
+            self.limit_hit = error.limit;
+        }
         let mut err = self.error(pos, context, format!("error calling {name}: {}", error.message));
         err.cause = std::iter::once(error.message).chain(error.chain).collect();
         err
@@ -174,7 +219,8 @@ impl<'a> Exec<'a> {
     fn step(&mut self, pos: usize, context: &dyn Display) -> R<()> {
         self.steps += 1;
         if self.steps > self.limits.max_steps {
-            return Err(self.error(
+            return Err(self.limit_error(
+                Limit::Steps(self.limits.max_steps),
                 pos,
                 context,
                 format!(
@@ -183,9 +229,23 @@ impl<'a> Exec<'a> {
                 ),
             ));
         }
+        if let Some(deadline) = self.limits.deadline
+            && self.steps >= self.next_clock_check
+        {
+            self.next_clock_check = self.steps.saturating_add(CLOCK_CHECK_STEPS);
+            if deadline.passed() {
+                return Err(self.limit_error(
+                    Limit::Time(deadline.budget),
+                    pos,
+                    context,
+                    format!("exceeded the time limit of {:?}", deadline.budget),
+                ));
+            }
+        }
         let used = self.stack_base.abs_diff(stack_addr());
         if used > self.limits.max_stack_bytes {
-            return Err(self.error(
+            return Err(self.limit_error(
+                Limit::Stack(self.limits.max_stack_bytes),
                 pos,
                 context,
                 format!(
@@ -200,7 +260,8 @@ impl<'a> Exec<'a> {
     fn write(&mut self, text: &str, pos: usize, context: &dyn Display) -> R<()> {
         self.out_bytes = self.out_bytes.saturating_add(text.len());
         if self.out_bytes > self.limits.max_output_bytes {
-            return Err(self.error(
+            return Err(self.limit_error(
+                Limit::Output(self.limits.max_output_bytes),
                 pos,
                 context,
                 format!(
@@ -418,7 +479,8 @@ impl<'a> Exec<'a> {
             return Err(self.error(pos, node, format!("template {} not defined", go_quote(name))));
         };
         if self.depth >= self.limits.max_depth {
-            return Err(self.error(pos, node, self.depth_message()));
+            let message = self.depth_message();
+            return Err(self.limit_error(Limit::Depth(self.limits.max_depth), pos, node, message));
         }
         let new_dot = match pipe {
             Some(pipe) => self.eval_pipeline(pipe, dot)?,
@@ -756,6 +818,9 @@ impl<'a> Exec<'a> {
             }
             Callee::Func(def) => (def.call)(self, &argv),
         };
+        // A function call may have taken long (within the size bounds of functions): read the clock at the next
+        // step.
+        self.next_clock_check = self.steps;
         if let Err(error) = &result
             && let Some(conversion) = self.conversion_error(&error.message, args, &argv)
         {
@@ -837,7 +902,9 @@ impl<'a> Exec<'a> {
 
     fn enter_nested(&mut self) -> Result<(), FuncError> {
         if self.depth >= self.limits.max_depth {
-            return Err(FuncError::new(self.depth_message()));
+            let limit = Limit::Depth(self.limits.max_depth);
+            self.limit_hit = Some(limit);
+            return Err(FuncError::over_limit(limit, self.depth_message()));
         }
         Ok(())
     }
@@ -883,6 +950,9 @@ impl Runtime for Exec<'_> {
                 .saturating_sub(self.stack_base.abs_diff(stack_addr())),
         )
         .map_err(|e| {
+            if e.limit.is_some() {
+                self.limit_hit = e.limit;
+            }
             let error = TemplateError::parse(ROOT_NAME, e);
             FuncError::wrapping(
                 format!("cannot parse template {}: {error}", go_quote(text)),

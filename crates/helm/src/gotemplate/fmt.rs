@@ -182,9 +182,10 @@ impl Printer {
 
     fn finish(self, name: &str) -> Result<String, FuncError> {
         if self.overflow {
-            Err(FuncError::new(format!(
-                "{name}: result exceeds the limit of {MAX_TEXT_BYTES} bytes"
-            )))
+            Err(FuncError::over_limit(
+                super::Limit::TextSize(MAX_TEXT_BYTES),
+                format!("{name}: result exceeds the limit of {MAX_TEXT_BYTES} bytes"),
+            ))
         } else {
             Ok(self.buf)
         }

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use super::Limit;
 use super::value::Value;
 
 /// The largest string or byte value a function may build (`repeat`, `indent`, `printf "%*d"`, …). Bigger results
@@ -29,6 +30,8 @@ pub struct FuncError {
     pub message: String,
     /// `Error()` of each error it wraps, outermost first.
     pub chain: Vec<String>,
+    /// The bound the function refused to exceed, if that is why it failed.
+    pub limit: Option<Limit>,
 }
 
 impl FuncError {
@@ -37,6 +40,15 @@ impl FuncError {
         Self {
             message: message.into(),
             chain: Vec::new(),
+            limit: None,
+        }
+    }
+
+    /// An error with `message` for a result that would exceed `limit`.
+    pub fn over_limit(limit: Limit, message: impl Into<String>) -> Self {
+        Self {
+            limit: Some(limit),
+            ..Self::new(message)
         }
     }
 
@@ -45,6 +57,7 @@ impl FuncError {
         Self {
             message: message.into(),
             chain,
+            limit: None,
         }
     }
 }
@@ -207,9 +220,10 @@ pub fn param_list(value: &Value) -> Result<Vec<Value>, FuncError> {
 /// Refuses a result longer than [`MAX_TEXT_BYTES`] before it is built.
 pub fn check_text_len(name: &str, bytes: u128) -> Result<(), FuncError> {
     if bytes > MAX_TEXT_BYTES as u128 {
-        return Err(FuncError::new(format!(
-            "{name}: result of {bytes} bytes exceeds the limit of {MAX_TEXT_BYTES} bytes"
-        )));
+        return Err(FuncError::over_limit(
+            Limit::TextSize(MAX_TEXT_BYTES),
+            format!("{name}: result of {bytes} bytes exceeds the limit of {MAX_TEXT_BYTES} bytes"),
+        ));
     }
     Ok(())
 }
@@ -217,9 +231,10 @@ pub fn check_text_len(name: &str, bytes: u128) -> Result<(), FuncError> {
 /// Refuses a list longer than [`MAX_LIST_ITEMS`] before it is built.
 pub fn check_list_len(name: &str, items: u128) -> Result<(), FuncError> {
     if items > MAX_LIST_ITEMS as u128 {
-        return Err(FuncError::new(format!(
-            "{name}: list of {items} items exceeds the limit of {MAX_LIST_ITEMS} items"
-        )));
+        return Err(FuncError::over_limit(
+            Limit::ListItems(MAX_LIST_ITEMS),
+            format!("{name}: list of {items} items exceeds the limit of {MAX_LIST_ITEMS} items"),
+        ));
     }
     Ok(())
 }

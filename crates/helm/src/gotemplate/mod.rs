@@ -31,6 +31,7 @@ pub mod value;
 
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 pub use funcs::{Arity, FuncDef, FuncError, FuncImpl, FuncMap, NoRuntime, Runtime};
 pub use value::{Kind, Map, MapScope, Object, Value, ValueError};
@@ -43,7 +44,8 @@ use node::Tree;
 pub struct Limits {
     /// Nested `template`/`include`/`tpl` executions (default 100).
     pub max_depth: usize,
-    /// Bytes written by the whole execution, nested `include`/`tpl` output included (default 64 MiB).
+    /// Bytes written by the whole execution, nested `include`/`tpl` output included, plus what earlier
+    /// executions sharing its [`Usage`] wrote ([`Templates::execute_sharing`]) (default 64 MiB).
     pub max_output_bytes: usize,
     /// Node evaluations plus `range` iterations (default 100,000,000).
     pub max_steps: u64,
@@ -52,6 +54,132 @@ pub struct Limits {
     /// Native stack the executor may use below its outermost call (default 1 MiB; safe on a 2 MiB thread). Deep
     /// but legitimate nesting needs more only on threads with bigger stacks.
     pub max_stack_bytes: usize,
+    /// When execution must have ended (default none). The executor reads the clock every [`CLOCK_CHECK_STEPS`]
+    /// steps and after every function call, so the overshoot is at most one function call, whose work the size
+    /// bounds of functions ([`funcs::MAX_TEXT_BYTES`], [`funcs::MAX_LIST_ITEMS`]) keep short.
+    pub deadline: Option<Deadline>,
+}
+
+/// How many evaluation steps may pass between two looks at the clock: a step without a function call is a few
+/// hundred nanoseconds at most, so 64 of them stay far below a millisecond while the clock costs little.
+pub const CLOCK_CHECK_STEPS: u64 = 64;
+
+/// A wall-clock budget: the instant execution must end by, and the budget it came from (for the error message).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Deadline {
+    /// When the budget runs out.
+    pub at: Instant,
+    /// The whole budget.
+    pub budget: Duration,
+}
+
+impl Deadline {
+    /// A budget of `budget` from now.
+    #[must_use]
+    pub fn after(budget: Duration) -> Self {
+        /// Longer budgets are this long (a year from now always fits the monotonic clock).
+        const LONGEST: Duration = Duration::from_secs(365 * 24 * 3600);
+        let now = Instant::now();
+        Self {
+            at: now.checked_add(budget.min(LONGEST)).unwrap_or(now),
+            budget,
+        }
+    }
+
+    /// Whether the budget has run out.
+    #[must_use]
+    pub fn passed(&self) -> bool {
+        Instant::now() >= self.at
+    }
+}
+
+/// Which bound stopped an execution. Errors carry it, so a caller can tell a template that is too big or too slow
+/// from one that is wrong; its `Display` names the bound and its value (`the output limit of 32 MiB`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// Nested `template`/`include`/`tpl` calls ([`Limits::max_depth`]).
+    Depth(usize),
+    /// Bytes written ([`Limits::max_output_bytes`]).
+    Output(usize),
+    /// Evaluation steps ([`Limits::max_steps`]).
+    Steps(u64),
+    /// Native stack ([`Limits::max_stack_bytes`]).
+    Stack(usize),
+    /// Nesting of parentheses and blocks in one template text, `tpl`'s included ([`Limits::max_parse_depth`]).
+    ParseDepth(usize),
+    /// Wall-clock time ([`Limits::deadline`]).
+    Time(Duration),
+    /// The size of one function's text result ([`funcs::MAX_TEXT_BYTES`]).
+    TextSize(usize),
+    /// The items of one function's list result ([`funcs::MAX_LIST_ITEMS`]).
+    ListItems(usize),
+}
+
+/// `n` bytes as people read them: `32 MiB`, `512 KiB`, or `1000 bytes`.
+fn byte_size(n: usize) -> String {
+    const KIB: usize = 1 << 10;
+    const MIB: usize = 1 << 20;
+    match n {
+        0 => "0 bytes".to_string(),
+        n if n % MIB == 0 => format!("{} MiB", n / MIB),
+        n if n % KIB == 0 => format!("{} KiB", n / KIB),
+        n => format!("{n} bytes"),
+    }
+}
+
+impl std::fmt::Display for Limit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Limit::Depth(n) => write!(f, "the nesting limit of {n} template/include/tpl calls"),
+            Limit::Output(n) => write!(f, "the output limit of {}", byte_size(*n)),
+            Limit::Steps(n) => write!(f, "the limit of {n} evaluation steps"),
+            Limit::Stack(n) => write!(f, "the native stack limit of {}", byte_size(*n)),
+            Limit::ParseDepth(n) => write!(f, "the nesting limit of {n} levels in one template text"),
+            Limit::Time(budget) => write!(f, "the time limit of {budget:?}"),
+            Limit::TextSize(n) => write!(f, "the size limit of {} for one function's result", byte_size(*n)),
+            Limit::ListItems(n) => write!(f, "the limit of {n} items for one function's list"),
+        }
+    }
+}
+
+/// A bound an execution hit, and where: the template file and line of the action that was running.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitExceeded {
+    /// The template file (Go's `ParseName`: `chart/templates/x.yaml`).
+    pub file: String,
+    /// 1-based line (0 when unknown).
+    pub line: usize,
+    /// Go's source text of the action that was running, cut to [`LimitExceeded::MAX_AT_CHARS`] characters.
+    pub at: String,
+    /// The bound.
+    pub limit: Limit,
+}
+
+impl LimitExceeded {
+    /// How much of the action's text an error quotes.
+    pub const MAX_AT_CHARS: usize = 60;
+}
+
+impl std::fmt::Display for LimitExceeded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.file)?;
+        if self.line > 0 {
+            write!(f, ":{}", self.line)?;
+        }
+        write!(f, ": rendering exceeded {}", self.limit)?;
+        if !self.at.is_empty() {
+            write!(f, " (at <{}>)", self.at)?;
+        }
+        Ok(())
+    }
+}
+
+/// What executions that share budgets have used of them so far (the output budget of one chart's render spans
+/// all its templates).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Bytes written, counted against [`Limits::max_output_bytes`].
+    pub output_bytes: usize,
 }
 
 impl Default for Limits {
@@ -62,6 +190,7 @@ impl Default for Limits {
             max_steps: 100_000_000,
             max_parse_depth: 1000,
             max_stack_bytes: 1 << 20,
+            deadline: None,
         }
     }
 }
@@ -95,6 +224,9 @@ pub struct TemplateError {
     /// `Error()` of each error this one wraps below its own text (Go's `errors.Unwrap` chain after the
     /// `ExecError` and its wrapped message): set when a function's error is wrapped (`error calling F: %w`).
     pub cause: Vec<String>,
+    /// The bound that stopped the execution, if one did (wherever it was hit, nested `include`s and `tpl`s
+    /// included).
+    pub limit: Option<Limit>,
 }
 
 impl TemplateError {
@@ -118,7 +250,23 @@ impl TemplateError {
             context: String::new(),
             message: error.message,
             cause: Vec::new(),
+            limit: error.limit,
         }
+    }
+
+    /// The bound that stopped the execution and where, if a bound did.
+    #[must_use]
+    pub fn limit_exceeded(&self) -> Option<LimitExceeded> {
+        let mut at: String = self.context.chars().take(LimitExceeded::MAX_AT_CHARS).collect();
+        if at.len() < self.context.len() {
+            at.push('…');
+        }
+        self.limit.map(|limit| LimitExceeded {
+            file: self.name.clone(),
+            line: self.line,
+            at,
+            limit,
+        })
     }
 }
 
@@ -221,6 +369,18 @@ impl Templates {
     /// Executes template `name` with `data` as dot and `$`.
     #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
     pub fn execute(&self, name: &str, data: &Value) -> Result<String, TemplateError> {
+        self.execute_sharing(name, data, &mut Usage::default())
+    }
+
+    /// Executes template `name` as [`Templates::execute`] does, counting what it uses on top of `usage` (what
+    /// earlier executions of the same render used), so budgets such as the output limit span all of them.
+    #[allow(clippy::result_large_err)] // Go's error fields, returned once per call
+    pub fn execute_sharing(
+        &self,
+        name: &str,
+        data: &Value,
+        usage: &mut Usage,
+    ) -> Result<String, TemplateError> {
         let Some(tree) = self.trees.get(name) else {
             return Err(TemplateError {
                 kind: ErrorKind::Exec,
@@ -235,8 +395,10 @@ impl Templates {
                     lex::go_quote(exec::ROOT_NAME)
                 ),
                 cause: Vec::new(),
+                limit: None,
             });
         };
-        exec::Exec::new(&self.trees, &self.funcs, &self.limits, tree).run(tree, data)
+        exec::Exec::new(&self.trees, &self.funcs, &self.limits, tree, usage.output_bytes)
+            .run(tree, data, usage)
     }
 }

@@ -4,6 +4,7 @@
 
 use std::rc::Rc;
 
+use super::Limit;
 use super::builtins::Callee;
 use super::lex::{Item, Tok, go_quote, lex};
 use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
@@ -13,6 +14,8 @@ use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
 pub(crate) struct ParseError {
     pub(crate) line: usize,
     pub(crate) message: String,
+    /// The bound that stopped parsing, if one did (nesting or native stack).
+    pub(crate) limit: Option<Limit>,
 }
 
 type PResult<T> = Result<T, ParseError>;
@@ -68,6 +71,7 @@ pub(crate) fn parse(
                         "template: multiple definition of template {}",
                         go_quote(&def.name)
                     ),
+                    limit: None,
                 });
             }
         } else {
@@ -84,6 +88,7 @@ pub(crate) fn parse(
             return Err(ParseError {
                 line: 1,
                 message: format!("template: multiple definition of template {}", go_quote(name)),
+                limit: None,
             });
         }
     }
@@ -113,6 +118,16 @@ impl Parser<'_> {
         Err(ParseError {
             line: self.last_line,
             message: message.into(),
+            limit: None,
+        })
+    }
+
+    /// An error for a bound hit while parsing.
+    fn limit_err<T>(&self, limit: Limit, message: String) -> PResult<T> {
+        Err(ParseError {
+            line: self.last_line,
+            message,
+            limit: Some(limit),
         })
     }
 
@@ -184,16 +199,22 @@ impl Parser<'_> {
         let here = std::hint::black_box(&marker as *const u8 as usize);
         let used = self.stack_base.abs_diff(here);
         if self.depth > self.max_depth {
-            return self.err(format!(
-                "max expression depth exceeded (limit max_parse_depth = {})",
-                self.max_depth
-            ));
+            return self.limit_err(
+                Limit::ParseDepth(self.max_depth),
+                format!(
+                    "max expression depth exceeded (limit max_parse_depth = {})",
+                    self.max_depth
+                ),
+            );
         }
         if used > self.max_stack {
-            return self.err(format!(
-                "max expression depth exceeded (native stack budget max_stack_bytes = {} used up)",
-                self.max_stack
-            ));
+            return self.limit_err(
+                Limit::Stack(self.max_stack),
+                format!(
+                    "max expression depth exceeded (native stack budget max_stack_bytes = {} used up)",
+                    self.max_stack
+                ),
+            );
         }
         Ok(())
     }

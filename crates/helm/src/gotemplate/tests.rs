@@ -592,6 +592,73 @@ fn huge_ranges_hit_the_step_limit() {
     assert!(error.to_string().contains("max_output_bytes"), "{error}");
 }
 
+#[test]
+fn errors_carry_the_bound_that_stopped_them_through_include_and_tpl() {
+    let limits = Limits {
+        max_steps: 1000,
+        ..Limits::default()
+    };
+    let text = "x\n{{ define \"loop\" }}{{ range 100000 }}{{ end }}{{ end }}{{ include \"loop\" . | upper }}";
+    let error = render_with(text, limits).expect_err("steps");
+    // Reported where the top template called `include`, with the bound hit inside it.
+    assert_eq!((error.line, error.limit), (2, Some(Limit::Steps(1000))));
+    let hit = error.limit_exceeded().expect("a limit");
+    assert_eq!(
+        hit.to_string(),
+        format!("{NAME}:2: rendering exceeded the limit of 1000 evaluation steps (at <include \"loop\" .>)")
+    );
+    let error = render_with("{{ tpl \"{{ range 100000 }}{{ end }}\" . }}", limits).expect_err("steps");
+    assert_eq!(error.limit, Some(Limit::Steps(1000)));
+    let error = render_with(
+        "{{ tpl \"{{ tpl \\\"{{ 1 }}\\\" . }}\" . }}",
+        Limits {
+            max_depth: 1,
+            ..limits
+        },
+    )
+    .expect_err("depth");
+    assert_eq!(error.limit, Some(Limit::Depth(1)));
+    let deep = format!("{}1{}", "(".repeat(30), ")".repeat(30));
+    let error = render_with(
+        &format!("{{{{ tpl \"{{{{ {deep} }}}}\" . }}}}"),
+        Limits {
+            max_parse_depth: 20,
+            ..limits
+        },
+    )
+    .expect_err("parse depth");
+    assert_eq!(error.limit, Some(Limit::ParseDepth(20)));
+    // Errors that are not bounds carry none.
+    let error = render_with("{{ include \"missing\" . }}", limits).expect_err("missing");
+    assert_eq!(error.limit, None);
+}
+
+#[test]
+fn a_passed_deadline_stops_execution_and_the_output_budget_is_shared() {
+    let passed = Limits {
+        deadline: Some(Deadline::after(std::time::Duration::ZERO)),
+        ..Limits::default()
+    };
+    let error = render_with("{{ range 1000000000000 }}{{ end }}", passed).expect_err("time");
+    assert_eq!(error.limit, Some(Limit::Time(std::time::Duration::ZERO)));
+    assert!(
+        error.to_string().contains("exceeded the time limit of 0ns"),
+        "{error}"
+    );
+
+    let mut set = Templates::new(test_funcs()).with_limits(Limits::default().with_output(10));
+    set.parse(NAME, "123456").unwrap();
+    let mut usage = Usage::default();
+    assert_eq!(set.execute_sharing(NAME, &data(), &mut usage).unwrap(), "123456");
+    assert_eq!(usage.output_bytes, 6);
+    let error = set
+        .execute_sharing(NAME, &data(), &mut usage)
+        .expect_err("output");
+    assert_eq!(error.limit, Some(Limit::Output(10)));
+    // Each plain execution has the whole budget.
+    assert_eq!(set.execute(NAME, &data()).unwrap(), "123456");
+}
+
 impl Limits {
     fn with_output(self, max_output_bytes: usize) -> Self {
         Self {

@@ -1,5 +1,9 @@
 //! The lifecycle POSTs of a DIG: approve, instantiate, terminate, stop. Each answers `202 Accepted` with a
 //! `Location` header naming the DIG's status URL, where the progress of the asynchronous work shows.
+//!
+//! Instantiate renders without the write lock and takes it only to check and write; stop records the stop under
+//! the lock, then (without it) waits a bounded time for the engine to carry it out, so that an instantiate sent
+//! right after it finds the operation stopped.
 
 use axum::extract::State;
 use axum::http::{StatusCode, header};
@@ -34,8 +38,9 @@ pub(crate) async fn instantiate(
     path: PathNames,
 ) -> Result<Response, ApiError> {
     let dig = dig_path(path)?;
+    let prepared = state.lifecycle().prepare_instantiate(&dig).await?;
     let _writing = state.write_lock().await;
-    state.lifecycle().instantiate(&dig).await?;
+    state.lifecycle().commit_instantiate(&dig, prepared).await?;
     Ok(accepted(&dig))
 }
 
@@ -48,7 +53,10 @@ pub(crate) async fn terminate(State(state): State<AppState>, path: PathNames) ->
 
 pub(crate) async fn stop(State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
     let dig = dig_path(path)?;
-    let _writing = state.write_lock().await;
-    state.lifecycle().stop(&dig).await?;
+    let stopping = {
+        let _writing = state.write_lock().await;
+        state.lifecycle().stop(&dig).await?
+    };
+    state.lifecycle().wait_stopped(stopping).await;
     Ok(accepted(&dig))
 }

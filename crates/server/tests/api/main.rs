@@ -11,6 +11,7 @@ mod integrity;
 mod kubeconfig;
 mod multipart;
 mod onboarding;
+mod render_limits;
 mod serving;
 mod status;
 mod support;
