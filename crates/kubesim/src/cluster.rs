@@ -1,8 +1,9 @@
 //! One simulated cluster: its store, its timing, its faults and the shared handle the API handlers and the
 //! simulated controllers use.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -60,8 +61,27 @@ pub struct Faults {
     pub error_rate: f64,
     /// 500, 503 or 429 (default 503).
     pub error_code: u16,
+    /// Sent with every injected 429 or 503 as the `Retry-After` header (and `details.retryAfterSeconds`, as the
+    /// API server does); none when unset.
+    pub retry_after_seconds: Option<u32>,
     /// Kinds whose create, update and patch are refused with 403 (as an admission webhook would).
     pub reject_kinds: Vec<String>,
+}
+
+/// How many requests a cluster remembers in its [request log](ClusterShared::requests).
+pub const REQUEST_LOG_LEN: usize = 4096;
+
+/// One request a cluster received (injected faults included), for tests that check who asked what and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedRequest {
+    /// When it arrived.
+    pub at: Instant,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// Whether it asked to watch (`watch=true`/`watch=1`).
+    pub watch: bool,
 }
 
 /// How a cluster is set up.
@@ -106,6 +126,8 @@ pub struct ClusterShared {
     pub config: ClusterConfig,
     store: Mutex<Store>,
     faults: Mutex<Faults>,
+    /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
+    requests: Mutex<VecDeque<ServedRequest>>,
 }
 
 impl ClusterShared {
@@ -118,6 +140,7 @@ impl ClusterShared {
             config,
             store: Mutex::new(Store::new(initial_revision)),
             faults: Mutex::new(Faults::default()),
+            requests: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -135,6 +158,29 @@ impl ClusterShared {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
+    }
+
+    /// Notes a request in the request log.
+    pub fn log_request(&self, request: ServedRequest) {
+        let mut requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if requests.len() >= REQUEST_LOG_LEN {
+            requests.pop_front();
+        }
+        requests.push_back(request);
+    }
+
+    /// The last requests the cluster received (at most [`REQUEST_LOG_LEN`]), oldest first.
+    #[must_use]
+    pub fn requests(&self) -> Vec<ServedRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
     }
 
     /// Replaces the faults.
