@@ -18,6 +18,7 @@ mod config;
 mod engine;
 mod error;
 mod labels;
+mod retry_after;
 mod watch;
 
 pub use config::RsyncConfig;
