@@ -788,9 +788,7 @@ pub(crate) async fn sync_cluster(
     direction: Direction,
     cancel: CancellationToken,
 ) -> BatchOutcome {
-    if direction == Direction::Apply {
-        inner.ensure_watcher(&cluster);
-    }
+    inner.watchers.hold(&inner, id, &cluster);
     let mut attempt_number = 0u32;
     // The reason last recorded with connectivity Retrying (written again only when it changes).
     let mut recorded_reason: Option<String> = None;
