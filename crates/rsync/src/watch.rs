@@ -11,7 +11,7 @@
 //! [`Rsync::resume`]: crate::Rsync::resume
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
@@ -69,14 +69,20 @@ async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject) {
     }
 }
 
-/// Follows one cluster's ResourceBundleStates until the task is aborted.
-pub(crate) async fn watch_cluster(inner: Arc<Inner>, cluster: String) {
+/// Follows one cluster's ResourceBundleStates until the task is aborted or the engine is gone. It holds the engine
+/// only while it handles an event, so dropping the last [`Rsync`](crate::Rsync) handle ends its watchers.
+pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
         RBS_PLURAL,
     );
     loop {
-        let client = match inner.clients.watch_client(&cluster).await {
+        let Some(inner) = engine.upgrade() else {
+            return;
+        };
+        let client = inner.clients.watch_client(&cluster).await;
+        drop(inner);
+        let client = match client {
             Ok(client) => client,
             Err(err) => {
                 tracing::debug!(cluster, error = %err, "no client for the bundle watcher yet");
@@ -91,7 +97,10 @@ pub(crate) async fn watch_cluster(inner: Arc<Inner>, cluster: String) {
         while let Some(event) = events.next().await {
             match event {
                 Ok(watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle)) => {
-                    store(&inner, &cluster, &bundle).await
+                    let Some(inner) = engine.upgrade() else {
+                        return;
+                    };
+                    store(&inner, &cluster, &bundle).await;
                 }
                 Ok(_) => {}
                 Err(err) => {
@@ -142,7 +151,7 @@ impl Watchers {
         tracing::debug!(cluster, "starting the bundle watcher");
         state.tasks.insert(
             cluster.to_string(),
-            tokio::spawn(watch_cluster(inner.clone(), cluster.to_string())),
+            tokio::spawn(watch_cluster(Arc::downgrade(inner), cluster.to_string())),
         );
     }
 

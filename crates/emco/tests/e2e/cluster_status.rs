@@ -358,7 +358,18 @@ async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the
     let sim = crate::support::vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
     let _monitors = start_monitors(&sim);
-    let emco = Emco::start().await;
+    let store = emco_store::Store::memory();
+    let emco = Emco::start_with(store.clone(), test_rsync_config()).await;
+    // What an emco restarted on the same store would watch once it resumed.
+    let watched_after_restart = || async {
+        let restarted = emco_rsync::Rsync::new(
+            emco_appcontext::Catalog::new(store.clone()),
+            emco_appcontext::AppContexts::new(store.clone()),
+            test_rsync_config(),
+        );
+        restarted.resume().await.unwrap();
+        restarted.watched_clusters()
+    };
     onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
     emco.http
         .post_empty(&format!("{DIG}/instantiate"))
@@ -370,6 +381,7 @@ async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the
         })
         .await;
     assert_eq!(emco.rsync.watched_clusters(), [EDGE01]);
+    assert_eq!(watched_after_restart().await, [EDGE01]);
     assert!(
         watcher_asks_again_after_reconnect(edge01, Duration::from_secs(10)).await,
         "a live watcher lists again after its connection dropped"
@@ -387,6 +399,7 @@ async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the
         assert!(tokio::time::Instant::now() < deadline, "the watcher is still running");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    assert!(watched_after_restart().await.is_empty());
     // Longer than a live watcher takes to come back above (restart pause and kube-rs back-off).
     assert!(
         !watcher_asks_again_after_reconnect(edge01, Duration::from_secs(5)).await,
