@@ -751,3 +751,67 @@ async fn a_stored_exec_kubeconfig_fails_the_clusters_resources_and_never_runs() 
     assert!(labelled(edge01, "emco/deployment-id").await.0.is_empty());
     assert!(!marker.exists(), "the exec command ran");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emco_serve_names_the_emco_holding_its_store_and_restarts_at_once_after_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut first = start_emco_process(data.path(), port).await;
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "kept"}}),
+    )
+    .await
+    .expect(201);
+    let first_pid = first.id().unwrap();
+
+    // A second emco on the same data directory waits a little, then says who holds the store.
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port()), "--data-dir"])
+        .arg(data.path())
+        .env("RUST_LOG", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let second = tokio::time::timeout(Duration::from_secs(60), second)
+        .await
+        .expect("the second emco gives up")
+        .unwrap();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the store in {} is in use by another emco (pid {first_pid})",
+            data.path().display()
+        )),
+        "{stderr}"
+    );
+
+    // SIGKILL, and a new emco on the same directory and port at once, before the old one is reaped.
+    first.start_kill().unwrap();
+    let mut restarted = start_emco_process(data.path(), port).await;
+    first.wait().await.unwrap();
+    http.get("/v2/cluster-providers/kept").await.expect(200);
+    let pid_file = data.path().join("emco.pid");
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap().trim(),
+        restarted.id().unwrap().to_string()
+    );
+
+    // A clean exit removes the pid file.
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &restarted.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let exit = tokio::time::timeout(Duration::from_secs(30), restarted.wait())
+        .await
+        .expect("emco stops on SIGTERM")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    assert!(!pid_file.exists(), "the pid file outlived a clean exit");
+}
