@@ -72,7 +72,9 @@ async fn handle(
         let mut error = match faults.error_code {
             429 => ApiError::too_many_requests(),
             500 => ApiError::internal("injected fault: internal error"),
-            _ => ApiError::unavailable("injected fault: the server is currently unable to handle the request"),
+            _ => {
+                ApiError::unavailable("injected fault: the server is currently unable to handle the request")
+            }
         };
         if let Some(seconds) = retry_after {
             error.details = Some(json!({"retryAfterSeconds": seconds}));

@@ -101,8 +101,17 @@ mod tests {
             retry_after_max: Duration::from_secs(300),
             ..RsyncConfig::default()
         };
-        assert_eq!(config.retry_after_delay(Duration::from_secs(2)), Duration::from_secs(2));
-        assert_eq!(config.retry_after_delay(Duration::ZERO), Duration::from_millis(100));
-        assert_eq!(config.retry_after_delay(Duration::from_secs(86_400)), Duration::from_secs(300));
+        assert_eq!(
+            config.retry_after_delay(Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            config.retry_after_delay(Duration::ZERO),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            config.retry_after_delay(Duration::from_secs(86_400)),
+            Duration::from_secs(300)
+        );
     }
 }

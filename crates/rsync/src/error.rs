@@ -173,8 +173,10 @@ mod tests {
     fn answer(code: u16, message: &str, retry_after_seconds: u32) -> kube::Error {
         let mut status = kube::core::Status::failure(message, "").with_code(code);
         if retry_after_seconds > 0 {
-            status.details =
-                Some(serde_json::from_value(serde_json::json!({"retryAfterSeconds": retry_after_seconds})).unwrap());
+            status.details = Some(
+                serde_json::from_value(serde_json::json!({"retryAfterSeconds": retry_after_seconds}))
+                    .unwrap(),
+            );
         }
         kube::Error::Api(status.boxed())
     }
@@ -186,7 +188,10 @@ mod tests {
         assert_eq!(unavailable.retry_reason(), Some("HTTP 503 Service Unavailable"));
         assert_eq!(unavailable.retry_after(), None);
         let busy = SyncError::from(answer(429, "slow down\nplease", 5));
-        assert_eq!(busy.retry_reason(), Some("HTTP 429 Too Many Requests (slow down)"));
+        assert_eq!(
+            busy.retry_reason(),
+            Some("HTTP 429 Too Many Requests (slow down)")
+        );
         assert_eq!(busy.retry_after(), Some(Duration::from_secs(5)));
         let html = SyncError::from(answer(502, "<html><body>Bad gateway</body></html>", 0));
         assert_eq!(html.retry_reason(), Some("HTTP 502 Bad Gateway"));

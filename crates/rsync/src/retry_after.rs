@@ -196,7 +196,10 @@ mod tests {
     #[test]
     fn seconds_are_taken_as_they_are_and_bounded() {
         assert_eq!(parse_retry_after("5", now(), MAX), Some(Duration::from_secs(5)));
-        assert_eq!(parse_retry_after(" 120 ", now(), MAX), Some(Duration::from_secs(120)));
+        assert_eq!(
+            parse_retry_after(" 120 ", now(), MAX),
+            Some(Duration::from_secs(120))
+        );
         assert_eq!(parse_retry_after("0", now(), MAX), Some(Duration::ZERO));
         assert_eq!(parse_retry_after("86400", now(), MAX), Some(MAX));
         assert_eq!(
@@ -208,15 +211,24 @@ mod tests {
     #[test]
     fn http_dates_count_from_now_in_every_form() {
         let in_37s = Some(Duration::from_secs(37));
-        assert_eq!(parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now(), MAX), in_37s);
-        assert_eq!(parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now(), MAX), in_37s);
+        assert_eq!(
+            parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now(), MAX),
+            in_37s
+        );
+        assert_eq!(
+            parse_retry_after("Sunday, 06-Nov-94 08:49:37 GMT", now(), MAX),
+            in_37s
+        );
         assert_eq!(parse_retry_after("Sun Nov  6 08:49:37 1994", now(), MAX), in_37s);
         // In the past: no delay; far ahead: bounded.
         assert_eq!(
             parse_retry_after("Sat, 05 Nov 1994 08:49:37 GMT", now(), MAX),
             Some(Duration::ZERO)
         );
-        assert_eq!(parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT", now(), MAX), Some(MAX));
+        assert_eq!(
+            parse_retry_after("Fri, 01 Jan 2100 00:00:00 GMT", now(), MAX),
+            Some(MAX)
+        );
     }
 
     #[test]
@@ -249,7 +261,11 @@ mod tests {
         let made: Json =
             serde_json::from_slice(&with_retry_after(html, StatusCode::SERVICE_UNAVAILABLE, 7)).unwrap();
         assert_eq!(
-            (&made["code"], &made["reason"], &made["details"]["retryAfterSeconds"]),
+            (
+                &made["code"],
+                &made["reason"],
+                &made["details"]["retryAfterSeconds"]
+            ),
             (&json!(503), &json!("Service Unavailable"), &json!(7))
         );
     }
@@ -273,10 +289,7 @@ mod tests {
             Ok::<_, BoxError>(response)
         });
         let service = RetryAfterLayer::new(MAX).layer(cluster);
-        let response = service
-            .oneshot(Request::new(Body::empty()))
-            .await
-            .unwrap();
+        let response = service.oneshot(Request::new(Body::empty())).await.unwrap();
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         assert!(response.headers().get(header::CONTENT_LENGTH).is_none());
         let bytes = response.into_body().collect().await.unwrap().to_bytes();

@@ -165,7 +165,10 @@ impl Watchers {
         tasks.retain(|cluster, task| {
             let held = holders.values().any(|clusters| clusters.contains(cluster));
             if !held {
-                tracing::debug!(cluster, "ending the bundle watcher: no live context uses the cluster");
+                tracing::debug!(
+                    cluster,
+                    "ending the bundle watcher: no live context uses the cluster"
+                );
                 task.abort();
             }
             held
@@ -205,7 +208,9 @@ pub(crate) async fn settle(inner: &Arc<Inner>, id: ContextId) {
         }
         Ok(_) => inner.watchers.release(id),
         Err(emco_appcontext::ContextError::NotFound(_)) => inner.watchers.release(id),
-        Err(err) => tracing::warn!(context = %id, error = %err, "cannot read the context to settle its watchers"),
+        Err(err) => {
+            tracing::warn!(context = %id, error = %err, "cannot read the context to settle its watchers")
+        }
     }
 }
 

@@ -104,7 +104,9 @@ fn holder(data_dir: &Path) -> String {
     let pid_file = data_dir.join(PID_FILE_NAME);
     match read_pid(&pid_file) {
         None => format!("another process ({} names none)", pid_file.display()),
-        Some(pid) if pid == std::process::id() => format!("this process (pid {pid}), which has it open already"),
+        Some(pid) if pid == std::process::id() => {
+            format!("this process (pid {pid}), which has it open already")
+        }
         Some(pid) => match process_alive(pid) {
             Some(false) => format!(
                 "emco (pid {pid}), which is no longer running: the lock is stale; if it does not clear, another \

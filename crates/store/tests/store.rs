@@ -279,7 +279,9 @@ fn a_second_open_waits_then_names_the_data_dir_and_the_holder() {
     let first = Store::open_redb(dir.path()).unwrap();
     let pid = std::process::id();
     assert_eq!(
-        std::fs::read_to_string(dir.path().join("emco.pid")).unwrap().trim(),
+        std::fs::read_to_string(dir.path().join("emco.pid"))
+            .unwrap()
+            .trim(),
         pid.to_string()
     );
     let wait = Duration::from_millis(400);

@@ -396,7 +396,10 @@ async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the
         .await;
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     while !emco.rsync.watched_clusters().is_empty() {
-        assert!(tokio::time::Instant::now() < deadline, "the watcher is still running");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watcher is still running"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(watched_after_restart().await.is_empty());

@@ -760,17 +760,19 @@ async fn emco_serve_names_the_emco_holding_its_store_and_restarts_at_once_after_
         address: ([127, 0, 0, 1], port).into(),
     };
     let mut first = start_emco_process(data.path(), port).await;
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "kept"}}),
-    )
-    .await
-    .expect(201);
+    http.post("/v2/cluster-providers", json!({"metadata": {"name": "kept"}}))
+        .await
+        .expect(201);
     let first_pid = first.id().unwrap();
 
     // A second emco on the same data directory waits a little, then says who holds the store.
     let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
-        .args(["serve", "--listen", &format!("127.0.0.1:{}", free_port()), "--data-dir"])
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{}", free_port()),
+            "--data-dir",
+        ])
         .arg(data.path())
         .env("RUST_LOG", "off")
         .stdout(Stdio::null())

@@ -432,12 +432,27 @@ async fn a_retrying_cluster_says_why_in_detail_and_beside_connectivity() {
         .await
         .unwrap();
     for query in ["output=detail&app=sink", "output=detail&type=cluster&app=sink"] {
-        let detail = api.get(&format!("{STATUS}?{query}")).await.expect(StatusCode::OK).json();
+        let detail = api
+            .get(&format!("{STATUS}?{query}"))
+            .await
+            .expect(StatusCode::OK)
+            .json();
         let clusters = &detail["apps"][0]["clusters"];
-        let keys: Vec<&str> = clusters[0].as_object().unwrap().keys().map(String::as_str).collect();
+        let keys: Vec<&str> = clusters[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
         assert_eq!(
             keys,
-            ["cluster-provider", "cluster", "connectivity", "connectivity-reason", "resources"],
+            [
+                "cluster-provider",
+                "cluster",
+                "connectivity",
+                "connectivity-reason",
+                "resources"
+            ],
             "{query}"
         );
         assert_eq!(
@@ -445,7 +460,10 @@ async fn a_retrying_cluster_says_why_in_detail_and_beside_connectivity() {
             (&json!("Retrying"), &json!(reason)),
             "{query}"
         );
-        assert!(clusters[1].get("connectivity").is_none(), "no reason, no field: {query}");
+        assert!(
+            clusters[1].get("connectivity").is_none(),
+            "no reason, no field: {query}"
+        );
     }
     let detail = api.get(&format!("{STATUS}?output=detail&app=sink")).await.json();
     assert_eq!(
@@ -457,7 +475,10 @@ async fn a_retrying_cluster_says_why_in_detail_and_beside_connectivity() {
     assert!(all["apps"][0]["clusters"][0].get("connectivity").is_none());
     assert!(all["apps"][0]["clusters"][0].get("connectivity-reason").is_none());
     // EMCO 22.x: beside connectivity, whenever there is a reason.
-    let deployed = api.get(&format!("{STATUS}?status=deployed&app=sink")).await.json();
+    let deployed = api
+        .get(&format!("{STATUS}?status=deployed&app=sink"))
+        .await
+        .json();
     let clusters = &deployed["apps"][0]["clusters"];
     assert_eq!(
         (&clusters[0]["connectivity"], &clusters[0]["connectivityReason"]),
