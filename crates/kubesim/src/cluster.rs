@@ -61,6 +61,8 @@ pub struct Faults {
     pub error_rate: f64,
     /// 500, 503 or 429 (default 503).
     pub error_code: u16,
+    /// Injected errors stop this many milliseconds after the faults were set (none: until the faults change).
+    pub error_for_ms: Option<u64>,
     /// Sent with every injected 429 or 503 as the `Retry-After` header (and `details.retryAfterSeconds`, as the
     /// API server does); none when unset.
     pub retry_after_seconds: Option<u32>,
@@ -125,7 +127,8 @@ pub struct ClusterShared {
     /// Its configuration.
     pub config: ClusterConfig,
     store: Mutex<Store>,
-    faults: Mutex<Faults>,
+    /// The faults and when they were set.
+    faults: Mutex<(Faults, Instant)>,
     /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
     requests: Mutex<VecDeque<ServedRequest>>,
 }
@@ -139,7 +142,7 @@ impl ClusterShared {
             name: config.name.clone(),
             config,
             store: Mutex::new(Store::new(initial_revision)),
-            faults: Mutex::new(Faults::default()),
+            faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
         })
     }
@@ -157,7 +160,25 @@ impl ClusterShared {
         self.faults
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
             .clone()
+    }
+
+    /// Whether a request arriving now is answered with an injected error (`error_rate`, within `error_for_ms`).
+    #[must_use]
+    pub fn inject_error(&self, faults: &Faults) -> bool {
+        if faults.error_rate <= 0.0 {
+            return false;
+        }
+        let set_at = self
+            .faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .1;
+        let within = faults
+            .error_for_ms
+            .is_none_or(|ms| set_at.elapsed() < Duration::from_millis(ms));
+        within && rand::Rng::random_bool(&mut rand::rng(), faults.error_rate.clamp(0.0, 1.0))
     }
 
     /// Notes a request in the request log.
@@ -183,11 +204,11 @@ impl ClusterShared {
             .collect()
     }
 
-    /// Replaces the faults.
+    /// Replaces the faults (an `error_for_ms` window starts now).
     pub fn set_faults(&self, faults: Faults) {
         *self
             .faults
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = faults;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = (faults, Instant::now());
     }
 }

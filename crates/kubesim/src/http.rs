@@ -8,7 +8,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use rand::Rng;
 use serde_json::{Value as Json, json};
 
 use crate::catalog::ResourceType;
@@ -64,10 +63,7 @@ async fn handle(
         tokio::time::sleep(std::time::Duration::from_millis(faults.latency_ms)).await;
     }
     let route = route(uri.path());
-    if !matches!(route, Route::Health)
-        && faults.error_rate > 0.0
-        && rand::rng().random_bool(faults.error_rate.clamp(0.0, 1.0))
-    {
+    if !matches!(route, Route::Health) && cluster.inject_error(&faults) {
         let retry_after = faults.retry_after_seconds.filter(|_| faults.error_code != 500);
         let mut error = match faults.error_code {
             429 => ApiError::too_many_requests(),

@@ -800,7 +800,10 @@ async fn emco_serve_names_the_emco_holding_its_store_and_restarts_at_once_after_
     // Until the old process was reaped, its socket could still answer the start-up probe: probe the new one.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while tokio::net::TcpStream::connect(http.address).await.is_err() {
-        assert!(tokio::time::Instant::now() < deadline, "the restarted emco does not serve");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restarted emco does not serve"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     http.get("/v2/cluster-providers/kept").await.expect(200);

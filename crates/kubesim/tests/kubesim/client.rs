@@ -545,6 +545,22 @@ async fn injected_errors_carry_retry_after_and_every_request_is_logged() {
     assert_eq!(response.status().as_u16(), 503);
     assert!(response.headers().get("retry-after").is_none());
 
+    // For a while only: answered normally once the window is over.
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 503,
+            error_for_ms: Some(1000),
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let err = configmaps.list(&ListParams::default()).await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 503), "{err:?}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    configmaps.list(&ListParams::default()).await.unwrap();
+
     let logged: Vec<_> = edge01
         .shared()
         .requests()
@@ -557,6 +573,8 @@ async fn injected_errors_carry_retry_after_and_every_request_is_logged() {
         [
             ("GET".to_string(), true),
             ("GET".to_string(), true),
+            ("GET".to_string(), false),
+            ("GET".to_string(), false),
             ("GET".to_string(), false)
         ]
     );
