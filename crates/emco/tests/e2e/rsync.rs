@@ -551,6 +551,54 @@ async fn server_errors_are_retried_until_they_pass() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_that_answers_too_slowly_is_retrying_because_it_timed_out() {
+    let sim = crate::support::vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let emco = Emco::start_with(
+        emco_store::Store::memory(),
+        emco_rsync::RsyncConfig {
+            request_timeout: Duration::from_millis(300),
+            ..test_rsync_config()
+        },
+    )
+    .await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
+    edge01
+        .set_faults(Faults {
+            latency_ms: 1500,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let retrying = emco
+        .http
+        .wait_for("?output=detail", SETTLE, |a| {
+            a["apps"][0]["clusters"][0]["connectivity"] == "Retrying"
+        })
+        .await;
+    let cluster = &retrying["apps"][0]["clusters"][0];
+    assert_eq!(cluster["connectivity-reason"], "timed out", "{cluster}");
+    assert!(
+        cluster["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rsync-status"] == "Retrying"),
+        "{cluster}"
+    );
+    edge01.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 3}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
     let sim = crate::support::vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
