@@ -32,13 +32,9 @@ pub(crate) fn parse_retry_after(value: &str, now: jiff::Timestamp, max: Duration
         let seconds = value.parse::<u64>().unwrap_or(u64::MAX);
         return Some(Duration::from_secs(seconds).min(max));
     }
-    let date = parse_http_date(value)?;
-    let ahead = now.until(date).ok()?;
-    let ahead = Duration::try_from(ahead.abs()).ok()?;
-    if date <= now {
-        return Some(Duration::ZERO);
-    }
-    Some(ahead.min(max))
+    let ahead = parse_http_date(value)?.duration_since(now);
+    // Negative (a date in the past) does not convert: no delay.
+    Some(Duration::try_from(ahead).unwrap_or(Duration::ZERO).min(max))
 }
 
 /// An HTTP-date in any of the three forms RFC 9110 §5.6.7 asks recipients to accept.
