@@ -100,6 +100,9 @@ pub struct ClusterRecord {
     pub resources: Vec<ResourceRecord>,
     /// Whether rsync can reach the cluster, as last known.
     pub connectivity: Connectivity,
+    /// Why rsync is retrying (`connection refused`, `HTTP 503 Service Unavailable`, …), while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connectivity_reason: Option<String>,
     /// The last ResourceBundleState status heard from the cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cluster_status: Option<Json>,
@@ -117,6 +120,7 @@ impl ClusterRecord {
             cluster: cluster.to_string(),
             resources,
             connectivity: Connectivity::Unknown,
+            connectivity_reason: None,
             cluster_status: None,
             heard_at: None,
         }

@@ -53,6 +53,12 @@ pub struct Args {
     /// The error injected by --error-rate: 500, 503 or 429.
     #[arg(long, default_value_t = 503)]
     pub error_code: u16,
+    /// Stop injecting --error-rate errors this many milliseconds after start.
+    #[arg(long)]
+    pub error_for_ms: Option<u64>,
+    /// Send `Retry-After: N` with every injected 429 or 503.
+    #[arg(long)]
+    pub retry_after_seconds: Option<u32>,
     /// Refuse create, update and patch of this kind on every cluster (repeatable).
     #[arg(long)]
     pub reject_kind: Vec<String>,
@@ -152,6 +158,8 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 latency_ms: args.latency_ms,
                 error_rate: args.error_rate,
                 error_code: args.error_code,
+                error_for_ms: args.error_for_ms,
+                retry_after_seconds: args.retry_after_seconds,
                 reject_kinds: args.reject_kind.clone(),
             };
             cluster.set_faults(faults).await?;

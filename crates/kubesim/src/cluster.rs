@@ -1,8 +1,9 @@
 //! One simulated cluster: its store, its timing, its faults and the shared handle the API handlers and the
 //! simulated controllers use.
 
+use std::collections::VecDeque;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
@@ -60,8 +61,29 @@ pub struct Faults {
     pub error_rate: f64,
     /// 500, 503 or 429 (default 503).
     pub error_code: u16,
+    /// Injected errors stop this many milliseconds after the faults were set (none: until the faults change).
+    pub error_for_ms: Option<u64>,
+    /// Sent with every injected 429 or 503 as the `Retry-After` header (and `details.retryAfterSeconds`, as the
+    /// API server does); none when unset.
+    pub retry_after_seconds: Option<u32>,
     /// Kinds whose create, update and patch are refused with 403 (as an admission webhook would).
     pub reject_kinds: Vec<String>,
+}
+
+/// How many requests a cluster remembers in its [request log](ClusterShared::requests).
+pub const REQUEST_LOG_LEN: usize = 4096;
+
+/// One request a cluster received (injected faults included), for tests that check who asked what and when.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServedRequest {
+    /// When it arrived.
+    pub at: Instant,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// Whether it asked to watch (`watch=true`/`watch=1`).
+    pub watch: bool,
 }
 
 /// How a cluster is set up.
@@ -105,7 +127,10 @@ pub struct ClusterShared {
     /// Its configuration.
     pub config: ClusterConfig,
     store: Mutex<Store>,
-    faults: Mutex<Faults>,
+    /// The faults and when they were set.
+    faults: Mutex<(Faults, Instant)>,
+    /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
+    requests: Mutex<VecDeque<ServedRequest>>,
 }
 
 impl ClusterShared {
@@ -117,7 +142,8 @@ impl ClusterShared {
             name: config.name.clone(),
             config,
             store: Mutex::new(Store::new(initial_revision)),
-            faults: Mutex::new(Faults::default()),
+            faults: Mutex::new((Faults::default(), Instant::now())),
+            requests: Mutex::new(VecDeque::new()),
         })
     }
 
@@ -134,14 +160,55 @@ impl ClusterShared {
         self.faults
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
             .clone()
     }
 
-    /// Replaces the faults.
+    /// Whether a request arriving now is answered with an injected error (`error_rate`, within `error_for_ms`).
+    #[must_use]
+    pub fn inject_error(&self, faults: &Faults) -> bool {
+        if faults.error_rate <= 0.0 {
+            return false;
+        }
+        let set_at = self
+            .faults
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .1;
+        let within = faults
+            .error_for_ms
+            .is_none_or(|ms| set_at.elapsed() < Duration::from_millis(ms));
+        within && rand::Rng::random_bool(&mut rand::rng(), faults.error_rate.clamp(0.0, 1.0))
+    }
+
+    /// Notes a request in the request log.
+    pub fn log_request(&self, request: ServedRequest) {
+        let mut requests = self
+            .requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if requests.len() >= REQUEST_LOG_LEN {
+            requests.pop_front();
+        }
+        requests.push_back(request);
+    }
+
+    /// The last requests the cluster received (at most [`REQUEST_LOG_LEN`]), oldest first.
+    #[must_use]
+    pub fn requests(&self) -> Vec<ServedRequest> {
+        self.requests
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .cloned()
+            .collect()
+    }
+
+    /// Replaces the faults (an `error_for_ms` window starts now).
     pub fn set_faults(&self, faults: Faults) {
         *self
             .faults
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = faults;
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = (faults, Instant::now());
     }
 }

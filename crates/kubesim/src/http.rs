@@ -8,11 +8,10 @@ use axum::extract::State;
 use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
-use rand::Rng;
 use serde_json::{Value as Json, json};
 
 use crate::catalog::ResourceType;
-use crate::cluster::ClusterShared;
+use crate::cluster::{ClusterShared, ServedRequest};
 use crate::error::{ApiError, success_status};
 use crate::request::{Query, Route, Target, route};
 use crate::selector::{FieldSelector, LabelSelector};
@@ -52,23 +51,37 @@ async fn handle(
     body: Bytes,
 ) -> Response {
     tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
+    let query = Query::parse(uri.query());
+    cluster.log_request(ServedRequest {
+        at: std::time::Instant::now(),
+        method: method.to_string(),
+        path: uri.path().to_string(),
+        watch: query.flag("watch"),
+    });
     let faults = cluster.faults();
     if faults.latency_ms > 0 {
         tokio::time::sleep(std::time::Duration::from_millis(faults.latency_ms)).await;
     }
     let route = route(uri.path());
-    if !matches!(route, Route::Health)
-        && faults.error_rate > 0.0
-        && rand::rng().random_bool(faults.error_rate.clamp(0.0, 1.0))
-    {
-        return match faults.error_code {
-            429 => ApiError::too_many_requests().into_response(),
-            500 => ApiError::internal("injected fault: internal error").into_response(),
+    if !matches!(route, Route::Health) && cluster.inject_error(&faults) {
+        let retry_after = faults.retry_after_seconds.filter(|_| faults.error_code != 500);
+        let mut error = match faults.error_code {
+            429 => ApiError::too_many_requests(),
+            500 => ApiError::internal("injected fault: internal error"),
             _ => {
                 ApiError::unavailable("injected fault: the server is currently unable to handle the request")
-                    .into_response()
             }
         };
+        if let Some(seconds) = retry_after {
+            error.details = Some(json!({"retryAfterSeconds": seconds}));
+        }
+        let mut response = error.into_response();
+        if let Some(seconds) = retry_after {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
+        }
+        return response;
     }
     let accept = headers
         .get(header::ACCEPT)
@@ -87,7 +100,6 @@ async fn handle(
         ))
         .into_response();
     }
-    let query = Query::parse(uri.query());
     match route {
         Route::Version => ok(
             &json!({"major": "1", "minor": "33", "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",

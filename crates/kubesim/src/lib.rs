@@ -29,6 +29,6 @@ pub mod store;
 pub mod table;
 pub mod watch;
 
-pub use cluster::{ClusterConfig, Faults, Timing};
+pub use cluster::{ClusterConfig, Faults, ServedRequest, Timing};
 pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
 pub use sim::{SimCluster, Simulator, cluster_name};

@@ -142,7 +142,7 @@ string_enum! {
         Applied,
         /// The cluster refused the apply or delete; rsync takes no further action.
         Failed,
-        /// The cluster is unreachable; rsync keeps trying.
+        /// The cluster is unreachable or answers errors worth retrying (5xx, 429); rsync keeps trying.
         Retrying,
         /// Deleted from its cluster after a terminate.
         Deleted,
@@ -156,7 +156,8 @@ string_enum! {
         Unknown,
         /// The last attempt reached the cluster.
         Available,
-        /// The cluster is unreachable and rsync is retrying.
+        /// The cluster is unreachable or answers errors worth retrying (5xx, 429), and rsync is retrying; the
+        /// (app, cluster) record says why.
         Retrying,
     }
 }

@@ -10,8 +10,10 @@
 //! waited for when it is a Job or Pod (until it completes or fails) or a Deployment, DaemonSet or StatefulSet
 //! (until ready), within `hook_timeout`, then deleted if its policy says so for the outcome (`hook-succeeded`,
 //! `hook-failed`; CRD hooks are never deleted by policy). A failed hook fails the batch with a message naming it,
-//! and nothing after it runs. Unreachable clusters are retried with back-off; hooks that already succeeded in an
-//! earlier attempt of the same batch are not run again.
+//! and nothing after it runs. Unreachable or failing clusters (connection refused, timeouts, 5xx, 429) are retried
+//! with back-off — or after the delay a 429's or 5xx's `Retry-After` asks for — while the cluster's connectivity
+//! and the batch's resources show `Retrying` and the connectivity carries the reason; hooks that already succeeded
+//! in an earlier attempt of the same batch are not run again.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -742,20 +744,23 @@ async fn attempt(
     Ok((batch.results, end))
 }
 
-/// Writes a batch's outcome: every resource's status and error, and the cluster's connectivity, in one write.
+/// Writes a batch's outcome: every resource's status and error, and the cluster's connectivity (with the reason
+/// rsync retries, while it does), in one write.
 async fn record_results(
     inner: &Inner,
     id: ContextId,
     record: &ClusterRecord,
     results: Option<&Results>,
-    connectivity: Connectivity,
+    connectivity: (Connectivity, Option<String>),
     retrying: Option<Direction>,
 ) -> Result<(), SyncError> {
     let time = now_timestamp();
+    let (connectivity, reason) = connectivity;
     inner
         .contexts
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
+            stored.connectivity_reason = reason.clone();
             for (index, resource) in stored.resources.iter_mut().enumerate() {
                 if let Some((status, error)) = results.and_then(|r| r.get(index)).and_then(Option::as_ref) {
                     resource.status = *status;
@@ -783,11 +788,10 @@ pub(crate) async fn sync_cluster(
     direction: Direction,
     cancel: CancellationToken,
 ) -> BatchOutcome {
-    if direction == Direction::Apply {
-        inner.ensure_watcher(&cluster);
-    }
+    inner.watchers.hold(&inner, id, &cluster);
     let mut attempt_number = 0u32;
-    let mut marked_retrying = false;
+    // The reason last recorded with connectivity Retrying (written again only when it changes).
+    let mut recorded_reason: Option<String> = None;
     let mut hooks_done = HashSet::new();
     loop {
         if cancel.is_cancelled() {
@@ -821,8 +825,15 @@ pub(crate) async fn sync_cluster(
         };
         match result {
             Ok((results, end)) => {
-                if let Err(err) =
-                    record_results(&inner, id, &record, Some(&results), Connectivity::Available, None).await
+                if let Err(err) = record_results(
+                    &inner,
+                    id,
+                    &record,
+                    Some(&results),
+                    (Connectivity::Available, None),
+                    None,
+                )
+                .await
                 {
                     tracing::warn!(context = %id, app, cluster, error = %err, "cannot record the batch");
                 }
@@ -836,34 +847,45 @@ pub(crate) async fn sync_cluster(
                 let message = err.to_string();
                 let results: Results =
                     vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
-                let _ = record_results(&inner, id, &record, Some(&results), record.connectivity, None).await;
+                let unchanged = (record.connectivity, record.connectivity_reason.clone());
+                let _ = record_results(&inner, id, &record, Some(&results), unchanged, None).await;
                 return BatchOutcome::Failed;
             }
             Err(err) if err.is_retryable() => {
                 attempt_number += 1;
-                if !marked_retrying {
-                    let unreachable = matches!(err, SyncError::Unreachable(_));
-                    let connectivity = if unreachable {
-                        Connectivity::Retrying
-                    } else {
-                        record.connectivity
-                    };
+                // The cluster's Retry-After, when it gave one, replaces the back-off (within bounds).
+                let (delay, reason) = match err.retry_after() {
+                    Some(asked) => {
+                        let delay = inner.config.retry_after_delay(asked);
+                        let reason = format!(
+                            "{}, retrying after {}s",
+                            err.retry_reason().unwrap_or_default(),
+                            delay.as_secs() + u64::from(delay.subsec_nanos() > 0)
+                        );
+                        (delay, reason)
+                    }
+                    None => (
+                        inner.config.backoff(attempt_number),
+                        err.retry_reason().unwrap_or_default().to_string(),
+                    ),
+                };
+                if recorded_reason.as_deref() != Some(reason.as_str()) {
+                    let retrying = (Connectivity::Retrying, Some(reason.clone()));
                     if let Err(write_err) =
-                        record_results(&inner, id, &record, None, connectivity, Some(direction)).await
+                        record_results(&inner, id, &record, None, retrying, Some(direction)).await
                     {
                         tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                     }
-                    marked_retrying = true;
+                    recorded_reason = Some(reason.clone());
                 }
                 if inner.config.max_retries.is_some_and(|max| attempt_number > max) {
                     let message = format!("Retries exceeded max: {cluster} ({err})");
                     let results: Results =
                         vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
-                    let _ = record_results(&inner, id, &record, Some(&results), Connectivity::Retrying, None)
-                        .await;
+                    let retrying = (Connectivity::Retrying, Some(reason));
+                    let _ = record_results(&inner, id, &record, Some(&results), retrying, None).await;
                     return BatchOutcome::Failed;
                 }
-                let delay = inner.config.backoff(attempt_number);
                 tracing::debug!(context = %id, app, cluster, error = %err, ?delay, "retrying");
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}

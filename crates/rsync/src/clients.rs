@@ -102,7 +102,13 @@ impl Clients {
             Some(self.config.request_timeout)
         };
         config.write_timeout = Some(self.config.request_timeout);
-        let client = kube::Client::try_from(config).map_err(|err| kubeconfig_error(err.to_string()))?;
+        let client = kube::client::ClientBuilder::try_from(config)
+            .map_err(|err| kubeconfig_error(err.to_string()))?
+            // A 429's or 5xx's Retry-After survives into the error rsync retries on.
+            .with_layer(&crate::retry_after::RetryAfterLayer::new(
+                self.config.retry_after_max,
+            ))
+            .build();
         lock(&self.clients).insert(cache_key, (bytes, client.clone()));
         lock(&self.kinds).retain(|(c, _), _| c != cluster);
         lock(&self.bundles_installed).remove(cluster);

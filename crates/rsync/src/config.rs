@@ -9,6 +9,9 @@ pub struct RsyncConfig {
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
+    /// The longest delay a cluster's `Retry-After` (on a 429 or 5xx answer) may impose; it replaces the back-off
+    /// for that retry, but is never shorter than `backoff_initial`.
+    pub retry_after_max: Duration,
     /// Give up after this many failed attempts on a cluster (`None`: retry until stopped, as EMCO does).
     pub max_retries: Option<u32>,
     /// How many (app, cluster) batches run at once across all contexts.
@@ -34,6 +37,7 @@ impl Default for RsyncConfig {
         Self {
             backoff_initial: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            retry_after_max: Duration::from_secs(300),
             max_retries: None,
             // Enough to keep a loopback API busy from two cores without queueing thousands of requests.
             concurrency: 128,
@@ -60,6 +64,15 @@ impl RsyncConfig {
     }
 }
 
+impl RsyncConfig {
+    /// The delay before the next attempt when the cluster asked for `retry_after`: honoured up to
+    /// `retry_after_max`, never below `backoff_initial` (so an answer asking for no delay cannot make rsync spin).
+    #[must_use]
+    pub fn retry_after_delay(&self, retry_after: Duration) -> Duration {
+        retry_after.min(self.retry_after_max).max(self.backoff_initial)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,5 +95,26 @@ mod tests {
             "{third:?}"
         );
         assert!(config.backoff(30) <= Duration::from_millis(1200));
+    }
+
+    #[test]
+    fn retry_after_is_honoured_within_bounds() {
+        let config = RsyncConfig {
+            backoff_initial: Duration::from_millis(100),
+            retry_after_max: Duration::from_secs(300),
+            ..RsyncConfig::default()
+        };
+        assert_eq!(
+            config.retry_after_delay(Duration::from_secs(2)),
+            Duration::from_secs(2)
+        );
+        assert_eq!(
+            config.retry_after_delay(Duration::ZERO),
+            Duration::from_millis(100)
+        );
+        assert_eq!(
+            config.retry_after_delay(Duration::from_secs(86_400)),
+            Duration::from_secs(300)
+        );
     }
 }

@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 use crate::apply::{BatchOutcome, Direction, app_ready, sync_cluster};
 use crate::clients::Clients;
 use crate::config::RsyncConfig;
+use crate::watch::Watchers;
 
 /// How often a dependency on another app's readiness is checked.
 const READY_POLL: Duration = Duration::from_millis(500);
@@ -27,37 +28,13 @@ pub(crate) struct Inner {
     pub(crate) permits: Semaphore,
     workers: Mutex<HashMap<ContextId, Worker>>,
     next_worker: std::sync::atomic::AtomicU64,
-    /// The ResourceBundleState watcher of each cluster rsync has worked on.
-    watchers: Mutex<HashMap<String, JoinHandle<()>>>,
-}
-
-impl Inner {
-    /// Starts the cluster's bundle watcher unless it runs already.
-    pub(crate) fn ensure_watcher(self: &Arc<Self>, cluster: &str) {
-        let mut watchers = self
-            .watchers
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if watchers.get(cluster).is_some_and(|task| !task.is_finished()) {
-            return;
-        }
-        watchers.insert(
-            cluster.to_string(),
-            tokio::spawn(crate::watch::watch_cluster(self.clone(), cluster.to_string())),
-        );
-    }
+    /// The ResourceBundleState watcher of each cluster a live context uses.
+    pub(crate) watchers: Watchers,
 }
 
 impl Drop for Inner {
     fn drop(&mut self) {
-        for task in self
-            .watchers
-            .get_mut()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .values()
-        {
-            task.abort();
-        }
+        self.watchers.abort_all();
     }
 }
 
@@ -96,7 +73,7 @@ impl Rsync {
                 permits,
                 workers: Mutex::new(HashMap::new()),
                 next_worker: std::sync::atomic::AtomicU64::new(1),
-                watchers: Mutex::new(HashMap::new()),
+                watchers: Watchers::default(),
             }),
         }
     }
@@ -114,11 +91,11 @@ impl Rsync {
         let mut resumed = 0;
         for id in self.inner.contexts.ids().await? {
             let meta = self.inner.contexts.meta(id).await?;
-            // Status keeps flowing from every cluster that holds something of a live context.
-            if !meta.status.is_terminate_finished() {
+            // Status keeps flowing from every cluster a live context uses.
+            if crate::watch::is_live(meta.status) {
                 for app in &meta.apps {
                     for cluster in &app.clusters {
-                        self.inner.ensure_watcher(cluster);
+                        self.inner.watchers.hold(&self.inner, id, cluster);
                     }
                 }
             }
@@ -134,6 +111,12 @@ impl Rsync {
             tracing::info!(operations = resumed, "resumed unfinished operations");
         }
         Ok(resumed)
+    }
+
+    /// The clusters whose ResourceBundleStates are watched now (those a live context uses), in name order.
+    #[must_use]
+    pub fn watched_clusters(&self) -> Vec<String> {
+        self.inner.watchers.clusters()
     }
 
     /// Whether any operation is running (for tests and shutdown).
@@ -164,6 +147,7 @@ impl Rsync {
                 let _ = previous.task.await;
             }
             run(inner.clone(), token).await;
+            crate::watch::settle(&inner, id).await;
             let mut workers = inner
                 .workers
                 .lock()

@@ -5,7 +5,8 @@
 //! cluster) a task; apps wait for the apps they depend on; in a cluster, CRDs go first and are waited for, then the
 //! resources in order, each applied with server-side apply (field manager `emco`) and labelled
 //! `emco/deployment-id: <contextId>-<app>` (pod templates too), then the app's ResourceBundleState. Unreachable
-//! clusters are retried with capped exponential back-off; `/stop` ends an attempt; a terminate cancels a running
+//! or failing clusters are retried with capped exponential back-off (or the delay their `Retry-After` asks for),
+//! showing `Retrying` with the reason; `/stop` ends an attempt; a terminate cancels a running
 //! instantiation first. Every operation is recorded in the store before it starts, so [`Rsync::resume`] picks up
 //! unfinished ones after a restart.
 //!
@@ -18,6 +19,7 @@ mod config;
 mod engine;
 mod error;
 mod labels;
+mod retry_after;
 mod watch;
 
 pub use config::RsyncConfig;

@@ -2,16 +2,25 @@
 //! named by the bundle's label (`<contextId>-<app>`), with the time it was heard. A deleted bundle leaves the last
 //! status in place (the final state of a terminated app). The watcher relists after errors and is restarted if it
 //! ever ends, so a restarted monitor or a broken watch does not stop status from flowing.
+//!
+//! [`Watchers`] keeps a cluster's watcher exactly while a live context (Instantiating, Instantiated,
+//! Terminating) uses the cluster: a batch holds its cluster for its context, the end of every operation settles
+//! the context (held while it is still live, released once it is not), and [`Rsync::resume`] holds the clusters
+//! of the live contexts it finds after a restart. The last release ends the watcher.
+//!
+//! [`Rsync::resume`]: crate::Rsync::resume
 
-use std::sync::Arc;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
-use emco_model::{ContextId, now_timestamp};
+use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
+use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
 
@@ -60,14 +69,20 @@ async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject) {
     }
 }
 
-/// Follows one cluster's ResourceBundleStates until the task is aborted.
-pub(crate) async fn watch_cluster(inner: Arc<Inner>, cluster: String) {
+/// Follows one cluster's ResourceBundleStates until the task is aborted or the engine is gone. It holds the engine
+/// only while it handles an event, so dropping the last [`Rsync`](crate::Rsync) handle ends its watchers.
+pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
         RBS_PLURAL,
     );
     loop {
-        let client = match inner.clients.watch_client(&cluster).await {
+        let Some(inner) = engine.upgrade() else {
+            return;
+        };
+        let client = inner.clients.watch_client(&cluster).await;
+        drop(inner);
+        let client = match client {
             Ok(client) => client,
             Err(err) => {
                 tracing::debug!(cluster, error = %err, "no client for the bundle watcher yet");
@@ -82,7 +97,10 @@ pub(crate) async fn watch_cluster(inner: Arc<Inner>, cluster: String) {
         while let Some(event) = events.next().await {
             match event {
                 Ok(watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle)) => {
-                    store(&inner, &cluster, &bundle).await
+                    let Some(inner) = engine.upgrade() else {
+                        return;
+                    };
+                    store(&inner, &cluster, &bundle).await;
                 }
                 Ok(_) => {}
                 Err(err) => {
@@ -91,6 +109,108 @@ pub(crate) async fn watch_cluster(inner: Arc<Inner>, cluster: String) {
             }
         }
         tokio::time::sleep(RESTART_PAUSE).await;
+    }
+}
+
+/// Whether a context in `status` uses its clusters: an operation runs, or it is instantiated.
+pub(crate) fn is_live(status: ContextStatus) -> bool {
+    matches!(
+        status,
+        ContextStatus::Instantiating | ContextStatus::Instantiated | ContextStatus::Terminating
+    )
+}
+
+/// The bundle watchers and the live contexts that hold them.
+#[derive(Default)]
+pub(crate) struct Watchers {
+    state: Mutex<WatcherState>,
+}
+
+#[derive(Default)]
+struct WatcherState {
+    /// The clusters each live context holds.
+    holders: HashMap<ContextId, HashSet<String>>,
+    /// The watcher of each held cluster.
+    tasks: HashMap<String, JoinHandle<()>>,
+}
+
+impl Watchers {
+    fn state(&self) -> std::sync::MutexGuard<'_, WatcherState> {
+        self.state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Notes that live context `id` uses `cluster`, and starts the cluster's watcher unless it runs already.
+    pub(crate) fn hold(&self, inner: &Arc<Inner>, id: ContextId, cluster: &str) {
+        let mut state = self.state();
+        state.holders.entry(id).or_default().insert(cluster.to_string());
+        if state.tasks.get(cluster).is_some_and(|task| !task.is_finished()) {
+            return;
+        }
+        tracing::debug!(cluster, "starting the bundle watcher");
+        state.tasks.insert(
+            cluster.to_string(),
+            tokio::spawn(watch_cluster(Arc::downgrade(inner), cluster.to_string())),
+        );
+    }
+
+    /// Context `id` uses no cluster any more: ends the watchers no other live context holds.
+    pub(crate) fn release(&self, id: ContextId) {
+        let mut state = self.state();
+        if state.holders.remove(&id).is_none() {
+            return;
+        }
+        let WatcherState { holders, tasks } = &mut *state;
+        tasks.retain(|cluster, task| {
+            let held = holders.values().any(|clusters| clusters.contains(cluster));
+            if !held {
+                tracing::debug!(
+                    cluster,
+                    "ending the bundle watcher: no live context uses the cluster"
+                );
+                task.abort();
+            }
+            held
+        });
+    }
+
+    /// The clusters watched now, in name order.
+    pub(crate) fn clusters(&self) -> Vec<String> {
+        let state = self.state();
+        let running: BTreeSet<&String> = state
+            .tasks
+            .iter()
+            .filter(|(_, task)| !task.is_finished())
+            .map(|(cluster, _)| cluster)
+            .collect();
+        running.into_iter().cloned().collect()
+    }
+
+    /// Ends every watcher (the engine is going away).
+    pub(crate) fn abort_all(&self) {
+        for task in self.state().tasks.values() {
+            task.abort();
+        }
+    }
+}
+
+/// After an operation of context `id` ended: its clusters stay held while it is live, and are released once it
+/// is not (finished terminating, failed, stopped).
+pub(crate) async fn settle(inner: &Arc<Inner>, id: ContextId) {
+    match inner.contexts.meta(id).await {
+        Ok(meta) if is_live(meta.status) => {
+            for app in &meta.apps {
+                for cluster in &app.clusters {
+                    inner.watchers.hold(inner, id, cluster);
+                }
+            }
+        }
+        Ok(_) => inner.watchers.release(id),
+        Err(emco_appcontext::ContextError::NotFound(_)) => inner.watchers.release(id),
+        Err(err) => {
+            tracing::warn!(context = %id, error = %err, "cannot read the context to settle its watchers")
+        }
     }
 }
 

@@ -1,5 +1,7 @@
 //! Writing a status answer straight from the index into JSON, in the seeds' shape (hyphenated keys,
 //! `state.Actions`) or EMCO 22.x's (camelCase keys, `states`, `connectivity`), with the seeds' key order.
+//! Beyond both, a cluster rsync is retrying says why: `connectivityReason` beside EMCO 22.x's `connectivity`, and
+//! `connectivity` with `connectivity-reason` in the seed shape's `output=detail`; absent when there is no reason.
 //!
 //! Counts are written before the resources they count, so a filtered query makes two passes over what it selects:
 //! one to count, one to write; an unfiltered summary reads only the context's counters.
@@ -367,13 +369,24 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let seed = self.app.apps.request.query.shape == Shape::Seed;
         let mut map = serializer.serialize_map(None)?;
+        let reason = self.cluster.connectivity_reason.as_deref();
         if seed {
             map.serialize_entry("cluster-provider", self.cluster.provider())?;
             map.serialize_entry("cluster", self.cluster.cluster())?;
+            // Beyond the seed: why rsync is retrying, in the detail view and only while it is.
+            if let Some(reason) = reason
+                && self.app.apps.request.query.output == Output::Detail
+            {
+                map.serialize_entry("connectivity", &self.cluster.connectivity)?;
+                map.serialize_entry("connectivity-reason", reason)?;
+            }
         } else {
             map.serialize_entry("clusterProvider", self.cluster.provider())?;
             map.serialize_entry("cluster", self.cluster.cluster())?;
             map.serialize_entry("connectivity", &self.cluster.connectivity)?;
+            if let Some(reason) = reason {
+                map.serialize_entry("connectivityReason", reason)?;
+            }
         }
         map.serialize_entry("resources", &ResourcesView { cluster: self })?;
         map.end()

@@ -96,6 +96,8 @@ pub struct ClusterEntry {
     provider_len: usize,
     /// Whether rsync reaches the cluster.
     pub connectivity: Connectivity,
+    /// Why rsync is retrying, while it is (`connection refused`, `HTTP 503 Service Unavailable`, …).
+    pub connectivity_reason: Option<Box<str>>,
     /// Whether a ResourceBundleState was heard from the cluster for this app.
     pub has_bundle: bool,
     /// The resources, ordered by `<name>+<Kind>`.
@@ -113,6 +115,7 @@ impl ClusterEntry {
             full_name: full_name.into(),
             provider_len: full_name.find('+').unwrap_or(0),
             connectivity: Connectivity::Unknown,
+            connectivity_reason: None,
             has_bundle: false,
             resources: Vec::new(),
             cluster_only: Vec::new(),
@@ -365,6 +368,7 @@ impl StatusIndex {
         cluster.cluster_only = cluster_only;
         cluster.counts = counts;
         cluster.connectivity = record.connectivity;
+        cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
         cluster.has_bundle = bundle.is_some();
         app.counts.subtract(&old);
         app.counts.add(&counts);

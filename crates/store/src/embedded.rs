@@ -1,5 +1,9 @@
 //! The embedded backend: one redb file (`emco.redb`) in the data directory.
 //!
+//! One process at a time holds the file (redb locks it). Opening waits a little for a lock that is about to be
+//! released (a predecessor killed with SIGKILL keeps it until the kernel has torn the process down), and `emco.pid`
+//! beside the file names the holder, so a store that stays locked is reported with the process that has it.
+//!
 //! Reads open their own read transaction. Writes go to one writer thread that commits them in groups: it takes
 //! every transaction waiting in its queue, applies them in arrival order inside one redb write transaction, and
 //! commits once (one fsync for the group). Each transaction keeps its own compares and atomicity; if the commit
@@ -8,6 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, mpsc};
+use std::time::{Duration, Instant};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use tokio::sync::oneshot;
@@ -23,6 +28,16 @@ const META_TABLE: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
 const REVISION_KEY: &str = "revision";
 /// The file name inside the data directory.
 pub(crate) const FILE_NAME: &str = "emco.redb";
+/// The file in the data directory that names the process holding the store (its pid), written on open and removed
+/// when the store is dropped.
+pub(crate) const PID_FILE_NAME: &str = "emco.pid";
+/// How long [`RedbStore::open`] waits for a store another process still holds.
+pub const OPEN_WAIT: Duration = Duration::from_secs(5);
+/// The first and the longest pause between two tries to open a locked store.
+const OPEN_PAUSE_FIRST: Duration = Duration::from_millis(25);
+const OPEN_PAUSE_MAX: Duration = Duration::from_millis(500);
+/// The most bytes read from a pid file (a pid is at most 10 digits).
+const PID_FILE_MAX: u64 = 64;
 /// The most transactions committed together; bounds the latency one group adds to its first member.
 const MAX_GROUP: usize = 512;
 
@@ -36,6 +51,8 @@ pub struct RedbStore {
     writer: Option<mpsc::Sender<WriteRequest>>,
     /// The writer thread, joined on drop so the file is released before `drop` returns.
     writer_thread: Option<std::thread::JoinHandle<()>>,
+    /// `emco.pid`, naming this process, when it could be written.
+    pid_file: Option<PathBuf>,
 }
 
 impl Drop for RedbStore {
@@ -44,6 +61,88 @@ impl Drop for RedbStore {
         self.writer.take();
         if let Some(thread) = self.writer_thread.take() {
             let _ = thread.join();
+        }
+        // Only our own pid file goes: another process may have taken the store over meanwhile.
+        if let Some(pid_file) = self.pid_file.take()
+            && read_pid(&pid_file) == Some(std::process::id())
+        {
+            let _ = std::fs::remove_file(pid_file);
+        }
+    }
+}
+
+/// Reads the pid in a pid file, if it holds one.
+fn read_pid(pid_file: &Path) -> Option<u32> {
+    use std::io::Read as _;
+    let mut text = String::new();
+    std::fs::File::open(pid_file)
+        .ok()?
+        .take(PID_FILE_MAX)
+        .read_to_string(&mut text)
+        .ok()?;
+    text.trim().parse().ok()
+}
+
+/// Whether process `pid` is running, when the system can tell (Linux's `/proc`); a zombie (killed, not yet
+/// reaped) no longer holds files and counts as gone.
+fn process_alive(pid: u32) -> Option<bool> {
+    if !Path::new("/proc/self/stat").exists() {
+        return None;
+    }
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return Some(false);
+    };
+    // `pid (comm) S ...`: the state follows the last ')' (the command may hold parentheses).
+    let state = stat
+        .rsplit_once(')')
+        .and_then(|(_, rest)| rest.trim_start().chars().next());
+    Some(!matches!(state, Some('Z' | 'X')))
+}
+
+/// Who holds the store in `data_dir`, as the error says it: from `emco.pid` and whether that process runs.
+fn holder(data_dir: &Path) -> String {
+    let pid_file = data_dir.join(PID_FILE_NAME);
+    match read_pid(&pid_file) {
+        None => format!("another process ({} names none)", pid_file.display()),
+        Some(pid) if pid == std::process::id() => {
+            format!("this process (pid {pid}), which has it open already")
+        }
+        Some(pid) => match process_alive(pid) {
+            Some(false) => format!(
+                "emco (pid {pid}), which is no longer running: the lock is stale; if it does not clear, another \
+                 process has {} open",
+                data_dir.join(FILE_NAME).display()
+            ),
+            _ => format!("another emco (pid {pid})"),
+        },
+    }
+}
+
+/// Opens (or creates) the database file, trying again while another process holds it, for up to `wait`.
+fn create_waiting(path: &Path, data_dir: &Path, wait: Duration) -> Result<redb::Database> {
+    let deadline = Instant::now() + wait;
+    let mut pause = OPEN_PAUSE_FIRST;
+    loop {
+        match redb::Database::create(path) {
+            Ok(database) => return Ok(database),
+            Err(redb::DatabaseError::DatabaseAlreadyOpen) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Err(Error::InUse {
+                        data_dir: data_dir.display().to_string(),
+                        holder: holder(data_dir),
+                    });
+                }
+                tracing::debug!(path = %path.display(), ?pause, "the store is locked; trying again");
+                std::thread::sleep(pause.min(deadline - now));
+                pause = (pause * 2).min(OPEN_PAUSE_MAX);
+            }
+            Err(err) => {
+                return Err(Error::Open {
+                    path: data_dir.display().to_string(),
+                    message: err.to_string(),
+                });
+            }
         }
     }
 }
@@ -58,15 +157,22 @@ fn backend(err: impl Into<redb::Error>) -> Error {
 }
 
 impl RedbStore {
-    /// Opens or creates `emco.redb` in `data_dir`, creating the directory when missing.
+    /// Opens or creates `emco.redb` in `data_dir`, creating the directory when missing; waits up to
+    /// [`OPEN_WAIT`] for a store another process still holds (blocking the calling thread meanwhile).
     pub fn open(data_dir: &Path) -> Result<Self> {
+        Self::open_waiting(data_dir, OPEN_WAIT)
+    }
+
+    /// [`RedbStore::open`], waiting up to `wait` for a store another process (or handle) holds; then
+    /// [`Error::InUse`] names the holder.
+    pub fn open_waiting(data_dir: &Path, wait: Duration) -> Result<Self> {
         let open_error = |message: String| Error::Open {
             path: data_dir.display().to_string(),
             message,
         };
         std::fs::create_dir_all(data_dir).map_err(|err| open_error(err.to_string()))?;
         let path = data_dir.join(FILE_NAME);
-        let database = redb::Database::create(&path).map_err(|err| open_error(err.to_string()))?;
+        let database = create_waiting(&path, data_dir, wait)?;
         // Create the tables once so that readers never meet a missing table.
         let write = database.begin_write().map_err(backend)?;
         let revision = {
@@ -91,6 +197,15 @@ impl RedbStore {
             .name("emco-store-writer".into())
             .spawn(move || worker.run(queue))
             .map_err(|err| open_error(format!("cannot start the writer thread: {err}")))?;
+        // Best effort: without it a later opener cannot name us, nothing else depends on it.
+        let pid_file = data_dir.join(PID_FILE_NAME);
+        let pid_file = match std::fs::write(&pid_file, format!("{}\n", std::process::id())) {
+            Ok(()) => Some(pid_file),
+            Err(err) => {
+                tracing::warn!(path = %pid_file.display(), error = %err, "cannot write the pid file");
+                None
+            }
+        };
         Ok(Self {
             path,
             database,
@@ -98,6 +213,7 @@ impl RedbStore {
             hub,
             writer: Some(writer),
             writer_thread: Some(writer_thread),
+            pid_file,
         })
     }
 

@@ -17,7 +17,7 @@ mod watch;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use embedded::RedbStore;
+pub use embedded::{OPEN_WAIT, RedbStore};
 pub use memory::MemoryStore;
 pub use watch::Watcher;
 
@@ -38,6 +38,15 @@ pub enum Error {
         path: String,
         /// Why.
         message: String,
+    },
+    /// Another process (or another handle in this one) holds the store, and it was not released while the open
+    /// waited.
+    #[error("the store in {data_dir} is in use by {holder}")]
+    InUse {
+        /// The data directory.
+        data_dir: String,
+        /// Who holds it: `another emco (pid 1234)`, or what is known of it.
+        holder: String,
     },
     /// The store is shutting down; nothing was written.
     #[error("store is closed")]
@@ -317,9 +326,15 @@ impl Store {
         Self::Memory(Arc::new(MemoryStore::new()))
     }
 
-    /// Opens (or creates) the redb file `emco.redb` inside `data_dir`.
+    /// Opens (or creates) the redb file `emco.redb` inside `data_dir`, waiting up to [`OPEN_WAIT`] for a store
+    /// another process still holds (a predecessor killed a moment ago).
     pub fn open_redb(data_dir: &Path) -> Result<Self> {
         Ok(Self::Redb(Arc::new(RedbStore::open(data_dir)?)))
+    }
+
+    /// [`Store::open_redb`], waiting up to `wait` (instead of [`OPEN_WAIT`]) for a store another process holds.
+    pub fn open_redb_waiting(data_dir: &Path, wait: std::time::Duration) -> Result<Self> {
+        Ok(Self::Redb(Arc::new(RedbStore::open_waiting(data_dir, wait)?)))
     }
 
     /// The current revision.

@@ -272,3 +272,100 @@ fn kill_mid_write_leaves_whole_records() {
         });
     }
 }
+
+#[test]
+fn a_second_open_waits_then_names_the_data_dir_and_the_holder() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Store::open_redb(dir.path()).unwrap();
+    let pid = std::process::id();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("emco.pid"))
+            .unwrap()
+            .trim(),
+        pid.to_string()
+    );
+    let wait = Duration::from_millis(400);
+    let started = std::time::Instant::now();
+    let err = Store::open_redb_waiting(dir.path(), wait).unwrap_err();
+    assert!(started.elapsed() >= wait, "gave up before the wait was over");
+    assert!(matches!(err, Error::InUse { .. }), "{err:?}");
+    let message = err.to_string();
+    assert!(
+        message.contains(&format!("the store in {} is in use by", dir.path().display()))
+            && message.contains(&format!("pid {pid}")),
+        "{message}"
+    );
+    drop(first);
+}
+
+#[test]
+fn an_open_succeeds_when_the_holder_lets_go_while_it_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Store::open_redb(dir.path()).unwrap();
+    let release = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        drop(first);
+    });
+    let second = Store::open_redb_waiting(dir.path(), Duration::from_secs(10)).unwrap();
+    release.join().unwrap();
+    let pid_file = dir.path().join("emco.pid");
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap().trim(),
+        std::process::id().to_string()
+    );
+    drop(second);
+    assert!(!pid_file.exists(), "a clean close removes the pid file");
+}
+
+/// Environment variable that turns [`holder_child`] into the process holding the store.
+const HOLDER_DIR_ENV: &str = "EMCO_STORE_HOLDER_DIR";
+
+/// Opens the store and holds it until killed. Run only by [`a_store_held_by_another_process_names_it_and_frees_on_kill`].
+#[test]
+#[ignore = "helper process of a_store_held_by_another_process_names_it_and_frees_on_kill"]
+fn holder_child() {
+    let Ok(dir) = std::env::var(HOLDER_DIR_ENV) else {
+        return;
+    };
+    let _store = Store::open_redb(std::path::Path::new(&dir)).unwrap();
+    loop {
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+#[test]
+fn a_store_held_by_another_process_names_it_and_frees_on_kill() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "holder_child", "--ignored", "--nocapture"])
+        .env(HOLDER_DIR_ENV, dir.path())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid_file = dir.path().join("emco.pid");
+    let child_pid = child.id().to_string();
+    for _ in 0..400 {
+        if std::fs::read_to_string(&pid_file).is_ok_and(|text| text.trim() == child_pid) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    let err = Store::open_redb_waiting(dir.path(), Duration::from_millis(200)).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "the store in {} is in use by another emco (pid {child_pid})",
+            dir.path().display()
+        )
+    );
+    // SIGKILL and open at once, without reaping the child first: the open waits for the lock to go.
+    child.kill().unwrap();
+    let store = Store::open_redb(dir.path());
+    child.wait().unwrap();
+    let store = store.unwrap();
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap().trim(),
+        std::process::id().to_string()
+    );
+    drop(store);
+}

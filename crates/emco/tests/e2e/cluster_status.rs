@@ -317,3 +317,115 @@ async fn a_crash_looping_pod_makes_its_app_not_ready() {
         (Some("Ready"), &json!({"Ready": 1}))
     );
 }
+
+/// The times rsync's bundle watcher of `cluster` asked for ResourceBundleStates (a cluster-wide list or watch;
+/// the monitor writes bundles under their namespace).
+fn bundle_watch_requests(cluster: &kubesim::SimCluster) -> usize {
+    cluster
+        .shared()
+        .requests()
+        .iter()
+        .filter(|r| r.method == "GET" && r.path == "/apis/k8splugin.io/v1alpha1/resourcebundlestates")
+        .count()
+}
+
+/// Drops every connection of `cluster` (a live watcher then lists and watches again) and reports whether its
+/// bundle watcher asked again within `window`.
+async fn watcher_asks_again_after_reconnect(cluster: &kubesim::SimCluster, window: Duration) -> bool {
+    cluster
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let before = bundle_watch_requests(cluster);
+    cluster.set_faults(Faults::default()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + window;
+    while tokio::time::Instant::now() < deadline {
+        if bundle_watch_requests(cluster) > before {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the_next() {
+    const EDGE01: &str = "vfw-cluster-provider+edge01";
+    let sim = crate::support::vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _monitors = start_monitors(&sim);
+    let store = emco_store::Store::memory();
+    let emco = Emco::start_with(store.clone(), test_rsync_config()).await;
+    // What an emco restarted on the same store would watch once it resumed.
+    let watched_after_restart = || async {
+        let restarted = emco_rsync::Rsync::new(
+            emco_appcontext::Catalog::new(store.clone()),
+            emco_appcontext::AppContexts::new(store.clone()),
+            test_rsync_config(),
+        );
+        restarted.resume().await.unwrap();
+        restarted.watched_clusters()
+    };
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?type=cluster&output=summary", SETTLE, |a| {
+            a["status"] == "Instantiated" && a["cluster-status"]["Present"].as_u64() >= Some(3)
+        })
+        .await;
+    assert_eq!(emco.rsync.watched_clusters(), [EDGE01]);
+    assert_eq!(watched_after_restart().await, [EDGE01]);
+    assert!(
+        watcher_asks_again_after_reconnect(edge01, Duration::from_secs(10)).await,
+        "a live watcher lists again after its connection dropped"
+    );
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    while !emco.rsync.watched_clusters().is_empty() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watcher is still running"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(watched_after_restart().await.is_empty());
+    // Longer than a live watcher takes to come back above (restart pause and kube-rs back-off).
+    assert!(
+        !watcher_asks_again_after_reconnect(edge01, Duration::from_secs(5)).await,
+        "no watcher asks for bundles of a cluster no live context uses"
+    );
+
+    // A new instantiation on the same cluster watches it again, and its status flows.
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let again = emco
+        .http
+        .wait_for("?type=cluster&output=summary", SETTLE, |a| {
+            a["status"] == "Instantiated" && a["cluster-status"]["Present"].as_u64() >= Some(3)
+        })
+        .await;
+    let instantiations = again["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|action| action["State"] == "Instantiated")
+        .count();
+    assert_eq!(instantiations, 2, "{again}");
+    assert_eq!(emco.rsync.watched_clusters(), [EDGE01]);
+}

@@ -190,6 +190,28 @@ async fn a_down_cluster_shows_retrying_and_recovers() {
             assert_eq!(cluster["connectivity"], expected, "{cluster}");
         }
     }
+    // Why, in the detail view: the cluster refuses connections.
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail&app=sink"))
+        .await
+        .expect(200)
+        .json();
+    let clusters = &detail["apps"][0]["clusters"];
+    assert_eq!(
+        (&clusters[1]["connectivity"], &clusters[1]["connectivity-reason"]),
+        (&json!("Retrying"), &json!("connection refused")),
+        "{detail}"
+    );
+    assert!(clusters[0].get("connectivity-reason").is_none(), "{detail}");
+    assert!(
+        clusters[1]["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rsync-status"] == "Retrying"),
+        "{detail}"
+    );
     edge02.set_faults(Faults::default()).await.unwrap();
     let done = emco
         .http
@@ -481,14 +503,155 @@ async fn server_errors_are_retried_until_they_pass() {
             a["deployedCounts"] == json!({"Applied": 6, "Retrying": 6})
         })
         .await;
-    // The cluster answers, so its connectivity is not what fails.
-    assert_eq!(retrying["apps"][0]["clusters"][0]["connectivity"], "Unknown");
+    // The cluster answers, but with errors: connectivity is Retrying, and says why.
+    for app in retrying["apps"].as_array().unwrap() {
+        let edge01 = &app["clusters"][0];
+        assert_eq!(edge01["connectivity"], "Retrying", "{edge01}");
+        assert!(
+            edge01["connectivityReason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("HTTP 503 Service Unavailable")),
+            "{edge01}"
+        );
+        for resource in edge01["resources"].as_array().unwrap() {
+            assert_eq!(resource["deployedStatus"], "Retrying", "{resource}");
+        }
+    }
+    let detail = emco
+        .http
+        .get(&format!(
+            "{DIG}/status?output=detail&cluster=vfw-cluster-provider%2Bedge01"
+        ))
+        .await
+        .expect(200)
+        .json();
+    for app in detail["apps"].as_array().unwrap() {
+        let edge01 = &app["clusters"][0];
+        assert_eq!(edge01["connectivity"], "Retrying", "{edge01}");
+        assert!(
+            edge01["connectivity-reason"]
+                .as_str()
+                .is_some_and(|r| r.starts_with("HTTP 503 Service Unavailable")),
+            "{edge01}"
+        );
+    }
     edge01.set_faults(Faults::default()).await.unwrap();
     let done = emco
         .http
         .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
         .await;
     assert_eq!(counts(&done), json!({"Applied": 12}));
+    // Once through, the reason is gone.
+    let detail = emco.http.get(&format!("{DIG}/status?output=detail")).await.json();
+    for app in detail["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            assert!(cluster.get("connectivity-reason").is_none(), "{cluster}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_that_answers_too_slowly_is_retrying_because_it_timed_out() {
+    let sim = crate::support::vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let emco = Emco::start_with(
+        emco_store::Store::memory(),
+        emco_rsync::RsyncConfig {
+            request_timeout: Duration::from_millis(300),
+            ..test_rsync_config()
+        },
+    )
+    .await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
+    edge01
+        .set_faults(Faults {
+            latency_ms: 1500,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let retrying = emco
+        .http
+        .wait_for("?output=detail", SETTLE, |a| {
+            a["apps"][0]["clusters"][0]["connectivity"] == "Retrying"
+        })
+        .await;
+    let cluster = &retrying["apps"][0]["clusters"][0];
+    assert_eq!(cluster["connectivity-reason"], "timed out", "{cluster}");
+    assert!(
+        cluster["resources"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["rsync-status"] == "Retrying"),
+        "{cluster}"
+    );
+    edge01.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 3}));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
+    let sim = crate::support::vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    // One app on one cluster: one batch, so every request rsync makes outside the bundle watch is an attempt.
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 429,
+            retry_after_seconds: Some(2),
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let attempts = || {
+        edge01
+            .shared()
+            .requests()
+            .into_iter()
+            .filter(|request| !request.path.contains("resourcebundlestates"))
+            .map(|request| request.at)
+            .collect::<Vec<_>>()
+    };
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    while attempts().len() < 3 {
+        assert!(tokio::time::Instant::now() < deadline, "rsync stopped trying");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let detail = emco.http.get(&format!("{DIG}/status?output=detail")).await.json();
+    let cluster = &detail["apps"][0]["clusters"][0];
+    assert_eq!(cluster["connectivity"], "Retrying", "{detail}");
+    let reason = cluster["connectivity-reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("HTTP 429 Too Many Requests") && reason.ends_with(", retrying after 2s"),
+        "{reason}"
+    );
+    // Each attempt waited for what the cluster asked (the test's own back-off is 100 to 500 ms).
+    let times = attempts();
+    for pair in times.windows(2) {
+        let gap = pair[1].duration_since(pair[0]);
+        assert!(gap >= Duration::from_millis(1900), "retried after {gap:?}");
+    }
+    edge01.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 3}));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -695,4 +858,79 @@ async fn terminate_stop_instantiate_back_to_back_applies_a_new_instance() {
             assert!(label.starts_with(&second_id), "{}: {label}", cluster.name());
         }
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emco_serve_names_the_emco_holding_its_store_and_restarts_at_once_after_sigkill() {
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut first = start_emco_process(data.path(), port).await;
+    http.post("/v2/cluster-providers", json!({"metadata": {"name": "kept"}}))
+        .await
+        .expect(201);
+    let first_pid = first.id().unwrap();
+
+    // A second emco on the same data directory waits a little, then says who holds the store.
+    let second = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "serve",
+            "--listen",
+            &format!("127.0.0.1:{}", free_port()),
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .env("RUST_LOG", "off")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    let second = tokio::time::timeout(Duration::from_secs(60), second)
+        .await
+        .expect("the second emco gives up")
+        .unwrap();
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "the store in {} is in use by another emco (pid {first_pid})",
+            data.path().display()
+        )),
+        "{stderr}"
+    );
+
+    // SIGKILL, and a new emco on the same directory and port at once, before the old one is reaped.
+    first.start_kill().unwrap();
+    let mut restarted = start_emco_process(data.path(), port).await;
+    first.wait().await.unwrap();
+    // Until the old process was reaped, its socket could still answer the start-up probe: probe the new one.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::net::TcpStream::connect(http.address).await.is_err() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the restarted emco does not serve"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    http.get("/v2/cluster-providers/kept").await.expect(200);
+    let pid_file = data.path().join("emco.pid");
+    assert_eq!(
+        std::fs::read_to_string(&pid_file).unwrap().trim(),
+        restarted.id().unwrap().to_string()
+    );
+
+    // A clean exit removes the pid file.
+    let terminated = std::process::Command::new("kill")
+        .args(["-TERM", &restarted.id().unwrap().to_string()])
+        .status()
+        .unwrap();
+    assert!(terminated.success());
+    let exit = tokio::time::timeout(Duration::from_secs(30), restarted.wait())
+        .await
+        .expect("emco stops on SIGTERM")
+        .unwrap();
+    assert!(exit.success(), "{exit:?}");
+    assert!(!pid_file.exists(), "the pid file outlived a clean exit");
 }

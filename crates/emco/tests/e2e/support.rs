@@ -177,6 +177,8 @@ impl Http {
 /// An `emco` (API, status index and rsync) served in-process on a loopback port.
 pub(crate) struct Emco {
     pub(crate) http: Http,
+    /// The engine the server drives (a handle on the same one).
+    pub(crate) rsync: Rsync,
     _task: tokio::task::JoinHandle<()>,
 }
 
@@ -208,7 +210,7 @@ impl Emco {
             AppContexts::new(store.clone()),
             config,
         );
-        let server = Server::new(store, Some(Arc::new(rsync)), server_config);
+        let server = Server::new(store, Some(Arc::new(rsync.clone())), server_config);
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
@@ -216,6 +218,7 @@ impl Emco {
         });
         Self {
             http: Http { address },
+            rsync,
             _task: task,
         }
     }
@@ -224,6 +227,11 @@ impl Emco {
 fn pack_dir(dir: &Path) -> Vec<u8> {
     let prefix = format!("{}/", dir.file_name().unwrap().to_string_lossy());
     emco_helm::archive::pack_dir(dir, &prefix).unwrap()
+}
+
+/// The packed chart of a vFW app (`packetgen`, `firewall`, `sink`).
+pub(crate) fn vfw_chart(app: &str) -> Vec<u8> {
+    pack_dir(&example(&format!("charts/{app}")))
 }
 
 fn example(path: &str) -> std::path::PathBuf {

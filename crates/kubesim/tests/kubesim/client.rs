@@ -496,3 +496,86 @@ async fn faults_make_a_cluster_unreachable_slow_or_erroring() {
         "latency is added"
     );
 }
+
+#[tokio::test]
+async fn injected_errors_carry_retry_after_and_every_request_is_logged() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let edge01 = &sim.clusters()[0];
+    // kube-rs would retry 429 and 503 answers itself.
+    let mut config = edge01.client_config().unwrap();
+    config.default_retry = false;
+    let client = Client::try_from(config).unwrap();
+    for code in [429u16, 503] {
+        edge01
+            .set_faults(Faults {
+                error_rate: 1.0,
+                error_code: code,
+                retry_after_seconds: Some(3),
+                ..Faults::default()
+            })
+            .await
+            .unwrap();
+        let request = http::Request::get("/api/v1/namespaces/default/configmaps?watch=1")
+            .body(kube::client::Body::empty())
+            .unwrap();
+        let response = client.send(request).await.unwrap();
+        assert_eq!(response.status().as_u16(), code);
+        assert_eq!(response.headers()["retry-after"], "3");
+        let body = response.into_body().collect_bytes().await.unwrap();
+        let status: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(
+            (status["code"].as_u64(), &status["details"]["retryAfterSeconds"]),
+            (Some(u64::from(code)), &json!(3)),
+            "{status}"
+        );
+    }
+    // Without retryAfterSeconds, no header.
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 503,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let request = http::Request::get("/api/v1/namespaces/default/configmaps")
+        .body(kube::client::Body::empty())
+        .unwrap();
+    let response = client.send(request).await.unwrap();
+    assert_eq!(response.status().as_u16(), 503);
+    assert!(response.headers().get("retry-after").is_none());
+
+    // For a while only: answered normally once the window is over.
+    edge01
+        .set_faults(Faults {
+            error_rate: 1.0,
+            error_code: 503,
+            error_for_ms: Some(1000),
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let configmaps: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let err = configmaps.list(&ListParams::default()).await.unwrap_err();
+    assert!(matches!(err, kube::Error::Api(ref s) if s.code == 503), "{err:?}");
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    configmaps.list(&ListParams::default()).await.unwrap();
+
+    let logged: Vec<_> = edge01
+        .shared()
+        .requests()
+        .into_iter()
+        .filter(|r| r.path == "/api/v1/namespaces/default/configmaps")
+        .map(|r| (r.method, r.watch))
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            ("GET".to_string(), true),
+            ("GET".to_string(), true),
+            ("GET".to_string(), false),
+            ("GET".to_string(), false),
+            ("GET".to_string(), false)
+        ]
+    );
+}

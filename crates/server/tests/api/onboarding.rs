@@ -577,14 +577,16 @@ async fn data_survives_a_restart() {
             .await
             .expect(StatusCode::ACCEPTED);
     }
-    // The first server's background tasks release the file as they notice it is gone.
-    let mut reopened = Store::open_redb(dir.path());
+    // The first server's background tasks release the file as they notice it is gone; they run on this test's
+    // one thread, so the open must not block it while it waits.
+    let open = || Store::open_redb_waiting(dir.path(), std::time::Duration::ZERO);
+    let mut reopened = open();
     for _ in 0..100 {
         if reopened.is_ok() {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        reopened = Store::open_redb(dir.path());
+        reopened = open();
     }
     let api = Api::new(reopened.unwrap());
     assert_eq!(api.states().await, ["Created", "Approved", "Instantiated"]);

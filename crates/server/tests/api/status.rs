@@ -417,6 +417,78 @@ async fn answers_follow_the_lifecycle_and_every_write() {
 }
 
 #[tokio::test]
+async fn a_retrying_cluster_says_why_in_detail_and_beside_connectivity() {
+    let api = seed_world().await;
+    let reason = "HTTP 503 Service Unavailable, retrying after 2s";
+    let id = ContextId::new(2755581958183303505).unwrap();
+    AppContexts::new(api.store.clone())
+        .update_cluster(id, "sink", CLUSTERS[0], |record| {
+            record.connectivity = Connectivity::Retrying;
+            record.connectivity_reason = Some(reason.into());
+            for resource in &mut record.resources {
+                resource.status = RsyncStatus::Retrying;
+            }
+        })
+        .await
+        .unwrap();
+    for query in ["output=detail&app=sink", "output=detail&type=cluster&app=sink"] {
+        let detail = api
+            .get(&format!("{STATUS}?{query}"))
+            .await
+            .expect(StatusCode::OK)
+            .json();
+        let clusters = &detail["apps"][0]["clusters"];
+        let keys: Vec<&str> = clusters[0]
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                "cluster-provider",
+                "cluster",
+                "connectivity",
+                "connectivity-reason",
+                "resources"
+            ],
+            "{query}"
+        );
+        assert_eq!(
+            (&clusters[0]["connectivity"], &clusters[0]["connectivity-reason"]),
+            (&json!("Retrying"), &json!(reason)),
+            "{query}"
+        );
+        assert!(
+            clusters[1].get("connectivity").is_none(),
+            "no reason, no field: {query}"
+        );
+    }
+    let detail = api.get(&format!("{STATUS}?output=detail&app=sink")).await.json();
+    assert_eq!(
+        detail["apps"][0]["clusters"][0]["resources"][0]["rsync-status"],
+        "Retrying"
+    );
+    // The seed's other outputs stay as the seed has them.
+    let all = api.get(&format!("{STATUS}?app=sink")).await.json();
+    assert!(all["apps"][0]["clusters"][0].get("connectivity").is_none());
+    assert!(all["apps"][0]["clusters"][0].get("connectivity-reason").is_none());
+    // EMCO 22.x: beside connectivity, whenever there is a reason.
+    let deployed = api
+        .get(&format!("{STATUS}?status=deployed&app=sink"))
+        .await
+        .json();
+    let clusters = &deployed["apps"][0]["clusters"];
+    assert_eq!(
+        (&clusters[0]["connectivity"], &clusters[0]["connectivityReason"]),
+        (&json!("Retrying"), &json!(reason))
+    );
+    assert!(clusters[1].get("connectivityReason").is_none());
+    assert_eq!(deployed["deployedCounts"], json!({"Applied": 3, "Retrying": 3}));
+}
+
+#[tokio::test]
 async fn bad_parameters_are_400_naming_the_parameter() {
     let api = seed_world().await;
     let cases = [
