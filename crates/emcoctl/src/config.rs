@@ -1,5 +1,6 @@
 //! Where emcoctl sends its requests: `--emco URL`, else `EMCO_URL`, else the emcoctl config file (`--config`, or
-//! `~/.emco.yaml`: EMCO's keys, case-insensitive — `ingress` when set, else `orchestrator`), else
+//! `~/.emco.yaml`: EMCO's keys, case-insensitive — `ingress` when set, else `orchestrator`, each with `host`, `port`
+//! and, for an API served over TLS, `scheme: https`), else
 //! `http://localhost:9015`. emco-rs serves every EMCO service from one API, so every anchor goes to the same place.
 //!
 //! The bearer token for an API that requires one comes the same way: `--token`, else `EMCO_TOKEN`, else the
@@ -67,8 +68,20 @@ pub fn resolve(
             .filter(|h| !h.is_empty());
         let port = field(&section, "port")
             .and_then(|p| p.as_u64().or_else(|| p.as_str().and_then(|s| s.parse().ok())));
+        // Not one of EMCO's keys: `scheme: https` for an API served over TLS (http when absent).
+        let scheme = match field(&section, "scheme") {
+            None | Some(Json::Null) => "http",
+            Some(Json::String(scheme)) if scheme.eq_ignore_ascii_case("http") => "http",
+            Some(Json::String(scheme)) if scheme.eq_ignore_ascii_case("https") => "https",
+            Some(_) => {
+                return Err(ConfigError::Invalid {
+                    path: path.into(),
+                    message: format!("{name}.scheme must be http or https"),
+                });
+            }
+        };
         match (host, port) {
-            (Some(host), Some(port)) => return Ok(format!("http://{host}:{port}")),
+            (Some(host), Some(port)) => return Ok(format!("{scheme}://{host}:{port}")),
             (None, None) => continue,
             _ => {
                 return Err(ConfigError::Invalid {
@@ -157,6 +170,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(resolve(None, None, Some(&file)).unwrap(), "http://gw:8080");
+        std::fs::write(&file, "orchestrator: {host: o, port: 9015, Scheme: HTTPS}\n").unwrap();
+        assert_eq!(resolve(None, None, Some(&file)).unwrap(), "https://o:9015");
+        std::fs::write(&file, "orchestrator: {host: o, port: 9015, scheme: ftp}\n").unwrap();
+        assert!(
+            resolve(None, None, Some(&file))
+                .unwrap_err()
+                .to_string()
+                .contains("orchestrator.scheme must be http or https")
+        );
         std::fs::write(&file, "orchestrator: {host: o}\n").unwrap();
         assert!(
             resolve(None, None, Some(&file))

@@ -150,6 +150,7 @@ async fn template_bombs_answer_422_naming_app_file_and_limit_and_change_nothing(
             "the size limit of 32 MiB for one function's result",
         ),
     ];
+    let peak_before = peak_memory_bytes();
     for (project, bomb, values, limit) in bombs {
         onboard_project(&api, project, &chart(Some(bomb), values)).await;
         let reply = api
@@ -166,6 +167,14 @@ async fn template_bombs_answer_422_naming_app_file_and_limit_and_change_nothing(
         );
         assert_eq!(state_of(&api, project).await, "Approved", "{project}");
         assert_eq!(context_count(&api).await, 0, "{project}");
+    }
+    // Memory stayed bounded: without the limits, `repeat` alone would allocate a GB and `indent` fail to.
+    if let (Some(before), Some(after)) = (peak_before, peak_memory_bytes()) {
+        assert!(
+            after.saturating_sub(before) < 512 << 20,
+            "the bombs raised the peak memory by {} MiB",
+            (after - before) >> 20
+        );
     }
     // The process and every other DIG go on: a well-formed chart instantiates.
     onboard_project(&api, "good", &chart(None, "")).await;
@@ -438,4 +447,12 @@ async fn an_instantiation_supersedes_a_stopped_termination_the_engine_has_not_en
     lifecycle.terminate(&dig).await.unwrap();
     let err = lifecycle.instantiate(&dig).await.unwrap_err();
     assert!(err.to_string().contains("still terminating"), "{err}");
+}
+
+/// The process's peak resident memory (Linux `VmHWM`), when the platform tells.
+fn peak_memory_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
