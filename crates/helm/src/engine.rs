@@ -40,9 +40,16 @@ thread_local! {
     static INCLUDED: RefCell<HashMap<String, usize>> = RefCell::new(HashMap::new());
 }
 
-/// Every function a chart template can call: Sprig's, then Helm's own.
+/// Every function a chart template can call: Sprig's, then Helm's own. Built once and shared by every render.
 #[must_use]
-pub fn helm_funcs() -> FuncMap {
+pub fn helm_funcs() -> std::sync::Arc<FuncMap> {
+    static FUNCS: std::sync::OnceLock<std::sync::Arc<FuncMap>> = std::sync::OnceLock::new();
+    FUNCS
+        .get_or_init(|| std::sync::Arc::new(build_helm_funcs()))
+        .clone()
+}
+
+fn build_helm_funcs() -> FuncMap {
     let mut funcs = crate::sprig::sprig_funcs();
     crate::formats::funcs::register(&mut funcs);
     funcs.add("include", Arity::Exact(2), include);

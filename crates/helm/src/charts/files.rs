@@ -42,7 +42,7 @@ impl Files {
     /// `Get`: the file as text (invalid UTF-8 kept as Go keeps bytes, replaced here), empty when missing.
     #[must_use]
     pub fn get(&self, name: &str) -> String {
-        String::from_utf8_lossy(&self.get_bytes(name)).into_owned()
+        super::file_text(&self.get_bytes(name)).into_owned()
     }
 
     /// `Glob`: the files whose path matches `pattern`.
@@ -87,7 +87,7 @@ impl Files {
     /// `AsConfig`: YAML of base name → content.
     #[must_use]
     pub fn as_config(&self) -> String {
-        self.as_map(|data| String::from_utf8_lossy(data).into_owned())
+        self.as_map(|data| super::file_text(data).into_owned())
     }
 
     /// `AsSecrets`: YAML of base name → base64 of the content.

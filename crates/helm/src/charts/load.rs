@@ -74,7 +74,7 @@ pub fn load_files(files: Vec<ArchiveFile>) -> Result<Chart, ChartError> {
     budget.spend(&files)?;
     let files = strip_top_folder(files)?;
     let rules = match files.iter().find(|f| f.name == ".helmignore") {
-        Some(file) => Rules::parse(&String::from_utf8_lossy(&file.data))?,
+        Some(file) => Rules::parse(&super::file_text(&file.data))?,
         None => Rules::parse("")?,
     };
     let files = files
@@ -133,7 +133,7 @@ fn strip_top_folder(files: Vec<ArchiveFile>) -> Result<Vec<File>, ChartError> {
 
 /// Helm's `LoadValues`: every YAML document of `values.yaml` merged into one map.
 pub(crate) fn load_values(data: &[u8]) -> Result<Json, String> {
-    let text = String::from_utf8_lossy(data);
+    let text = super::file_text(data);
     let documents =
         yaml::parse_documents(&text).map_err(|err| format!("error reading yaml document: {err}"))?;
     let mut values = serde_json::Map::new();
@@ -171,7 +171,7 @@ fn merge_maps(into: &mut serde_json::Map<String, Json>, from: serde_json::Map<St
 }
 
 fn parse_yaml(data: &[u8]) -> Result<Json, String> {
-    yaml::parse(&String::from_utf8_lossy(data)).map_err(|err| err.to_string())
+    yaml::parse(&super::file_text(data)).map_err(|err| err.to_string())
 }
 
 /// Helm's `LoadFiles`.

@@ -35,6 +35,15 @@ pub use templates::{
 
 use serde_json::Value as Json;
 
+/// A chart file's bytes as text, invalid UTF-8 replaced as Go's conversions replace it (the check of valid text,
+/// which nearly every file is, is much faster than the replacing walk).
+pub(crate) fn file_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => std::borrow::Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 /// Why a chart could not be loaded, prepared or validated; each message is Helm's.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChartError {

@@ -165,7 +165,7 @@ fn collect(
         }
         jobs.push(TemplateJob {
             name: format!("{full_path}/{}", template.name),
-            text: String::from_utf8_lossy(&template.data).into_owned(),
+            text: super::file_text(&template.data).into_owned(),
             data: data.clone(),
             base_path: base_path.clone(),
             renders: !partial,

@@ -303,17 +303,17 @@ pub(crate) fn resolve(funcs: &FuncMap, name: &str) -> Option<Callee> {
 /// trees are shared).
 #[derive(Clone)]
 pub struct Templates {
-    funcs: FuncMap,
+    funcs: std::sync::Arc<FuncMap>,
     limits: Limits,
     trees: HashMap<Rc<str>, Rc<Tree>>,
 }
 
 impl Templates {
-    /// An empty set calling `funcs` (which shadow builtins of the same name).
+    /// An empty set calling `funcs` (which shadow builtins of the same name; a shared map is not copied).
     #[must_use]
-    pub fn new(funcs: FuncMap) -> Self {
+    pub fn new(funcs: impl Into<std::sync::Arc<FuncMap>>) -> Self {
         Self {
-            funcs,
+            funcs: funcs.into(),
             limits: Limits::default(),
             trees: HashMap::new(),
         }
