@@ -5,7 +5,7 @@
 //! becomes the last token, as Go's `itemError` does, so the parser reports it where Go would.
 
 pub(crate) use super::fmt::quote as go_quote;
-use std::rc::Rc;
+use std::borrow::Cow;
 
 /// Token kinds (Go's `itemType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,14 +67,15 @@ impl Tok {
 
 /// A token: kind, byte offset in the text, text, and 1-based line.
 #[derive(Debug, Clone)]
-pub(crate) struct Item {
+pub(crate) struct Item<'a> {
     pub(crate) typ: Tok,
     pub(crate) pos: usize,
-    pub(crate) val: Rc<str>,
+    /// The token's text, borrowed from the template (an error token's message is owned).
+    pub(crate) val: Cow<'a, str>,
     pub(crate) line: usize,
 }
 
-impl std::fmt::Display for Item {
+impl std::fmt::Display for Item<'_> {
     /// Go's `item.String()`, as parse errors quote tokens.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.typ {
@@ -111,7 +112,7 @@ fn has_right_trim(s: &[u8]) -> bool {
 
 /// Lexes `input` into tokens, ending with `Eof` or `Error`. `break_ok`/`continue_ok` say whether `break` and
 /// `continue` are keywords (they are not when the function map defines them, as in Go).
-pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item> {
+pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item<'_>> {
     let mut lx = Lexer {
         input,
         bytes: input.as_bytes(),
@@ -135,15 +136,15 @@ struct Lexer<'a> {
     start: usize,
     line: usize,
     start_line: usize,
-    items: Vec<Item>,
+    items: Vec<Item<'a>>,
     paren_depth: i64,
     break_ok: bool,
     continue_ok: bool,
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
     fn emit(&mut self, typ: Tok) {
-        let val = Rc::from(self.input.get(self.start..self.pos).unwrap_or(""));
+        let val = Cow::Borrowed(self.input.get(self.start..self.pos).unwrap_or(""));
         self.items.push(Item {
             typ,
             pos: self.start,
@@ -165,7 +166,7 @@ impl Lexer<'_> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: Rc::from(message),
+            val: Cow::Owned(message),
             line: self.start_line,
         });
     }
@@ -250,7 +251,7 @@ impl Lexer<'_> {
         let item = Item {
             typ: Tok::LeftDelim,
             pos: self.start,
-            val: Rc::from(LEFT),
+            val: Cow::Borrowed(LEFT),
             line: self.start_line,
         };
         self.pos += after;

@@ -96,8 +96,8 @@ pub(crate) fn parse(
     Ok(trees)
 }
 
-struct Parser<'f> {
-    items: Vec<Item>,
+struct Parser<'f, 'a> {
+    items: Vec<Item<'a>>,
     index: usize,
     vars: Vec<Rc<str>>,
     range_depth: usize,
@@ -113,7 +113,7 @@ struct Parser<'f> {
     action_line: usize,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'_, 'a> {
     fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
         Err(ParseError {
             line: self.last_line,
@@ -131,13 +131,13 @@ impl Parser<'_> {
         })
     }
 
-    fn next(&mut self) -> Item {
+    fn next(&mut self) -> Item<'a> {
         let item = match self.items.get(self.index) {
             Some(item) => item.clone(),
             None => self.items.last().cloned().unwrap_or(Item {
                 typ: Tok::Eof,
                 pos: self.text.len(),
-                val: Rc::from(""),
+                val: std::borrow::Cow::Borrowed(""),
                 line: 1,
             }),
         };
@@ -150,13 +150,13 @@ impl Parser<'_> {
         self.index = self.index.saturating_sub(1);
     }
 
-    fn peek(&mut self) -> Item {
+    fn peek(&mut self) -> Item<'a> {
         let item = self.next();
         self.backup();
         item
     }
 
-    fn next_non_space(&mut self) -> Item {
+    fn next_non_space(&mut self) -> Item<'a> {
         loop {
             let item = self.next();
             if item.typ != Tok::Space {
@@ -165,13 +165,13 @@ impl Parser<'_> {
         }
     }
 
-    fn peek_non_space(&mut self) -> Item {
+    fn peek_non_space(&mut self) -> Item<'a> {
         let item = self.next_non_space();
         self.backup();
         item
     }
 
-    fn expect(&mut self, typ: Tok, context: &str) -> PResult<Item> {
+    fn expect(&mut self, typ: Tok, context: &str) -> PResult<Item<'a>> {
         let item = self.next_non_space();
         if item.typ != typ {
             return self.unexpected(&item, context);
@@ -179,7 +179,7 @@ impl Parser<'_> {
         Ok(item)
     }
 
-    fn unexpected<T>(&self, item: &Item, context: &str) -> PResult<T> {
+    fn unexpected<T>(&self, item: &Item<'_>, context: &str) -> PResult<T> {
         if item.typ == Tok::Error {
             let mut extra = String::new();
             if self.action_line != 0 && self.action_line != item.line {
@@ -463,7 +463,7 @@ impl Parser<'_> {
         })
     }
 
-    fn template_name(&mut self, token: &Item, context: &str) -> PResult<String> {
+    fn template_name(&mut self, token: &Item<'_>, context: &str) -> PResult<String> {
         match token.typ {
             Tok::String | Tok::RawString => self.unquote(&token.val),
             _ => self.unexpected(token, context),
@@ -697,7 +697,7 @@ impl Parser<'_> {
         }))
     }
 
-    fn number(&self, token: &Item) -> PResult<Num> {
+    fn number(&self, token: &Item<'_>) -> PResult<Num> {
         let text = &*token.val;
         if token.typ == Tok::CharConstant {
             let inner = text.get(1..).unwrap_or("");
