@@ -143,6 +143,24 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
             let _ = store.write_status(&nodes, "", meta::name(&created), node["status"].clone());
         }
     }
+    // The API server's bootstrap role: everything, bound to system:masters (which bypasses RBAC anyway).
+    let cluster_roles = builtin(&store, "rbac.authorization.k8s.io", "clusterroles");
+    let _ = store.create(
+        &cluster_roles,
+        None,
+        json!({"metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]}),
+        &controller_write(),
+    );
+    let cluster_role_bindings = builtin(&store, "rbac.authorization.k8s.io", "clusterrolebindings");
+    let _ = store.create(
+        &cluster_role_bindings,
+        None,
+        json!({"metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]}),
+        &controller_write(),
+    );
 }
 
 /// The keys a change asks to reconcile.

@@ -48,6 +48,7 @@ async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    peer: Option<axum::Extension<crate::auth::PeerIdentity>>,
     body: Bytes,
 ) -> Response {
     tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
@@ -82,6 +83,13 @@ async fn handle(
                 .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
         }
         return response;
+    }
+    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers) {
+        Ok(user) => user,
+        Err(err) => return err.into_response(),
+    };
+    if let Err(err) = crate::rbac::authorize(&cluster, &user, &method, &route, &query, uri.path()) {
+        return err.into_response();
     }
     let accept = headers
         .get(header::ACCEPT)
