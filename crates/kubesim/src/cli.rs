@@ -240,9 +240,16 @@ mod tests {
         );
         assert_eq!(
             parse_token("t0k=system:serviceaccount:t1:builder"),
-            Some(("t0k".into(), "system:serviceaccount:t1:builder".into(), Vec::new()))
+            Some((
+                "t0k".into(),
+                "system:serviceaccount:t1:builder".into(),
+                Vec::new()
+            ))
         );
-        assert_eq!(parse_token("t0k=bob"), Some(("t0k".into(), "bob".into(), Vec::new())));
+        assert_eq!(
+            parse_token("t0k=bob"),
+            Some(("t0k".into(), "bob".into(), Vec::new()))
+        );
         assert_eq!(parse_token("t0k"), None);
         assert_eq!(parse_token("=bob"), None);
         assert_eq!(parse_token("t0k=,team"), None);

@@ -156,10 +156,7 @@ impl ClusterShared {
             requests: Mutex::new(VecDeque::new()),
             tokens: Mutex::new(HashMap::from([(
                 ADMIN_TOKEN.to_string(),
-                UserInfo::authenticated(
-                    crate::tls::ADMIN_USER,
-                    &[crate::tls::MASTERS_GROUP.to_string()],
-                ),
+                UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
             )])),
         })
     }

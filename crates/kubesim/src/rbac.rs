@@ -160,11 +160,7 @@ pub fn authorize(
 }
 
 fn strings(value: &Json) -> impl Iterator<Item = &str> {
-    value
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(Json::as_str)
+    value.as_array().into_iter().flatten().filter_map(Json::as_str)
 }
 
 fn lists(value: &Json, wanted: &str) -> bool {
@@ -291,22 +287,59 @@ mod tests {
     #[test]
     fn rules_match_verbs_groups_resources_subresources_and_names() {
         let pods = json!({"verbs": ["get", "list"], "apiGroups": [""], "resources": ["pods"]});
-        assert!(rule_allows_resource(&pods, &attributes("list", "pods", None, None)));
-        assert!(!rule_allows_resource(&pods, &attributes("delete", "pods", None, Some("web"))));
-        assert!(!rule_allows_resource(&pods, &attributes("get", "pods", Some("log"), Some("web"))));
-        assert!(!rule_allows_resource(&pods, &attributes("get", "configmaps", None, Some("c"))));
+        assert!(rule_allows_resource(
+            &pods,
+            &attributes("list", "pods", None, None)
+        ));
+        assert!(!rule_allows_resource(
+            &pods,
+            &attributes("delete", "pods", None, Some("web"))
+        ));
+        assert!(!rule_allows_resource(
+            &pods,
+            &attributes("get", "pods", Some("log"), Some("web"))
+        ));
+        assert!(!rule_allows_resource(
+            &pods,
+            &attributes("get", "configmaps", None, Some("c"))
+        ));
         let logs = json!({"verbs": ["*"], "apiGroups": ["*"], "resources": ["pods/log"]});
-        assert!(rule_allows_resource(&logs, &attributes("get", "pods", Some("log"), Some("web"))));
-        assert!(!rule_allows_resource(&logs, &attributes("get", "pods", None, Some("web"))));
+        assert!(rule_allows_resource(
+            &logs,
+            &attributes("get", "pods", Some("log"), Some("web"))
+        ));
+        assert!(!rule_allows_resource(
+            &logs,
+            &attributes("get", "pods", None, Some("web"))
+        ));
         let any_sub = json!({"verbs": ["get"], "apiGroups": [""], "resources": ["pods/*", "*/scale"]});
-        assert!(rule_allows_resource(&any_sub, &attributes("get", "pods", Some("status"), Some("w"))));
-        assert!(rule_allows_resource(&any_sub, &attributes("get", "deployments", Some("scale"), Some("w"))));
-        let named = json!({"verbs": ["get"], "apiGroups": [""], "resources": ["*"], "resourceNames": ["one"]});
-        assert!(rule_allows_resource(&named, &attributes("get", "secrets", None, Some("one"))));
-        assert!(!rule_allows_resource(&named, &attributes("get", "secrets", None, Some("two"))));
-        assert!(!rule_allows_resource(&named, &attributes("get", "secrets", None, None)));
+        assert!(rule_allows_resource(
+            &any_sub,
+            &attributes("get", "pods", Some("status"), Some("w"))
+        ));
+        assert!(rule_allows_resource(
+            &any_sub,
+            &attributes("get", "deployments", Some("scale"), Some("w"))
+        ));
+        let named =
+            json!({"verbs": ["get"], "apiGroups": [""], "resources": ["*"], "resourceNames": ["one"]});
+        assert!(rule_allows_resource(
+            &named,
+            &attributes("get", "secrets", None, Some("one"))
+        ));
+        assert!(!rule_allows_resource(
+            &named,
+            &attributes("get", "secrets", None, Some("two"))
+        ));
+        assert!(!rule_allows_resource(
+            &named,
+            &attributes("get", "secrets", None, None)
+        ));
         let apps = json!({"verbs": ["get"], "apiGroups": ["apps"], "resources": ["*"]});
-        assert!(!rule_allows_resource(&apps, &attributes("get", "pods", None, Some("w"))));
+        assert!(!rule_allows_resource(
+            &apps,
+            &attributes("get", "pods", None, Some("w"))
+        ));
     }
 
     #[test]
@@ -340,6 +373,10 @@ mod tests {
             "deployments.apps is forbidden: User \"alice\" cannot list resource \"deployments\" in API group \"apps\" at the cluster scope"
         );
         let logs = attributes("get", "pods", Some("log"), Some("web"));
-        assert!(logs.forbidden(&alice).message.contains("cannot get resource \"pods/log\""));
+        assert!(
+            logs.forbidden(&alice)
+                .message
+                .contains("cannot get resource \"pods/log\"")
+        );
     }
 }

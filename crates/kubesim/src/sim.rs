@@ -93,7 +93,11 @@ impl SimCluster {
     }
 
     /// A client certificate for `user` in `group`, signed by the cluster's CA.
-    pub fn issue_client_certificate(&self, user: &str, group: Option<&str>) -> Result<ClientCredentials, TlsError> {
+    pub fn issue_client_certificate(
+        &self,
+        user: &str,
+        group: Option<&str>,
+    ) -> Result<ClientCredentials, TlsError> {
         self.authority
             .as_ref()
             .ok_or(TlsError::PlainHttp)?
@@ -160,7 +164,8 @@ impl SimCluster {
             }),
             Credentials::Token(token) => serde_json::json!({"token": token}),
         };
-        config.auth_info = serde_json::from_value(auth_info).map_err(|err| kube::Error::Service(err.into()))?;
+        config.auth_info =
+            serde_json::from_value(auth_info).map_err(|err| kube::Error::Service(err.into()))?;
         Ok(config)
     }
 

@@ -156,9 +156,7 @@ fn issue_client(
     params.distinguished_name = DistinguishedName::new();
     params.distinguished_name.push(DnType::CommonName, user);
     if let Some(group) = group {
-        params
-            .distinguished_name
-            .push(DnType::OrganizationName, group);
+        params.distinguished_name.push(DnType::OrganizationName, group);
     }
     params.extended_key_usages = vec![ExtendedKeyUsagePurpose::ClientAuth];
     params.key_usages = vec![KeyUsagePurpose::DigitalSignature];
