@@ -298,6 +298,17 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
     ),
     builtin(
+        "certificates.k8s.io",
+        "v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        false,
+        &["csr"],
+        NONE,
+        true,
+        false,
+    ),
+    builtin(
         "rbac.authorization.k8s.io",
         "v1",
         "Role",

@@ -141,13 +141,19 @@ pub struct ClusterShared {
     requests: Mutex<VecDeque<ServedRequest>>,
     /// Bearer tokens and their users.
     tokens: Mutex<HashMap<String, UserInfo>>,
+    /// The cluster's CA, serving and admin certificates (none: plain HTTP).
+    pub authority: Option<crate::tls::ClusterAuthority>,
 }
 
 impl ClusterShared {
     /// A cluster whose revisions start after `initial_revision` (seed it from the clock so revisions never go
-    /// backwards across simulator restarts).
+    /// backwards across simulator restarts), serving HTTPS with `authority` (none: plain HTTP).
     #[must_use]
-    pub fn new(config: ClusterConfig, initial_revision: u64) -> Arc<Self> {
+    pub fn new(
+        config: ClusterConfig,
+        initial_revision: u64,
+        authority: Option<crate::tls::ClusterAuthority>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             name: config.name.clone(),
             config,
@@ -158,6 +164,7 @@ impl ClusterShared {
                 ADMIN_TOKEN.to_string(),
                 UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
             )])),
+            authority,
         })
     }
 

@@ -179,6 +179,7 @@ async fn handle(
             &accept,
             &body,
             &faults.reject_kinds,
+            &user,
         )
         .await
         {
@@ -268,6 +269,7 @@ async fn resource(
     accept: &str,
     body: &Bytes,
     reject_kinds: &[String],
+    user: &crate::auth::UserInfo,
 ) -> Result<Response, ApiError> {
     let t = cluster
         .store()
@@ -302,7 +304,10 @@ async fn resource(
             }
         }
         (None, Method::POST, None) => {
-            let object = parse_body(headers, body)?;
+            let mut object = parse_body(headers, body)?;
+            if is_certificate_signing_request(&t) {
+                crate::csr::admit_create(&mut object, user)?;
+            }
             let created = cluster
                 .store()
                 .create(&t, target.namespace.as_deref(), object, &options)?;
@@ -382,6 +387,17 @@ async fn resource(
             }
             Ok(ok(&at_version(&t, &outcome.object)))
         }
+        (Some(name), Method::PUT, Some("approval")) if is_certificate_signing_request(&t) => {
+            let object = parse_body(headers, body)?;
+            let updated = crate::csr::approve(
+                &mut cluster.store(),
+                cluster.authority.as_ref(),
+                &t,
+                name,
+                &object,
+            )?;
+            Ok(ok(&at_version(&t, &updated)))
+        }
         (Some(name), method, Some("scale")) if t.scale => {
             scale(cluster, &t, &namespace, name, &method, headers, body, &options)
         }
@@ -392,6 +408,10 @@ async fn resource(
             "the server does not allow this method on the requested resource ({method})"
         ))),
     }
+}
+
+fn is_certificate_signing_request(t: &ResourceType) -> bool {
+    t.group == "certificates.k8s.io" && t.plural == "certificatesigningrequests"
 }
 
 fn check_subresource(t: &ResourceType, subresource: Option<&str>) -> Result<(), ApiError> {

@@ -15,6 +15,7 @@ pub mod catalog;
 pub mod cli;
 pub mod cluster;
 pub mod controllers;
+pub mod csr;
 pub mod defaults;
 pub mod error;
 pub mod fields;

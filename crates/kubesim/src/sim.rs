@@ -27,7 +27,6 @@ pub enum Credentials {
 pub struct SimCluster {
     shared: Arc<ClusterShared>,
     server: ClusterServer,
-    authority: Option<ClusterAuthority>,
     controllers: JoinHandle<()>,
 }
 
@@ -40,19 +39,14 @@ impl SimCluster {
         } else {
             Some(ClusterAuthority::new(&config.name, address.ip())?)
         };
-        let shared = ClusterShared::new(config, initial_revision);
+        let acceptor = authority.as_ref().map(|a| a.acceptor().clone());
+        let shared = ClusterShared::new(config, initial_revision, authority);
         crate::controllers::bootstrap(&shared);
-        let server = ClusterServer::start(
-            shared.clone(),
-            address,
-            authority.as_ref().map(|a| a.acceptor().clone()),
-        )
-        .await?;
+        let server = ClusterServer::start(shared.clone(), address, acceptor).await?;
         let controllers = tokio::spawn(crate::controllers::run(shared.clone()));
         Ok(Self {
             shared,
             server,
-            authority,
             controllers,
         })
     }
@@ -79,14 +73,14 @@ impl SimCluster {
     /// The cluster's CA certificate (PEM); none for a plain-HTTP cluster.
     #[must_use]
     pub fn ca_pem(&self) -> Option<&str> {
-        self.authority.as_ref().map(ClusterAuthority::ca_pem)
+        self.shared.authority.as_ref().map(ClusterAuthority::ca_pem)
     }
 
     /// The admin's credentials: the client certificate (CN `kubesim-admin`, O `system:masters`) over HTTPS, the
     /// admin token over plain HTTP.
     #[must_use]
     pub fn admin_credentials(&self) -> Credentials {
-        match &self.authority {
+        match &self.shared.authority {
             Some(authority) => Credentials::Certificate(authority.admin().clone()),
             None => Credentials::Token(ADMIN_TOKEN.to_string()),
         }
@@ -98,7 +92,8 @@ impl SimCluster {
         user: &str,
         group: Option<&str>,
     ) -> Result<ClientCredentials, TlsError> {
-        self.authority
+        self.shared
+            .authority
             .as_ref()
             .ok_or(TlsError::PlainHttp)?
             .issue_client(user, group)
@@ -154,7 +149,7 @@ impl SimCluster {
             .map_err(|err: http::uri::InvalidUri| kube::Error::Service(err.into()))?;
         let mut config = kube::Config::new(uri);
         config.default_namespace = "default".into();
-        if let Some(authority) = &self.authority {
+        if let Some(authority) = &self.shared.authority {
             config.root_cert = Some(vec![authority.ca_der().to_vec()]);
         }
         let auth_info = match credentials {

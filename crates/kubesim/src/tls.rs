@@ -139,6 +139,15 @@ impl ClusterAuthority {
         issue_client(&self.issuer, user, group)
     }
 
+    /// A certificate for `key` with `params`, signed by this cluster's CA (PEM).
+    pub fn sign(
+        &self,
+        params: &CertificateParams,
+        key: &impl rcgen::PublicKeyData,
+    ) -> Result<String, TlsError> {
+        Ok(params.signed_by(key, &self.issuer)?.pem())
+    }
+
     /// The acceptor that runs a server handshake on a connection.
     #[must_use]
     pub fn acceptor(&self) -> &tokio_rustls::TlsAcceptor {
@@ -191,7 +200,7 @@ fn acceptor(
 
 /// One DER element: its tag, its contents and what follows it. `None` on anything malformed (a length past the
 /// end, an indefinite or over-long length).
-fn der_element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
+pub(crate) fn der_element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     let (&tag, rest) = input.split_first()?;
     let (&first, rest) = rest.split_first()?;
     let (length, rest) = if first < 0x80 {
@@ -212,6 +221,12 @@ fn der_element(input: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     }
     let (contents, rest) = rest.split_at(length);
     Some((tag, contents, rest))
+}
+
+/// The whole encoding (tag, length, contents) of the first DER element of `input`.
+pub(crate) fn der_element_bytes(input: &[u8]) -> Option<&[u8]> {
+    let (_, _, rest) = der_element(input)?;
+    input.get(..input.len() - rest.len())
 }
 
 const SEQUENCE: u8 = 0x30;
@@ -239,7 +254,13 @@ pub fn subject_identity(certificate: &[u8]) -> Option<(String, Vec<String>)> {
     for _ in 0..4 {
         rest = der_element(rest)?.2;
     }
-    let (SEQUENCE, mut name, _) = der_element(rest)? else {
+    name_identity(rest)
+}
+
+/// The user (CommonName) and groups (Organizations, in order) of a DER X.501 Name; `None` when it is malformed or
+/// has no CommonName.
+pub(crate) fn name_identity(name: &[u8]) -> Option<(String, Vec<String>)> {
+    let (SEQUENCE, mut name, _) = der_element(name)? else {
         return None;
     };
     let mut user = None;

@@ -347,3 +347,81 @@ async fn the_binary_serves_https_by_default_and_plain_http_with_insecure_http() 
         child.kill().await.unwrap();
     }
 }
+
+/// A key and a PEM certificate request for `user` in `group`.
+fn certificate_request(user: &str, group: &str) -> (rcgen::KeyPair, String) {
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params.distinguished_name.push(rcgen::DnType::CommonName, user);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, group);
+    let pem = params.serialize_request(&key).unwrap().pem().unwrap();
+    (key, pem)
+}
+
+#[tokio::test]
+async fn an_approved_certificate_signing_request_yields_a_working_client_certificate() {
+    use base64::Engine as _;
+    use emco_k8s::k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let csrs: Api<CertificateSigningRequest> = Api::all(cluster.client().unwrap());
+    let (key, request) = certificate_request("erin", "team");
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let csr = |name: &str, request: &str| -> CertificateSigningRequest {
+        serde_json::from_value(json!({"metadata": {"name": name}, "spec": {"request": request,
+            "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"]}}))
+        .unwrap()
+    };
+    // A request that is not a certificate request is refused.
+    let refused = csrs
+        .create(&PostParams::default(), &csr("bad", &encode("not a request")))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        status_of(refused),
+        (
+            422,
+            "Invalid".into(),
+            "CertificateSigningRequest.certificates.k8s.io \"bad\" is invalid: spec.request: Invalid value: PEM block type must be CERTIFICATE REQUEST".into()
+        )
+    );
+    let created = csrs
+        .create(&PostParams::default(), &csr("erin", &encode(&request)))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.username.as_deref(), Some("kubesim-admin"));
+    assert!(created.status.and_then(|s| s.certificate).is_none());
+
+    // Approval, as `kubectl certificate approve` sends it: the object with an Approved condition, PUT to /approval.
+    let mut approval = serde_json::to_value(csrs.get("erin").await.unwrap()).unwrap();
+    approval["status"]["conditions"] =
+        json!([{"type": "Approved", "status": "True", "reason": "Test", "message": "approved"}]);
+    let approved = csrs
+        .replace_subresource("approval", "erin", &PostParams::default(), &approval)
+        .await
+        .unwrap();
+    let certificate = approved.status.unwrap().certificate.unwrap().0;
+    let certificate = String::from_utf8(certificate).unwrap();
+    assert!(
+        certificate.starts_with("-----BEGIN CERTIFICATE-----"),
+        "{certificate}"
+    );
+
+    // The issued certificate authenticates erin (in team), whom RBAC has not bound to anything.
+    let erin = client_as(
+        cluster,
+        &Credentials::Certificate(kubesim::ClientCredentials {
+            certificate_pem: certificate,
+            key_pem: key.serialize_pem(),
+        }),
+    );
+    let pods: Api<Pod> = Api::namespaced(erin, "default");
+    assert_eq!(
+        status_of(pods.list(&ListParams::default()).await.unwrap_err()).2,
+        "pods is forbidden: User \"erin\" cannot list resource \"pods\" in API group \"\" in the namespace \"default\""
+    );
+}

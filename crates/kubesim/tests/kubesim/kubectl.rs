@@ -829,6 +829,51 @@ async fn https_users_bound_by_roles_and_kubernetes_denials() {
         .await
         .expect_err("nodes is forbidden: User \"bob\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
 
+    // A certificate signing request approved with kubectl is signed; its certificate authenticates its user.
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "erin");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "readers");
+    let request = params.serialize_request(&key).unwrap().pem().unwrap();
+    let manifest = format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata:\n  name: erin\nspec:\n  request: {}\n  signerName: kubernetes.io/kube-apiserver-client\n  usages: [client auth]\n",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &request)
+    );
+    kubectl.apply(&manifest, &[]).await.expect_ok();
+    kubectl.run(&["certificate", "approve", "erin"]).await.expect_ok();
+    let csr = kubectl
+        .run(&["get", "csr", "erin", "-o", "json"])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(csr["status"]["conditions"][0]["type"], "Approved", "{csr}");
+    let certificate = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        csr["status"]["certificate"].as_str().unwrap(),
+    )
+    .unwrap();
+    let erin = write(
+        "erin.yaml",
+        cluster.kubeconfig_for(
+            "erin",
+            &Credentials::Certificate(kubesim::ClientCredentials {
+                certificate_pem: String::from_utf8(certificate).unwrap(),
+                key_pem: key.serialize_pem(),
+            }),
+        ),
+    );
+    kubectl
+        .run_as(&erin, &["get", "pods", "-n", "t1"], None)
+        .await
+        .expect_ok();
+    kubectl
+        .run_as(&erin, &["get", "pods", "-n", "t2"], None)
+        .await
+        .expect_err("pods is forbidden: User \"erin\" cannot list resource \"pods\" in API group \"\" in the namespace \"t2\"");
+
     let stranger = write(
         "stranger.yaml",
         cluster.kubeconfig_for("stranger", &Credentials::Token("not-a-token".into())),
