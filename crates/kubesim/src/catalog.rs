@@ -142,6 +142,17 @@ const BUILT_INS: &[BuiltIn] = &[
     builtin(
         "",
         "v1",
+        "ResourceQuota",
+        "resourcequotas",
+        true,
+        &["quota"],
+        NONE,
+        true,
+        false,
+    ),
+    builtin(
+        "",
+        "v1",
         "ConfigMap",
         "configmaps",
         true,

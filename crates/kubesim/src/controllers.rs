@@ -204,6 +204,12 @@ fn keys_for(change: &Change, out: &mut BTreeSet<Key>) {
             ));
         }
     }
+    // Quotas count objects as they come and go, and show their limits when they change.
+    if !namespace.is_empty()
+        && (change.kind != ChangeKind::Modified || change.key == crate::quota::quota_key())
+    {
+        out.insert((TypeKey::new("*quota*", ""), namespace.clone(), String::new()));
+    }
     // A namespace being emptied waits for its objects.
     if !namespace.is_empty() && change.kind == ChangeKind::Deleted {
         out.insert(key("", "namespaces", "", &namespace));
@@ -246,6 +252,7 @@ fn reconcile(store: &mut Store, cluster: &ClusterShared, key: &Key, effects: &mu
         ("batch", "jobs") => workloads::reconcile_job(store, namespace, name),
         ("", "services") => gc::reconcile_service(store, cluster, namespace, name, effects),
         ("", "namespaces") => gc::reconcile_namespace(store, name),
+        ("*quota*", _) => crate::quota::reconcile_namespace(store, namespace),
         ("*dependents*", uid) => gc::collect_dependents(store, uid),
         ("*owner*", uid) => gc::recheck_owner(store, uid),
         ("*finalize*", group) => {

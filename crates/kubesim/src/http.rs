@@ -308,9 +308,15 @@ async fn resource(
             if is_certificate_signing_request(&t) {
                 crate::csr::admit_create(&mut object, user)?;
             }
-            let created = cluster
-                .store()
-                .create(&t, target.namespace.as_deref(), object, &options)?;
+            let mut store = cluster.store();
+            if t.namespaced
+                && let Some(namespace) = target.namespace.as_deref()
+            {
+                let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                crate::quota::admit_create(&store, &t, namespace, name)?;
+            }
+            let created = store.create(&t, target.namespace.as_deref(), object, &options)?;
+            drop(store);
             Ok(json_response(StatusCode::CREATED, &at_version(&t, &created)))
         }
         (None, Method::DELETE, None) => {

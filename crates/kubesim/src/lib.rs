@@ -23,6 +23,7 @@ pub mod http;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
+pub mod quota;
 pub mod rbac;
 pub mod request;
 pub mod selector;
