@@ -145,10 +145,11 @@ async fn put_faults(
     }
 }
 
-/// `TOKEN=USER[,GROUP...]` as (token, user, groups); none when the token or the user is empty. User names may
-/// hold colons (`system:serviceaccount:ns:name`).
+/// `TOKEN=USER[,GROUP...]` as (token, user, groups); none when the token or the user is empty. The token is
+/// everything before the last `=` (base64 tokens end in `=`); user names may hold colons
+/// (`system:serviceaccount:ns:name`).
 fn parse_token(entry: &str) -> Option<(String, String, Vec<String>)> {
-    let (token, identity) = entry.split_once('=')?;
+    let (token, identity) = entry.rsplit_once('=')?;
     let (user, groups) = identity.split_once(',').unwrap_or((identity, ""));
     if token.is_empty() || user.is_empty() {
         return None;
@@ -249,6 +250,10 @@ mod tests {
         assert_eq!(
             parse_token("t0k=bob"),
             Some(("t0k".into(), "bob".into(), Vec::new()))
+        );
+        assert_eq!(
+            parse_token("YWJj==bob"),
+            Some(("YWJj=".into(), "bob".into(), Vec::new()))
         );
         assert_eq!(parse_token("t0k"), None);
         assert_eq!(parse_token("=bob"), None);

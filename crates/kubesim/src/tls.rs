@@ -87,7 +87,8 @@ impl ClusterAuthority {
         let issuer = Issuer::new(ca_params, ca_key);
 
         let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
-        if !address.is_unspecified() && !names.contains(&address.to_string()) {
+        // Also an unspecified address (0.0.0.0), which kubeconfigs then name as the server.
+        if !names.contains(&address.to_string()) {
             names.push(address.to_string());
         }
         let server_key = KeyPair::generate()?;
