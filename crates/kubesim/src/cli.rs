@@ -14,8 +14,15 @@ use crate::cluster::{ClusterConfig, Faults, Timing};
 use crate::sim::{SimCluster, cluster_name};
 
 /// Serve simulated Kubernetes clusters.
+///
+/// Each cluster serves HTTPS with a CA of its own made at start; its kubeconfig carries that CA and an admin
+/// client certificate (CN kubesim-admin, O system:masters). Requests are authenticated (client certificate, bearer
+/// token, else system:anonymous) and authorized by RBAC (Roles, ClusterRoles and their bindings; system:masters
+/// bypasses). Approved CertificateSigningRequests for kubernetes.io/kube-apiserver-client are signed by the
+/// cluster's CA; ResourceQuotas limit object counts. --insecure-http serves plain HTTP, with the admin token in the
+/// kubeconfigs.
 #[derive(Debug, clap::Parser)]
-#[command(name = "kubesim", version, about)]
+#[command(name = "kubesim", version, about, long_about)]
 pub struct Args {
     /// Serve this many clusters, named edge01, edge02, ….
     #[arg(long, conflicts_with = "cluster")]
@@ -65,6 +72,12 @@ pub struct Args {
     /// Put this label (key=value) on every node of every cluster (repeatable), e.g. extraRuntime=virtlet.
     #[arg(long)]
     pub node_label: Vec<String>,
+    /// Serve plain HTTP instead of HTTPS; kubeconfigs then carry the admin bearer token.
+    #[arg(long)]
+    pub insecure_http: bool,
+    /// Accept this bearer token on every cluster (repeatable): TOKEN=USER or TOKEN=USER,GROUP,GROUP.
+    #[arg(long, value_name = "TOKEN=USER[,GROUP...]")]
+    pub token: Vec<String>,
 }
 
 /// Why kubesim stopped.
@@ -73,6 +86,9 @@ pub enum CliError {
     /// No cluster was asked for.
     #[error("give --clusters N or at least one --cluster NAME")]
     NoClusters,
+    /// A --token is not TOKEN=USER[,GROUP...].
+    #[error("--token {0}: give TOKEN=USER or TOKEN=USER,GROUP,GROUP")]
+    BadToken(String),
     /// A listener or file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -131,6 +147,23 @@ async fn put_faults(
     }
 }
 
+/// `TOKEN=USER[,GROUP...]` as (token, user, groups); none when the token or the user is empty. The token is
+/// everything before the last `=` (base64 tokens end in `=`); user names may hold colons
+/// (`system:serviceaccount:ns:name`).
+fn parse_token(entry: &str) -> Option<(String, String, Vec<String>)> {
+    let (token, identity) = entry.rsplit_once('=')?;
+    let (user, groups) = identity.split_once(',').unwrap_or((identity, ""));
+    if token.is_empty() || user.is_empty() {
+        return None;
+    }
+    let groups = groups
+        .split(',')
+        .filter(|g| !g.is_empty())
+        .map(String::from)
+        .collect();
+    Some((token.to_string(), user.to_string(), groups))
+}
+
 /// Runs kubesim until Ctrl-C.
 pub fn run(args: Args) -> Result<(), CliError> {
     let names: Vec<String> = match args.clusters {
@@ -140,6 +173,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if names.is_empty() {
         return Err(CliError::NoClusters);
     }
+    let tokens = args
+        .token
+        .iter()
+        .map(|entry| parse_token(entry).ok_or_else(|| CliError::BadToken(entry.clone())))
+        .collect::<Result<Vec<_>, _>>()?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let mut clusters = Vec::with_capacity(names.len());
@@ -147,6 +185,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
             let mut config = ClusterConfig::new(name);
             config.nodes = args.nodes;
             config.timing.ready_ms = args.ready_ms;
+            config.insecure_http = args.insecure_http;
             for label in &args.node_label {
                 let (key, value) = label.split_once('=').unwrap_or((label.as_str(), ""));
                 config = config.with_node_label(key, value);
@@ -163,6 +202,10 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 reject_kinds: args.reject_kind.clone(),
             };
             cluster.set_faults(faults).await?;
+            for (token, user, groups) in &tokens {
+                let groups: Vec<&str> = groups.iter().map(String::as_str).collect();
+                cluster.add_token(token, user, &groups);
+            }
             clusters.push(cluster);
         }
         std::fs::create_dir_all(&args.kubeconfig_dir)?;
@@ -186,4 +229,36 @@ pub fn run(args: Args) -> Result<(), CliError> {
             .await?;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_name_a_user_and_groups() {
+        assert_eq!(
+            parse_token("t0k=alice,team,ops"),
+            Some(("t0k".into(), "alice".into(), vec!["team".into(), "ops".into()]))
+        );
+        assert_eq!(
+            parse_token("t0k=system:serviceaccount:t1:builder"),
+            Some((
+                "t0k".into(),
+                "system:serviceaccount:t1:builder".into(),
+                Vec::new()
+            ))
+        );
+        assert_eq!(
+            parse_token("t0k=bob"),
+            Some(("t0k".into(), "bob".into(), Vec::new()))
+        );
+        assert_eq!(
+            parse_token("YWJj==bob"),
+            Some(("YWJj=".into(), "bob".into(), Vec::new()))
+        );
+        assert_eq!(parse_token("t0k"), None);
+        assert_eq!(parse_token("=bob"), None);
+        assert_eq!(parse_token("t0k=,team"), None);
+    }
 }

@@ -1,13 +1,17 @@
 //! One simulated cluster: its store, its timing, its faults and the shared handle the API handlers and the
 //! simulated controllers use.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::auth::UserInfo;
 use crate::store::Store;
+
+/// The bearer token of the admin user (`kubesim-admin` in `system:masters`) on every cluster.
+pub const ADMIN_TOKEN: &str = "kubesim";
 
 /// How fast simulated workloads progress.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +102,9 @@ pub struct ClusterConfig {
     /// Labels every node carries besides kubesim's own (a kubelet's `--node-labels`), e.g. `extraRuntime=virtlet`
     /// for workloads whose node affinity asks for it.
     pub node_labels: std::collections::BTreeMap<String, String>,
+    /// Serve plain HTTP (kubeconfigs carry the admin token) instead of HTTPS with a CA of its own and client
+    /// certificates.
+    pub insecure_http: bool,
 }
 
 impl ClusterConfig {
@@ -109,6 +116,7 @@ impl ClusterConfig {
             nodes: 1,
             timing: Timing::default(),
             node_labels: std::collections::BTreeMap::new(),
+            insecure_http: false,
         }
     }
 
@@ -131,19 +139,32 @@ pub struct ClusterShared {
     faults: Mutex<(Faults, Instant)>,
     /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
     requests: Mutex<VecDeque<ServedRequest>>,
+    /// Bearer tokens and their users.
+    tokens: Mutex<HashMap<String, UserInfo>>,
+    /// The cluster's CA, serving and admin certificates (none: plain HTTP).
+    pub authority: Option<crate::tls::ClusterAuthority>,
 }
 
 impl ClusterShared {
     /// A cluster whose revisions start after `initial_revision` (seed it from the clock so revisions never go
-    /// backwards across simulator restarts).
+    /// backwards across simulator restarts), serving HTTPS with `authority` (none: plain HTTP).
     #[must_use]
-    pub fn new(config: ClusterConfig, initial_revision: u64) -> Arc<Self> {
+    pub fn new(
+        config: ClusterConfig,
+        initial_revision: u64,
+        authority: Option<crate::tls::ClusterAuthority>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             name: config.name.clone(),
             config,
             store: Mutex::new(Store::new(initial_revision)),
             faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
+            tokens: Mutex::new(HashMap::from([(
+                ADMIN_TOKEN.to_string(),
+                UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
+            )])),
+            authority,
         })
     }
 
@@ -202,6 +223,24 @@ impl ClusterShared {
             .iter()
             .cloned()
             .collect()
+    }
+
+    /// Accepts `token` as a bearer token of `user` in `groups` (and `system:authenticated`).
+    pub fn add_token(&self, token: &str, user: &str, groups: &[String]) {
+        self.tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(token.to_string(), UserInfo::authenticated(user, groups));
+    }
+
+    /// The user of a bearer token.
+    #[must_use]
+    pub fn token_user(&self, token: &str) -> Option<UserInfo> {
+        self.tokens
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(token)
+            .cloned()
     }
 
     /// Replaces the faults (an `error_for_ms` window starts now).

@@ -143,6 +143,24 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
             let _ = store.write_status(&nodes, "", meta::name(&created), node["status"].clone());
         }
     }
+    // The API server's bootstrap role: everything, bound to system:masters (which bypasses RBAC anyway).
+    let cluster_roles = builtin(&store, "rbac.authorization.k8s.io", "clusterroles");
+    let _ = store.create(
+        &cluster_roles,
+        None,
+        json!({"metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "rules": [{"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, {"nonResourceURLs": ["*"], "verbs": ["*"]}]}),
+        &controller_write(),
+    );
+    let cluster_role_bindings = builtin(&store, "rbac.authorization.k8s.io", "clusterrolebindings");
+    let _ = store.create(
+        &cluster_role_bindings,
+        None,
+        json!({"metadata": {"name": "cluster-admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "cluster-admin"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]}),
+        &controller_write(),
+    );
 }
 
 /// The keys a change asks to reconcile.
@@ -186,6 +204,12 @@ fn keys_for(change: &Change, out: &mut BTreeSet<Key>) {
             ));
         }
     }
+    // Quotas count objects as they come and go, and show their limits when they change.
+    if !namespace.is_empty()
+        && (change.kind != ChangeKind::Modified || change.key == crate::quota::quota_key())
+    {
+        out.insert((TypeKey::new("*quota*", ""), namespace.clone(), String::new()));
+    }
     // A namespace being emptied waits for its objects.
     if !namespace.is_empty() && change.kind == ChangeKind::Deleted {
         out.insert(key("", "namespaces", "", &namespace));
@@ -228,6 +252,7 @@ fn reconcile(store: &mut Store, cluster: &ClusterShared, key: &Key, effects: &mu
         ("batch", "jobs") => workloads::reconcile_job(store, namespace, name),
         ("", "services") => gc::reconcile_service(store, cluster, namespace, name, effects),
         ("", "namespaces") => gc::reconcile_namespace(store, name),
+        ("*quota*", _) => crate::quota::reconcile_namespace(store, namespace),
         ("*dependents*", uid) => gc::collect_dependents(store, uid),
         ("*owner*", uid) => gc::recheck_owner(store, uid),
         ("*finalize*", group) => {

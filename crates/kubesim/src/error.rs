@@ -131,6 +131,12 @@ impl ApiError {
         Self::new(422, "Invalid", message)
     }
 
+    /// 401 for a request whose credentials are not recognised.
+    #[must_use]
+    pub fn unauthorized() -> Self {
+        Self::new(401, "Unauthorized", "Unauthorized")
+    }
+
     /// 403.
     #[must_use]
     pub fn forbidden(message: impl Into<String>) -> Self {

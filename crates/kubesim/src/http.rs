@@ -48,6 +48,7 @@ async fn handle(
     method: Method,
     uri: Uri,
     headers: HeaderMap,
+    peer: Option<axum::Extension<crate::auth::PeerIdentity>>,
     body: Bytes,
 ) -> Response {
     tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
@@ -82,6 +83,13 @@ async fn handle(
                 .insert(header::RETRY_AFTER, header::HeaderValue::from(seconds));
         }
         return response;
+    }
+    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers) {
+        Ok(user) => user,
+        Err(err) => return err.into_response(),
+    };
+    if let Err(err) = crate::rbac::authorize(&cluster, &user, &method, &route, &query, uri.path()) {
+        return err.into_response();
     }
     let accept = headers
         .get(header::ACCEPT)
@@ -171,6 +179,7 @@ async fn handle(
             &accept,
             &body,
             &faults.reject_kinds,
+            &user,
         )
         .await
         {
@@ -260,6 +269,7 @@ async fn resource(
     accept: &str,
     body: &Bytes,
     reject_kinds: &[String],
+    user: &crate::auth::UserInfo,
 ) -> Result<Response, ApiError> {
     let t = cluster
         .store()
@@ -294,10 +304,19 @@ async fn resource(
             }
         }
         (None, Method::POST, None) => {
-            let object = parse_body(headers, body)?;
-            let created = cluster
-                .store()
-                .create(&t, target.namespace.as_deref(), object, &options)?;
+            let mut object = parse_body(headers, body)?;
+            if is_certificate_signing_request(&t) {
+                crate::csr::admit_create(&mut object, user)?;
+            }
+            let mut store = cluster.store();
+            if t.namespaced
+                && let Some(namespace) = target.namespace.as_deref()
+            {
+                let name = object["metadata"]["name"].as_str().unwrap_or_default();
+                crate::quota::admit_create(&store, &t, namespace, name)?;
+            }
+            let created = store.create(&t, target.namespace.as_deref(), object, &options)?;
+            drop(store);
             Ok(json_response(StatusCode::CREATED, &at_version(&t, &created)))
         }
         (None, Method::DELETE, None) => {
@@ -374,6 +393,17 @@ async fn resource(
             }
             Ok(ok(&at_version(&t, &outcome.object)))
         }
+        (Some(name), Method::PUT, Some("approval")) if is_certificate_signing_request(&t) => {
+            let object = parse_body(headers, body)?;
+            let updated = crate::csr::approve(
+                &mut cluster.store(),
+                cluster.authority.as_ref(),
+                &t,
+                name,
+                &object,
+            )?;
+            Ok(ok(&at_version(&t, &updated)))
+        }
         (Some(name), method, Some("scale")) if t.scale => {
             scale(cluster, &t, &namespace, name, &method, headers, body, &options)
         }
@@ -384,6 +414,10 @@ async fn resource(
             "the server does not allow this method on the requested resource ({method})"
         ))),
     }
+}
+
+fn is_certificate_signing_request(t: &ResourceType) -> bool {
+    t.group == "certificates.k8s.io" && t.plural == "certificatesigningrequests"
 }
 
 fn check_subresource(t: &ResourceType, subresource: Option<&str>) -> Result<(), ApiError> {

@@ -10,10 +10,12 @@
 //! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
 //! crates use it in tests.
 
+pub mod auth;
 pub mod catalog;
 pub mod cli;
 pub mod cluster;
 pub mod controllers;
+pub mod csr;
 pub mod defaults;
 pub mod error;
 pub mod fields;
@@ -21,14 +23,18 @@ pub mod http;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
+pub mod quota;
+pub mod rbac;
 pub mod request;
 pub mod selector;
 pub mod server;
 pub mod sim;
 pub mod store;
 pub mod table;
+pub mod tls;
 pub mod watch;
 
 pub use cluster::{ClusterConfig, Faults, ServedRequest, Timing};
 pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
-pub use sim::{SimCluster, Simulator, cluster_name};
+pub use sim::{Credentials, SimCluster, Simulator, cluster_name};
+pub use tls::ClientCredentials;

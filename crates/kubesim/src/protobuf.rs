@@ -1,5 +1,6 @@
-//! Reading the Kubernetes protobuf encoding for the few kinds kubectl's imperative commands create with it
-//! (`kubectl create namespace | configmap | secret`). Other kinds sent as protobuf are refused with 415.
+//! Reading the Kubernetes protobuf encoding for the few kinds kubectl's imperative commands send with it
+//! (`kubectl create namespace | configmap | secret`, `kubectl certificate approve|deny`). Other kinds sent as
+//! protobuf are refused with 415.
 //!
 //! The body is the magic `k8s\0` followed by a `runtime.Unknown` message whose `raw` field holds the object.
 
@@ -146,6 +147,69 @@ fn object_meta(bytes: &[u8]) -> Result<Json, ProtobufError> {
     Ok(Json::Object(meta))
 }
 
+/// A `metav1.Time` (seconds since the epoch) as RFC 3339.
+fn time(bytes: &[u8]) -> Result<Json, ProtobufError> {
+    let mut seconds = 0i64;
+    for (number, field) in fields(bytes)? {
+        if let (1, Field::Varint(v)) = (number, field) {
+            seconds = i64::try_from(v).map_err(|_| err("time out of range"))?;
+        }
+    }
+    let timestamp = jiff::Timestamp::from_second(seconds).map_err(|_| err("time out of range"))?;
+    Ok(json!(timestamp.to_string()))
+}
+
+/// A CertificateSigningRequestSpec: request, signerName, usages, expirationSeconds (the requester fields are
+/// the server's to set).
+fn csr_spec(bytes: &[u8]) -> Result<Json, ProtobufError> {
+    let mut spec = json!({});
+    let mut usages = Vec::new();
+    for (number, field) in fields(bytes)? {
+        match (number, field) {
+            (1, Field::Bytes(b)) => {
+                spec["request"] = json!(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            (5, Field::Bytes(b)) => usages.push(json!(text(b)?)),
+            (7, Field::Bytes(b)) => spec["signerName"] = json!(text(b)?),
+            (8, Field::Varint(v)) => spec["expirationSeconds"] = json!(v),
+            _ => {}
+        }
+    }
+    spec["usages"] = Json::Array(usages);
+    Ok(spec)
+}
+
+/// A CertificateSigningRequestStatus: its conditions and certificate.
+fn csr_status(bytes: &[u8]) -> Result<Json, ProtobufError> {
+    let mut conditions = Vec::new();
+    let mut status = json!({});
+    for (number, field) in fields(bytes)? {
+        match (number, field) {
+            (1, Field::Bytes(b)) => {
+                let mut condition = json!({});
+                for (n, f) in fields(b)? {
+                    match (n, f) {
+                        (1, Field::Bytes(v)) => condition["type"] = json!(text(v)?),
+                        (2, Field::Bytes(v)) => condition["reason"] = json!(text(v)?),
+                        (3, Field::Bytes(v)) => condition["message"] = json!(text(v)?),
+                        (4, Field::Bytes(v)) => condition["lastUpdateTime"] = time(v)?,
+                        (5, Field::Bytes(v)) => condition["lastTransitionTime"] = time(v)?,
+                        (6, Field::Bytes(v)) => condition["status"] = json!(text(v)?),
+                        _ => {}
+                    }
+                }
+                conditions.push(condition);
+            }
+            (2, Field::Bytes(b)) => {
+                status["certificate"] = json!(base64::engine::general_purpose::STANDARD.encode(b))
+            }
+            _ => {}
+        }
+    }
+    status["conditions"] = Json::Array(conditions);
+    Ok(status)
+}
+
 /// Decodes a protobuf request body into the JSON object it encodes.
 pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
     let envelope = body
@@ -198,7 +262,9 @@ pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
             ("ConfigMap", 4, Field::Varint(v)) | ("Secret", 5, Field::Varint(v)) => {
                 object["immutable"] = json!(v != 0)
             }
-            ("Namespace" | "ConfigMap" | "Secret", _, _) => {}
+            ("CertificateSigningRequest", 2, Field::Bytes(b)) => object["spec"] = csr_spec(b)?,
+            ("CertificateSigningRequest", 3, Field::Bytes(b)) => object["status"] = csr_status(b)?,
+            ("Namespace" | "ConfigMap" | "Secret" | "CertificateSigningRequest", _, _) => {}
             (other, _, _) => {
                 return Err(ProtobufError(format!(
                     "kind {other} is not readable from protobuf; send JSON"
@@ -224,6 +290,47 @@ mod tests {
         out.push(u8::try_from(bytes.len()).unwrap());
         out.extend_from_slice(bytes);
         out
+    }
+
+    #[test]
+    fn decodes_a_certificate_approval_like_kubectl_sends_it() {
+        let condition = [
+            field(1, b"Approved"),
+            field(2, b"KubectlApprove"),
+            field(4, &[8, 100]),
+            field(6, b"True"),
+        ]
+        .concat();
+        let raw = [
+            field(1, &field(1, b"erin")),
+            field(
+                2,
+                &[
+                    field(1, b"PEM"),
+                    field(5, b"client auth"),
+                    field(7, b"kubernetes.io/kube-apiserver-client"),
+                ]
+                .concat(),
+            ),
+            field(3, &field(1, &condition)),
+        ]
+        .concat();
+        let type_meta = [
+            field(1, b"certificates.k8s.io/v1"),
+            field(2, b"CertificateSigningRequest"),
+        ]
+        .concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &raw)].concat();
+        let object = decode(&body).unwrap();
+        assert_eq!(object["metadata"]["name"], "erin");
+        assert_eq!(
+            object["spec"],
+            json!({"request": "UEVN", "usages": ["client auth"], "signerName": "kubernetes.io/kube-apiserver-client"})
+        );
+        assert_eq!(
+            object["status"],
+            json!({"conditions": [{"type": "Approved", "reason": "KubectlApprove", "lastUpdateTime": "1970-01-01T00:01:40Z", "status": "True"}]})
+        );
     }
 
     #[test]

@@ -1,25 +1,50 @@
 //! Serving one cluster on its own loopback port, with an accept loop that can be switched off (connections
 //! refused, open connections dropped) and on again on the same port, to simulate a cluster going off the network.
+//! HTTPS by default: each connection's TLS handshake runs in its own task, and the identity of a verified client
+//! certificate goes into every request of the connection ([`PeerIdentity`]); plain HTTP on request.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::service::TowerToHyperService;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpListener;
 use tokio::task::{JoinHandle, JoinSet};
+use tokio_rustls::TlsAcceptor;
+use tower::ServiceExt as _;
 
+use crate::auth::PeerIdentity;
 use crate::cluster::ClusterShared;
+
+/// How long a client may take to finish its TLS handshake.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The listener of one cluster.
 pub struct ClusterServer {
     address: SocketAddr,
     router: axum::Router,
+    tls: Option<TlsAcceptor>,
     serving: Mutex<Option<JoinHandle<()>>>,
 }
 
-async fn accept_loop(listener: TcpListener, router: axum::Router) {
+/// Serves HTTP on one connection; every request carries `peer`.
+async fn serve_connection<S>(stream: S, router: axum::Router, peer: PeerIdentity)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let service = router.map_request(move |mut request: axum::http::Request<hyper::body::Incoming>| {
+        request.extensions_mut().insert(peer.clone());
+        request
+    });
+    let _ = Builder::new(TokioExecutor::new())
+        .serve_connection(TokioIo::new(stream), TowerToHyperService::new(service))
+        .await;
+}
+
+async fn accept_loop(listener: TcpListener, router: axum::Router, tls: Option<TlsAcceptor>) {
     // Dropping the set (when this task is aborted) aborts every connection it serves.
     let mut connections = JoinSet::new();
     loop {
@@ -27,9 +52,19 @@ async fn accept_loop(listener: TcpListener, router: axum::Router) {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let service = TowerToHyperService::new(router.clone());
+                let router = router.clone();
+                let tls = tls.clone();
                 connections.spawn(async move {
-                    let _ = Builder::new(TokioExecutor::new()).serve_connection(TokioIo::new(stream), service).await;
+                    match tls {
+                        None => serve_connection(stream, router, PeerIdentity::default()).await,
+                        Some(acceptor) => {
+                            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await else {
+                                return;
+                            };
+                            let peer = PeerIdentity::from_chain(stream.get_ref().1.peer_certificates());
+                            serve_connection(stream, router, peer).await;
+                        }
+                    }
                 });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
@@ -38,17 +73,28 @@ async fn accept_loop(listener: TcpListener, router: axum::Router) {
 }
 
 impl ClusterServer {
-    /// Binds `address` (port 0: any free port) and starts serving.
-    pub async fn start(cluster: Arc<ClusterShared>, address: SocketAddr) -> std::io::Result<Self> {
+    /// Binds `address` (port 0: any free port) and starts serving, HTTPS with `tls`, plain HTTP without.
+    pub async fn start(
+        cluster: Arc<ClusterShared>,
+        address: SocketAddr,
+        tls: Option<TlsAcceptor>,
+    ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(address).await?;
         let address = listener.local_addr()?;
         let router = crate::http::router(cluster);
-        let task = tokio::spawn(accept_loop(listener, router.clone()));
+        let task = tokio::spawn(accept_loop(listener, router.clone(), tls.clone()));
         Ok(Self {
             address,
             router,
+            tls,
             serving: Mutex::new(Some(task)),
         })
+    }
+
+    /// Whether it serves HTTPS.
+    #[must_use]
+    pub fn is_https(&self) -> bool {
+        self.tls.is_some()
     }
 
     /// The address it serves on.
@@ -84,7 +130,7 @@ impl ClusterServer {
             return Ok(());
         }
         let listener = TcpListener::bind(self.address).await?;
-        let task = tokio::spawn(accept_loop(listener, self.router.clone()));
+        let task = tokio::spawn(accept_loop(listener, self.router.clone(), self.tls.clone()));
         *self
             .serving
             .lock()

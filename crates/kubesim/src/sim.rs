@@ -1,14 +1,27 @@
 //! Many simulated clusters in one process: start them, reach them (URL, kubeconfig, `kube::Client`), switch their
-//! faults, stop them.
+//! faults, stop them. Each cluster serves HTTPS with a CA of its own (made at start) unless its configuration asks
+//! for plain HTTP; kubeconfigs and clients carry the CA and the admin client certificate (or, over plain HTTP, the
+//! admin token), and [`SimCluster::kubeconfig_for`] makes them for other users.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use base64::Engine as _;
 use tokio::task::JoinHandle;
 
-use crate::cluster::{ClusterConfig, ClusterShared, Faults};
+use crate::cluster::{ADMIN_TOKEN, ClusterConfig, ClusterShared, Faults};
 use crate::server::ClusterServer;
+use crate::tls::{ADMIN_USER, ClientCredentials, ClusterAuthority, TlsError};
+
+/// How a kubeconfig or client authenticates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credentials {
+    /// A client certificate signed by the cluster's CA.
+    Certificate(ClientCredentials),
+    /// A bearer token.
+    Token(String),
+}
 
 /// One running cluster.
 pub struct SimCluster {
@@ -21,10 +34,16 @@ impl SimCluster {
     /// Starts a cluster on `address` (port 0: a free port).
     pub async fn start(config: ClusterConfig, address: SocketAddr) -> std::io::Result<Self> {
         let initial_revision = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(1);
-        let shared = ClusterShared::new(config, initial_revision);
+        let authority = if config.insecure_http {
+            None
+        } else {
+            Some(ClusterAuthority::new(&config.name, address.ip())?)
+        };
+        let acceptor = authority.as_ref().map(|a| a.acceptor().clone());
+        let shared = ClusterShared::new(config, initial_revision, authority);
         crate::controllers::bootstrap(&shared);
+        let server = ClusterServer::start(shared.clone(), address, acceptor).await?;
         let controllers = tokio::spawn(crate::controllers::run(shared.clone()));
-        let server = ClusterServer::start(shared.clone(), address).await?;
         Ok(Self {
             shared,
             server,
@@ -44,34 +63,108 @@ impl SimCluster {
         &self.shared
     }
 
-    /// The API's base URL.
+    /// The API's base URL (`https://127.0.0.1:port`, or `http://` for a plain-HTTP cluster).
     #[must_use]
     pub fn url(&self) -> String {
-        format!("http://{}", self.server.address())
+        let scheme = if self.server.is_https() { "https" } else { "http" };
+        format!("{scheme}://{}", self.server.address())
     }
 
-    /// A kubeconfig for this cluster (plain http; any token is accepted).
+    /// The cluster's CA certificate (PEM); none for a plain-HTTP cluster.
+    #[must_use]
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.shared.authority.as_ref().map(ClusterAuthority::ca_pem)
+    }
+
+    /// The admin's credentials: the client certificate (CN `kubesim-admin`, O `system:masters`) over HTTPS, the
+    /// admin token over plain HTTP.
+    #[must_use]
+    pub fn admin_credentials(&self) -> Credentials {
+        match &self.shared.authority {
+            Some(authority) => Credentials::Certificate(authority.admin().clone()),
+            None => Credentials::Token(ADMIN_TOKEN.to_string()),
+        }
+    }
+
+    /// A client certificate for `user` in `group`, signed by the cluster's CA.
+    pub fn issue_client_certificate(
+        &self,
+        user: &str,
+        group: Option<&str>,
+    ) -> Result<ClientCredentials, TlsError> {
+        self.shared
+            .authority
+            .as_ref()
+            .ok_or(TlsError::PlainHttp)?
+            .issue_client(user, group)
+    }
+
+    /// Accepts `token` as a bearer token of `user` in `groups`.
+    pub fn add_token(&self, token: &str, user: &str, groups: &[&str]) {
+        let groups: Vec<String> = groups.iter().map(|g| (*g).to_string()).collect();
+        self.shared.add_token(token, user, &groups);
+    }
+
+    /// The admin kubeconfig of this cluster (namespace `default`).
     #[must_use]
     pub fn kubeconfig(&self) -> String {
+        self.kubeconfig_for(ADMIN_USER, &self.admin_credentials())
+    }
+
+    /// A kubeconfig for this cluster whose user entry is named `{cluster}-{user}` and authenticates with
+    /// `credentials` (namespace `default`).
+    #[must_use]
+    pub fn kubeconfig_for(&self, user: &str, credentials: &Credentials) -> String {
         let name = self.name();
+        let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let authority = self
+            .ca_pem()
+            .map(|ca| format!("\n    certificate-authority-data: {}", base64(ca)))
+            .unwrap_or_default();
+        let user_entry = match credentials {
+            Credentials::Certificate(certificate) => format!(
+                "client-certificate-data: {}\n    client-key-data: {}",
+                base64(&certificate.certificate_pem),
+                base64(&certificate.key_pem)
+            ),
+            Credentials::Token(token) => format!("token: {}", serde_json::Value::from(token.as_str())),
+        };
         format!(
-            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {url}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-admin\n    namespace: default\ncurrent-context: {name}\nusers:\n- name: {name}-admin\n  user:\n    token: kubesim\npreferences: {{}}\n",
+            "apiVersion: v1\nkind: Config\nclusters:\n- name: {name}\n  cluster:\n    server: {url}{authority}\ncontexts:\n- name: {name}\n  context:\n    cluster: {name}\n    user: {name}-{user}\n    namespace: default\ncurrent-context: {name}\nusers:\n- name: {name}-{user}\n  user:\n    {user_entry}\npreferences: {{}}\n",
             url = self.url()
         )
     }
 
-    /// A kube-rs client configuration for this cluster (namespace `default`, kube-rs defaults otherwise).
+    /// A kube-rs client configuration for this cluster as the admin (namespace `default`, kube-rs defaults
+    /// otherwise).
     pub fn client_config(&self) -> Result<kube::Config, kube::Error> {
+        self.client_config_for(&self.admin_credentials())
+    }
+
+    /// A kube-rs client configuration for this cluster authenticating with `credentials`.
+    pub fn client_config_for(&self, credentials: &Credentials) -> Result<kube::Config, kube::Error> {
         let uri: http::Uri = self
             .url()
             .parse()
             .map_err(|err: http::uri::InvalidUri| kube::Error::Service(err.into()))?;
         let mut config = kube::Config::new(uri);
         config.default_namespace = "default".into();
+        if let Some(authority) = &self.shared.authority {
+            config.root_cert = Some(vec![authority.ca_der().to_vec()]);
+        }
+        let auth_info = match credentials {
+            Credentials::Certificate(certificate) => serde_json::json!({
+                "client-certificate-data": base64::engine::general_purpose::STANDARD.encode(&certificate.certificate_pem),
+                "client-key-data": base64::engine::general_purpose::STANDARD.encode(&certificate.key_pem),
+            }),
+            Credentials::Token(token) => serde_json::json!({"token": token}),
+        };
+        config.auth_info =
+            serde_json::from_value(auth_info).map_err(|err| kube::Error::Service(err.into()))?;
         Ok(config)
     }
 
-    /// A kube-rs client for this cluster.
+    /// A kube-rs client for this cluster as the admin.
     pub fn client(&self) -> Result<kube::Client, kube::Error> {
         kube::Client::try_from(self.client_config()?)
     }

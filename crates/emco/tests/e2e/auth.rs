@@ -269,9 +269,15 @@ async fn allowed_exec_credential_plugins_are_run_by_rsync() {
         ),
     )
     .unwrap();
+    // The admin's token (not its client certificate) in the kubeconfig, replaced by the plugin.
     let mut clusters = kubeconfigs(&sim);
-    clusters[0].1 = clusters[0].1.replace(
-        "    token: kubesim\n",
+    clusters[0].1 = sim.clusters()[0]
+        .kubeconfig_for(
+            "admin",
+            &kubesim::Credentials::Token(kubesim::cluster::ADMIN_TOKEN.into()),
+        )
+        .replace(
+        "    token: \"kubesim\"\n",
         &format!(
             "    exec:\n      apiVersion: client.authentication.k8s.io/v1beta1\n      command: /bin/sh\n      args: ['{}']\n",
             plugin.display()

@@ -5,12 +5,12 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
-use kubesim::{ClusterConfig, Simulator};
+use kubesim::{ClusterConfig, Credentials, Simulator};
 use serde_json::Value as Json;
 use tokio::io::AsyncWriteExt;
 
 struct Kubectl {
-    _sim: Simulator,
+    sim: Simulator,
     kubeconfig: PathBuf,
     dir: tempfile::TempDir,
 }
@@ -68,18 +68,19 @@ impl Kubectl {
         let sim = Simulator::start(vec![config]).await.unwrap();
         let dir = tempfile::tempdir().unwrap();
         let kubeconfig = sim.write_kubeconfigs(dir.path()).unwrap().remove(0);
-        Some(Self {
-            _sim: sim,
-            kubeconfig,
-            dir,
-        })
+        Some(Self { sim, kubeconfig, dir })
     }
 
     async fn run_with(&self, args: &[&str], stdin: Option<&str>) -> Output {
+        self.run_as(&self.kubeconfig, args, stdin).await
+    }
+
+    /// Runs kubectl with another kubeconfig (another user).
+    async fn run_as(&self, kubeconfig: &std::path::Path, args: &[&str], stdin: Option<&str>) -> Output {
         let cache = self.dir.path().join("cache");
         let mut command = tokio::process::Command::new(kubectl_path().unwrap());
         command
-            .arg(format!("--kubeconfig={}", self.kubeconfig.display()))
+            .arg(format!("--kubeconfig={}", kubeconfig.display()))
             .arg(format!("--cache-dir={}", cache.display()))
             .args(args)
             .stdin(if stdin.is_some() {
@@ -732,4 +733,153 @@ async fn crds_jobs_failures_and_daemonsets() {
         .stdout,
         "2"
     );
+}
+
+const POD_READER_IN_T1: &str = "apiVersion: v1
+kind: Namespace
+metadata:
+  name: t1
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: t2
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: pod-reader
+  namespace: t1
+rules:
+- apiGroups: [\"\"]
+  resources: [pods]
+  verbs: [get, list, watch]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: pod-readers
+  namespace: t1
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: pod-reader
+subjects:
+- apiGroup: rbac.authorization.k8s.io
+  kind: User
+  name: alice
+- apiGroup: rbac.authorization.k8s.io
+  kind: Group
+  name: readers
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_users_bound_by_roles_and_kubernetes_denials() {
+    let Some(kubectl) = Kubectl::start(1).await else {
+        return;
+    };
+    let cluster = &kubectl.sim.clusters()[0];
+    assert!(cluster.url().starts_with("https://"));
+    // The admin kubeconfig: the cluster's CA and a system:masters client certificate.
+    kubectl.apply(POD_READER_IN_T1, &[]).await.expect_ok();
+    let roles = kubectl
+        .run(&["get", "roles", "-n", "t1", "-o", "json"])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(roles["items"][0]["metadata"]["name"], "pod-reader");
+
+    let write = |name: &str, text: String| {
+        let path = kubectl.dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let alice = write(
+        "alice.yaml",
+        cluster.kubeconfig_for(
+            "alice",
+            &Credentials::Certificate(cluster.issue_client_certificate("alice", None).unwrap()),
+        ),
+    );
+    let listed = kubectl
+        .run_as(&alice, &["get", "pods", "-n", "t1", "-o", "json"], None)
+        .await
+        .expect_ok();
+    assert_eq!(listed.json()["items"], serde_json::json!([]));
+    kubectl
+        .run_as(&alice, &["get", "pods", "-n", "t2"], None)
+        .await
+        .expect_err("Error from server (Forbidden): pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"t2\"");
+    kubectl
+        .run_as(&alice, &["get", "configmap", "settings", "-n", "t1"], None)
+        .await
+        .expect_err("Error from server (Forbidden): configmaps \"settings\" is forbidden: User \"alice\" cannot get resource \"configmaps\" in API group \"\" in the namespace \"t1\"");
+
+    cluster.add_token("readers-token", "bob", &["readers"]);
+    let bob = write(
+        "bob.yaml",
+        cluster.kubeconfig_for("bob", &Credentials::Token("readers-token".into())),
+    );
+    kubectl
+        .run_as(&bob, &["get", "pods", "-n", "t1"], None)
+        .await
+        .expect_ok();
+    kubectl
+        .run_as(&bob, &["get", "nodes"], None)
+        .await
+        .expect_err("nodes is forbidden: User \"bob\" cannot list resource \"nodes\" in API group \"\" at the cluster scope");
+
+    // A certificate signing request approved with kubectl is signed; its certificate authenticates its user.
+    let key = rcgen::KeyPair::generate().unwrap();
+    let mut params = rcgen::CertificateParams::default();
+    params.distinguished_name = rcgen::DistinguishedName::new();
+    params.distinguished_name.push(rcgen::DnType::CommonName, "erin");
+    params
+        .distinguished_name
+        .push(rcgen::DnType::OrganizationName, "readers");
+    let request = params.serialize_request(&key).unwrap().pem().unwrap();
+    let manifest = format!(
+        "apiVersion: certificates.k8s.io/v1\nkind: CertificateSigningRequest\nmetadata:\n  name: erin\nspec:\n  request: {}\n  signerName: kubernetes.io/kube-apiserver-client\n  usages: [client auth]\n",
+        base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &request)
+    );
+    kubectl.apply(&manifest, &[]).await.expect_ok();
+    kubectl.run(&["certificate", "approve", "erin"]).await.expect_ok();
+    let csr = kubectl
+        .run(&["get", "csr", "erin", "-o", "json"])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(csr["status"]["conditions"][0]["type"], "Approved", "{csr}");
+    let certificate = base64::Engine::decode(
+        &base64::engine::general_purpose::STANDARD,
+        csr["status"]["certificate"].as_str().unwrap(),
+    )
+    .unwrap();
+    let erin = write(
+        "erin.yaml",
+        cluster.kubeconfig_for(
+            "erin",
+            &Credentials::Certificate(kubesim::ClientCredentials {
+                certificate_pem: String::from_utf8(certificate).unwrap(),
+                key_pem: key.serialize_pem(),
+            }),
+        ),
+    );
+    kubectl
+        .run_as(&erin, &["get", "pods", "-n", "t1"], None)
+        .await
+        .expect_ok();
+    kubectl
+        .run_as(&erin, &["get", "pods", "-n", "t2"], None)
+        .await
+        .expect_err("pods is forbidden: User \"erin\" cannot list resource \"pods\" in API group \"\" in the namespace \"t2\"");
+
+    let stranger = write(
+        "stranger.yaml",
+        cluster.kubeconfig_for("stranger", &Credentials::Token("not-a-token".into())),
+    );
+    kubectl
+        .run_as(&stranger, &["get", "pods"], None)
+        .await
+        .expect_err("Unauthorized");
 }
