@@ -110,11 +110,27 @@ pub enum Kind {
     Cluster,
     /// `…/clusters/{c}/labels/{l}`
     ClusterLabel,
+    /// `…/clusters/{c}/networks/{n}` (ncm)
+    Network,
+    /// `…/clusters/{c}/provider-networks/{n}` (ncm)
+    ProviderNetwork,
+    /// `/projects/{p}/logical-clouds/{lc}` (dcm)
+    LogicalCloud,
+    /// `…/logical-clouds/{lc}/cluster-references/{r}`
+    ClusterReference,
+    /// `…/logical-clouds/{lc}/user-permissions/{u}`
+    UserPermission,
+    /// `…/logical-clouds/{lc}/cluster-quotas/{q}`
+    ClusterQuota,
+    /// `…/logical-clouds/{lc}/kv-pairs/{kv}`
+    LogicalCloudKv,
+    /// `/dtc-controllers/{c}`
+    DtcController,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 14] = [
+    pub const ALL: [Kind; 22] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -129,6 +145,14 @@ impl Kind {
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
+        Kind::Network,
+        Kind::ProviderNetwork,
+        Kind::LogicalCloud,
+        Kind::ClusterReference,
+        Kind::UserPermission,
+        Kind::ClusterQuota,
+        Kind::LogicalCloudKv,
+        Kind::DtcController,
     ];
 
     fn segment(self) -> &'static str {
@@ -147,6 +171,14 @@ impl Kind {
             Self::ClusterProvider => "clusterprovider",
             Self::Cluster => "cluster",
             Self::ClusterLabel => "clusterlabel",
+            Self::Network => "network",
+            Self::ProviderNetwork => "providernetwork",
+            Self::LogicalCloud => "logicalcloud",
+            Self::ClusterReference => "clusterreference",
+            Self::UserPermission => "userpermission",
+            Self::ClusterQuota => "clusterquota",
+            Self::LogicalCloudKv => "logicalcloudkv",
+            Self::DtcController => "dtccontroller",
         }
     }
 
@@ -168,6 +200,14 @@ impl Kind {
             Self::ClusterProvider => "ClusterProvider",
             Self::Cluster => "Cluster",
             Self::ClusterLabel => "ClusterLabel",
+            Self::Network => "Network",
+            Self::ProviderNetwork => "ProviderNetwork",
+            Self::LogicalCloud => "LogicalCloud",
+            Self::ClusterReference => "ClusterReference",
+            Self::UserPermission => "UserPermission",
+            Self::ClusterQuota => "ClusterQuota",
+            Self::LogicalCloudKv => "LogicalCloudKeyValue",
+            Self::DtcController => "DtcController",
         }
     }
 
@@ -175,7 +215,7 @@ impl Kind {
     #[must_use]
     pub fn parent(self) -> Option<Kind> {
         match self {
-            Self::Controller | Self::Project | Self::ClusterProvider => None,
+            Self::Controller | Self::Project | Self::ClusterProvider | Self::DtcController => None,
             Self::CompositeApp => Some(Self::Project),
             Self::App | Self::CompositeProfile | Self::DeploymentIntentGroup => Some(Self::CompositeApp),
             Self::AppDependency => Some(Self::App),
@@ -183,7 +223,11 @@ impl Kind {
             Self::GroupIntent | Self::GenericPlacementIntent => Some(Self::DeploymentIntentGroup),
             Self::AppIntent => Some(Self::GenericPlacementIntent),
             Self::Cluster => Some(Self::ClusterProvider),
-            Self::ClusterLabel => Some(Self::Cluster),
+            Self::ClusterLabel | Self::Network | Self::ProviderNetwork => Some(Self::Cluster),
+            Self::LogicalCloud => Some(Self::Project),
+            Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {
+                Some(Self::LogicalCloud)
+            }
         }
     }
 

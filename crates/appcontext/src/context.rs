@@ -64,6 +64,14 @@ pub struct ContextMeta {
     /// Logical cloud, empty when none.
     #[serde(default)]
     pub logical_cloud: String,
+    /// What the context instantiates: a DIG (the identity fields above), a cluster's network intents or a
+    /// logical cloud.
+    #[serde(default, skip_serializing_if = "ContextOwner::is_dig")]
+    pub owner: ContextOwner,
+    /// Whose credentials apply the main resources: the cluster's own kubeconfig (`None`), or a level-1 logical
+    /// cloud's user (schema 3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credentials: Option<UserCredentials>,
     /// Apps in the composite app's order, with their dependencies and clusters.
     pub apps: Vec<AppMeta>,
     /// The context's top-level status.
@@ -73,6 +81,86 @@ pub struct ContextMeta {
     pub stop_requested: bool,
     /// When the context was created.
     pub created: String,
+}
+
+impl ContextMeta {
+    /// The schema the meta needs: 3 when it applies with a logical cloud user's credentials (an older emco must
+    /// refuse it rather than apply as the cluster's administrator), else 1.
+    #[must_use]
+    pub fn schema(&self) -> u64 {
+        if self.credentials.is_some() { 3 } else { 1 }
+    }
+
+    /// A meta with every DIG identity field empty, for contexts that belong to something else.
+    #[must_use]
+    pub fn for_owner(id: ContextId, owner: ContextOwner, namespace: &str, apps: Vec<AppMeta>) -> Self {
+        Self {
+            id,
+            project: String::new(),
+            composite_app: String::new(),
+            composite_app_version: String::new(),
+            composite_profile: String::new(),
+            deployment_intent_group: String::new(),
+            release: String::new(),
+            namespace: namespace.to_string(),
+            logical_cloud: String::new(),
+            owner,
+            credentials: None,
+            apps,
+            status: ContextStatus::Instantiating,
+            stop_requested: false,
+            created: emco_model::now_timestamp(),
+        }
+    }
+}
+
+/// What a context instantiates.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", tag = "type")]
+pub enum ContextOwner {
+    /// A deployment intent group, named by the meta's identity fields.
+    #[default]
+    DeploymentIntentGroup,
+    /// The network intents of one cluster (app `network-intents`).
+    #[serde(rename_all = "camelCase")]
+    ClusterNetworks {
+        /// The cluster provider.
+        provider: String,
+        /// The cluster.
+        cluster: String,
+    },
+    /// A logical cloud (app `logical-cloud`).
+    #[serde(rename_all = "camelCase")]
+    LogicalCloud {
+        /// The project.
+        project: String,
+        /// The logical cloud.
+        name: String,
+    },
+}
+
+impl ContextOwner {
+    /// Whether a DIG owns the context.
+    #[must_use]
+    pub fn is_dig(&self) -> bool {
+        matches!(self, Self::DeploymentIntentGroup)
+    }
+}
+
+/// The credentials of a level-1 logical cloud's user, with which a DIG on that logical cloud is applied: the
+/// private key kept as the logical cloud's blob, and per cluster the certificate the cluster signed, kept in
+/// the logical cloud's context (the resource with [`ResourceRole::Certificate`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserCredentials {
+    /// The project of the logical cloud.
+    pub project: String,
+    /// The logical cloud.
+    pub logical_cloud: String,
+    /// The logical cloud's context holding the signed certificates.
+    pub context: ContextId,
+    /// The user (the certificate's CommonName).
+    pub user: String,
 }
 
 /// One app of a context.
@@ -134,11 +222,18 @@ impl ClusterRecord {
             .map_or(self.cluster.as_str(), |(provider, _)| provider)
     }
 
-    /// The schema the record needs: 2 when a resource has a role other than main (an older emco must refuse
-    /// the record rather than apply hooks and CRDs as ordinary resources), else 1, which older builds still read.
+    /// The schema the record needs: 3 when it holds a certificate request emco approves, 2 when a resource has
+    /// another role than main (an older emco must refuse the record rather than apply hooks and CRDs as ordinary
+    /// resources), else 1, which older builds still read.
     #[must_use]
     pub fn schema(&self) -> u64 {
-        if self.resources.iter().all(|resource| resource.role.is_main()) {
+        if self
+            .resources
+            .iter()
+            .any(|resource| matches!(resource.role, ResourceRole::Certificate))
+        {
+            3
+        } else if self.resources.iter().all(|resource| resource.role.is_main()) {
             1
         } else {
             2
@@ -177,6 +272,9 @@ pub struct ResourceRecord {
     /// What part it plays in the apply sequence (schema 2; schema-1 records hold only main resources).
     #[serde(default, skip_serializing_if = "ResourceRole::is_main")]
     pub role: ResourceRole,
+    /// For a [`ResourceRole::Certificate`] request: the certificate the cluster issued (PEM), once it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub certificate: Option<String>,
 }
 
 /// The part a resource plays in an (app, cluster) apply sequence, as EMCO's `resorder` and `resdependency` say
@@ -192,6 +290,10 @@ pub enum ResourceRole {
     Crd,
     /// A Helm hook (EMCO's `resdependency.<event>`); `test` hooks are never stored.
     Hook(Hook),
+    /// A `certificates.k8s.io/v1` CertificateSigningRequest for a logical cloud's user: applied in order like a
+    /// main resource, then approved by rsync, which keeps the certificate the cluster issues in the record
+    /// (schema 3).
+    Certificate,
 }
 
 impl ResourceRole {
@@ -224,6 +326,7 @@ impl ResourceRecord {
             error: None,
             updated: None,
             role: ResourceRole::Main,
+            certificate: None,
         }
     }
 
@@ -349,7 +452,10 @@ impl AppContexts {
     #[must_use]
     pub fn create_txn_parts(meta: &ContextMeta, clusters: &[ClusterRecord]) -> (Compare, Vec<Op>) {
         let mut ops = Vec::with_capacity(clusters.len() + 1);
-        ops.push(Op::put(meta_key(meta.id), record::encode(meta)));
+        ops.push(Op::put(
+            meta_key(meta.id),
+            record::encode_with_schema(meta, meta.schema()),
+        ));
         for cluster in clusters {
             ops.push(Op::put(
                 cluster_key(meta.id, &cluster.app, &cluster.cluster),
@@ -382,7 +488,7 @@ impl AppContexts {
     /// The op that writes a context's meta.
     #[must_use]
     pub fn meta_op(meta: &ContextMeta) -> Op {
-        Op::put(meta_key(meta.id), record::encode(meta))
+        Op::put(meta_key(meta.id), record::encode_with_schema(meta, meta.schema()))
     }
 
     /// The compare that holds while a context's meta is unchanged since `revision`.
@@ -464,7 +570,7 @@ impl AppContexts {
             change(&mut meta);
             let txn = Txn::new()
                 .when([Compare::mod_revision_is(&key, kv.mod_revision)])
-                .and_then([Op::put(&key, record::encode(&meta))]);
+                .and_then([Op::put(&key, record::encode_with_schema(&meta, meta.schema()))]);
             if self.store.txn(txn).await?.succeeded {
                 return Ok(meta);
             }
@@ -522,6 +628,8 @@ mod tests {
             release: "r1".into(),
             namespace: "default".into(),
             logical_cloud: String::new(),
+            owner: Default::default(),
+            credentials: None,
             apps: vec![AppMeta {
                 name: "sink".into(),
                 dependencies: vec![],

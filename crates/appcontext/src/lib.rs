@@ -22,8 +22,8 @@ mod record;
 
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
 pub use context::{
-    AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ResourceRecord,
-    ResourceRole,
+    AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner,
+    ResourceRecord, ResourceRole, UserCredentials,
 };
 pub use engine::{Engine, NoopEngine};
 pub use record::RecordError;

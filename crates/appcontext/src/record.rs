@@ -9,8 +9,10 @@ pub(crate) const SCHEMA: u64 = 1;
 
 /// The newest schema this build reads. Schema 2: (app, cluster) records whose resources carry roles (CRDs and
 /// Helm hooks); such records are written as 2 and every other record as 1, so an older build refuses exactly the
-/// records it would misread.
-pub(crate) const NEWEST_SCHEMA: u64 = 2;
+/// records it would misread. Schema 3: (app, cluster) records holding a certificate request emco approves, and
+/// context metas that apply with a logical cloud user's credentials: an older build would apply those as the
+/// cluster's administrator.
+pub(crate) const NEWEST_SCHEMA: u64 = 3;
 
 /// A stored record that cannot be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -85,10 +87,10 @@ mod tests {
         assert_eq!(String::from_utf8(bytes.clone()).unwrap(), r#"{"schema":1,"a":1}"#);
         let back: Json = decode("k", &bytes).unwrap();
         assert_eq!(back, serde_json::json!({"a": 1}));
-        assert!(decode::<Json>("k", br#"{"schema":2}"#).is_ok());
+        assert!(decode::<Json>("k", br#"{"schema":3}"#).is_ok());
         assert!(matches!(
-            decode::<Json>("k", br#"{"schema":3}"#),
-            Err(RecordError::TooNew { found: 3, .. })
+            decode::<Json>("k", br#"{"schema":4}"#),
+            Err(RecordError::TooNew { found: 4, .. })
         ));
         assert!(matches!(
             decode::<Json>("k", b"garbage"),

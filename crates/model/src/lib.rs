@@ -8,7 +8,8 @@
 //! # Layout
 //! - [`names`]: EMCO's name rule and Kubernetes label-value rule.
 //! - [`resources`]: request and response bodies of the onboarding API.
-//! - [`state`]: DIG lifecycle states and the `state.Actions` history.
+//! - [`state`]: lifecycle states and the `state.Actions` history.
+//! - [`lifecycle`]: the lifecycles of DIGs, cluster network intents and logical clouds as tables.
 //! - [`context`]: AppContext ids and the status values rsync and the monitor report.
 //! - [`hooks`]: Helm hooks (events, weight, delete policies) as rendered charts declare them.
 //! - [`dependencies`]: app dependencies as a graph (the cycle check).
@@ -16,6 +17,7 @@
 pub mod context;
 pub mod dependencies;
 pub mod hooks;
+pub mod lifecycle;
 pub mod names;
 pub mod resources;
 pub mod state;
@@ -25,6 +27,7 @@ pub use context::{
 };
 pub use dependencies::dependency_cycle;
 pub use hooks::{Hook, HookDeletePolicy, HookEvent};
+pub use lifecycle::{LifecycleTable, Operation, Outcome};
 pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, validate_label_value, validate_name};
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};

@@ -1,5 +1,6 @@
-//! The lifecycle state of a deployment intent group: the state values and the append-only `state.Actions` history
-//! of seed 000 (`{"State","ContextId","TimeStamp"}`).
+//! The lifecycle state of a resource with a lifecycle (deployment intent group, cluster network intents, logical
+//! cloud): the state values and the append-only `state.Actions` history of seed 000
+//! (`{"State","ContextId","TimeStamp"}`). Which operation may run from which state is `lifecycle.rs`.
 
 use std::fmt;
 use std::str::FromStr;
@@ -17,12 +18,16 @@ pub enum StateValue {
     Approved,
     /// Instantiated: an AppContext exists and rsync applies it.
     Instantiated,
+    /// Cluster network intents' name for Instantiated.
+    Applied,
     /// Terminated: rsync deletes the AppContext's resources.
     Terminated,
     /// The running instantiation was stopped.
     InstantiateStopped,
     /// The running termination was stopped.
     TerminateStopped,
+    /// An instantiated resource was updated to a new AppContext.
+    Updated,
 }
 
 impl StateValue {
@@ -33,9 +38,11 @@ impl StateValue {
             Self::Created => "Created",
             Self::Approved => "Approved",
             Self::Instantiated => "Instantiated",
+            Self::Applied => "Applied",
             Self::Terminated => "Terminated",
             Self::InstantiateStopped => "InstantiateStopped",
             Self::TerminateStopped => "TerminateStopped",
+            Self::Updated => "Updated",
         }
     }
 }

@@ -57,7 +57,7 @@ fn in_crd_phase(resource: &ResourceRecord) -> bool {
     match resource.role {
         ResourceRole::Crd => true,
         ResourceRole::Main => is_crd_kind(resource),
-        ResourceRole::Hook(_) => false,
+        ResourceRole::Hook(_) | ResourceRole::Certificate => false,
     }
 }
 

@@ -25,6 +25,8 @@ async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters:
         release: "r".into(),
         namespace: "default".into(),
         logical_cloud: String::new(),
+        owner: Default::default(),
+        credentials: None,
         apps: vec![AppMeta {
             name: "app".into(),
             dependencies: vec![],

@@ -781,6 +781,8 @@ fn build_context(
         release: dig.spec.version.clone(),
         namespace: DEFAULT_NAMESPACE.to_string(),
         logical_cloud: String::new(),
+        owner: Default::default(),
+        credentials: None,
         apps: app_metas,
         status: ContextStatus::Instantiating,
         stop_requested: false,
@@ -896,6 +898,7 @@ mod hook_tests {
                     ResourceRole::Main => "main".to_string(),
                     ResourceRole::Crd => "crd".to_string(),
                     ResourceRole::Hook(hook) => format!("hook{}", hook.weight),
+                    ResourceRole::Certificate => "certificate".to_string(),
                 };
                 (r.name.as_str(), role)
             })

@@ -202,6 +202,8 @@ mod tests {
             release: "r".into(),
             namespace: "default".into(),
             logical_cloud: String::new(),
+            owner: Default::default(),
+            credentials: None,
             apps: vec![AppMeta {
                 name: "web".into(),
                 dependencies: vec![],

@@ -80,6 +80,8 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
         release: "r1".into(),
         namespace: "default".into(),
         logical_cloud: String::new(),
+        owner: Default::default(),
+        credentials: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {

@@ -474,6 +474,8 @@ mod tests {
             release: "r1".into(),
             namespace: "default".into(),
             logical_cloud: String::new(),
+            owner: Default::default(),
+            credentials: None,
             apps: apps
                 .iter()
                 .map(|(name, clusters)| AppMeta {

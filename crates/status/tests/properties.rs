@@ -48,6 +48,8 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
         release: "r".into(),
         namespace: "default".into(),
         logical_cloud: String::new(),
+        owner: Default::default(),
+        credentials: None,
         apps: (0..world.apps.len())
             .map(|a| AppMeta {
                 name: format!("app{a}"),

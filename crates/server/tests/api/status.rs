@@ -104,6 +104,8 @@ async fn write_context_with(
         release: "r1".into(),
         namespace: "default".into(),
         logical_cloud: String::new(),
+        owner: Default::default(),
+        credentials: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {

@@ -1,0 +1,413 @@
+//! Lifecycles as data: for each kind of resource with a lifecycle (deployment intent groups, cluster network
+//! intents, logical clouds), which operation may run from which state and what it appends to `state.Actions`
+//! (seed 001; `reference/emco.md` §2.2–2.4). One engine (the server's `lifecycle` module) carries out every
+//! operation of every kind; it learns the differences between the kinds only from these tables.
+
+use crate::StateValue;
+
+/// An operation on a resource with a lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operation {
+    /// `/approve` (deployment intent groups only).
+    Approve,
+    /// `/instantiate` (`/apply` for cluster network intents): a new AppContext that rsync applies.
+    Instantiate,
+    /// `/terminate`: rsync deletes what the last AppContext applied.
+    Terminate,
+    /// `/stop`: the running instantiation or termination ends.
+    Stop,
+    /// Changing the resource or what it is built from (its intents, networks, cluster references, …).
+    Modify,
+    /// Deleting the resource.
+    Delete,
+}
+
+impl Operation {
+    /// The operation as a verb for messages.
+    #[must_use]
+    pub fn verb(self) -> &'static str {
+        match self {
+            Self::Approve => "approve",
+            Self::Instantiate => "instantiate",
+            Self::Terminate => "terminate",
+            Self::Stop => "stop",
+            Self::Modify => "modify",
+            Self::Delete => "delete",
+        }
+    }
+}
+
+/// What an operation does from a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// It runs and appends this state (for [`Operation::Modify`] and [`Operation::Delete`]: allowed, and the
+    /// state returns to it — `Created` — if it is not there already).
+    Enter(StateValue),
+    /// It is allowed and changes no state (a modification of a Created resource; an `/apply` of applied
+    /// network intents).
+    Unchanged,
+    /// It is refused; the text says why and what to do.
+    Refused(&'static str),
+}
+
+/// One row of a lifecycle table: `operation` from any of `from` has `outcome`.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// The operation.
+    pub operation: Operation,
+    /// The states it applies from; a resource without history counts as `Created`.
+    pub from: &'static [StateValue],
+    /// What happens.
+    pub outcome: Outcome,
+}
+
+/// The lifecycle of one kind of resource.
+#[derive(Debug)]
+pub struct LifecycleTable {
+    /// The resource as messages name it (`DeploymentIntentGroup`, `Cluster network intents`, `LogicalCloud`).
+    pub subject: &'static str,
+    /// The state a successful instantiation is recorded as.
+    pub instantiated: StateValue,
+    /// The rows; an operation from a state no row names is refused with [`LifecycleTable::refusal`].
+    pub rules: &'static [Rule],
+}
+
+impl LifecycleTable {
+    /// What `operation` does from `state` (`None`: no history, which counts as `Created`).
+    #[must_use]
+    pub fn outcome(&self, operation: Operation, state: Option<StateValue>) -> Outcome {
+        let state = state.unwrap_or(StateValue::Created);
+        self.rules
+            .iter()
+            .find(|rule| rule.operation == operation && rule.from.contains(&state))
+            .map_or(Outcome::Refused(self.refusal(operation)), |rule| rule.outcome)
+    }
+
+    /// Whether the kind offers `operation` at all.
+    #[must_use]
+    pub fn offers(&self, operation: Operation) -> bool {
+        self.rules.iter().any(|rule| rule.operation == operation)
+    }
+
+    /// The states from which `operation` runs (appends a state).
+    pub fn runs_from(&self, operation: Operation) -> impl Iterator<Item = StateValue> + '_ {
+        self.rules
+            .iter()
+            .filter(move |rule| rule.operation == operation && matches!(rule.outcome, Outcome::Enter(_)))
+            .flat_map(|rule| rule.from.iter().copied())
+    }
+
+    /// Why an operation no row allows is refused.
+    #[must_use]
+    pub fn refusal(&self, operation: Operation) -> &'static str {
+        match operation {
+            Operation::Approve => "it cannot be approved now",
+            Operation::Instantiate => "it cannot be instantiated now",
+            Operation::Terminate => "it is not instantiated",
+            Operation::Stop => "there is no instantiation or termination to stop",
+            Operation::Modify => "it cannot be modified now",
+            Operation::Delete => "it cannot be deleted now",
+        }
+    }
+}
+
+use Operation::{Approve, Delete, Instantiate, Modify, Stop, Terminate};
+use Outcome::{Enter, Refused, Unchanged};
+use StateValue::{
+    Applied, Approved, Created, InstantiateStopped, Instantiated, TerminateStopped, Terminated, Updated,
+};
+
+const STOPPED: &[StateValue] = &[InstantiateStopped, TerminateStopped];
+
+/// Deployment intent groups (seed 001, `reference/emco.md` §2.2): Created → Approved → Instantiated →
+/// Terminated, the stop states; modifying an approved or terminated DIG (or its intents) returns it to Created.
+pub static DEPLOYMENT_INTENT_GROUP: LifecycleTable = LifecycleTable {
+    subject: "DeploymentIntentGroup",
+    instantiated: Instantiated,
+    rules: &[
+        Rule {
+            operation: Approve,
+            from: &[Approved],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Approve,
+            from: &[Created, Terminated, Updated],
+            outcome: Enter(Approved),
+        },
+        Rule {
+            operation: Approve,
+            from: &[Instantiated, InstantiateStopped, TerminateStopped],
+            outcome: Refused("only a Created or Terminated DIG can be approved"),
+        },
+        Rule {
+            operation: Instantiate,
+            from: &[Approved, Terminated, TerminateStopped],
+            outcome: Enter(Instantiated),
+        },
+        Rule {
+            operation: Instantiate,
+            from: &[Created],
+            outcome: Refused("it must be approved before instantiating"),
+        },
+        Rule {
+            operation: Instantiate,
+            from: &[Instantiated, InstantiateStopped, Updated],
+            outcome: Refused("it has already been instantiated"),
+        },
+        Rule {
+            operation: Terminate,
+            from: &[Instantiated, InstantiateStopped],
+            outcome: Enter(Terminated),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Instantiated],
+            outcome: Enter(InstantiateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Terminated],
+            outcome: Enter(TerminateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: STOPPED,
+            outcome: Refused("it is already stopped"),
+        },
+        Rule {
+            operation: Modify,
+            from: &[Created],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Modify,
+            from: &[Approved, Terminated, TerminateStopped, Updated],
+            outcome: Enter(Created),
+        },
+        Rule {
+            operation: Modify,
+            from: &[Instantiated, InstantiateStopped],
+            outcome: Refused("the DIG and its intents cannot be modified or deleted; terminate it first"),
+        },
+        Rule {
+            operation: Delete,
+            from: &[Created, Approved, Terminated, TerminateStopped, Updated],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Delete,
+            from: &[Instantiated, InstantiateStopped],
+            outcome: Refused("it must be terminated before it can be deleted"),
+        },
+    ],
+};
+
+/// Cluster network intents (`reference/emco.md` §2.3; seed 001: "similar to the DIG, lacking Approved, and
+/// Instantiated is called Applied"). `/apply` of applied intents and `/terminate` of terminated ones succeed
+/// without doing anything, as ncm's do. The state lives on the cluster.
+pub static CLUSTER_NETWORK_INTENTS: LifecycleTable = LifecycleTable {
+    subject: "Cluster network intents",
+    instantiated: Applied,
+    rules: &[
+        Rule {
+            operation: Instantiate,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Enter(Applied),
+        },
+        Rule {
+            operation: Instantiate,
+            from: &[Applied, InstantiateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Terminate,
+            from: &[Applied, InstantiateStopped],
+            outcome: Enter(Terminated),
+        },
+        Rule {
+            operation: Terminate,
+            from: &[Terminated, TerminateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Terminate,
+            from: &[Created],
+            outcome: Refused("cluster network intents have not been applied"),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Applied],
+            outcome: Enter(InstantiateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Terminated],
+            outcome: Enter(TerminateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: STOPPED,
+            outcome: Refused("it is already stopped"),
+        },
+        Rule {
+            operation: Modify,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Modify,
+            from: &[Applied, InstantiateStopped],
+            outcome: Refused("existing cluster network intents must be terminated before networks change"),
+        },
+        Rule {
+            operation: Delete,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Delete,
+            from: &[Applied, InstantiateStopped],
+            outcome: Refused("its network intents are applied; terminate them first"),
+        },
+    ],
+};
+
+/// Logical clouds (`reference/emco.md` §2.4): Created → Instantiated → Terminated, no Approved; stop is ours
+/// (EMCO's dcm records it but never stops anything).
+pub static LOGICAL_CLOUD: LifecycleTable = LifecycleTable {
+    subject: "LogicalCloud",
+    instantiated: Instantiated,
+    rules: &[
+        Rule {
+            operation: Instantiate,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Enter(Instantiated),
+        },
+        Rule {
+            operation: Instantiate,
+            from: &[Instantiated, InstantiateStopped, Updated],
+            outcome: Refused("it is already instantiated"),
+        },
+        Rule {
+            operation: Terminate,
+            from: &[Instantiated, InstantiateStopped, Updated],
+            outcome: Enter(Terminated),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Instantiated],
+            outcome: Enter(InstantiateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Terminated],
+            outcome: Enter(TerminateStopped),
+        },
+        Rule {
+            operation: Stop,
+            from: STOPPED,
+            outcome: Refused("it is already stopped"),
+        },
+        Rule {
+            operation: Stop,
+            from: &[Created],
+            outcome: Refused("it has not been asked to instantiate"),
+        },
+        Rule {
+            operation: Modify,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Modify,
+            from: &[Instantiated, InstantiateStopped, Updated],
+            outcome: Refused("an instantiated logical cloud cannot be changed; terminate it first"),
+        },
+        Rule {
+            operation: Delete,
+            from: &[Created, Terminated, TerminateStopped],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Delete,
+            from: &[Instantiated, InstantiateStopped, Updated],
+            outcome: Refused("it must be terminated before it can be deleted"),
+        },
+    ],
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const EVERY_STATE: [Option<StateValue>; 9] = [
+        None,
+        Some(Created),
+        Some(Approved),
+        Some(Instantiated),
+        Some(Applied),
+        Some(Terminated),
+        Some(InstantiateStopped),
+        Some(TerminateStopped),
+        Some(Updated),
+    ];
+
+    #[test]
+    fn dig_follows_seed_001() {
+        let dig = &DEPLOYMENT_INTENT_GROUP;
+        assert_eq!(dig.outcome(Approve, Some(Created)), Enter(Approved));
+        assert_eq!(dig.outcome(Approve, Some(Approved)), Unchanged);
+        assert_eq!(dig.outcome(Instantiate, Some(Approved)), Enter(Instantiated));
+        assert!(matches!(dig.outcome(Instantiate, Some(Created)), Refused(_)));
+        assert_eq!(
+            dig.outcome(Instantiate, Some(TerminateStopped)),
+            Enter(Instantiated)
+        );
+        assert_eq!(dig.outcome(Stop, Some(Instantiated)), Enter(InstantiateStopped));
+        assert_eq!(dig.outcome(Stop, Some(Terminated)), Enter(TerminateStopped));
+        assert_eq!(dig.outcome(Modify, Some(Approved)), Enter(Created));
+        assert!(matches!(dig.outcome(Modify, Some(Instantiated)), Refused(_)));
+        assert!(matches!(dig.outcome(Terminate, Some(Approved)), Refused(_)));
+    }
+
+    #[test]
+    fn network_intents_lack_approve_and_call_instantiated_applied() {
+        let ncm = &CLUSTER_NETWORK_INTENTS;
+        assert!(!ncm.offers(Approve));
+        assert_eq!(ncm.outcome(Instantiate, None), Enter(Applied));
+        assert_eq!(ncm.outcome(Instantiate, Some(Applied)), Unchanged);
+        assert_eq!(ncm.outcome(Terminate, Some(Terminated)), Unchanged);
+        assert_eq!(ncm.outcome(Stop, Some(Applied)), Enter(InstantiateStopped));
+        assert!(matches!(ncm.outcome(Modify, Some(Applied)), Refused(_)));
+        assert!(ncm.runs_from(Instantiate).all(|state| state != Applied));
+    }
+
+    #[test]
+    fn logical_clouds_instantiate_without_approval() {
+        let dcm = &LOGICAL_CLOUD;
+        assert!(!dcm.offers(Approve));
+        assert_eq!(dcm.outcome(Instantiate, Some(Created)), Enter(Instantiated));
+        assert!(matches!(dcm.outcome(Instantiate, Some(Instantiated)), Refused(_)));
+        assert!(matches!(dcm.outcome(Stop, Some(Created)), Refused(_)));
+    }
+
+    /// Every table answers every (operation, state) pair, and a stop always enters a stop state: the engine
+    /// relies on both.
+    #[test]
+    fn tables_are_total_and_stops_enter_stop_states() {
+        for table in [&DEPLOYMENT_INTENT_GROUP, &CLUSTER_NETWORK_INTENTS, &LOGICAL_CLOUD] {
+            for state in EVERY_STATE {
+                if let Enter(next) = table.outcome(Stop, state) {
+                    assert!(STOPPED.contains(&next), "{}: stop from {state:?}", table.subject);
+                }
+                if let Enter(next) = table.outcome(Instantiate, state) {
+                    assert_eq!(next, table.instantiated, "{}", table.subject);
+                }
+                if let Enter(next) = table.outcome(Terminate, state) {
+                    assert_eq!(next, Terminated, "{}", table.subject);
+                }
+            }
+        }
+    }
+}
