@@ -480,6 +480,12 @@ impl Catalog {
         ops
     }
 
+    /// The op that stores (replaces) the blob of the resource at `path` (e.g. a logical cloud's user key).
+    #[must_use]
+    pub fn blob_op(path: &ResourcePath, blob: &[u8]) -> Op {
+        Op::put(path.blob_key(), blob.to_vec())
+    }
+
     /// The op that stores a lifecycle history.
     #[must_use]
     pub fn state_op(path: &ResourcePath, state: &StateInfo) -> Op {
@@ -609,7 +615,8 @@ impl Catalog {
     }
 
     /// Names the resources that refer to `path` by name: app profiles, app intents, dependencies and DIG
-    /// overrides referring to an app; DIGs referring to a composite profile. (A DIG's group intent may name a
+    /// overrides referring to an app; DIGs referring to a composite profile; logical clouds' cluster references
+    /// referring to a cluster. (A DIG's group intent may name a
     /// placement intent that does not exist yet, as in EMCO, so it does not hold it either.)
     pub async fn referrers(&self, path: &ResourcePath) -> Result<Vec<String>> {
         let names = path.names();
@@ -653,6 +660,27 @@ impl Catalog {
                             Kind::AppDependency,
                             &spec_app,
                         );
+                    }
+                }
+            }
+            Kind::Cluster => {
+                // Logical clouds' cluster references name a cluster by provider and name.
+                let provider = &names[0];
+                let refers = |body: &Json| {
+                    body["spec"]["clusterProvider"].as_str() == Some(provider.as_str())
+                        && body["spec"]["cluster"].as_str() == Some(name)
+                };
+                for project in self.list(Kind::Project, &[]).await? {
+                    for logical_cloud in self.list(Kind::LogicalCloud, project.path.names()).await? {
+                        let references = self.list(Kind::ClusterReference, logical_cloud.path.names()).await?;
+                        for reference in references.into_iter().filter(|entry| refers(&entry.body)) {
+                            found.push(format!(
+                                "{} '{}' of LogicalCloud '{}'",
+                                Kind::ClusterReference.type_name(),
+                                reference.path.name(),
+                                logical_cloud.path.display_name()
+                            ));
+                        }
                     }
                 }
             }

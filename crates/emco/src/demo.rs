@@ -1,7 +1,9 @@
 //! `emco demo`: the whole system in one process for a first look. It starts simulated clusters (kubesim) with a
-//! monitor in each, serves the API with the embedded store, onboards the vFW example of `examples/vfw` through
-//! that API (as a user would with curl), approves and instantiates it, shows progress until it is Instantiated and
-//! Ready, prints the status as a table and what to try next, then keeps serving until Ctrl-C.
+//! monitor in each, serves the API with the embedded store, and through that API (as a user would with curl):
+//! applies seed 000's network intents to edge01 (whose kubesim serves the ovn4nfv CRDs of `deploy/`),
+//! instantiates a level-1 logical cloud over every cluster, onboards the vFW example of `examples/vfw` on it,
+//! approves and instantiates it, shows progress until it is Instantiated and Ready, prints the status as a table and
+//! what to try next (with the logical cloud user's kubeconfig), then keeps serving until Ctrl-C.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -25,6 +27,11 @@ const PROJECT: &str = "testvfw";
 const COMPOSITE_APP: &str = "compositevfw";
 const DIG: &str = "vfw_deployment_intent_group";
 const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
+const LOGICAL_CLOUD: &str = "vfw-lc";
+const NAMESPACE: &str = "vfw";
+const LC_USER: &str = "vfw-user";
+/// The ovn4nfv Network and ProviderNetwork CRDs emco ships.
+const NETWORK_CRDS: &str = include_str!("../../../deploy/ovn4nfv-network-crds.yaml");
 
 /// Flags of `emco demo`.
 #[derive(Debug, clap::Args)]
@@ -144,9 +151,24 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
             ))
         })
         .collect::<anyhow::Result<_>>()?;
-    onboard(&api, &clusters, &charts).await?;
+    let edge01 = &sim.clusters()[0];
+    install_network_crds(edge01).await?;
+    apply_networks(&api, edge01.name(), &clusters).await?;
+    api.post("/v2/projects", json!({"metadata": {"name": PROJECT}}))
+        .await?;
+    instantiate_logical_cloud(&api, &names).await?;
+    let user_kubeconfig = data_dir.join("kubeconfigs").join(format!("{}-{LC_USER}.yaml", edge01.name()));
+    let yaml = api
+        .get_text(&format!(
+            "/v2/projects/{PROJECT}/logical-clouds/{LOGICAL_CLOUD}/cluster-references/{}/kubeconfig",
+            edge01.name()
+        ))
+        .await?;
+    std::fs::write(&user_kubeconfig, yaml)
+        .with_context(|| format!("writing {}", user_kubeconfig.display()))?;
+    onboard(&api, &charts).await?;
     println!(
-        "onboarded the vFW example: project {PROJECT}, composite app {COMPOSITE_APP} (packetgen, firewall, sink), DIG {DIG}"
+        "onboarded the vFW example: project {PROJECT}, composite app {COMPOSITE_APP} (packetgen, firewall, sink), DIG {DIG} on logical cloud {LOGICAL_CLOUD}"
     );
     api.send("POST", &format!("{}/approve", dig_path()), Payload::Empty)
         .await?;
@@ -157,7 +179,7 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
 
     let table = status_table(&api).await?;
     println!("\n{table}\n");
-    print_next_steps(address, &kubeconfig_dir, &names);
+    print_next_steps(address, &kubeconfig_dir, &names, &user_kubeconfig);
 
     if !args.exit_when_ready {
         println!("Serving until Ctrl-C.");
@@ -234,6 +256,22 @@ impl Api {
             .with_context(|| format!("{method} {path} answered something that is not JSON"))
     }
 
+    /// A GET whose answer is text (a kubeconfig).
+    async fn get_text(&self, path: &str) -> anyhow::Result<String> {
+        let request = http::Request::builder()
+            .method("GET")
+            .uri(path)
+            .body(Body::empty())
+            .context("building a request")?;
+        let response = self.router.clone().oneshot(request).await.context("calling the API")?;
+        let status = response.status();
+        let bytes = response.into_body().collect().await.context("reading the API's answer")?.to_bytes();
+        if !status.is_success() {
+            bail!("GET {path} answered {status}: {}", String::from_utf8_lossy(&bytes));
+        }
+        String::from_utf8(bytes.to_vec()).with_context(|| format!("GET {path} answered something that is not text"))
+    }
+
     async fn post(&self, path: &str, body: Json) -> anyhow::Result<Json> {
         self.send("POST", path, Payload::Json(body)).await
     }
@@ -256,8 +294,8 @@ impl Api {
     }
 }
 
-/// The vFW onboarding of the seeds, through the API.
-async fn onboard(api: &Api, clusters: &[(String, Vec<u8>)], example: &Charts) -> anyhow::Result<()> {
+/// The cluster provider and its clusters (labelled `edge`), through the API.
+async fn onboard_clusters(api: &Api, clusters: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
     let provider = format!("/v2/cluster-providers/{PROVIDER}");
     api.post(
         "/v2/cluster-providers",
@@ -277,8 +315,135 @@ async fn onboard(api: &Api, clusters: &[(String, Vec<u8>)], example: &Charts) ->
         )
         .await?;
     }
-    api.post("/v2/projects", json!({"metadata": {"name": PROJECT}}))
+    Ok(())
+}
+
+/// Installs the ovn4nfv CRDs into `cluster`, as an operator would before applying network intents.
+async fn install_network_crds(cluster: &kubesim::SimCluster) -> anyhow::Result<()> {
+    use kube::api::{Api as KubeApi, DynamicObject, PostParams};
+    use kube::core::{ApiResource, GroupVersionKind};
+    let client = cluster.client().context("a client for edge01")?;
+    let crds: KubeApi<DynamicObject> = KubeApi::all_with(
+        client,
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    for document in serde_saphyr::from_multiple::<Json>(NETWORK_CRDS).context("reading the network CRDs")? {
+        if document.is_null() {
+            continue;
+        }
+        let object: DynamicObject = serde_json::from_value(document).context("a network CRD")?;
+        crds.create(&PostParams::default(), &object)
+            .await
+            .context("installing the network CRDs")?;
+    }
+    Ok(())
+}
+
+/// Applies seed 000's network intents (two provider networks, one network) to `cluster` and waits for them.
+async fn apply_networks(api: &Api, cluster: &str, clusters: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
+    onboard_clusters(api, clusters).await?;
+    let base = format!("/v2/cluster-providers/{PROVIDER}/clusters/{cluster}");
+    for (name, subnet, gateway, vlan) in [
+        ("emco-private-net", "10.10.20.0/24", "10.10.20.1/24", "100"),
+        ("unprotected-private-net", "192.168.10.0/24", "192.168.10.1/24", "101"),
+    ] {
+        api.post(
+            &format!("{base}/provider-networks"),
+            json!({"metadata": {"name": name}, "spec": {
+                "cniType": "ovn4nfv",
+                "ipv4Subnets": [{"subnet": subnet, "name": "subnet1", "gateway": gateway}],
+                "providerNetType": "VLAN",
+                "vlan": {"vlanID": vlan, "providerInterfaceName": "eth1", "logicalInterfaceName": format!("eth1.{vlan}"), "vlanNodeSelector": "any"}
+            }}),
+        )
         .await?;
+    }
+    api.post(
+        &format!("{base}/networks"),
+        json!({"metadata": {"name": "protected-private-net"}, "spec": {
+            "cniType": "ovn4nfv",
+            "ipv4Subnets": [{"subnet": "192.168.20.0/24", "name": "subnet1", "gateway": "192.168.20.100/32"}]
+        }}),
+    )
+    .await?;
+    api.send("POST", &format!("{base}/apply"), Payload::Empty).await?;
+    let answer = wait_for(api, &format!("{base}/status?output=summary"), |a| {
+        a["status"] != "Instantiating"
+    })
+    .await?;
+    println!(
+        "network intents of {cluster}: {} ({})",
+        answer["status"].as_str().unwrap_or("?"),
+        emcoctl::status::counts_text(&answer["rsync-status"])
+    );
+    if answer["status"] != "Instantiated" {
+        bail!("the network intents of {cluster} were not applied: {answer}");
+    }
+    Ok(())
+}
+
+/// A level-1 logical cloud over every cluster: namespace `vfw`, user `vfw-user` allowed everything in it, a quota.
+async fn instantiate_logical_cloud(api: &Api, clusters: &[String]) -> anyhow::Result<()> {
+    let lc = format!("/v2/projects/{PROJECT}/logical-clouds/{LOGICAL_CLOUD}");
+    api.post(
+        &format!("/v2/projects/{PROJECT}/logical-clouds"),
+        json!({"metadata": {"name": LOGICAL_CLOUD}, "spec": {"level": "1", "namespace": NAMESPACE, "user": {"userName": LC_USER, "type": "certificate"}}}),
+    )
+    .await?;
+    for cluster in clusters {
+        api.post(
+            &format!("{lc}/cluster-references"),
+            json!({"metadata": {"name": cluster}, "spec": {"clusterProvider": PROVIDER, "cluster": cluster, "loadBalancerIP": "0.0.0.0"}}),
+        )
+        .await?;
+    }
+    api.post(
+        &format!("{lc}/user-permissions"),
+        json!({"metadata": {"name": "vfw-admin"}, "spec": {"namespace": NAMESPACE, "apiGroups": ["", "apps"], "resources": ["*"], "verbs": ["*"]}}),
+    )
+    .await?;
+    api.post(
+        &format!("{lc}/cluster-quotas"),
+        json!({"metadata": {"name": "vfw-quota"}, "spec": {"pods": "50", "services": "10", "configmaps": "20"}}),
+    )
+    .await?;
+    api.send("POST", &format!("{lc}/instantiate"), Payload::Empty).await?;
+    let answer = wait_for(api, &format!("{lc}/status?status=deployed&output=summary"), |a| {
+        a["deployedStatus"] != "Instantiating"
+    })
+    .await?;
+    println!(
+        "logical cloud {LOGICAL_CLOUD} (level 1, namespace {NAMESPACE}, user {LC_USER}) on {} cluster(s): {} ({})",
+        clusters.len(),
+        answer["deployedStatus"].as_str().unwrap_or("?"),
+        emcoctl::status::counts_text(&answer["deployedCounts"])
+    );
+    if answer["deployedStatus"] != "Instantiated" {
+        bail!("the logical cloud was not instantiated: {answer}");
+    }
+    Ok(())
+}
+
+/// Polls `path` until `done` holds (at most a minute).
+async fn wait_for(api: &Api, path: &str, done: impl Fn(&Json) -> bool) -> anyhow::Result<Json> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = api.send("GET", path, Payload::Empty).await?;
+        if done(&answer) {
+            return Ok(answer);
+        }
+        if tokio::time::Instant::now() >= deadline {
+            bail!("GET {path} did not settle within a minute: {answer}");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The vFW onboarding of the seeds, through the API, on the logical cloud.
+async fn onboard(api: &Api, example: &Charts) -> anyhow::Result<()> {
     api.post(
         &format!("/v2/projects/{PROJECT}/composite-apps"),
         json!({"metadata": {"name": COMPOSITE_APP}, "spec": {"compositeAppVersion": "v1"}}),
@@ -309,7 +474,7 @@ async fn onboard(api: &Api, clusters: &[(String, Vec<u8>)], example: &Charts) ->
     let dig = dig_path();
     api.post(
         &format!("{composite_app}/deployment-intent-groups"),
-        json!({"metadata": {"name": DIG}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}}),
+        json!({"metadata": {"name": DIG}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0", "logicalCloud": LOGICAL_CLOUD}}),
     )
     .await?;
     api.post(&format!("{dig}/intents"), json!({"metadata": {"name": "vfw-intent"}, "spec": {"intent": {"genericPlacementIntent": "vfw-placement"}}}))
@@ -374,7 +539,7 @@ async fn status_table(api: &Api) -> anyhow::Result<String> {
     Ok(emcoctl::status::table(&emcoctl::status::rows(&answers)).to_string())
 }
 
-fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String]) {
+fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String], user_kubeconfig: &Path) {
     let status = format!("http://{address}{}/status", dig_path());
     let first = names.first().map_or("edge01", String::as_str);
     println!("Try next (while the demo runs):");
@@ -382,9 +547,15 @@ fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String]
     println!("  curl -s '{status}?type=cluster&output=detail&app=sink'");
     println!("  curl -s '{status}?status=ready'");
     println!(
-        "  kubectl --kubeconfig {} get deployments,pods",
+        "  kubectl --kubeconfig {} get deployments,pods      # as {LC_USER}, in namespace {NAMESPACE}",
+        user_kubeconfig.display()
+    );
+    println!(
+        "  kubectl --kubeconfig {} get networks,providernetworks,namespaces",
         kubeconfig_dir.join(format!("{first}.yaml")).display()
     );
+    println!("  curl -s 'http://{address}/v2/cluster-providers/{PROVIDER}/clusters/{first}/status'");
+    println!("  curl -s 'http://{address}/v2/projects/{PROJECT}/logical-clouds/{LOGICAL_CLOUD}/status'");
     println!(
         "  cargo run -q --release --bin emcoctl -- --emco http://{address} status {} --watch",
         dig_path().trim_start_matches("/v2/")

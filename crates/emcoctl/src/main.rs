@@ -41,7 +41,8 @@ enum Command {
     Update(FileArgs),
     /// DELETE each document's resource, last document first (an instantiate anchor becomes terminate).
     Delete(FileArgs),
-    /// The status of a deployment intent group: a table (apps × clusters × resources), or the API's answer.
+    /// The status of a deployment intent group, a cluster's network intents or a logical cloud: a table (apps ×
+    /// clusters × resources), or the API's answer.
     Status(StatusArgs),
     /// Render a chart offline exactly as emco would apply it (no API needed).
     Template(TemplateArgs),
@@ -76,7 +77,8 @@ struct TemplateArgs {
 
 #[derive(Debug, clap::Args)]
 struct StatusArgs {
-    /// The DIG: projects/{p}/composite-apps/{ca}/{v}/deployment-intent-groups/{dig}.
+    /// What: projects/{p}/composite-apps/{ca}/{v}/deployment-intent-groups/{dig},
+    /// cluster-providers/{p}/clusters/{c} (network intents) or projects/{p}/logical-clouds/{lc}.
     dig: String,
     /// Only this app (repeatable).
     #[arg(long)]

@@ -1,6 +1,9 @@
 //! Status as a person reads it: one row per resource (and per object the cluster made, such as pods) with what
-//! rsync did, what is in the cluster and whether it is ready, built from the three seed-shaped status answers
-//! (`type=rsync`, `type=cluster`, `status=ready`), plus a one-line summary.
+//! rsync did, what is in the cluster and whether it is ready, built from the three status answers (`type=rsync`,
+//! `type=cluster`, `status=ready`), plus a one-line summary. It reads the status of every resource with a
+//! lifecycle alike: a deployment intent group, a cluster's network intents
+//! (`cluster-providers/{p}/clusters/{c}`) and a logical cloud (`projects/{p}/logical-clouds/{lc}`); the EMCO 22.x
+//! shapes of the last two (one `cluster`, lifted `clusters`) are read as the app they stand for.
 
 use serde_json::Value as Json;
 
@@ -32,7 +35,9 @@ pub enum StatusError {
     },
 }
 
-/// `…/deployment-intent-groups/{dig}` as a `/v2` path, whether given with `/v2/`, `v2/` or neither.
+/// A status anchor (`…/deployment-intent-groups/{dig}`, `cluster-providers/{p}/clusters/{c}`,
+/// `projects/{p}/logical-clouds/{lc}`) as a `/v2` path, whether given with `/v2/`, `v2/` or neither, with or
+/// without `/status`.
 #[must_use]
 pub fn dig_path(dig: &str) -> String {
     let dig = dig.trim_matches('/');
@@ -78,8 +83,9 @@ pub async fn fetch(client: &EmcoClient, dig: &str, filters: &str) -> Result<Answ
         (true, false) => filters.to_string(),
         (false, false) => format!("{base}&{filters}"),
     };
+    // `type=rsync` rather than no parameter: a logical cloud answers `status=ready` by default.
     Ok(Answers {
-        rsync: query(client, dig, &with("")).await?,
+        rsync: query(client, dig, &with("type=rsync")).await?,
         cluster: query(client, dig, &with("type=cluster")).await?,
         ready: query(client, dig, &with("status=ready")).await?,
     })
@@ -120,7 +126,7 @@ pub fn rows(answers: &Answers) -> Vec<Row> {
         (&answers.cluster, 5, "cluster-status"),
         (&answers.ready, 6, "readyStatus"),
     ] {
-        for app in answer["apps"].as_array().into_iter().flatten() {
+        for app in apps_of(answer).iter() {
             for cluster in app["clusters"].as_array().into_iter().flatten() {
                 for resource in cluster["resources"].as_array().into_iter().flatten() {
                     let [a, c, k, n] = key(app, cluster, resource);
@@ -147,6 +153,23 @@ pub fn rows(answers: &Answers) -> Vec<Row> {
     }
     rows.sort_by_key(|row| (app_order.iter().position(|app| *app == row[0]), row[1].clone()));
     rows
+}
+
+/// The apps of an answer: its `apps`, or, in EMCO 22.x's shapes without them, the one app a network-intents
+/// answer's `cluster` or a logical cloud's lifted `clusters` stand for.
+fn apps_of(answer: &Json) -> Vec<Json> {
+    if let Some(apps) = answer["apps"].as_array() {
+        return apps.clone();
+    }
+    if let Some(clusters) = answer["clusters"].as_array() {
+        return vec![serde_json::json!({"name": "logical-cloud", "clusters": clusters})];
+    }
+    match answer["cluster"].as_object() {
+        Some(cluster) if !cluster.is_empty() => {
+            vec![serde_json::json!({"name": "network-intents", "clusters": [cluster]})]
+        }
+        _ => Vec::new(),
+    }
 }
 
 /// The colour of a status word on a terminal: green for done and well, red for failed or missing, yellow for on its
@@ -273,5 +296,31 @@ mod tests {
             dig_path("projects/p/composite-apps/c/v1/deployment-intent-groups/d"),
             "/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d"
         );
+    }
+
+    /// EMCO 22.x's network-intents (`cluster`) and logical-cloud (`clusters`) readiness answers fill the READY
+    /// column as the app they stand for.
+    #[test]
+    fn network_intents_and_logical_clouds_fill_the_table() {
+        let resource = |kind: &str, name: &str, field: &str, value: &str| json!({"GVK": {"Group": "", "Version": "v1", "Kind": kind}, "name": name, field: value});
+        let lc = Answers {
+            rsync: json!({"name": "lc1", "status": "Instantiated", "apps": [{"name": "logical-cloud", "clusters": [{"cluster": "edge01", "resources": [resource("Namespace", "t1", "rsync-status", "Applied")]}]}]}),
+            cluster: json!({}),
+            ready: json!({"readyStatus": "Ready", "clusters": [{"clusterProvider": "p", "cluster": "edge01", "resources": [resource("Namespace", "t1", "readyStatus", "Ready")]}]}),
+        };
+        assert_eq!(
+            rows(&lc),
+            [["logical-cloud", "edge01", "Namespace", "t1", "Applied", "-", "Ready"].map(String::from)]
+        );
+        let ncm = Answers {
+            rsync: json!({"name": "p+edge01", "apps": [{"name": "network-intents", "clusters": [{"cluster": "edge01", "resources": [resource("Network", "n", "rsync-status", "Applied")]}]}]}),
+            cluster: json!({}),
+            ready: json!({"cluster": {"cluster": "edge01", "resources": [resource("Network", "n", "readyStatus", "Ready")]}}),
+        };
+        assert_eq!(
+            rows(&ncm),
+            [["network-intents", "edge01", "Network", "n", "Applied", "-", "Ready"].map(String::from)]
+        );
+        assert!(apps_of(&json!({"cluster": {}})).is_empty());
     }
 }

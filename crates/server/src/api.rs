@@ -5,6 +5,7 @@ mod body;
 mod browser;
 mod files;
 mod lifecycle_routes;
+mod logical_cloud_routes;
 mod resources;
 mod status_routes;
 mod strict_json;
@@ -13,9 +14,10 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
 use axum::middleware::from_fn_with_state;
-use axum::routing::{get, post};
+use axum::routing::get;
 use tower_http::trace::TraceLayer;
 
+use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
 pub use browser::normalize_origin;
@@ -24,14 +26,20 @@ const COMPOSITE_APP: &str = "/v2/projects/{project}/composite-apps/{composite_ap
 const DIG: &str =
     "/v2/projects/{project}/composite-apps/{composite_app}/{version}/deployment-intent-groups/{dig}";
 const CLUSTER: &str = "/v2/cluster-providers/{provider}/clusters/{cluster}";
+const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_cloud}";
 
 /// Every route of the API.
 pub(crate) fn router(state: AppState) -> Router {
     use resources::{
-        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, COMPOSITE_APP as CA, COMPOSITE_PROFILE,
-        CONTROLLER, DEPLOYMENT_INTENT_GROUP, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, PROJECT, collection,
-        item,
+        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
+        COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
+        GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, PROJECT,
+        PROVIDER_NETWORK, USER_PERMISSION, collection, item,
     };
+    use lifecycle_routes::{approve, instantiate, stop, terminate};
+    let dig = Subject::DeploymentIntentGroup;
+    let networks = Subject::ClusterNetworks;
+    let logical_cloud = Subject::LogicalCloud;
     let max_body = state.config().max_body_bytes;
     let apps = format!("{COMPOSITE_APP}/apps");
     let app = format!("{apps}/{{app}}");
@@ -83,11 +91,11 @@ pub(crate) fn router(state: AppState) -> Router {
             &format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents/{{app_intent}}"),
             item(&APP_INTENT),
         )
-        .route(&format!("{DIG}/approve"), post(lifecycle_routes::approve))
-        .route(&format!("{DIG}/instantiate"), post(lifecycle_routes::instantiate))
-        .route(&format!("{DIG}/terminate"), post(lifecycle_routes::terminate))
-        .route(&format!("{DIG}/stop"), post(lifecycle_routes::stop))
-        .route(&format!("{DIG}/status"), get(status_routes::dig_status))
+        .route(&format!("{DIG}/approve"), approve(dig))
+        .route(&format!("{DIG}/instantiate"), instantiate(dig))
+        .route(&format!("{DIG}/terminate"), terminate(dig))
+        .route(&format!("{DIG}/stop"), stop(dig))
+        .route(&format!("{DIG}/status"), status_routes::status(dig))
         .route("/v2/cluster-providers", collection(&CLUSTER_PROVIDER))
         .route("/v2/cluster-providers/{provider}", item(&CLUSTER_PROVIDER))
         .route(
@@ -97,6 +105,46 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(CLUSTER, files::item(&files::CLUSTER))
         .route(&format!("{CLUSTER}/labels"), collection(&CLUSTER_LABEL))
         .route(&format!("{CLUSTER}/labels/{{label}}"), item(&CLUSTER_LABEL))
+        .route(&format!("{CLUSTER}/networks"), collection(&NETWORK))
+        .route(&format!("{CLUSTER}/networks/{{network}}"), item(&NETWORK))
+        .route(&format!("{CLUSTER}/provider-networks"), collection(&PROVIDER_NETWORK))
+        .route(
+            &format!("{CLUSTER}/provider-networks/{{provider_network}}"),
+            item(&PROVIDER_NETWORK),
+        )
+        .route(&format!("{CLUSTER}/apply"), instantiate(networks))
+        .route(&format!("{CLUSTER}/terminate"), terminate(networks))
+        .route(&format!("{CLUSTER}/stop"), stop(networks))
+        .route(&format!("{CLUSTER}/status"), status_routes::status(networks))
+        .route("/v2/projects/{project}/logical-clouds", collection(&LC))
+        .route(LOGICAL_CLOUD, item(&LC))
+        .route(
+            &format!("{LOGICAL_CLOUD}/cluster-references"),
+            collection(&CLUSTER_REFERENCE),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}"),
+            item(&CLUSTER_REFERENCE),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}/kubeconfig"),
+            get(logical_cloud_routes::kubeconfig),
+        )
+        .route(&format!("{LOGICAL_CLOUD}/user-permissions"), collection(&USER_PERMISSION))
+        .route(
+            &format!("{LOGICAL_CLOUD}/user-permissions/{{permission}}"),
+            item(&USER_PERMISSION),
+        )
+        .route(&format!("{LOGICAL_CLOUD}/cluster-quotas"), collection(&CLUSTER_QUOTA))
+        .route(&format!("{LOGICAL_CLOUD}/cluster-quotas/{{quota}}"), item(&CLUSTER_QUOTA))
+        .route(&format!("{LOGICAL_CLOUD}/kv-pairs"), collection(&LOGICAL_CLOUD_KV))
+        .route(&format!("{LOGICAL_CLOUD}/kv-pairs/{{kv_pair}}"), item(&LOGICAL_CLOUD_KV))
+        .route(&format!("{LOGICAL_CLOUD}/instantiate"), instantiate(logical_cloud))
+        .route(&format!("{LOGICAL_CLOUD}/terminate"), terminate(logical_cloud))
+        .route(&format!("{LOGICAL_CLOUD}/stop"), stop(logical_cloud))
+        .route(&format!("{LOGICAL_CLOUD}/status"), status_routes::status(logical_cloud))
+        .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
+        .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its log span first, then the

@@ -118,6 +118,12 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::InvalidState { .. } => Self::conflict("InvalidState", message),
             LifecycleError::Incomplete(_) => Self::conflict("Incomplete", message),
             LifecycleError::Placement(_) => Self::conflict("PlacementFailed", message),
+            LifecycleError::Invalid(_) => Self::new(StatusCode::BAD_REQUEST, "InvalidInput", message),
+            LifecycleError::LogicalCloudNotReady(_) => Self::conflict("LogicalCloudNotReady", message),
+            LifecycleError::NotInLogicalCloud { .. } => {
+                Self::new(StatusCode::BAD_REQUEST, "NotInLogicalCloud", message)
+            }
+            LifecycleError::LogicalCloudInUse { .. } => Self::conflict("InUse", message),
             LifecycleError::Render { .. } => Self::conflict("RenderFailed", message),
             LifecycleError::DependencyCycle { .. } => Self::conflict("DependencyCycle", message),
             LifecycleError::Values { .. } => {

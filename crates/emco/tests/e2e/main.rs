@@ -13,6 +13,8 @@ mod connections;
 mod demo;
 mod emcoctl;
 mod hooks;
+mod logical_clouds;
+mod network_intents;
 mod rsync;
 mod support;
 mod tls;

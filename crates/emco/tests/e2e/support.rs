@@ -22,9 +22,19 @@ pub(crate) const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
 pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) body: Vec<u8>,
+    /// The status line and headers, as received.
+    pub(crate) head: String,
 }
 
 impl Reply {
+    /// The value of header `name` (case-insensitive), if present.
+    pub(crate) fn header(&self, name: &str) -> Option<String> {
+        self.head.lines().skip(1).find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+        })
+    }
+
     pub(crate) fn json(&self) -> Json {
         serde_json::from_slice(&self.body)
             .unwrap_or_else(|_| panic!("not JSON: {}", String::from_utf8_lossy(&self.body)))
@@ -109,7 +119,7 @@ impl Http {
         } else {
             raw.to_vec()
         };
-        Reply { status, body }
+        Reply { status, body, head }
     }
 
     pub(crate) async fn post(&self, path: &str, body: Json) -> Reply {
@@ -124,6 +134,10 @@ impl Http {
 
     pub(crate) async fn post_empty(&self, path: &str) -> Reply {
         self.request("POST", path, None, b"").await
+    }
+
+    pub(crate) async fn delete(&self, path: &str) -> Reply {
+        self.request("DELETE", path, None, b"").await
     }
 
     pub(crate) async fn get(&self, path: &str) -> Reply {
@@ -252,6 +266,16 @@ pub(crate) async fn onboard_vfw(http: &Http, clusters: &[(String, String)]) {
 /// Onboards a composite app `compositevfw` of the given `(app, chart)` pairs (every app on every cluster) with the
 /// DIG of the vFW example, approved.
 pub(crate) async fn onboard_apps(http: &Http, clusters: &[(String, String)], charts: &[(&str, Vec<u8>)]) {
+    onboard_apps_on(http, clusters, charts, "").await;
+}
+
+/// [`onboard_apps`] with a DIG naming `logical_cloud` (empty: none).
+pub(crate) async fn onboard_apps_on(
+    http: &Http,
+    clusters: &[(String, String)],
+    charts: &[(&str, Vec<u8>)],
+    logical_cloud: &str,
+) {
     http.post(
         "/v2/cluster-providers",
         json!({"metadata": {"name": "vfw-cluster-provider"}}),
@@ -295,7 +319,7 @@ pub(crate) async fn onboard_apps(http: &Http, clusters: &[(String, String)], cha
     .expect(201);
     http.post(
         &format!("{CA}/deployment-intent-groups"),
-        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}}),
+        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0", "logicalCloud": logical_cloud}}),
     )
     .await
     .expect(201);

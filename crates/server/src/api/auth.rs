@@ -5,8 +5,9 @@
 //! - `/healthz` is open to everyone (load balancers and probes carry no token);
 //! - a request without `Authorization: Bearer <token>`, or with a token the table does not hold, is answered
 //!   401 `Unauthorized` with `WWW-Authenticate: Bearer realm="emco"`;
-//! - a user in `emco:viewer` may only GET and HEAD; any other method is answered 403 `Forbidden` naming the user
-//!   and the role; a user in neither `emco:admin` nor `emco:viewer` is answered 403 for everything.
+//! - a user in `emco:viewer` may only GET and HEAD, and never read credentials (a logical cloud user's
+//!   kubeconfig); anything else is answered 403 `Forbidden` naming the user and the role; a user in neither
+//!   `emco:admin` nor `emco:viewer` is answered 403 for everything.
 //!
 //! The user is recorded in the request's log span (`user`; `-` when authentication is off or not needed).
 
@@ -54,6 +55,12 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     match identity.role {
         Role::Admin => {}
+        Role::Viewer if reads && reads_credentials(request.uri().path()) => {
+            return forbidden(format!(
+                "user '{}' has role {VIEWER_GROUP}, which may not read credentials (a logical cloud user's kubeconfig)",
+                identity.user
+            ));
+        }
         Role::Viewer if reads => {}
         Role::Viewer => {
             return forbidden(format!(
@@ -69,6 +76,12 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         }
     }
     next.run(request).await
+}
+
+/// Whether a path answers credentials: a logical cloud user's kubeconfig
+/// (`/v2/projects/{p}/logical-clouds/{lc}/cluster-references/{ref}/kubeconfig`), which only admins read.
+fn reads_credentials(path: &str) -> bool {
+    path.starts_with("/v2/projects/") && path.contains("/logical-clouds/") && path.trim_end_matches('/').ends_with("/kubeconfig")
 }
 
 /// The token of an `Authorization: Bearer <token>` header, or why there is none.

@@ -19,6 +19,7 @@ use super::body::{PathNames, decode, form_parts, path_names};
 use super::resources::{
     Parsed, Reference, check_put_names, check_references, delete_resource, list_bodies, query_value,
 };
+use crate::lifecycle::{Lifecycle, Subject};
 use crate::{ApiError, AppState, ServerConfig};
 
 /// Checks a file part, given the server's settings and the resource's own names; `Err` is the 422 message.
@@ -233,9 +234,15 @@ async fn create(
     let path = ResourcePath::new(desc.kind, names);
     let _writing = state.write_lock().await;
     check_references(&state, (desc.references)(&upload.body, &parents)).await?;
+    // A cluster starts the history of its network intents at Created, as clm records it.
+    let extra = if Subject::of(desc.kind).is_some() {
+        vec![Lifecycle::created_op(&path)]
+    } else {
+        Vec::new()
+    };
     state
         .catalog()
-        .create(&path, &upload.body, upload.file.as_deref(), Vec::new())
+        .create(&path, &upload.body, upload.file.as_deref(), extra)
         .await?;
     Ok((StatusCode::CREATED, JsonResponse(upload.body)).into_response())
 }

@@ -13,12 +13,14 @@ use emco_model::resources::{
     AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller,
     DeploymentIntentGroup, GroupIntent, MetadataOnly,
 };
-use emco_model::{StateInfo, dependency_cycle, now_timestamp, validate_label_value, validate_name};
+use emco_model::logical_cloud::{ClusterQuota, ClusterReference, LogicalCloud, LogicalCloudKv, UserPermission};
+use emco_model::network::{Network, ProviderNetwork};
+use emco_model::{dependency_cycle, validate_label_value, validate_name};
 use emco_store::Op;
 use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, json_body, path_names};
-use crate::lifecycle::LifecycleError;
+use crate::lifecycle::{Lifecycle, LifecycleError, Subject};
 use crate::{ApiError, AppState};
 
 /// A decoded body and the resource's own path names taken from it.
@@ -199,6 +201,94 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
+    kind: Kind::DtcController,
+    parse: |raw| {
+        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("dtc controller")?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static NETWORK: ResourceKind = ResourceKind {
+    kind: Kind::Network,
+    parse: |raw| {
+        let (typed, body) = decode::<Network>(raw, |r| Ok(r.validate_network()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
+    kind: Kind::ProviderNetwork,
+    parse: |raw| {
+        let (typed, body) = decode::<ProviderNetwork>(raw, |r| Ok(r.validate_provider_network()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
+    kind: Kind::LogicalCloud,
+    parse: |raw| {
+        let (typed, body) = decode::<LogicalCloud>(raw, |r| Ok(r.validate_logical_cloud()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
+    kind: Kind::ClusterReference,
+    parse: |raw| {
+        let (typed, body) = decode::<ClusterReference>(raw, |r| Ok(r.validate_cluster_reference()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, _| {
+        match (body["spec"]["clusterProvider"].as_str(), body["spec"]["cluster"].as_str()) {
+            (Some(provider), Some(cluster)) => vec![Reference {
+                field: "spec.cluster",
+                path: ResourcePath::new(Kind::Cluster, vec![provider.to_string(), cluster.to_string()]),
+            }],
+            _ => Vec::new(),
+        }
+    },
+    put_always_created: false,
+};
+
+pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
+    kind: Kind::UserPermission,
+    parse: |raw| {
+        let (typed, body) = decode::<UserPermission>(raw, |r| Ok(r.validate_user_permission()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
+    kind: Kind::ClusterQuota,
+    parse: |raw| {
+        let (typed, body) = decode::<ClusterQuota>(raw, |r| Ok(r.validate_cluster_quota()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
+    kind: Kind::LogicalCloudKv,
+    parse: |raw| {
+        let (typed, body) = decode::<LogicalCloudKv>(raw, |r| Ok(r.validate_kv_pairs()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
 /// The routes of a collection: GET lists, POST creates.
 pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> {
     get(
@@ -321,34 +411,20 @@ async fn check_dependency_cycle(state: &AppState, path: &ResourcePath, body: &Js
     }
 }
 
-/// The DIG whose lifecycle a change to `path` affects, if any.
-fn governing_dig(path: &ResourcePath) -> Option<ResourcePath> {
-    match path.kind() {
-        Kind::DeploymentIntentGroup | Kind::GroupIntent | Kind::GenericPlacementIntent | Kind::AppIntent => {
-            Some(ResourcePath::new(
-                Kind::DeploymentIntentGroup,
-                path.names()[..4].to_vec(),
-            ))
-        }
-        _ => None,
-    }
-}
-
-/// The lifecycle ops that go with writing `path`: a new DIG starts its history at Created; changing an existing
-/// DIG or its intents is refused while instantiated and returns an approved DIG to Created.
+/// The lifecycle ops that go with writing `path`: a new resource with a lifecycle (DIG, logical cloud) starts its
+/// history at Created; changing one, or what it is built from (a DIG's intents, a cluster's networks, a logical
+/// cloud's references, permissions, quotas and pairs), is refused while it is instantiated and returns an approved
+/// DIG to Created.
 pub(crate) async fn write_ops(
     state: &AppState,
     path: &ResourcePath,
     exists: bool,
 ) -> Result<Vec<Op>, ApiError> {
-    if path.kind() == Kind::DeploymentIntentGroup && !exists {
-        return Ok(vec![Catalog::state_op(
-            path,
-            &StateInfo::created(now_timestamp()),
-        )]);
+    if !exists && Subject::of(path.kind()).is_some() {
+        return Ok(vec![Lifecycle::created_op(path)]);
     }
-    match governing_dig(path) {
-        Some(dig) => Ok(state.lifecycle().modification_ops(&dig).await?),
+    match Subject::governing(path) {
+        Some(governing) => Ok(state.lifecycle().modification_ops(&governing).await?),
         None => Ok(Vec::new()),
     }
 }
@@ -456,7 +532,7 @@ pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Re
     let _writing = state.write_lock().await;
     state.catalog().get(path).await?;
     crate::usage::check_unused(state.catalog(), state.contexts(), path).await?;
-    let extra = if path.kind() == Kind::DeploymentIntentGroup {
+    let extra = if Subject::of(path.kind()).is_some() {
         state.lifecycle().deletion_ops(path).await?
     } else {
         write_ops(state, path, true).await?

@@ -1,5 +1,6 @@
-//! `GET …/deployment-intent-groups/{dig}/status`: the status query of seeds 000/001 and EMCO 22.x, answered from
-//! the in-memory index after it has caught up with every write made before the request.
+//! `GET …/status` of every resource with a lifecycle — a DIG, a cluster's network intents, a logical cloud: the
+//! status query of seeds 000/001 and EMCO 22.x, answered from the in-memory index after it has caught up with every
+//! write made before the request.
 
 use std::collections::HashMap;
 
@@ -7,15 +8,18 @@ use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
+use axum::routing::{MethodRouter, get};
 use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
 use emco_k8s::bundle::find_object;
 use emco_model::{ContextId, DeploymentIntentGroup};
 use emco_status::{
-    DetailSource, DigIdentity, Measure, Output, ResourceEntry, StatusRequest, parse_query, write_status,
+    DetailSource, DigIdentity, Measure, Output, ResourceEntry, StatusRequest, Subject as StatusSubject,
+    SubjectKind, parse_query_for, write_status,
 };
 use serde_json::Value as Json;
 
 use super::body::{PathNames, path_names};
+use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
 /// The (app, cluster) records a detail query needs, read before the answer is written.
@@ -44,39 +48,47 @@ impl DetailSource for Records {
     }
 }
 
-pub(crate) async fn dig_status(
+/// `GET …/status` of a resource with a lifecycle.
+pub(crate) fn status(subject: Subject) -> MethodRouter<AppState> {
+    get(
+        move |state: State<AppState>,
+              path: PathNames,
+              query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
+            answer_status(subject, state, path, query)
+        },
+    )
+}
+
+fn query_kind(subject: Subject) -> SubjectKind {
+    match subject {
+        Subject::DeploymentIntentGroup => SubjectKind::Dig,
+        Subject::ClusterNetworks => SubjectKind::ClusterNetworks,
+        Subject::LogicalCloud => SubjectKind::LogicalCloud,
+    }
+}
+
+async fn answer_status(
+    subject: Subject,
     State(state): State<AppState>,
     path: PathNames,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(pairs) = query.map_err(|err| ApiError::invalid(format!("bad query string: {err}")))?;
-    let query = parse_query(&pairs)
+    let query = parse_query_for(&pairs, query_kind(subject))
         .map_err(|err| ApiError::new(StatusCode::BAD_REQUEST, "InvalidQuery", err.to_string()))?;
-    let dig_path = ResourcePath::new(Kind::DeploymentIntentGroup, path_names(path)?);
+    let path = ResourcePath::new(subject.kind(), path_names(path)?);
     // Everything written before this request is in the index before it answers.
     let revision = state.store().revision();
-    state.catalog().require(&dig_path).await?;
-    let dig: DeploymentIntentGroup = state.catalog().get_as(&dig_path).await?;
-    let (history, _) = state.catalog().state(&dig_path).await?;
-
-    let composite_app = dig_path.parent().expect("a DIG lives under a composite app");
-    if !query.apps.is_empty() {
-        let apps = state.catalog().list(Kind::App, composite_app.names()).await?;
-        if let Some(unknown) = query
-            .apps
-            .iter()
-            .find(|app| !apps.iter().any(|entry| entry.path.name() == app.as_str()))
-        {
-            return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "InvalidQuery",
-                format!(
-                    "invalid query parameter 'app': '{unknown}' is not an app of composite app '{}'",
-                    composite_app.display_name()
-                ),
-            ));
+    let entry = state.catalog().get(&path).await?;
+    let (history, _) = state.catalog().state(&path).await?;
+    let composite_profile = match subject {
+        Subject::DeploymentIntentGroup => {
+            let dig: DeploymentIntentGroup = serde_json::from_value(entry.body).map_err(ApiError::internal)?;
+            check_app_filter(&state, &path, &query.apps).await?;
+            dig.spec.composite_profile
         }
-    }
+        _ => String::new(),
+    };
     let contexts = history.contexts();
     let context_id: Option<ContextId> = match query.instance {
         Some(instance) if !contexts.contains(&instance) => {
@@ -85,7 +97,8 @@ pub(crate) async fn dig_status(
                 StatusCode::BAD_REQUEST,
                 "InvalidQuery",
                 format!(
-                    "invalid query parameter 'instance': {instance} is not a context of this deployment intent group (its contexts: {})",
+                    "invalid query parameter 'instance': {instance} is not a context of this {} (its contexts: {})",
+                    subject.table().subject,
                     if known.is_empty() {
                         "none yet".to_string()
                     } else {
@@ -117,13 +130,23 @@ pub(crate) async fn dig_status(
         );
     }
 
-    let names = dig_path.names();
-    let identity = DigIdentity {
-        project: &names[0],
-        composite_app: &names[1],
-        version: &names[2],
-        composite_profile: &dig.spec.composite_profile,
-        name: &names[3],
+    let names = path.names();
+    let answered = match subject {
+        Subject::DeploymentIntentGroup => StatusSubject::Dig(DigIdentity {
+            project: &names[0],
+            composite_app: &names[1],
+            version: &names[2],
+            composite_profile: &composite_profile,
+            name: &names[3],
+        }),
+        Subject::ClusterNetworks => StatusSubject::ClusterNetworks {
+            provider: &names[0],
+            cluster: &names[1],
+        },
+        Subject::LogicalCloud => StatusSubject::LogicalCloud {
+            project: &names[0],
+            name: &names[1],
+        },
     };
     let detail = Records(records);
     let mut body = Vec::with_capacity(4096);
@@ -131,10 +154,10 @@ pub(crate) async fn dig_status(
         let index = state.status().read();
         let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
         if context_id.is_some() && context.is_none() {
-            tracing::warn!(context = ?context_id, "context of the DIG is not in the status index");
+            tracing::warn!(context = ?context_id, "context is not in the status index");
         }
         let request = StatusRequest {
-            identity,
+            subject: answered,
             state: &history,
             context,
             query: &query,
@@ -143,4 +166,27 @@ pub(crate) async fn dig_status(
         write_status(&request, &mut body).map_err(ApiError::internal)?;
     }
     Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+}
+
+/// Refuses an `app` filter naming an app the DIG's composite app does not have.
+async fn check_app_filter(state: &AppState, dig_path: &ResourcePath, apps: &[String]) -> Result<(), ApiError> {
+    if apps.is_empty() {
+        return Ok(());
+    }
+    let composite_app = dig_path.parent().expect("a DIG lives under a composite app");
+    let known = state.catalog().list(Kind::App, composite_app.names()).await?;
+    if let Some(unknown) = apps
+        .iter()
+        .find(|app| !known.iter().any(|entry| entry.path.name() == app.as_str()))
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "InvalidQuery",
+            format!(
+                "invalid query parameter 'app': '{unknown}' is not an app of composite app '{}'",
+                composite_app.display_name()
+            ),
+        ));
+    }
+    Ok(())
 }

@@ -1,0 +1,255 @@
+//! Logical clouds (dcm) end to end against a kubesim cluster: a level-1 logical cloud instantiated (namespace,
+//! quota, role, binding, a certificate the cluster signed), its user's kubeconfig working with kube-rs and the real
+//! `kubectl` (allowed in the namespace, forbidden outside), the vFW DIG deployed on it with the user's credentials
+//! and into its namespace, the quota refusing what exceeds it with Kubernetes' message, terminate refused while the
+//! DIG is instantiated, and a level-0 logical cloud lending the clusters' own namespace.
+
+use std::time::Duration;
+
+use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use emco_k8s::k8s_openapi::api::rbac::v1::{Role, RoleBinding};
+use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const SETTLE: Duration = Duration::from_secs(30);
+const LC: &str = "/v2/projects/testvfw/logical-clouds/lc1";
+
+/// Creates level-1 logical cloud `lc1` of project `testvfw` on `edge01`, for user `tenant-user` in namespace
+/// `tenant1`, with a quota allowing two Deployments.
+async fn create_level1(http: &Http) {
+    http.post(
+        "/v2/projects/testvfw/logical-clouds",
+        json!({"metadata": {"name": "lc1"}, "spec": {"level": "1", "namespace": "tenant1", "user": {"userName": "tenant-user", "type": "certificate"}}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{LC}/cluster-references"),
+        json!({"metadata": {"name": "edge01-ref"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge01", "loadBalancerIP": "0.0.0.0"}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{LC}/user-permissions"),
+        json!({"metadata": {"name": "tenant-admin"}, "spec": {"namespace": "tenant1", "apiGroups": ["", "apps"], "resources": ["*"], "verbs": ["*"]}}),
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{LC}/cluster-quotas"),
+        json!({"metadata": {"name": "small"}, "spec": {"count/deployments.apps": "2"}}),
+    )
+    .await
+    .expect(201);
+}
+
+async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let answer = http.get(&format!("{LC}/status?status=deployed")).await.expect(200).json();
+        if done(&answer) {
+            return answer;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "timed out; last answer: {answer}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn user_client(kubeconfig: &str) -> kube::Client {
+    let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let config = kube::Config::from_custom_kubeconfig(parsed, &kube::config::KubeConfigOptions::default())
+        .await
+        .unwrap();
+    kube::Client::try_from(config).unwrap()
+}
+
+fn config_map(name: &str) -> ConfigMap {
+    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "b"}}))
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials() {
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps_on(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &APPS.iter().map(|app| (*app, vfw_chart(app))).collect::<Vec<_>>(),
+        "lc1",
+    )
+    .await;
+    create_level1(&emco.http).await;
+
+    // The DIG cannot instantiate on a logical cloud that is not instantiated.
+    let early = emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(409).json();
+    assert_eq!(early["code"], "LogicalCloudNotReady", "{early}");
+
+    emco.http.post_empty(&format!("{LC}/instantiate")).await.expect(202);
+    let instantiated = wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+    assert_eq!(instantiated["name"], "lc1", "{instantiated}");
+    // Namespace, quota, role and binding exist; the request was approved and signed.
+    let admin = edge01.client().unwrap();
+    Api::<Namespace>::all(admin.clone()).get("tenant1").await.unwrap();
+    assert!(!Api::<Role>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(!Api::<RoleBinding>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items.is_empty());
+    let csrs: Api<DynamicObject> = Api::all_with(
+        admin.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("certificates.k8s.io", "v1", "CertificateSigningRequest"),
+            "certificatesigningrequests",
+        ),
+    );
+    let signed = csrs.list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(signed.len(), 1);
+    assert!(signed[0].data["status"]["certificate"].is_string(), "{:?}", signed[0].data);
+
+    // The user's kubeconfig: allowed in the namespace, forbidden outside it; no admin credential in it.
+    let reply = emco
+        .http
+        .get(&format!("{LC}/cluster-references/edge01-ref/kubeconfig"))
+        .await
+        .expect(200);
+    let kubeconfig = String::from_utf8(reply.body.clone()).unwrap();
+    let admin_certificate = edge01
+        .kubeconfig()
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("client-certificate-data:").map(|v| v.trim().to_string()))
+        .unwrap();
+    assert!(!kubeconfig.contains(&admin_certificate), "the admin's certificate leaked into {kubeconfig}");
+    let user = user_client(&kubeconfig).await;
+    Api::<ConfigMap>::namespaced(user.clone(), "tenant1")
+        .create(&PostParams::default(), &config_map("mine"))
+        .await
+        .unwrap();
+    let forbidden = Api::<ConfigMap>::namespaced(user.clone(), "default")
+        .create(&PostParams::default(), &config_map("theirs"))
+        .await
+        .unwrap_err();
+    assert!(
+        forbidden.to_string().contains("User \"tenant-user\" cannot create resource \"configmaps\""),
+        "{forbidden}"
+    );
+    if let Some(kubectl) = kubectl() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("user.yaml");
+        std::fs::write(&file, &kubeconfig).unwrap();
+        let run = |args: &[&str]| {
+            std::process::Command::new(&kubectl)
+                .arg("--kubeconfig")
+                .arg(&file)
+                .args(args)
+                .output()
+                .unwrap()
+        };
+        let allowed = run(&["get", "configmaps", "-o", "name"]);
+        assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+        assert!(String::from_utf8_lossy(&allowed.stdout).contains("configmap/mine"));
+        let refused = run(&["get", "configmaps", "-n", "default"]);
+        assert!(!refused.status.success());
+        assert!(String::from_utf8_lossy(&refused.stderr).contains("forbidden"), "{}", String::from_utf8_lossy(&refused.stderr));
+    }
+
+    // The DIG lands in the logical cloud's namespace, applied as the user: the quota of two Deployments refuses
+    // the third with Kubernetes' message.
+    emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    let settled = emco
+        .http
+        .wait_for("?status=deployed&output=detail", SETTLE, |a| {
+            a["deployedStatus"] == "InstantiateFailed" || a["deployedStatus"] == "Instantiated"
+        })
+        .await;
+    let deployments = Api::<Deployment>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items;
+    assert_eq!(deployments.len(), 2, "{settled}");
+    assert!(Api::<Deployment>::namespaced(admin.clone(), "default").list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert_eq!(settled["deployedStatus"], "InstantiateFailed", "{settled}");
+    let text = settled.to_string();
+    assert!(text.contains("exceeded quota: small"), "{settled}");
+    assert!(text.contains("limited: count/deployments.apps=2"), "{settled}");
+
+    // Terminate is refused while the DIG is instantiated.
+    let refused = emco.http.post_empty(&format!("{LC}/terminate")).await.expect(409).json();
+    assert!(refused["message"].as_str().unwrap().contains("vfw_deployment_intent_group"), "{refused}");
+    emco.http.post_empty(&format!("{DIG}/terminate")).await.expect(202);
+    emco.http
+        .wait_for("?status=deployed", SETTLE, |a| a["deployedStatus"] == "Terminated")
+        .await;
+    emco.http.post_empty(&format!("{LC}/terminate")).await.expect(202);
+    wait_lc(&emco.http, |a| a["deployedStatus"] == "Terminated").await;
+    let gone = Api::<Namespace>::all(admin).get_opt("tenant1").await.unwrap();
+    assert!(
+        gone.is_none_or(|ns| ns.metadata.deletion_timestamp.is_some()),
+        "the namespace is deleted"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placement() {
+    let sim = vfw_clusters(2).await;
+    let emco = Emco::start().await;
+    onboard_apps_on(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("sink", vfw_chart("sink"))],
+        "admin-lc",
+    )
+    .await;
+    let lc = "/v2/projects/testvfw/logical-clouds/admin-lc";
+    emco.http
+        .post("/v2/projects/testvfw/logical-clouds", json!({"metadata": {"name": "admin-lc"}, "spec": {"level": "0"}}))
+        .await
+        .expect(201);
+    emco.http
+        .post(
+            &format!("{lc}/cluster-references"),
+            json!({"metadata": {"name": "one"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge01"}}),
+        )
+        .await
+        .expect(201);
+    // A level-0 cloud has no objects, so no quota.
+    emco.http
+        .post(&format!("{lc}/cluster-quotas"), json!({"metadata": {"name": "q"}, "spec": {"pods": "1"}}))
+        .await
+        .expect(201);
+    let refused = emco.http.post_empty(&format!("{lc}/instantiate")).await.expect(400).json();
+    assert!(refused["message"].as_str().unwrap().contains("level 0"), "{refused}");
+    emco.http.delete(&format!("{lc}/cluster-quotas/q")).await.expect(204);
+    emco.http.post_empty(&format!("{lc}/instantiate")).await.expect(202);
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    loop {
+        let answer = emco.http.get(&format!("{lc}/status?status=deployed")).await.expect(200).json();
+        if answer["deployedStatus"] == "Instantiated" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{answer}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // The DIG places `sink` on every `edge` cluster (both are mandatory), but the cloud has only edge01.
+    let outside = emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(400).json();
+    assert_eq!(outside["code"], "NotInLogicalCloud", "{outside}");
+    assert!(outside["message"].as_str().unwrap().contains("vfw-cluster-provider+edge02"), "{outside}");
+    // Referencing edge02 needs the cloud terminated first.
+    emco.http
+        .post(
+            &format!("{lc}/cluster-references"),
+            json!({"metadata": {"name": "two"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge02"}}),
+        )
+        .await
+        .expect(409);
+    // No user, no kubeconfig.
+    emco.http.get(&format!("{lc}/cluster-references/one/kubeconfig")).await.expect(400);
+}
+
+/// The real `kubectl`, when this machine has one.
+fn kubectl() -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("kubectl"))
+            .find(|candidate| candidate.is_file())
+    })
+}

@@ -1,0 +1,482 @@
+//! Deployment intent groups described to the lifecycle engine: what instantiating one reads (the DIG, its
+//! composite app's apps and charts, the app profiles of its composite profile, placement resolved to clusters, app
+//! dependencies, and the logical cloud it deploys on) and how its context is built (every app's chart rendered
+//! with its profile and overrides, objects sorted into CRDs, main resources and hooks).
+
+use std::collections::BTreeMap;
+
+use emco_appcontext::{
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Kind, ResourcePath, ResourceRecord, ResourceRole,
+};
+use emco_helm::{Manifest, Release, RenderLimits, render_chart_within};
+use emco_model::{
+    AppDependency, AppDependencySpec, AppIntent, ContextStatus, DeploymentIntentGroup, GENERIC_PLACEMENT_INTENT_KEY,
+    GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
+};
+
+use super::logical_cloud::{self, Binding};
+use super::{Built, LifecycleError, Result};
+
+/// The namespace a DIG deploys to while it names no logical cloud.
+pub const DEFAULT_NAMESPACE: &str = "default";
+
+/// Everything instantiating a DIG reads from the catalog.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Inputs {
+    dig: DeploymentIntentGroup,
+    apps: Vec<AppInput>,
+    /// The logical cloud it deploys on (none: the `default` namespace with each cluster's own credentials).
+    logical_cloud: Option<Binding>,
+}
+
+/// One app of an instantiation, as read from the catalog.
+#[derive(Debug, Clone, PartialEq)]
+struct AppInput {
+    name: String,
+    /// The chart archive.
+    chart: Vec<u8>,
+    /// The app profile of the DIG's composite profile for this app (name and archive).
+    profile: Option<(String, Vec<u8>)>,
+    /// Where placement puts it (`provider+cluster`), resolved.
+    clusters: Vec<String>,
+    dependencies: Vec<AppDependencySpec>,
+}
+
+/// Renders every app and builds the DIG's context.
+pub(super) fn build(dig_path: &ResourcePath, inputs: &Inputs, limits: RenderLimits) -> Result<Built> {
+    let rendered = render_apps(inputs, limits)?;
+    let (meta, records) = build_context(dig_path, inputs, rendered)?;
+    Ok(Built {
+        meta,
+        records,
+        extra: Vec::new(),
+    })
+}
+
+pub(super) async fn read_inputs(catalog: &Catalog, contexts: &AppContexts, dig_path: &ResourcePath) -> Result<Inputs> {
+    let dig: DeploymentIntentGroup = catalog.get_as(dig_path).await?;
+    let composite_app = dig_path.parent().expect("a DIG lives under a composite app");
+    let binding = if dig.spec.logical_cloud.is_empty() {
+        None
+    } else {
+        Some(logical_cloud::binding(catalog, contexts, &dig_path.names()[0], &dig.spec.logical_cloud).await?)
+    };
+    let apps = catalog.list(Kind::App, composite_app.names()).await?;
+    if apps.is_empty() {
+        return Err(LifecycleError::Incomplete(format!(
+            "composite app '{}' has no apps",
+            composite_app.display_name()
+        )));
+    }
+    let profile_path = composite_app.child(Kind::CompositeProfile, &[&dig.spec.composite_profile]);
+    let profiles = catalog.list(Kind::AppProfile, profile_path.names()).await?;
+    let placements = placements(catalog, dig_path).await?;
+    let mut inputs = Vec::new();
+    for app in &apps {
+        let name = app.path.name().to_string();
+        let failed = |message: &str| LifecycleError::Render {
+            app: name.clone(),
+            message: message.to_string(),
+        };
+        let intents = placements.get(&name).ok_or_else(|| {
+            LifecycleError::Incomplete(format!(
+                "app '{name}' has no placement intent in DeploymentIntentGroup '{}'",
+                dig_path.name()
+            ))
+        })?;
+        let (mut clusters, mandatory) = resolve_clusters(catalog, &name, intents).await?;
+        if let Some(binding) = &binding {
+            // Every mandatory cluster must be in the logical cloud; optional ones outside it are left out.
+            if let Some(outside) = mandatory.iter().find(|cluster| !binding.clusters.contains(cluster)) {
+                return Err(LifecycleError::NotInLogicalCloud {
+                    app: name.clone(),
+                    cluster: outside.clone(),
+                    logical_cloud: dig.spec.logical_cloud.clone(),
+                });
+            }
+            clusters.retain(|cluster| binding.clusters.contains(cluster));
+        }
+        let chart = catalog
+            .blob(&app.path)
+            .await?
+            .ok_or_else(|| failed("the app has no chart"))?;
+        let profile = match profiles
+            .iter()
+            .find(|profile| profile.body["spec"]["app"].as_str() == Some(name.as_str()))
+        {
+            Some(profile) => {
+                let bytes = catalog
+                    .blob(&profile.path)
+                    .await?
+                    .ok_or_else(|| failed("the app profile has no file"))?;
+                Some((profile.path.name().to_string(), bytes))
+            }
+            None => None,
+        };
+        let dependencies = catalog
+            .list_as::<AppDependency>(Kind::AppDependency, app.path.names())
+            .await?
+            .into_iter()
+            .map(|(_, dependency)| dependency.spec)
+            .collect();
+        inputs.push(AppInput {
+            name,
+            chart,
+            profile,
+            clusters,
+            dependencies,
+        });
+    }
+    Ok(Inputs {
+        dig,
+        apps: inputs,
+        logical_cloud: binding,
+    })
+}
+
+/// The app intents of every placement intent the DIG's group intents name, by app.
+async fn placements(catalog: &Catalog, dig: &ResourcePath) -> Result<BTreeMap<String, Vec<AppIntent>>> {
+    let mut by_app: BTreeMap<String, Vec<AppIntent>> = BTreeMap::new();
+    let group_intents = catalog
+        .list_as::<GroupIntent>(Kind::GroupIntent, dig.names())
+        .await?;
+    if group_intents.is_empty() {
+        return Err(LifecycleError::Incomplete(format!(
+            "DeploymentIntentGroup '{}' has no intents: add one naming its genericPlacementIntent",
+            dig.name()
+        )));
+    }
+    for (intent_path, intent) in group_intents {
+        let Some(gpi_name) = intent.spec.intent.get(GENERIC_PLACEMENT_INTENT_KEY) else {
+            continue;
+        };
+        let gpi = dig.child(Kind::GenericPlacementIntent, &[gpi_name]);
+        if !catalog.exists(&gpi).await? {
+            return Err(LifecycleError::Incomplete(format!(
+                "intent '{}' names generic placement intent '{gpi_name}', which does not exist",
+                intent_path.name()
+            )));
+        }
+        for (_, app_intent) in catalog
+            .list_as::<AppIntent>(Kind::AppIntent, gpi.names())
+            .await?
+        {
+            by_app
+                .entry(app_intent.spec.app.clone())
+                .or_default()
+                .push(app_intent);
+        }
+    }
+    Ok(by_app)
+}
+
+/// Every cluster an app's intents place it on (`provider+cluster`), mandatory and optional groups alike, in intent
+/// order without repeats, and the mandatory ones (`allOf` items that are not `anyOf` lists); labels are resolved
+/// now.
+async fn resolve_clusters(
+    catalog: &Catalog,
+    app: &str,
+    intents: &[AppIntent],
+) -> Result<(Vec<String>, Vec<String>)> {
+    let mut clusters: Vec<String> = Vec::new();
+    let mut mandatory: Vec<String> = Vec::new();
+    for intent in intents {
+        let all_of = intent.spec.intent.all_of.iter().map(|item| (item, true));
+        let any_of = intent.spec.intent.any_of.iter().map(|item| (item, false));
+        for (item, required) in all_of.chain(any_of) {
+            let (nested, required): (Vec<&PlacementItem>, bool) = if item.any_of.is_empty() {
+                (vec![item], required)
+            } else {
+                (item.any_of.iter().collect(), false)
+            };
+            for item in nested {
+                for cluster in resolve_item(catalog, app, &intent.metadata.name, item).await? {
+                    if required && !mandatory.contains(&cluster) {
+                        mandatory.push(cluster.clone());
+                    }
+                    if !clusters.contains(&cluster) {
+                        clusters.push(cluster);
+                    }
+                }
+            }
+        }
+    }
+    Ok((clusters, mandatory))
+}
+
+async fn resolve_item(catalog: &Catalog, app: &str, intent: &str, item: &PlacementItem) -> Result<Vec<String>> {
+    let provider = &item.cluster_provider;
+    if !item.cluster.is_empty() {
+        let path = ResourcePath::new(Kind::Cluster, vec![provider.clone(), item.cluster.clone()]);
+        if !catalog.exists(&path).await? {
+            return Err(LifecycleError::Placement(format!(
+                "app intent '{intent}' of app '{app}' places it on cluster '{provider}+{}', which does not exist",
+                item.cluster
+            )));
+        }
+        return Ok(vec![format!("{provider}+{}", item.cluster)]);
+    }
+    let mut matching = Vec::new();
+    for cluster in catalog
+        .list(Kind::Cluster, std::slice::from_ref(provider))
+        .await?
+    {
+        let label = cluster.path.child(Kind::ClusterLabel, &[&item.cluster_label]);
+        if catalog.exists(&label).await? {
+            matching.push(format!("{provider}+{}", cluster.path.name()));
+        }
+    }
+    if matching.is_empty() {
+        return Err(LifecycleError::Placement(format!(
+            "app intent '{intent}' of app '{app}' selects clusters of provider '{provider}' labelled '{}', and none has that label",
+            item.cluster_label
+        )));
+    }
+    Ok(matching)
+}
+
+/// The namespace the DIG deploys to: its logical cloud's, else `default`.
+fn namespace_of(inputs: &Inputs) -> &str {
+    inputs
+        .logical_cloud
+        .as_ref()
+        .map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str())
+}
+
+/// Renders every app of `inputs` in app order, each within `limits`: its resources in apply order, by app. Runs on
+/// the blocking pool (each render on a thread of its own with a large stack).
+fn render_apps(inputs: &Inputs, limits: RenderLimits) -> Result<Vec<Vec<ResourceRecord>>> {
+    let release = Release {
+        name: inputs.dig.spec.version.clone(),
+        namespace: namespace_of(inputs).to_string(),
+    };
+    inputs
+        .apps
+        .iter()
+        .map(|app| render_app(app, &inputs.dig, &release, limits))
+        .collect()
+}
+
+fn render_app(
+    app: &AppInput,
+    dig: &DeploymentIntentGroup,
+    release: &Release,
+    limits: RenderLimits,
+) -> Result<Vec<ResourceRecord>> {
+    let name = app.name.clone();
+    let failed = |message: String| LifecycleError::Render {
+        app: name.clone(),
+        message,
+    };
+    let chart = emco_helm::load_archive(&app.chart).map_err(|err| failed(format!("chart: {err}")))?;
+    // The user's values (profile, then overrides), coalesced over the chart's defaults by the renderer.
+    let mut values = serde_json::Value::Object(Default::default());
+    if let Some((profile, bytes)) = &app.profile {
+        let overrides = emco_helm::read_app_profile(bytes)
+            .map_err(|err| failed(format!("app profile '{profile}': {err}")))?;
+        emco_helm::merge_values(&mut values, &overrides.values);
+    }
+    for entry in dig.spec.override_values.iter().filter(|entry| entry.app == name) {
+        for (key, value) in &entry.values {
+            emco_helm::apply_set(&mut values, key, value).map_err(|err| failed(err.to_string()))?;
+        }
+    }
+    let manifests = render_chart_within(&chart, &values, release, limits).map_err(|err| match err {
+        // Values the chart's values.schema.json refuses: the values are wrong, not the chart.
+        emco_helm::RenderError::Chart(emco_helm::ChartError::Schema(message)) => LifecycleError::Values {
+            app: name.clone(),
+            message: message.trim_end().to_string(),
+        },
+        emco_helm::RenderError::Limit(hit) => LifecycleError::RenderLimit {
+            app: name.clone(),
+            message: hit.to_string(),
+        },
+        other => failed(other.to_string()),
+    })?;
+    if manifests.is_empty() {
+        return Err(failed("the chart renders no Kubernetes objects".into()));
+    }
+    resources_of(manifests).map_err(failed)
+}
+
+/// The AppContext of a rendered instantiation: a new id, the apps in order with their dependencies and clusters,
+/// and one record per (app, cluster). Refuses app dependencies that form a cycle.
+fn build_context(
+    dig_path: &ResourcePath,
+    inputs: &Inputs,
+    rendered: Vec<Vec<ResourceRecord>>,
+) -> Result<(ContextMeta, Vec<ClusterRecord>)> {
+    let dig = &inputs.dig;
+    let id = AppContexts::new_id();
+    let mut app_metas = Vec::new();
+    let mut records = Vec::new();
+    for (app, resources) in inputs.apps.iter().zip(rendered) {
+        for cluster in &app.clusters {
+            records.push(ClusterRecord::pending(&app.name, cluster, resources.clone()));
+        }
+        app_metas.push(AppMeta {
+            name: app.name.clone(),
+            dependencies: app.dependencies.clone(),
+            clusters: app.clusters.clone(),
+        });
+    }
+    let graph = app_metas
+        .iter()
+        .map(|app| (app.name.as_str(), app.dependencies.as_slice()));
+    if let Some(cycle) = dependency_cycle(graph) {
+        return Err(LifecycleError::DependencyCycle { cycle });
+    }
+    let meta = ContextMeta {
+        id,
+        project: dig_path.names()[0].clone(),
+        composite_app: dig_path.names()[1].clone(),
+        composite_app_version: dig_path.names()[2].clone(),
+        composite_profile: dig.spec.composite_profile.clone(),
+        deployment_intent_group: dig_path.name().to_string(),
+        release: dig.spec.version.clone(),
+        namespace: namespace_of(inputs).to_string(),
+        logical_cloud: dig.spec.logical_cloud.clone(),
+        owner: Default::default(),
+        credentials: inputs
+            .logical_cloud
+            .as_ref()
+            .and_then(|binding| binding.credentials.clone()),
+        apps: app_metas,
+        status: ContextStatus::Instantiating,
+        stop_requested: false,
+        created: now_timestamp(),
+    };
+    Ok((meta, records))
+}
+
+/// The resources of an app in apply order, each with its role: the chart's CRDs (its `crds/` folder and rendered
+/// CustomResourceDefinitions), the ordinary resources in install order, then the hooks in Helm's order (weight,
+/// name, kind). `test` hooks are left out (EMCO never runs them); an object naming a hook event Helm does not know
+/// is skipped, as Helm skips it.
+fn resources_of(manifests: Vec<Manifest>) -> std::result::Result<Vec<ResourceRecord>, String> {
+    let mut crds = Vec::new();
+    let mut main = Vec::new();
+    let mut hooks = Vec::new();
+    for manifest in manifests {
+        let resource = ResourceRecord::pending(
+            &manifest.name,
+            &manifest.kind,
+            &manifest.api_version,
+            manifest.object,
+        );
+        if manifest.from_crds {
+            crds.push(resource.with_role(ResourceRole::Crd));
+            continue;
+        }
+        match emco_helm::hooks::hook_of(&resource.manifest) {
+            Ok(Some(hook)) if hook.is_test() => {}
+            Ok(Some(hook)) => hooks.push(resource.with_role(ResourceRole::Hook(hook))),
+            Ok(None) if resource.kind == "CustomResourceDefinition" => {
+                crds.push(resource.with_role(ResourceRole::Crd))
+            }
+            Ok(None) => main.push(resource),
+            Err(err @ emco_helm::hooks::HookError::UnknownEvent { .. }) => {
+                tracing::warn!(object = %resource.key(), source = manifest.source, error = %err, "skipping an object with an unknown hook, as Helm does");
+            }
+            Err(err) => return Err(format!("{}: {}: {err}", manifest.source, resource.key())),
+        }
+    }
+    emco_helm::hooks::order_hooks(&mut hooks, |resource| {
+        let weight = resource.role.hook().map_or(0, |hook| hook.weight);
+        (weight, resource.name.as_str())
+    });
+    crds.append(&mut main);
+    crds.append(&mut hooks);
+    Ok(crds)
+}
+
+#[cfg(test)]
+mod hook_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn manifest(source: &str, kind: &str, name: &str, annotations: serde_json::Value) -> Manifest {
+        Manifest {
+            source: source.into(),
+            api_version: "v1".into(),
+            kind: kind.into(),
+            name: name.into(),
+            object: json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "annotations": annotations}}),
+            from_crds: source.starts_with("crds/"),
+        }
+    }
+
+    #[test]
+    fn resources_carry_roles_in_apply_order_without_test_hooks() {
+        let resources = resources_of(vec![
+            manifest(
+                "templates/a.yaml",
+                "ConfigMap",
+                "late",
+                json!({"helm.sh/hook": "post-install", "helm.sh/hook-weight": "1"}),
+            ),
+            manifest("templates/a.yaml", "ConfigMap", "cm", json!({})),
+            manifest(
+                "templates/crd.yaml",
+                "CustomResourceDefinition",
+                "w.example.com",
+                json!({}),
+            ),
+            manifest(
+                "templates/t.yaml",
+                "Pod",
+                "smoke",
+                json!({"helm.sh/hook": "test-success"}),
+            ),
+            manifest(
+                "templates/j.yaml",
+                "Job",
+                "early",
+                json!({"helm.sh/hook": "pre-install,post-delete", "helm.sh/hook-weight": "-1"}),
+            ),
+            manifest(
+                "templates/u.yaml",
+                "Job",
+                "odd",
+                json!({"helm.sh/hook": "crd-install"}),
+            ),
+            manifest(
+                "crds/g.yaml",
+                "CustomResourceDefinition",
+                "g.example.com",
+                json!({"helm.sh/hook": "pre-install"}),
+            ),
+        ])
+        .unwrap();
+        let keys: Vec<_> = resources
+            .iter()
+            .map(|r| {
+                let role = match &r.role {
+                    ResourceRole::Main => "main".to_string(),
+                    ResourceRole::Crd => "crd".to_string(),
+                    ResourceRole::Hook(hook) => format!("hook{}", hook.weight),
+                    ResourceRole::Certificate => "certificate".to_string(),
+                };
+                (r.name.as_str(), role)
+            })
+            .collect();
+        assert_eq!(
+            keys,
+            [
+                ("w.example.com", "crd".to_string()),
+                ("g.example.com", "crd".to_string()),
+                ("cm", "main".to_string()),
+                ("early", "hook-1".to_string()),
+                ("late", "hook1".to_string()),
+            ]
+        );
+        let bad = resources_of(vec![manifest(
+            "templates/b.yaml",
+            "Job",
+            "b",
+            json!({"helm.sh/hook": 7}),
+        )]);
+        assert!(bad.unwrap_err().contains("templates/b.yaml"));
+    }
+}

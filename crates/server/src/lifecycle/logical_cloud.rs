@@ -1,0 +1,331 @@
+//! Logical clouds (dcm) described to the lifecycle engine, and what DIGs need from them.
+//!
+//! Instantiating a logical cloud reads it, its cluster references, user permissions and cluster quotas, and
+//! builds a context with the single app `logical-cloud` on every referenced cluster (`reference/emco.md` §2.4).
+//! Level 0 (admin) clouds have no objects: they lend DIGs each cluster's own credentials and namespace. Level 1
+//! clouds put, per cluster, a Namespace, their ResourceQuotas, a Role and RoleBinding per user permission, and a
+//! CertificateSigningRequest for the user; the user's private key is made here, kept as the logical cloud's blob
+//! and never answered. rsync approves the request and keeps the certificate the cluster issues; a DIG on the
+//! logical cloud is then applied with that user's credentials ([`Binding`]), and
+//! [`user_kubeconfig`] gives an administrator the user's kubeconfig for one cluster.
+
+use emco_appcontext::{
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Kind, ResourcePath, ResourceRecord,
+    ResourceRole, UserCredentials,
+};
+use emco_model::logical_cloud::{ClusterQuota, ClusterReference, LogicalCloud, UserPermission};
+use emco_model::{ContextId, ContextStatus, DeploymentIntentGroup, StateValue};
+
+use super::{Built, DEFAULT_NAMESPACE, LifecycleError, Result};
+
+/// The one app of a logical cloud's context, as dcm names it.
+pub const LOGICAL_CLOUD_APP: &str = "logical-cloud";
+
+/// Everything instantiating a logical cloud reads.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Inputs {
+    logical_cloud: LogicalCloud,
+    /// The referenced clusters, `provider+cluster`, in reference order.
+    clusters: Vec<String>,
+    permissions: Vec<UserPermission>,
+    quotas: Vec<ClusterQuota>,
+}
+
+/// What a DIG deploying on a logical cloud takes from it.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Binding {
+    /// The clusters it references (`provider+cluster`).
+    pub(super) clusters: Vec<String>,
+    /// The namespace the DIG deploys to.
+    pub(super) namespace: String,
+    /// A level-1 cloud's user, whose credentials apply the DIG.
+    pub(super) credentials: Option<UserCredentials>,
+}
+
+fn is_level0(logical_cloud: &LogicalCloud) -> bool {
+    logical_cloud.spec.level == "0"
+}
+
+/// The namespace of a logical cloud: its own at level 1; its clusters' (`default`) at level 0.
+fn namespace_of(logical_cloud: &LogicalCloud) -> &str {
+    if is_level0(logical_cloud) {
+        DEFAULT_NAMESPACE
+    } else {
+        &logical_cloud.spec.namespace
+    }
+}
+
+/// Reads the logical cloud at `path` and what it is built from; refuses what cannot be instantiated.
+pub(super) async fn read_inputs(catalog: &Catalog, path: &ResourcePath) -> Result<Inputs> {
+    let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
+    let mut clusters = Vec::new();
+    for (reference_path, reference) in catalog
+        .list_as::<ClusterReference>(Kind::ClusterReference, path.names())
+        .await?
+    {
+        let cluster = ResourcePath::new(
+            Kind::Cluster,
+            vec![reference.spec.cluster_provider.clone(), reference.spec.cluster.clone()],
+        );
+        if !catalog.exists(&cluster).await? {
+            return Err(LifecycleError::Placement(format!(
+                "cluster reference '{}' of LogicalCloud '{}' names cluster '{}+{}', which does not exist",
+                reference_path.name(),
+                path.name(),
+                reference.spec.cluster_provider,
+                reference.spec.cluster
+            )));
+        }
+        let name = cluster.names().join("+");
+        if !clusters.contains(&name) {
+            clusters.push(name);
+        }
+    }
+    if clusters.is_empty() {
+        return Err(LifecycleError::Incomplete(format!(
+            "LogicalCloud '{}' references no clusters: add a cluster reference",
+            path.name()
+        )));
+    }
+    let permissions: Vec<UserPermission> = catalog
+        .list_as::<UserPermission>(Kind::UserPermission, path.names())
+        .await?
+        .into_iter()
+        .map(|(_, body)| body)
+        .collect();
+    let quotas: Vec<ClusterQuota> = catalog
+        .list_as::<ClusterQuota>(Kind::ClusterQuota, path.names())
+        .await?
+        .into_iter()
+        .map(|(_, body)| body)
+        .collect();
+    if is_level0(&logical_cloud) {
+        let namespace = &logical_cloud.spec.namespace;
+        if !namespace.is_empty() && namespace != DEFAULT_NAMESPACE {
+            return Err(LifecycleError::Invalid(format!(
+                "LogicalCloud '{}' is level 0 and names namespace '{namespace}'; a level-0 logical cloud uses its clusters' namespace '{DEFAULT_NAMESPACE}'",
+                path.name()
+            )));
+        }
+        if let Some(quota) = quotas.first() {
+            return Err(LifecycleError::Invalid(format!(
+                "LogicalCloud '{}' is level 0 and has cluster quota '{}'; quotas apply only to level-1 logical clouds",
+                path.name(),
+                quota.metadata.name
+            )));
+        }
+    } else if !permissions
+        .iter()
+        .any(|permission| permission.spec.namespace == logical_cloud.spec.namespace)
+    {
+        return Err(LifecycleError::Incomplete(format!(
+            "LogicalCloud '{}' is level 1 and has no user permission for its namespace '{}': add one",
+            path.name(),
+            logical_cloud.spec.namespace
+        )));
+    }
+    Ok(Inputs {
+        logical_cloud,
+        clusters,
+        permissions,
+        quotas,
+    })
+}
+
+/// The context of a logical cloud; at level 1 with a new user key (stored with the context) and, per cluster,
+/// the cloud's objects, its certificate request playing [`ResourceRole::Certificate`].
+pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
+    let logical_cloud = &inputs.logical_cloud;
+    let mut extra = Vec::new();
+    let resources = if is_level0(logical_cloud) {
+        Vec::new()
+    } else {
+        let key = emco_k8s::logical_cloud::generate_user_key()
+            .map_err(|err| LifecycleError::Renderer(format!("making the user's key: {err}")))?;
+        let request = emco_k8s::logical_cloud::certificate_request(&logical_cloud.spec.user.user_name, &key)
+            .map_err(|err| LifecycleError::Renderer(format!("making the user's certificate request: {err}")))?;
+        extra.push(Catalog::blob_op(path, key.as_bytes()));
+        emco_k8s::logical_cloud::level1_objects(logical_cloud, &inputs.permissions, &inputs.quotas, &request)
+            .into_iter()
+            .map(|object| {
+                let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+                let kind = object["kind"].as_str().unwrap_or_default().to_string();
+                let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
+                let record = ResourceRecord::pending(&name, &kind, &api_version, object);
+                if kind == "CertificateSigningRequest" {
+                    record.with_role(ResourceRole::Certificate)
+                } else {
+                    record
+                }
+            })
+            .collect()
+    };
+    let names = path.names();
+    let meta = ContextMeta::for_owner(
+        AppContexts::new_id(),
+        ContextOwner::LogicalCloud {
+            project: names[0].clone(),
+            name: names[1].clone(),
+        },
+        namespace_of(logical_cloud),
+        vec![AppMeta {
+            name: LOGICAL_CLOUD_APP.to_string(),
+            dependencies: Vec::new(),
+            clusters: inputs.clusters.clone(),
+        }],
+    );
+    let records = inputs
+        .clusters
+        .iter()
+        .map(|cluster| ClusterRecord::pending(LOGICAL_CLOUD_APP, cluster, resources.clone()))
+        .collect();
+    Ok(Built { meta, records, extra })
+}
+
+/// The logical cloud `name` of `project` as a DIG instantiating on it needs it: it must exist and be
+/// instantiated, its context finished instantiating (409 `LogicalCloudNotReady` otherwise, in dcm's words).
+pub(super) async fn binding(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    project: &str,
+    name: &str,
+) -> Result<Binding> {
+    let path = ResourcePath::new(Kind::LogicalCloud, vec![project.to_string(), name.to_string()]);
+    let not_ready = |why: &str| LifecycleError::LogicalCloudNotReady(format!("LogicalCloud '{name}' {why}"));
+    let Some(entry) = catalog.find(&path).await? else {
+        return Err(not_ready("does not exist in this project"));
+    };
+    let logical_cloud: LogicalCloud =
+        serde_json::from_value(entry.body).map_err(|err| not_ready(&format!("cannot be read: {err}")))?;
+    let (state, _) = catalog.state(&path).await?;
+    let context = match (state.current(), state.last_context()) {
+        (Some(StateValue::Instantiated), Some(context)) => context,
+        (_, None) => return Err(not_ready("has never been instantiated")),
+        (Some(current), Some(_)) => {
+            return Err(not_ready(&format!("is not currently instantiated (it is {current})")));
+        }
+        (None, Some(_)) => return Err(not_ready("has no state")),
+    };
+    let meta = contexts.meta(context).await?;
+    match meta.status {
+        ContextStatus::Instantiated => {}
+        ContextStatus::Instantiating => {
+            return Err(not_ready("is still instantiating, please wait and try again"));
+        }
+        other => return Err(not_ready(&format!("failed instantiating (its context {context} is {other})"))),
+    }
+    let clusters = meta
+        .apps
+        .iter()
+        .find(|app| app.name == LOGICAL_CLOUD_APP)
+        .map(|app| app.clusters.clone())
+        .unwrap_or_default();
+    let credentials = (!is_level0(&logical_cloud)).then(|| UserCredentials {
+        project: project.to_string(),
+        logical_cloud: name.to_string(),
+        context,
+        user: logical_cloud.spec.user.user_name.clone(),
+    });
+    Ok(Binding {
+        clusters,
+        namespace: namespace_of(&logical_cloud).to_string(),
+        credentials,
+    })
+}
+
+/// Refuses terminating the logical cloud at `path` while a DIG of its project deployed on it is instantiated
+/// or still terminating (409 naming the DIG).
+pub(super) async fn check_unused(catalog: &Catalog, contexts: &AppContexts, path: &ResourcePath) -> Result<()> {
+    let project = &path.names()[0];
+    for (dig_path, history) in catalog.histories(Kind::DeploymentIntentGroup).await? {
+        if dig_path.names()[0] != *project {
+            continue;
+        }
+        let Some(state) = history.current() else { continue };
+        let live = match state {
+            StateValue::Instantiated | StateValue::InstantiateStopped | StateValue::Updated => true,
+            StateValue::Terminated | StateValue::TerminateStopped => match history.last_context() {
+                Some(id) => !contexts.meta(id).await?.status.is_terminate_finished(),
+                None => false,
+            },
+            _ => false,
+        };
+        if !live {
+            continue;
+        }
+        let Some(entry) = catalog.find(&dig_path).await? else { continue };
+        let Ok(dig) = serde_json::from_value::<DeploymentIntentGroup>(entry.body) else { continue };
+        if dig.spec.logical_cloud == path.name() {
+            return Err(LifecycleError::LogicalCloudInUse {
+                logical_cloud: path.name().to_string(),
+                dig: dig_path.names()[1..].join("/"),
+                state,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The kubeconfig of a level-1 logical cloud's user for the cluster of its cluster reference `reference`: the
+/// cluster's server and CA, the user's certificate as the cluster issued it and the key emco keeps, the logical
+/// cloud's namespace. Only once the cloud's context holds the certificate.
+pub async fn user_kubeconfig(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+    reference: &str,
+) -> Result<String> {
+    let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
+    if is_level0(&logical_cloud) {
+        return Err(LifecycleError::Invalid(format!(
+            "LogicalCloud '{}' is level 0: it has no user of its own (use the clusters' kubeconfigs)",
+            path.name()
+        )));
+    }
+    let reference_path = path.child(Kind::ClusterReference, &[reference]);
+    let cluster_reference: ClusterReference = catalog.get_as(&reference_path).await?;
+    let cluster = format!(
+        "{}+{}",
+        cluster_reference.spec.cluster_provider, cluster_reference.spec.cluster
+    );
+    let not_ready = |why: String| LifecycleError::LogicalCloudNotReady(format!("LogicalCloud '{}' {why}", path.name()));
+    let (state, _) = catalog.state(path).await?;
+    let context: ContextId = match (state.current(), state.last_context()) {
+        (Some(StateValue::Instantiated | StateValue::InstantiateStopped), Some(context)) => context,
+        _ => return Err(not_ready(format!("is not instantiated (it is {})", super::state_name(state.current())))),
+    };
+    let record = contexts
+        .clusters(context)
+        .await?
+        .into_iter()
+        .find(|record| record.app == LOGICAL_CLOUD_APP && record.cluster == cluster)
+        .ok_or_else(|| not_ready(format!("does not reach cluster '{cluster}' (instantiated before the reference was added)")))?;
+    let certificate = record
+        .resources
+        .iter()
+        .find(|resource| matches!(resource.role, ResourceRole::Certificate))
+        .and_then(|resource| resource.certificate.clone())
+        .ok_or_else(|| not_ready(format!("has no certificate from cluster '{cluster}' yet")))?;
+    let key = catalog
+        .blob(path)
+        .await?
+        .ok_or_else(|| not_ready("has no user key (instantiate it again)".to_string()))?;
+    let key = String::from_utf8(key).map_err(|_| not_ready("has a damaged user key".to_string()))?;
+    let cluster_path = ResourcePath::new(
+        Kind::Cluster,
+        vec![cluster_reference.spec.cluster_provider.clone(), cluster_reference.spec.cluster.clone()],
+    );
+    let cluster_kubeconfig = catalog
+        .blob(&cluster_path)
+        .await?
+        .ok_or_else(|| not_ready(format!("cannot reach cluster '{cluster}': it has no kubeconfig")))?;
+    emco_k8s::logical_cloud::user_kubeconfig(
+        &cluster_kubeconfig,
+        &cluster,
+        &logical_cloud.spec.user.user_name,
+        namespace_of(&logical_cloud),
+        &certificate,
+        &key,
+    )
+    .map_err(|err| LifecycleError::Invalid(format!("cluster '{cluster}': {err}")))
+}

@@ -1,0 +1,641 @@
+//! The one lifecycle engine (seeds 000/001; DESIGN §6) of every resource with a lifecycle: deployment intent
+//! groups, cluster network intents (ncm) and logical clouds (dcm). Each is a [`Subject`], described to the engine
+//! by its table in `emco_model::lifecycle` (which operation runs from which state, what it appends to
+//! `state.Actions`) and by how its AppContext is built from the catalog (`dig.rs`, `networks.rs`,
+//! `logical_cloud.rs`). Everything else is the same code for all three: approve, instantiate (`/apply` for network
+//! intents), terminate and stop; the guards on modifying and deleting; contexts created in the same store
+//! transaction as the action that records them, and only then the engine told (so the engine can resume from the
+//! store after a restart).
+//!
+//! Instantiation has two halves, so that slow work never holds up other writes: [`Lifecycle::prepare_instantiate`]
+//! reads the subject's inputs and builds its context (a DIG renders its charts on the blocking pool, at most
+//! [`MAX_CONCURRENT_RENDERS`] at once, each app within its [`RenderLimits`]) without the API's write lock;
+//! [`Lifecycle::commit_instantiate`], called under it, checks the state again, reads the inputs again and refuses
+//! (409 `Conflict`) if any changed meanwhile, then writes. Two instantiations racing therefore create exactly one
+//! context.
+//!
+//! Stop returns once the engine has recorded the stopped operation ([`Lifecycle::wait_stopped`], bounded by
+//! [`STOP_WAIT`]); an instantiation after a stopped termination supersedes it even if the engine has not recorded
+//! it yet (the old context is marked `TerminateFailed` in the same transaction that creates the new one).
+//!
+//! No HTTP here: errors are [`LifecycleError`]s, which the API maps to status codes.
+
+mod dig;
+mod logical_cloud;
+mod networks;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use emco_appcontext::{
+    AppContexts, Catalog, CatalogError, ClusterRecord, ContextError, ContextMeta, Engine, Kind, ResourcePath,
+};
+use emco_helm::RenderLimits;
+use emco_model::lifecycle::{
+    CLUSTER_NETWORK_INTENTS, DEPLOYMENT_INTENT_GROUP, LOGICAL_CLOUD, LifecycleTable, Operation, Outcome,
+};
+use emco_model::{ContextId, ContextStatus, StateInfo, StateValue, now_timestamp};
+use emco_store::{Op, Txn};
+use tokio::sync::Semaphore;
+
+pub use dig::DEFAULT_NAMESPACE;
+pub use logical_cloud::{LOGICAL_CLOUD_APP, user_kubeconfig};
+pub use networks::NETWORK_INTENTS_APP;
+
+/// At most this many instantiations build at once (a DIG holds its charts, values and up to
+/// [`RenderLimits::max_output_bytes`] of output per app in memory); the others wait their turn.
+pub const MAX_CONCURRENT_RENDERS: usize = 4;
+
+/// How long a stop waits for the engine to record the stopped operation before it answers anyway: an engine stops
+/// between two requests to a cluster, which take well under this.
+pub const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// How often a stop looks whether the engine has recorded it.
+const STOP_POLL: Duration = Duration::from_millis(20);
+
+/// A kind of resource with a lifecycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Subject {
+    /// A deployment intent group (its state lives on the DIG).
+    DeploymentIntentGroup,
+    /// The network intents of one cluster (their state lives on the cluster, as ncm keeps it).
+    ClusterNetworks,
+    /// A logical cloud.
+    LogicalCloud,
+}
+
+impl Subject {
+    /// The subject whose state a resource of `kind` holds.
+    #[must_use]
+    pub fn of(kind: Kind) -> Option<Self> {
+        match kind {
+            Kind::DeploymentIntentGroup => Some(Self::DeploymentIntentGroup),
+            Kind::Cluster => Some(Self::ClusterNetworks),
+            Kind::LogicalCloud => Some(Self::LogicalCloud),
+            _ => None,
+        }
+    }
+
+    /// Its lifecycle table.
+    #[must_use]
+    pub fn table(self) -> &'static LifecycleTable {
+        match self {
+            Self::DeploymentIntentGroup => &DEPLOYMENT_INTENT_GROUP,
+            Self::ClusterNetworks => &CLUSTER_NETWORK_INTENTS,
+            Self::LogicalCloud => &LOGICAL_CLOUD,
+        }
+    }
+
+    /// The catalog kind holding the state.
+    #[must_use]
+    pub fn kind(self) -> Kind {
+        match self {
+            Self::DeploymentIntentGroup => Kind::DeploymentIntentGroup,
+            Self::ClusterNetworks => Kind::Cluster,
+            Self::LogicalCloud => Kind::LogicalCloud,
+        }
+    }
+
+    /// The resource whose lifecycle a change to `path` touches: a DIG for the DIG and its intents, a cluster for
+    /// its networks, a logical cloud for itself and its cluster references, permissions, quotas and pairs.
+    #[must_use]
+    pub fn governing(path: &ResourcePath) -> Option<ResourcePath> {
+        let (kind, depth) = match path.kind() {
+            Kind::DeploymentIntentGroup | Kind::GroupIntent | Kind::GenericPlacementIntent | Kind::AppIntent => {
+                (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth())
+            }
+            Kind::Network | Kind::ProviderNetwork => (Kind::Cluster, Kind::Cluster.depth()),
+            Kind::LogicalCloud
+            | Kind::ClusterReference
+            | Kind::UserPermission
+            | Kind::ClusterQuota
+            | Kind::LogicalCloudKv => (Kind::LogicalCloud, Kind::LogicalCloud.depth()),
+            _ => return None,
+        };
+        Some(ResourcePath::new(kind, path.names()[..depth].to_vec()))
+    }
+
+    /// How messages and status answers name a resource of this subject: the DIG's or logical cloud's name, and
+    /// `provider+cluster` for network intents.
+    #[must_use]
+    pub fn display(self, path: &ResourcePath) -> String {
+        match self {
+            Self::ClusterNetworks => path.names().join("+"),
+            _ => path.name().to_string(),
+        }
+    }
+}
+
+/// Why a lifecycle operation was refused or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum LifecycleError {
+    /// A catalog lookup or write failed.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// An AppContext lookup or write failed.
+    #[error(transparent)]
+    Context(#[from] ContextError),
+    /// The state does not allow the operation.
+    #[error("{subject} '{name}' is {state}: {reason}")]
+    InvalidState {
+        /// What has the lifecycle (`DeploymentIntentGroup`, `Cluster network intents`, `LogicalCloud`).
+        subject: &'static str,
+        /// Its name (`provider+cluster` for network intents).
+        name: String,
+        /// Its current state (or its context's status).
+        state: String,
+        /// What is refused and what to do.
+        reason: String,
+    },
+    /// The resource lacks what instantiation needs (apps, placement, a user permission).
+    #[error("{0}")]
+    Incomplete(String),
+    /// A body stored earlier cannot be used (it breaks a rule checked when it is used, e.g. a level-0 logical
+    /// cloud naming a namespace its clusters do not have).
+    #[error("{0}")]
+    Invalid(String),
+    /// A placement intent names a cluster or label that resolves to nothing.
+    #[error("{0}")]
+    Placement(String),
+    /// A DIG's logical cloud does not exist or is not instantiated.
+    #[error("{0}")]
+    LogicalCloudNotReady(String),
+    /// A DIG places an app on a cluster its logical cloud does not have.
+    #[error(
+        "app '{app}' is placed on cluster '{cluster}', which logical cloud '{logical_cloud}' does not reference"
+    )]
+    NotInLogicalCloud {
+        /// The app.
+        app: String,
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+        /// The logical cloud.
+        logical_cloud: String,
+    },
+    /// A logical cloud cannot be terminated while a DIG deployed on it is instantiated.
+    #[error(
+        "LogicalCloud '{logical_cloud}' is used by DeploymentIntentGroup '{dig}' (state {state}); terminate the DIG first"
+    )]
+    LogicalCloudInUse {
+        /// The logical cloud.
+        logical_cloud: String,
+        /// The DIG, `composite-app/version/dig`.
+        dig: String,
+        /// The DIG's state.
+        state: StateValue,
+    },
+    /// The composite app's app dependencies form a cycle (no app of it could ever start).
+    #[error("app dependencies form a cycle: {}", cycle.join(" → "))]
+    DependencyCycle {
+        /// The apps of the cycle, the first repeated at the end.
+        cycle: Vec<String>,
+    },
+    /// An app's values break its chart's `values.schema.json`.
+    #[error("app '{app}': {message}")]
+    Values {
+        /// The app.
+        app: String,
+        /// Helm's message, naming the chart and the path of each violation.
+        message: String,
+    },
+    /// An app's chart could not be rendered.
+    #[error("app '{app}': {message}")]
+    Render {
+        /// The app.
+        app: String,
+        /// The chart, values or template error, naming the file (and line).
+        message: String,
+    },
+    /// Rendering an app's chart exceeded a bound (output size, time, nesting, a function's result size).
+    #[error("app '{app}': {message}")]
+    RenderLimit {
+        /// The app.
+        app: String,
+        /// The template file and line, and the bound (`t/templates/x.yaml:3: rendering exceeded …`).
+        message: String,
+    },
+    /// Building the context failed for a reason of ours (a key could not be made; a task ended without an
+    /// answer).
+    #[error("building the context failed: {0}")]
+    Renderer(String),
+    /// The resource or what it instantiates changed while its context was being built.
+    #[error("{subject} '{name}' or what it is built from changed while it was being instantiated; instantiate it again")]
+    InputsChanged {
+        /// What has the lifecycle.
+        subject: &'static str,
+        /// Its name.
+        name: String,
+    },
+}
+
+/// The result type of lifecycle operations.
+pub type Result<T, E = LifecycleError> = std::result::Result<T, E>;
+
+/// Everything an instantiation reads from the catalog: read once to build the context, and again under the write
+/// lock to check that nothing changed in between.
+#[derive(Debug, Clone, PartialEq)]
+enum Inputs {
+    DeploymentIntentGroup(dig::Inputs),
+    ClusterNetworks(networks::Inputs),
+    LogicalCloud(logical_cloud::Inputs),
+}
+
+/// A context built from [`Inputs`]: its meta, one record per (app, cluster), and ops that must commit with it
+/// (a logical cloud's new user key).
+struct Built {
+    meta: ContextMeta,
+    records: Vec<ClusterRecord>,
+    extra: Vec<Op>,
+}
+
+/// An instantiation waiting to be committed ([`Lifecycle::commit_instantiate`]).
+pub struct PreparedInstance(Prepared);
+
+enum Prepared {
+    /// The table says there is nothing to do (an `/apply` of applied network intents).
+    Unchanged,
+    Build { inputs: Inputs, built: Built },
+}
+
+/// A stop that was recorded; [`Lifecycle::wait_stopped`] waits until the engine has carried it out.
+#[derive(Debug, Clone, Copy)]
+pub struct Stopping {
+    /// The context whose operation is stopping.
+    pub context: ContextId,
+    /// The status of the operation being stopped.
+    running: ContextStatus,
+}
+
+fn state_name(state: Option<StateValue>) -> String {
+    state.map_or_else(|| "without state".to_string(), |s| s.to_string())
+}
+
+/// Drives the lifecycles of every [`Subject`] over the catalog, AppContexts and an engine.
+#[derive(Clone)]
+pub struct Lifecycle {
+    catalog: Catalog,
+    contexts: AppContexts,
+    engine: Arc<dyn Engine>,
+    /// The bounds of each app's render.
+    render_limits: RenderLimits,
+    /// Bounds the builds running at once ([`MAX_CONCURRENT_RENDERS`]).
+    renders: Arc<Semaphore>,
+}
+
+impl Lifecycle {
+    /// A lifecycle over these parts.
+    pub fn new(catalog: Catalog, contexts: AppContexts, engine: Arc<dyn Engine>) -> Self {
+        Self {
+            catalog,
+            contexts,
+            engine,
+            render_limits: RenderLimits::default(),
+            renders: Arc::new(Semaphore::new(MAX_CONCURRENT_RENDERS)),
+        }
+    }
+
+    /// The same lifecycle rendering each app within `limits`.
+    #[must_use]
+    pub fn with_render_limits(mut self, limits: RenderLimits) -> Self {
+        self.render_limits = limits;
+        self
+    }
+
+    fn subject(path: &ResourcePath) -> Subject {
+        Subject::of(path.kind()).expect("lifecycle operations are routed only for resources with a lifecycle")
+    }
+
+    fn refused(path: &ResourcePath, state: impl std::fmt::Display, reason: &str) -> LifecycleError {
+        let subject = Self::subject(path);
+        LifecycleError::InvalidState {
+            subject: subject.table().subject,
+            name: subject.display(path),
+            state: state.to_string(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The state history of a resource with a lifecycle (which must exist) and its revision.
+    pub async fn state(&self, path: &ResourcePath) -> Result<(StateInfo, i64)> {
+        self.catalog.require(path).await?;
+        Ok(self.catalog.state(path).await?)
+    }
+
+    /// What the table says `operation` does now; a refusal is an error naming the state.
+    fn outcome(path: &ResourcePath, state: &StateInfo, operation: Operation) -> Result<Outcome> {
+        match Self::subject(path).table().outcome(operation, state.current()) {
+            Outcome::Refused(reason) => Err(Self::refused(path, state_name(state.current()), reason)),
+            other => Ok(other),
+        }
+    }
+
+    async fn commit(&self, path: &ResourcePath, revision: i64, state: &StateInfo, mut txn: Txn) -> Result<()> {
+        txn.compares.push(Catalog::state_unchanged_since(path, revision));
+        txn.success.push(Catalog::state_op(path, state));
+        if !self
+            .catalog
+            .store()
+            .txn(txn)
+            .await
+            .map_err(CatalogError::from)?
+            .succeeded
+        {
+            return Err(CatalogError::Conflict(path.display_name()).into());
+        }
+        Ok(())
+    }
+
+    /// The history a new resource with a lifecycle starts with.
+    #[must_use]
+    pub fn created_op(path: &ResourcePath) -> Op {
+        Catalog::state_op(path, &StateInfo::created(now_timestamp()))
+    }
+
+    /// Approves a DIG (Created, Terminated → Approved; Approved stays as it is).
+    pub async fn approve(&self, path: &ResourcePath) -> Result<()> {
+        let (mut state, revision) = self.state(path).await?;
+        match Self::outcome(path, &state, Operation::Approve)? {
+            Outcome::Enter(next) => {
+                state.push(next, None, now_timestamp());
+                self.commit(path, revision, &state, Txn::new()).await
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// What modifying the resource with a lifecycle at `path` (or something it is built from) does to its
+    /// state: refused while instantiated; a DIG that was approved or terminated returns to Created. Returns the
+    /// op that records it (if any).
+    pub async fn modification_ops(&self, path: &ResourcePath) -> Result<Vec<Op>> {
+        let (mut state, _) = self.state(path).await?;
+        match Self::outcome(path, &state, Operation::Modify)? {
+            Outcome::Enter(next) if state.current() != Some(next) => {
+                state.push(next, None, now_timestamp());
+                Ok(vec![Catalog::state_op(path, &state)])
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    /// The ops that delete a resource's AppContexts, after checking that its state allows deleting and that its
+    /// last termination has completed.
+    pub async fn deletion_ops(&self, path: &ResourcePath) -> Result<Vec<Op>> {
+        let (state, _) = self.state(path).await?;
+        Self::outcome(path, &state, Operation::Delete)?;
+        if matches!(
+            state.current(),
+            Some(StateValue::Terminated | StateValue::TerminateStopped)
+        ) && let Some(last) = state.last_context()
+        {
+            let status = self.contexts.meta(last).await?.status;
+            if !status.is_terminate_finished() {
+                return Err(Self::refused(
+                    path,
+                    format!("{} (context {last} is {status})", state_name(state.current())),
+                    "it has not completed terminating; wait, or stop the termination",
+                ));
+            }
+        }
+        Ok(state.contexts().into_iter().map(AppContexts::delete_op).collect())
+    }
+
+    /// Instantiates (applies) a resource: a new AppContext, then the engine. Both halves in one call (the API
+    /// calls them apart, to hold its write lock only for the second). Returns the new context, or the current
+    /// one when the table says there is nothing to do.
+    pub async fn instantiate(&self, path: &ResourcePath) -> Result<ContextId> {
+        let prepared = self.prepare_instantiate(path).await?;
+        self.commit_instantiate(path, prepared).await
+    }
+
+    /// The first half of instantiating: checks the state, reads the inputs and builds the context (rendering on
+    /// the blocking pool). Writes nothing, so it needs no lock.
+    pub async fn prepare_instantiate(&self, path: &ResourcePath) -> Result<PreparedInstance> {
+        let (state, _) = self.state(path).await?;
+        if self.check_instantiable(path, &state).await?.is_none() {
+            return Ok(PreparedInstance(Prepared::Unchanged));
+        }
+        let inputs = self.read_inputs(path).await?;
+        let permit = self
+            .renders
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|err| LifecycleError::Renderer(err.to_string()))?;
+        let limits = self.render_limits;
+        let task_inputs = inputs.clone();
+        let task_path = path.clone();
+        let built = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            build(&task_path, &task_inputs, limits)
+        })
+        .await
+        .map_err(|err| LifecycleError::Renderer(err.to_string()))??;
+        Ok(PreparedInstance(Prepared::Build { inputs, built }))
+    }
+
+    /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
+    /// the inputs again (any change since [`Lifecycle::prepare_instantiate`] is
+    /// [`LifecycleError::InputsChanged`]), then creates the AppContext with the instantiated action in one
+    /// transaction and tells the engine.
+    pub async fn commit_instantiate(&self, path: &ResourcePath, prepared: PreparedInstance) -> Result<ContextId> {
+        let Prepared::Build { inputs, built } = prepared.0 else {
+            let (state, _) = self.state(path).await?;
+            return state
+                .last_context()
+                .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+        };
+        let Built { meta, records, extra } = built;
+        let subject = Self::subject(path);
+        let id = meta.id;
+        let mut attempts = 0;
+        loop {
+            let (mut state, revision) = self.state(path).await?;
+            let Some(superseded) = self.check_instantiable(path, &state).await? else {
+                // Instantiated by someone else meanwhile (an /apply that is a no-op now).
+                return state
+                    .last_context()
+                    .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+            };
+            if self.read_inputs(path).await? != inputs {
+                return Err(LifecycleError::InputsChanged {
+                    subject: subject.table().subject,
+                    name: subject.display(path),
+                });
+            }
+            let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
+            let mut txn = Txn::new().when([guard]).and_then(ops).and_then(extra.clone());
+            let superseding = superseded.is_some();
+            if let Some((mut old, old_revision)) = superseded {
+                // The stopped termination the engine has not recorded yet ends here: the new context replaces it.
+                old.status = ContextStatus::TerminateFailed;
+                txn = txn
+                    .when([AppContexts::meta_unchanged_since(old.id, old_revision)])
+                    .and_then([AppContexts::meta_op(&old)]);
+            }
+            state.push(subject.table().instantiated, Some(id), now_timestamp());
+            match self.commit(path, revision, &state, txn).await {
+                Ok(()) => break,
+                // The engine recorded the stop between our read and write (we hold the write lock, so nothing
+                // else changed); read again.
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if superseding && attempts < 3 => {
+                    attempts += 1;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
+        self.engine.instantiate(id);
+        Ok(id)
+    }
+
+    /// Whether the state allows instantiating: `None` when the table says there is nothing to do; otherwise the
+    /// previous context (and its meta revision) when its termination was stopped but the engine has not
+    /// recorded it yet, which the new instance supersedes.
+    #[allow(clippy::type_complexity)]
+    async fn check_instantiable(
+        &self,
+        path: &ResourcePath,
+        state: &StateInfo,
+    ) -> Result<Option<Option<(ContextMeta, emco_store::Revision)>>> {
+        if Self::outcome(path, state, Operation::Instantiate)? == Outcome::Unchanged {
+            return Ok(None);
+        }
+        let Some(previous) = state.last_context() else {
+            return Ok(Some(None));
+        };
+        let (meta, revision) = self.contexts.meta_with_revision(previous).await?;
+        if meta.status.is_terminate_finished() {
+            return Ok(Some(None));
+        }
+        if meta.status == ContextStatus::Terminating && meta.stop_requested {
+            return Ok(Some(Some((meta, revision))));
+        }
+        Err(Self::refused(
+            path,
+            format!("{} (context {previous} is {})", state_name(state.current()), meta.status),
+            "the previous instance is still terminating; wait, or stop the termination",
+        ))
+    }
+
+    /// Terminates an instantiated (or stopped) resource; a running instantiation is cancelled by the engine
+    /// first. Returns the context being terminated (the last one, when the table says there is nothing to do).
+    pub async fn terminate(&self, path: &ResourcePath) -> Result<ContextId> {
+        if Self::subject(path) == Subject::LogicalCloud {
+            logical_cloud::check_unused(&self.catalog, &self.contexts, path).await?;
+        }
+        loop {
+            let (mut state, revision) = self.state(path).await?;
+            let outcome = Self::outcome(path, &state, Operation::Terminate)?;
+            let id = state
+                .last_context()
+                .ok_or_else(|| Self::refused(path, "without context", "nothing to terminate"))?;
+            let Outcome::Enter(next) = outcome else {
+                return Ok(id);
+            };
+            let (mut meta, meta_revision) = self.contexts.meta_with_revision(id).await?;
+            meta.status = ContextStatus::Terminating;
+            meta.stop_requested = false;
+            state.push(next, Some(id), now_timestamp());
+            let txn = Txn::new()
+                .when([AppContexts::meta_unchanged_since(id, meta_revision)])
+                .and_then([AppContexts::meta_op(&meta)]);
+            match self.commit(path, revision, &state, txn).await {
+                Ok(()) => {
+                    self.engine.terminate(id);
+                    return Ok(id);
+                }
+                // The engine moved the context on between our read and write; read again.
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// Stops the running instantiation or termination: records the stop and tells the engine; the engine ends
+    /// the operation shortly after ([`Lifecycle::wait_stopped`] waits for it).
+    pub async fn stop(&self, path: &ResourcePath) -> Result<Stopping> {
+        loop {
+            let (mut state, revision) = self.state(path).await?;
+            let Outcome::Enter(stopped) = Self::outcome(path, &state, Operation::Stop)? else {
+                return Err(Self::refused(path, state_name(state.current()), "there is nothing to stop"));
+            };
+            let running = if stopped == StateValue::InstantiateStopped {
+                ContextStatus::Instantiating
+            } else {
+                ContextStatus::Terminating
+            };
+            let id = state
+                .last_context()
+                .ok_or_else(|| Self::refused(path, "without context", "nothing to stop"))?;
+            let (mut meta, meta_revision) = self.contexts.meta_with_revision(id).await?;
+            if meta.status != running {
+                return Err(Self::refused(
+                    path,
+                    format!("{} (context {id} is {})", state_name(state.current()), meta.status),
+                    "it is not instantiating or terminating",
+                ));
+            }
+            meta.stop_requested = true;
+            state.push(stopped, Some(id), now_timestamp());
+            let txn = Txn::new()
+                .when([AppContexts::meta_unchanged_since(id, meta_revision)])
+                .and_then([AppContexts::meta_op(&meta)]);
+            match self.commit(path, revision, &state, txn).await {
+                Ok(()) => {
+                    self.engine.stop(id);
+                    return Ok(Stopping { context: id, running });
+                }
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// Waits until the engine has recorded the stopped operation (its context no longer shows the running
+    /// status), at most [`STOP_WAIT`]. Returns whether it did; after the wait the stop goes on in the background.
+    pub async fn wait_stopped(&self, stopping: Stopping) -> bool {
+        self.wait_stopped_within(stopping, STOP_WAIT).await
+    }
+
+    /// [`Lifecycle::wait_stopped`] with another bound.
+    pub async fn wait_stopped_within(&self, stopping: Stopping, bound: Duration) -> bool {
+        let started = Instant::now();
+        loop {
+            match self.contexts.meta(stopping.context).await {
+                Ok(meta) if meta.status != stopping.running => return true,
+                Ok(_) => {}
+                Err(err) => {
+                    tracing::warn!(context = %stopping.context, error = %err, "cannot read the context being stopped");
+                    return false;
+                }
+            }
+            if started.elapsed() >= bound {
+                tracing::warn!(context = %stopping.context, waited = ?bound, "the engine has not stopped the operation yet; answering anyway");
+                return false;
+            }
+            tokio::time::sleep(STOP_POLL).await;
+        }
+    }
+
+    /// Reads everything instantiating `path` needs, as its subject describes.
+    async fn read_inputs(&self, path: &ResourcePath) -> Result<Inputs> {
+        Ok(match Self::subject(path) {
+            Subject::DeploymentIntentGroup => {
+                Inputs::DeploymentIntentGroup(dig::read_inputs(&self.catalog, &self.contexts, path).await?)
+            }
+            Subject::ClusterNetworks => Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?),
+            Subject::LogicalCloud => {
+                Inputs::LogicalCloud(logical_cloud::read_inputs(&self.catalog, path).await?)
+            }
+        })
+    }
+}
+
+/// Builds the context of `inputs` (on the blocking pool: a DIG renders its charts, a logical cloud makes a key).
+fn build(path: &ResourcePath, inputs: &Inputs, limits: RenderLimits) -> Result<Built> {
+    match inputs {
+        Inputs::DeploymentIntentGroup(inputs) => dig::build(path, inputs, limits),
+        Inputs::ClusterNetworks(inputs) => networks::build(path, inputs),
+        Inputs::LogicalCloud(inputs) => logical_cloud::build(path, inputs),
+    }
+}
