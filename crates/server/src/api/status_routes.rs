@@ -134,7 +134,7 @@ pub(crate) async fn dig_status(
             tracing::warn!(context = ?context_id, "context of the DIG is not in the status index");
         }
         let request = StatusRequest {
-            identity,
+            subject: identity.into(),
             state: &history,
             context,
             query: &query,
