@@ -168,7 +168,7 @@ fn main() {
     let all = answer(&[]);
     let run = |query: &emco_status::StatusQuery, out: &mut Vec<u8>| {
         let request = StatusRequest {
-            identity,
+            subject: identity.into(),
             state: &state,
             context: Some((id, context)),
             query,

@@ -1,5 +1,8 @@
 //! Writing a status answer straight from the index into JSON, in the seeds' shape (hyphenated keys,
 //! `state.Actions`) or EMCO 22.x's (camelCase keys, `states`, `connectivity`), with the seeds' key order.
+//! Three subjects share the code: a deployment intent group, the network intents of one cluster (whose EMCO 22.x
+//! answer holds a single `cluster` object instead of `apps`) and a logical cloud (whose EMCO 22.x answer lifts the
+//! `logical-cloud` app's clusters to `clusters`).
 //! Beyond both, a cluster rsync is retrying says why: `connectivityReason` beside EMCO 22.x's `connectivity`, and
 //! `connectivity` with `connectivity-reason` in the seed shape's `output=detail`; absent when there is no reason.
 //!
@@ -15,7 +18,10 @@ use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
 use crate::index::{AppEntry, ClusterEntry, ContextEntry, Counts, ResourceEntry};
-use crate::query::{ListQuery, Measure, Output, Shape, StatusQuery};
+use crate::query::{ListQuery, Measure, Output, Shape, StatusQuery, SubjectKind};
+
+/// The one app of a logical cloud's AppContext, the only one its list queries look at.
+const LOGICAL_CLOUD_APP: &str = "logical-cloud";
 
 /// The identity of the DIG a status is about.
 #[derive(Debug, Clone, Copy)]
@@ -30,6 +36,45 @@ pub struct DigIdentity<'a> {
     pub composite_profile: &'a str,
     /// The DIG's name.
     pub name: &'a str,
+}
+
+/// What a status answers for.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    /// A deployment intent group.
+    Dig(DigIdentity<'a>),
+    /// The network intents of one cluster: one app `network-intents` on the cluster `provider+cluster`.
+    ClusterNetworks {
+        /// Cluster provider.
+        provider: &'a str,
+        /// The cluster's name.
+        cluster: &'a str,
+    },
+    /// A logical cloud: one app `logical-cloud` with one cluster per cluster reference.
+    LogicalCloud {
+        /// Project.
+        project: &'a str,
+        /// The logical cloud's name.
+        name: &'a str,
+    },
+}
+
+impl Subject<'_> {
+    /// The kind of subject, which decides the parameters it takes ([`crate::parse_query_for`]).
+    #[must_use]
+    pub fn kind(&self) -> SubjectKind {
+        match self {
+            Self::Dig(_) => SubjectKind::Dig,
+            Self::ClusterNetworks { .. } => SubjectKind::ClusterNetworks,
+            Self::LogicalCloud { .. } => SubjectKind::LogicalCloud,
+        }
+    }
+}
+
+impl<'a> From<DigIdentity<'a>> for Subject<'a> {
+    fn from(identity: DigIdentity<'a>) -> Self {
+        Self::Dig(identity)
+    }
 }
 
 /// Where `output=detail` finds the object of a resource: the rendered manifest (deployed) or the object the
@@ -52,8 +97,8 @@ impl DetailSource for NoDetail {
 
 /// Everything an answer is made of.
 pub struct StatusRequest<'a> {
-    /// The DIG.
-    pub identity: DigIdentity<'a>,
+    /// What the status is of.
+    pub subject: Subject<'a>,
     /// Its lifecycle history.
     pub state: &'a StateInfo,
     /// The context queried (latest, or `instance`), `None` before the first instantiate.
@@ -69,14 +114,54 @@ pub fn write_status(request: &StatusRequest<'_>, out: &mut Vec<u8>) -> serde_jso
     serde_json::to_writer(out, &Answer(request))
 }
 
+/// Which apps an answer looks at.
+#[derive(Clone, Copy)]
+enum AppFilter<'a> {
+    /// These (the `app` filter; empty: all).
+    Named(&'a [String]),
+    /// Only this one.
+    Only(&'static str),
+}
+
 /// Which resources the filters keep.
 struct Selection<'a> {
     query: &'a StatusQuery,
+    apps: AppFilter<'a>,
 }
 
-impl Selection<'_> {
+impl<'a> Selection<'a> {
+    /// The selection of the full status: the `app` filter applies to a DIG only.
+    fn full(request: &StatusRequest<'a>) -> Self {
+        let apps = match request.subject {
+            Subject::Dig(_) => request.query.apps.as_slice(),
+            Subject::ClusterNetworks { .. } | Subject::LogicalCloud { .. } => &[],
+        };
+        Self {
+            query: request.query,
+            apps: AppFilter::Named(apps),
+        }
+    }
+
+    /// The selection of a list query: dcm lists its `logical-cloud` app only.
+    fn list(request: &StatusRequest<'a>) -> Self {
+        match request.subject {
+            Subject::LogicalCloud { .. } => Self {
+                query: request.query,
+                apps: AppFilter::Only(LOGICAL_CLOUD_APP),
+            },
+            Subject::Dig(_) | Subject::ClusterNetworks { .. } => Self::full(request),
+        }
+    }
+
+    fn all_apps(&self) -> bool {
+        matches!(self.apps, AppFilter::Named(names) if names.is_empty())
+    }
+
     fn app(&self, app: &AppEntry) -> bool {
-        self.query.apps.is_empty() || self.query.apps.iter().any(|name| **name == *app.name)
+        match self.apps {
+            AppFilter::Named(names) => names.is_empty() || names.iter().any(|name| **name == *app.name),
+            AppFilter::Only(name) => *app.name == *name,
+        }
     }
 
     fn cluster(&self, cluster: &ClusterEntry) -> bool {
@@ -122,7 +207,7 @@ impl Selection<'_> {
     /// The counts of the selected resources, from the counters wherever the filters allow.
     fn counts(&self, context: &ContextEntry) -> Counts {
         let query = self.query;
-        if query.apps.is_empty() && query.clusters.is_empty() && query.resources.is_empty() {
+        if self.all_apps() && query.clusters.is_empty() && query.resources.is_empty() {
             return context.counts;
         }
         let mut counts = Counts::default();
@@ -185,27 +270,39 @@ impl Serialize for Answer<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let request = self.0;
         let query = request.query;
-        if let Some(list) = query.list {
+        let kind = request.subject.kind();
+        // ncm has only the full query; dcm has no apps list.
+        let list = match (kind, query.list) {
+            (SubjectKind::ClusterNetworks, _) | (SubjectKind::LogicalCloud, Some(ListQuery::Apps)) => None,
+            (_, list) => list,
+        };
+        if let Some(list) = list {
             return ListAnswer { request, list }.serialize(serializer);
         }
         let seed = query.shape == Shape::Seed;
-        let identity = request.identity;
         let mut map = serializer.serialize_map(None)?;
         if seed {
-            map.serialize_entry("project", identity.project)?;
-            map.serialize_entry("composite-app-name", identity.composite_app)?;
-            map.serialize_entry("composite-app-version", identity.version)?;
-            map.serialize_entry("composite-profile-name", identity.composite_profile)?;
-            map.serialize_entry("name", identity.name)?;
+            write_seed_identity(&mut map, request.subject)?;
             map.serialize_entry("state", request.state)?;
         } else {
-            write_emco22_identity(&mut map, identity)?;
-            map.serialize_entry("states", &States(request.state))?;
+            write_emco22_identity(&mut map, request.subject)?;
+            map.serialize_entry(
+                "states",
+                &States {
+                    state: request.state,
+                    kind,
+                },
+            )?;
         }
+        // EMCO 22.x's ncm answer always has its `cluster`, `{}` when there is nothing to show.
+        let single_cluster = !seed && kind == SubjectKind::ClusterNetworks;
         let Some((_, context)) = request.context else {
+            if single_cluster {
+                map.serialize_entry("cluster", &EmptyObject)?;
+            }
             return map.end();
         };
-        let selection = Selection { query };
+        let selection = Selection::full(request);
         let counts = selection.counts(context);
         let rsync_names = names(RsyncStatus::ALL, RsyncStatus::as_str);
         match (seed, query.measure) {
@@ -240,44 +337,128 @@ impl Serialize for Answer<'_, '_> {
                 }
             }
         }
-        if query.output != Output::Summary {
-            let any = context.apps.iter().any(|app| selection.app_has_resources(app));
-            if seed || any {
-                map.serialize_entry(
-                    "apps",
-                    &Apps {
-                        request,
-                        context,
-                        selection: &selection,
-                    },
-                )?;
+        if query.output == Output::Summary {
+            if single_cluster {
+                map.serialize_entry("cluster", &EmptyObject)?;
+            }
+            return map.end();
+        }
+        let apps = Apps {
+            request,
+            context,
+            selection: &selection,
+        };
+        let mut with_resources = context.apps.iter().filter(|app| selection.app_has_resources(app));
+        match (seed, kind) {
+            (true, _) | (false, SubjectKind::Dig) => {
+                if seed || with_resources.next().is_some() {
+                    map.serialize_entry("apps", &apps)?;
+                }
+            }
+            // The first app's first cluster with a selected resource, as ncm takes it.
+            (false, SubjectKind::ClusterNetworks) => match with_resources.next() {
+                Some(app) => {
+                    let app = AppView { apps: &apps, app };
+                    match app
+                        .app
+                        .clusters
+                        .iter()
+                        .find(|cluster| selection.cluster_has_resources(cluster))
+                    {
+                        Some(cluster) => {
+                            map.serialize_entry("cluster", &ClusterView { app: &app, cluster })?
+                        }
+                        None => map.serialize_entry("cluster", &EmptyObject)?,
+                    }
+                }
+                None => map.serialize_entry("cluster", &EmptyObject)?,
+            },
+            // The first app's clusters (its only one, `logical-cloud`), lifted; absent when nothing matched.
+            (false, SubjectKind::LogicalCloud) => {
+                if let Some(app) = with_resources.next() {
+                    let app = AppView { apps: &apps, app };
+                    map.serialize_entry("clusters", &ClustersView { view: &app })?;
+                }
             }
         }
         map.end()
     }
 }
 
-fn write_emco22_identity<M: SerializeMap>(map: &mut M, identity: DigIdentity<'_>) -> Result<(), M::Error> {
-    map.serialize_entry("project", identity.project)?;
-    map.serialize_entry("compositeApp", identity.composite_app)?;
-    map.serialize_entry("compositeAppVersion", identity.version)?;
-    map.serialize_entry("compositeProfile", identity.composite_profile)?;
-    map.serialize_entry("name", identity.name)
+/// `{}`.
+struct EmptyObject;
+
+impl Serialize for EmptyObject {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_map(Some(0))?.end()
+    }
+}
+
+/// The identity of the seeds' shape: a DIG's hyphenated names, a cluster's `provider+cluster`, a logical cloud's
+/// project and name.
+fn write_seed_identity<M: SerializeMap>(map: &mut M, subject: Subject<'_>) -> Result<(), M::Error> {
+    match subject {
+        Subject::Dig(identity) => {
+            map.serialize_entry("project", identity.project)?;
+            map.serialize_entry("composite-app-name", identity.composite_app)?;
+            map.serialize_entry("composite-app-version", identity.version)?;
+            map.serialize_entry("composite-profile-name", identity.composite_profile)?;
+            map.serialize_entry("name", identity.name)
+        }
+        Subject::ClusterNetworks { .. } | Subject::LogicalCloud { .. } => write_emco22_identity(map, subject),
+    }
+}
+
+/// The identity of EMCO 22.x's shape.
+fn write_emco22_identity<M: SerializeMap>(map: &mut M, subject: Subject<'_>) -> Result<(), M::Error> {
+    match subject {
+        Subject::Dig(identity) => {
+            map.serialize_entry("project", identity.project)?;
+            map.serialize_entry("compositeApp", identity.composite_app)?;
+            map.serialize_entry("compositeAppVersion", identity.version)?;
+            map.serialize_entry("compositeProfile", identity.composite_profile)?;
+            map.serialize_entry("name", identity.name)
+        }
+        Subject::ClusterNetworks { provider, cluster } => {
+            map.serialize_entry("name", &format_args!("{provider}+{cluster}"))
+        }
+        Subject::LogicalCloud { project, name } => {
+            map.serialize_entry("project", project)?;
+            map.serialize_entry("name", name)
+        }
+    }
 }
 
 /// EMCO 22.x's `states`: the status context and the actions with lower-case keys and a revision.
-struct States<'a>(&'a StateInfo);
+///
+/// The orchestrator and ncm record revision 1 for every instantiation (ncm: apply) and 0 for every other action,
+/// and take the status context from the last of them. dcm counts a revision up with every action and takes the
+/// status context from every action but `Updated`.
+struct States<'a> {
+    state: &'a StateInfo,
+    kind: SubjectKind,
+}
+
+/// Whether an action instantiated (ncm: applied) its subject.
+fn instantiates(state: StateValue) -> bool {
+    matches!(state, StateValue::Instantiated | StateValue::Applied)
+}
 
 impl Serialize for States<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        struct Actions<'a>(&'a StateInfo);
+        struct Actions<'a>(&'a States<'a>);
         impl Serialize for Actions<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                let mut seq = serializer.serialize_seq(Some(self.0.actions.len()))?;
-                for action in &self.0.actions {
+                let States { state, kind } = self.0;
+                let mut seq = serializer.serialize_seq(Some(state.actions.len()))?;
+                for (position, action) in state.actions.iter().enumerate() {
                     let instance = action.context_id.map(|id| id.to_string()).unwrap_or_default();
-                    // EMCO records revision 1 for every instantiation and 0 for every other action.
-                    let revision = u32::from(action.state == StateValue::Instantiated);
+                    let revision = match kind {
+                        SubjectKind::LogicalCloud => position,
+                        SubjectKind::Dig | SubjectKind::ClusterNetworks => {
+                            usize::from(instantiates(action.state))
+                        }
+                    };
                     seq.serialize_element(&serde_json::json!({
                         "state": action.state, "instance": instance, "time": action.timestamp, "revision": revision,
                     }))?;
@@ -285,18 +466,27 @@ impl Serialize for States<'_> {
                 seq.end()
             }
         }
-        let status_context = self
-            .0
-            .actions
-            .iter()
-            .rev()
-            .find(|action| action.state == StateValue::Instantiated)
+        let status_action = match self.kind {
+            SubjectKind::LogicalCloud => self
+                .state
+                .actions
+                .iter()
+                .rev()
+                .find(|action| action.state != StateValue::Updated),
+            SubjectKind::Dig | SubjectKind::ClusterNetworks => self
+                .state
+                .actions
+                .iter()
+                .rev()
+                .find(|action| instantiates(action.state)),
+        };
+        let status_context = status_action
             .and_then(|action| action.context_id)
             .map(|id| id.to_string())
             .unwrap_or_default();
         let mut map = serializer.serialize_map(Some(2))?;
         map.serialize_entry("statusctxid", &status_context)?;
-        map.serialize_entry("actions", &Actions(self.0))?;
+        map.serialize_entry("actions", &Actions(self))?;
         map.end()
     }
 }
@@ -489,13 +679,13 @@ struct ListAnswer<'a, 'b> {
 impl Serialize for ListAnswer<'_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let request = self.request;
-        let selection = Selection { query: request.query };
+        let selection = Selection::list(request);
         let apps: Vec<&AppEntry> = request
             .context
             .map(|(_, context)| context.apps.iter().collect())
             .unwrap_or_default();
         let mut map = serializer.serialize_map(None)?;
-        write_emco22_identity(&mut map, request.identity)?;
+        write_emco22_identity(&mut map, request.subject)?;
         match self.list {
             ListQuery::Apps => {
                 let names: BTreeSet<&str> = apps.iter().map(|app| &*app.name).collect();

@@ -1,6 +1,7 @@
 //! The status query engine (seeds 000/001, DESIGN §5 and §9): an in-memory index of every AppContext with
 //! per-status counters ([`index`]), the query parameters ([`query`]), and answers written straight from the index
-//! into JSON bytes in the seed shape or EMCO 22.x's camelCase shape ([`answer`]).
+//! into JSON bytes in the seed shape or EMCO 22.x's camelCase shape ([`answer`]), for deployment intent groups,
+//! cluster network intents and logical clouds alike ([`Subject`]).
 //!
 //! Architecture invariant: no I/O. The server loads the index at start and keeps it current from the store's
 //! watch; queries take a read view, so `output=summary` costs O(filters) and `output=all` one pass over the
@@ -10,6 +11,8 @@ pub mod answer;
 pub mod index;
 pub mod query;
 
-pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, write_status};
+pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, Subject, write_status};
 pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex};
-pub use query::{ListQuery, Measure, Output, QueryError, Shape, StatusQuery, parse_query};
+pub use query::{
+    ListQuery, Measure, Output, QueryError, Shape, StatusQuery, SubjectKind, parse_query, parse_query_for,
+};

@@ -1,6 +1,9 @@
 //! The parameters of a status query, checked before anything is read: `type`/`status`, `output`, `instance`,
 //! repeatable `app`, `cluster` and `resource`, and the list flags `apps`, `clusters`, `resources`.
 //! Single-valued parameters use their first value and unknown parameters are ignored, as in EMCO.
+//! What applies depends on the subject (EMCO §1.2): a deployment intent group takes everything; cluster network
+//! intents have only the full query (list flags ignored, `app` checked but ignored); a logical cloud ignores `app` and
+//! `apps`, and defaults to `status=ready`.
 
 use emco_model::{ContextId, validate_label_value};
 
@@ -19,6 +22,17 @@ fn invalid(parameter: &'static str, message: impl Into<String>) -> QueryError {
         parameter,
         message: message.into(),
     }
+}
+
+/// What kind of resource a status query is about: each takes its own subset of the parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubjectKind {
+    /// A deployment intent group (orchestrator): every parameter.
+    Dig,
+    /// The network intents of one cluster (ncm): only the full query.
+    ClusterNetworks,
+    /// A logical cloud (dcm): `status=ready` by default, no `app`/`apps`.
+    LogicalCloud,
 }
 
 /// Which JSON shape the answer has.
@@ -118,8 +132,14 @@ fn check_resource_name(name: &str) -> Result<(), QueryError> {
     }
 }
 
-/// Parses decoded query pairs (repeated keys kept, in order).
+/// Parses decoded query pairs (repeated keys kept, in order) of a deployment intent group's status query.
 pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError> {
+    parse_query_for(pairs, SubjectKind::Dig)
+}
+
+/// Parses decoded query pairs (repeated keys kept, in order) of the status query of a `kind` of subject, keeping
+/// only the parameters that subject takes.
+pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<StatusQuery, QueryError> {
     let first = |key: &str| pairs.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
     fn all<'a>(pairs: &'a [(String, String)], key: &'a str) -> impl Iterator<Item = &'a str> + 'a {
         pairs
@@ -129,6 +149,11 @@ pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError
     }
     let mut query = StatusQuery::default();
 
+    // dcm answers `status=ready` unless asked otherwise.
+    if kind == SubjectKind::LogicalCloud && first("status").is_none() && first("type").is_none() {
+        query.shape = Shape::Emco22;
+        query.measure = Measure::Cluster;
+    }
     if let Some(value) = first("type") {
         query.measure = match value {
             "rsync" => Measure::Deployed,
@@ -173,9 +198,14 @@ pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError
             .map_err(|err: emco_model::context::ParseContextIdError| invalid("instance", err.to_string()))?;
         query.instance = Some(id);
     }
-    for app in all(pairs, "app") {
-        validate_label_value("app", app).map_err(|err| invalid("app", err.to_string()))?;
-        query.apps.push(app.to_string());
+    // ncm checks `app` like the orchestrator but has one app only; dcm does not look at it.
+    if kind != SubjectKind::LogicalCloud {
+        for app in all(pairs, "app") {
+            validate_label_value("app", app).map_err(|err| invalid("app", err.to_string()))?;
+            if kind == SubjectKind::Dig {
+                query.apps.push(app.to_string());
+            }
+        }
     }
     for cluster in all(pairs, "cluster") {
         let hint = "give provider+cluster, with '+' sent as %2B";
@@ -192,7 +222,9 @@ pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError
         check_resource_name(resource)?;
         query.resources.push(resource.to_string());
     }
-    query.list = if first("apps").is_some() {
+    query.list = if kind == SubjectKind::ClusterNetworks {
+        None
+    } else if kind == SubjectKind::Dig && first("apps").is_some() {
         Some(ListQuery::Apps)
     } else if first("clusters").is_some() {
         Some(ListQuery::Clusters)
@@ -277,5 +309,67 @@ mod tests {
             assert_eq!(err.parameter, parameter, "{query:?}");
             assert!(err.to_string().contains(hint), "{query:?}: {err}");
         }
+    }
+
+    fn parse_for(query: &[(&str, &str)], kind: SubjectKind) -> Result<StatusQuery, QueryError> {
+        let pairs: Vec<(String, String)> = query
+            .iter()
+            .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+            .collect();
+        parse_query_for(&pairs, kind)
+    }
+
+    #[test]
+    fn logical_clouds_default_to_status_ready_and_ignore_apps() {
+        let lc = SubjectKind::LogicalCloud;
+        let default = parse_for(&[], lc).unwrap();
+        assert_eq!(
+            (default.shape, default.measure),
+            (Shape::Emco22, Measure::Cluster)
+        );
+        let deployed = parse_for(&[("status", "deployed")], lc).unwrap();
+        assert_eq!(
+            (deployed.shape, deployed.measure),
+            (Shape::Emco22, Measure::Deployed)
+        );
+        let legacy = parse_for(&[("type", "rsync")], lc).unwrap();
+        assert_eq!((legacy.shape, legacy.measure), (Shape::Seed, Measure::Deployed));
+        // `app` is not even checked, `apps` does not select a list; `clusters` and `resources` do.
+        let query = parse_for(&[("app", ""), ("apps", ""), ("cluster", "p+c1")], lc).unwrap();
+        assert!(query.apps.is_empty());
+        assert_eq!(query.clusters, ["p+c1"]);
+        assert_eq!(query.list, None);
+        let query = parse_for(&[("apps", ""), ("resources", ""), ("clusters", "")], lc).unwrap();
+        assert_eq!(query.list, Some(ListQuery::Clusters));
+        let query = parse_for(&[("apps", ""), ("resources", "")], lc).unwrap();
+        assert_eq!(query.list, Some(ListQuery::Resources));
+    }
+
+    #[test]
+    fn cluster_network_intents_have_only_the_full_query() {
+        let ncm = SubjectKind::ClusterNetworks;
+        let query = parse_for(
+            &[
+                ("apps", ""),
+                ("clusters", ""),
+                ("resources", ""),
+                ("app", "network-intents"),
+            ],
+            ncm,
+        )
+        .unwrap();
+        assert_eq!(query.list, None);
+        assert!(query.apps.is_empty(), "the app filter is ignored");
+        assert_eq!(query, StatusQuery::default());
+        // ... but checked, as ncm does.
+        assert_eq!(parse_for(&[("app", "")], ncm).unwrap_err().parameter, "app");
+        let ready = parse_for(&[("status", "ready"), ("resource", "emco-private-net")], ncm).unwrap();
+        assert_eq!((ready.shape, ready.measure), (Shape::Emco22, Measure::Cluster));
+        assert_eq!(ready.resources, ["emco-private-net"]);
+        assert_eq!(
+            parse_for(&[], ncm).unwrap(),
+            parse(&[]).unwrap(),
+            "no default status"
+        );
     }
 }

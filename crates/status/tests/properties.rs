@@ -96,7 +96,7 @@ fn answer(index: &StatusIndex, id: ContextId, query: &[(String, String)]) -> Jso
         name: "dig",
     };
     let request = StatusRequest {
-        identity,
+        subject: identity.into(),
         state: &state,
         context: index.context(id).map(|c| (id, c)),
         query: &query,
