@@ -1,12 +1,14 @@
 //! The one crate that pins `k8s-openapi` (and so the Kubernetes API version every emco-rs crate compiles against),
 //! plus what emco knows about what it writes into and reads from clusters: the tracking label, the
 //! ResourceBundleState resource ([`bundle`]: what a bundle says of an object), per-kind readiness rules
-//! ([`readiness`]) and the redaction of Secret values from anything emco shows ([`secret`]).
+//! ([`readiness`]) and the redaction of Secret values from anything emco shows ([`secret`]); the ovn4nfv network
+//! resources cluster network intents create ([`network`]).
 //!
 //! Architecture invariant: pure data and functions; no client, no I/O.
 
 pub mod bundle;
 pub mod kubeconfig;
+pub mod network;
 pub mod readiness;
 pub mod secret;
 

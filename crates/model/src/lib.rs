@@ -13,12 +13,16 @@
 //! - [`context`]: AppContext ids and the status values rsync and the monitor report.
 //! - [`hooks`]: Helm hooks (events, weight, delete policies) as rendered charts declare them.
 //! - [`dependencies`]: app dependencies as a graph (the cycle check).
+//! - [`network`]: ncm's network and provider-network bodies.
+//! - [`logical_cloud`]: dcm's logical cloud, cluster reference, user permission, quota and kv bodies.
 
 pub mod context;
 pub mod dependencies;
 pub mod hooks;
 pub mod lifecycle;
+pub mod logical_cloud;
 pub mod names;
+pub mod network;
 pub mod resources;
 pub mod state;
 
@@ -28,6 +32,14 @@ pub use context::{
 pub use dependencies::dependency_cycle;
 pub use hooks::{Hook, HookDeletePolicy, HookEvent};
 pub use lifecycle::{LifecycleTable, Operation, Outcome};
+pub use logical_cloud::{
+    ClusterQuota, ClusterQuotaSpec, ClusterReference, ClusterReferenceSpec, KvSpec, LogicalCloud,
+    LogicalCloudKv, LogicalCloudLevel, LogicalCloudSpec, LogicalCloudUser, UserPermission,
+    UserPermissionSpec,
+};
 pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, validate_label_value, validate_name};
+pub use network::{
+    Ipv4Subnet, Network, NetworkSpec, ProviderNetType, ProviderNetwork, ProviderNetworkSpec, Vlan,
+};
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};
