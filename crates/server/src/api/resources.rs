@@ -8,7 +8,7 @@ use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
-use emco_appcontext::{Catalog, Kind, ResourcePath};
+use emco_appcontext::{Kind, ResourcePath};
 use emco_model::resources::{
     AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller,
     DeploymentIntentGroup, GroupIntent, MetadataOnly,
@@ -282,7 +282,7 @@ pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
 pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloudKv,
     parse: |raw| {
-        let (typed, body) = decode::<LogicalCloudKv>(raw, |r| Ok(r.validate_kv_pairs()?))?;
+        let (typed, body) = decode::<LogicalCloudKv>(raw, |r| Ok(r.validate_kv()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
