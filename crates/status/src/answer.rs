@@ -1,10 +1,10 @@
 //! Writing a status answer straight from the index into JSON, in the seeds' shape (hyphenated keys,
 //! `state.Actions`) or EMCO 22.x's (camelCase keys, `states`, `connectivity`), with the seeds' key order.
+//! Beyond both, a cluster rsync is retrying says why: `connectivityReason` beside EMCO 22.x's `connectivity`, and
+//! `connectivity` with `connectivity-reason` in the seed shape's `output=detail`; absent when there is no reason.
 //! Three subjects share the code: a deployment intent group, the network intents of one cluster (whose EMCO 22.x
 //! answer holds a single `cluster` object instead of `apps`) and a logical cloud (whose EMCO 22.x answer lifts the
 //! `logical-cloud` app's clusters to `clusters`).
-//! Beyond both, a cluster rsync is retrying says why: `connectivityReason` beside EMCO 22.x's `connectivity`, and
-//! `connectivity` with `connectivity-reason` in the seed shape's `output=detail`; absent when there is no reason.
 //!
 //! Counts are written before the resources they count, so a filtered query makes two passes over what it selects:
 //! one to count, one to write; an unfiltered summary reads only the context's counters.

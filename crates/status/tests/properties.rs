@@ -1,5 +1,6 @@
 //! Properties of the status engine over random contexts and random filters: the counts equal the resources that
-//! `output=all` lists, `output=summary` counts the same, and filters only ever narrow.
+//! `output=all` lists, `output=summary` counts the same, and filters only ever narrow; the same for the single
+//! `cluster` of cluster network intents and the `clusters` of a logical cloud.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -8,7 +9,9 @@ use std::collections::BTreeMap;
 
 use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
 use emco_model::{ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
-use emco_status::{DigIdentity, NoDetail, StatusIndex, StatusRequest, parse_query, write_status};
+use emco_status::{
+    DigIdentity, NoDetail, StatusIndex, StatusRequest, Subject, parse_query, parse_query_for, write_status,
+};
 use proptest::prelude::*;
 use serde_json::{Value as Json, json};
 
@@ -175,6 +178,77 @@ proptest! {
     }
 }
 
+/// The EMCO 22.x answer for another subject than a DIG.
+fn subject_answer(
+    subject: Subject<'_>,
+    index: &StatusIndex,
+    id: ContextId,
+    query: &[(String, String)],
+) -> Json {
+    let query = parse_query_for(query, subject.kind()).unwrap();
+    let mut state = StateInfo::created("t".into());
+    state.push(StateValue::Instantiated, Some(id), "t".into());
+    let request = StatusRequest {
+        subject,
+        state: &state,
+        context: index.context(id).map(|c| (id, c)),
+        query: &query,
+        detail: &NoDetail,
+    };
+    let mut out = Vec::new();
+    write_status(&request, &mut out).unwrap();
+    serde_json::from_slice(&out).unwrap()
+}
+
+/// Counts the per-resource values under `key` in `clusters`.
+fn listed_in(clusters: &[Json], key: &str) -> BTreeMap<String, u64> {
+    let mut counts = BTreeMap::new();
+    for cluster in clusters {
+        let resources = cluster["resources"].as_array().unwrap();
+        assert!(!resources.is_empty(), "a cluster without resources is listed");
+        for resource in resources {
+            if let Some(value) = resource[key].as_str() {
+                *counts.entry(value.to_string()).or_default() += 1;
+            }
+        }
+    }
+    counts
+}
+
+proptest! {
+    #[test]
+    fn other_subjects_count_what_they_list(
+        world in world(),
+        cluster_filter in proptest::collection::vec(0usize..3, 0..3),
+        resource_filter in proptest::collection::vec(0usize..6, 0..3),
+    ) {
+        let id = ContextId::new(43).unwrap();
+        let mut filters: Vec<(String, String)> = Vec::new();
+        filters.extend(cluster_filter.iter().map(|c| ("cluster".to_string(), format!("p+c{c}"))));
+        filters.extend(resource_filter.iter().map(|r| ("resource".to_string(), format!("r{r}"))));
+        // A logical cloud has one app on every cluster; cluster network intents one app on one cluster.
+        let cloud = build(&World { apps: world.apps[..1].to_vec(), clusters: world.clusters }, id);
+        let network = build(&World { apps: vec![world.apps[0][..1].to_vec()], clusters: 1 }, id);
+        for (status, counts_key, resource_key) in [
+            ("deployed", "deployedCounts", "deployedStatus"),
+            ("ready", "readyCounts", "readyStatus"),
+        ] {
+            let mut query = filters.clone();
+            query.push(("status".to_string(), status.to_string()));
+
+            let answer = subject_answer(Subject::LogicalCloud { project: "p", name: "lc" }, &cloud, id, &query);
+            let clusters = answer.get("clusters").and_then(Json::as_array).cloned().unwrap_or_default();
+            prop_assert_eq!(counted(&answer[counts_key]), listed_in(&clusters, resource_key), "query {:?}", query);
+
+            let answer = subject_answer(Subject::ClusterNetworks { provider: "p", cluster: "c0" }, &network, id, &query);
+            let cluster = &answer["cluster"];
+            prop_assert!(cluster.is_object(), "`cluster` is always there");
+            let clusters: Vec<Json> = if cluster.as_object().unwrap().is_empty() { vec![] } else { vec![cluster.clone()] };
+            prop_assert_eq!(counted(&answer[counts_key]), listed_in(&clusters, resource_key), "query {:?}", query);
+        }
+    }
+}
+
 /// Query pairs as a hostile client may send them: the real parameter names (and some others) with values that
 /// are sometimes valid and sometimes anything at all.
 fn hostile_query() -> impl Strategy<Value = Vec<(String, String)>> {
@@ -224,6 +298,32 @@ proptest! {
             }
             Err(err) => {
                 prop_assert!(pairs.iter().any(|(key, _)| key == err.parameter), "{} for {:?}", err, pairs);
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Cluster network intents and logical clouds parse the same hostile queries without panicking, refuse by a
+    /// parameter that was sent, and never keep what they do not take.
+    #[test]
+    fn other_subjects_keep_only_their_parameters(pairs in hostile_query()) {
+        use emco_status::{ListQuery, SubjectKind};
+        for kind in [SubjectKind::ClusterNetworks, SubjectKind::LogicalCloud] {
+            match parse_query_for(&pairs, kind) {
+                Ok(query) => {
+                    prop_assert!(query.apps.is_empty());
+                    match kind {
+                        SubjectKind::ClusterNetworks => prop_assert_eq!(query.list, None),
+                        _ => prop_assert_ne!(query.list, Some(ListQuery::Apps)),
+                    }
+                }
+                Err(err) => {
+                    prop_assert!(pairs.iter().any(|(key, _)| key == err.parameter), "{} for {:?}", err, pairs);
+                    prop_assert!(kind != SubjectKind::LogicalCloud || err.parameter != "app");
+                }
             }
         }
     }
