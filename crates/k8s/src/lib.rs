@@ -2,12 +2,14 @@
 //! plus what emco knows about what it writes into and reads from clusters: the tracking label, the
 //! ResourceBundleState resource ([`bundle`]: what a bundle says of an object), per-kind readiness rules
 //! ([`readiness`]) and the redaction of Secret values from anything emco shows ([`secret`]); the ovn4nfv network
-//! resources cluster network intents create ([`network`]).
+//! resources cluster network intents create ([`network`]); the objects and user credentials of level-1 logical
+//! clouds ([`logical_cloud`]).
 //!
 //! Architecture invariant: pure data and functions; no client, no I/O.
 
 pub mod bundle;
 pub mod kubeconfig;
+pub mod logical_cloud;
 pub mod network;
 pub mod readiness;
 pub mod secret;
