@@ -672,7 +672,9 @@ impl Catalog {
                 };
                 for project in self.list(Kind::Project, &[]).await? {
                     for logical_cloud in self.list(Kind::LogicalCloud, project.path.names()).await? {
-                        let references = self.list(Kind::ClusterReference, logical_cloud.path.names()).await?;
+                        let references = self
+                            .list(Kind::ClusterReference, logical_cloud.path.names())
+                            .await?;
                         for reference in references.into_iter().filter(|entry| refers(&entry.body)) {
                             found.push(format!(
                                 "{} '{}' of LogicalCloud '{}'",

@@ -157,7 +157,9 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
     api.post("/v2/projects", json!({"metadata": {"name": PROJECT}}))
         .await?;
     instantiate_logical_cloud(&api, &names).await?;
-    let user_kubeconfig = data_dir.join("kubeconfigs").join(format!("{}-{LC_USER}.yaml", edge01.name()));
+    let user_kubeconfig = data_dir
+        .join("kubeconfigs")
+        .join(format!("{}-{LC_USER}.yaml", edge01.name()));
     let yaml = api
         .get_text(&format!(
             "/v2/projects/{PROJECT}/logical-clouds/{LOGICAL_CLOUD}/cluster-references/{}/kubeconfig",
@@ -263,13 +265,27 @@ impl Api {
             .uri(path)
             .body(Body::empty())
             .context("building a request")?;
-        let response = self.router.clone().oneshot(request).await.context("calling the API")?;
+        let response = self
+            .router
+            .clone()
+            .oneshot(request)
+            .await
+            .context("calling the API")?;
         let status = response.status();
-        let bytes = response.into_body().collect().await.context("reading the API's answer")?.to_bytes();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .context("reading the API's answer")?
+            .to_bytes();
         if !status.is_success() {
-            bail!("GET {path} answered {status}: {}", String::from_utf8_lossy(&bytes));
+            bail!(
+                "GET {path} answered {status}: {}",
+                String::from_utf8_lossy(&bytes)
+            );
         }
-        String::from_utf8(bytes.to_vec()).with_context(|| format!("GET {path} answered something that is not text"))
+        String::from_utf8(bytes.to_vec())
+            .with_context(|| format!("GET {path} answered something that is not text"))
     }
 
     async fn post(&self, path: &str, body: Json) -> anyhow::Result<Json> {
@@ -348,7 +364,12 @@ async fn apply_networks(api: &Api, cluster: &str, clusters: &[(String, Vec<u8>)]
     let base = format!("/v2/cluster-providers/{PROVIDER}/clusters/{cluster}");
     for (name, subnet, gateway, vlan) in [
         ("emco-private-net", "10.10.20.0/24", "10.10.20.1/24", "100"),
-        ("unprotected-private-net", "192.168.10.0/24", "192.168.10.1/24", "101"),
+        (
+            "unprotected-private-net",
+            "192.168.10.0/24",
+            "192.168.10.1/24",
+            "101",
+        ),
     ] {
         api.post(
             &format!("{base}/provider-networks"),
@@ -410,7 +431,8 @@ async fn instantiate_logical_cloud(api: &Api, clusters: &[String]) -> anyhow::Re
         json!({"metadata": {"name": "vfw-quota"}, "spec": {"pods": "50", "services": "10", "configmaps": "20"}}),
     )
     .await?;
-    api.send("POST", &format!("{lc}/instantiate"), Payload::Empty).await?;
+    api.send("POST", &format!("{lc}/instantiate"), Payload::Empty)
+        .await?;
     let answer = wait_for(api, &format!("{lc}/status?status=deployed&output=summary"), |a| {
         a["deployedStatus"] != "Instantiating"
     })

@@ -310,7 +310,16 @@ mod tests {
         };
         assert_eq!(
             rows(&lc),
-            [["logical-cloud", "edge01", "Namespace", "t1", "Applied", "-", "Ready"].map(String::from)]
+            [[
+                "logical-cloud",
+                "edge01",
+                "Namespace",
+                "t1",
+                "Applied",
+                "-",
+                "Ready"
+            ]
+            .map(String::from)]
         );
         let ncm = Answers {
             rsync: json!({"name": "p+edge01", "apps": [{"name": "network-intents", "clusters": [{"cluster": "edge01", "resources": [resource("Network", "n", "rsync-status", "Applied")]}]}]}),
@@ -319,7 +328,16 @@ mod tests {
         };
         assert_eq!(
             rows(&ncm),
-            [["network-intents", "edge01", "Network", "n", "Applied", "-", "Ready"].map(String::from)]
+            [[
+                "network-intents",
+                "edge01",
+                "Network",
+                "n",
+                "Applied",
+                "-",
+                "Ready"
+            ]
+            .map(String::from)]
         );
         assert!(apps_of(&json!({"cluster": {}})).is_empty());
     }

@@ -30,13 +30,13 @@ const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_clou
 
 /// Every route of the API.
 pub(crate) fn router(state: AppState) -> Router {
+    use lifecycle_routes::{approve, instantiate, stop, terminate};
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
         COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
         GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, PROJECT,
         PROVIDER_NETWORK, USER_PERMISSION, collection, item,
     };
-    use lifecycle_routes::{approve, instantiate, stop, terminate};
     let dig = Subject::DeploymentIntentGroup;
     let networks = Subject::ClusterNetworks;
     let logical_cloud = Subject::LogicalCloud;
@@ -107,7 +107,10 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(&format!("{CLUSTER}/labels/{{label}}"), item(&CLUSTER_LABEL))
         .route(&format!("{CLUSTER}/networks"), collection(&NETWORK))
         .route(&format!("{CLUSTER}/networks/{{network}}"), item(&NETWORK))
-        .route(&format!("{CLUSTER}/provider-networks"), collection(&PROVIDER_NETWORK))
+        .route(
+            &format!("{CLUSTER}/provider-networks"),
+            collection(&PROVIDER_NETWORK),
+        )
         .route(
             &format!("{CLUSTER}/provider-networks/{{provider_network}}"),
             item(&PROVIDER_NETWORK),
@@ -130,19 +133,40 @@ pub(crate) fn router(state: AppState) -> Router {
             &format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}/kubeconfig"),
             get(logical_cloud_routes::kubeconfig),
         )
-        .route(&format!("{LOGICAL_CLOUD}/user-permissions"), collection(&USER_PERMISSION))
+        .route(
+            &format!("{LOGICAL_CLOUD}/user-permissions"),
+            collection(&USER_PERMISSION),
+        )
         .route(
             &format!("{LOGICAL_CLOUD}/user-permissions/{{permission}}"),
             item(&USER_PERMISSION),
         )
-        .route(&format!("{LOGICAL_CLOUD}/cluster-quotas"), collection(&CLUSTER_QUOTA))
-        .route(&format!("{LOGICAL_CLOUD}/cluster-quotas/{{quota}}"), item(&CLUSTER_QUOTA))
-        .route(&format!("{LOGICAL_CLOUD}/kv-pairs"), collection(&LOGICAL_CLOUD_KV))
-        .route(&format!("{LOGICAL_CLOUD}/kv-pairs/{{kv_pair}}"), item(&LOGICAL_CLOUD_KV))
-        .route(&format!("{LOGICAL_CLOUD}/instantiate"), instantiate(logical_cloud))
+        .route(
+            &format!("{LOGICAL_CLOUD}/cluster-quotas"),
+            collection(&CLUSTER_QUOTA),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/cluster-quotas/{{quota}}"),
+            item(&CLUSTER_QUOTA),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/kv-pairs"),
+            collection(&LOGICAL_CLOUD_KV),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/kv-pairs/{{kv_pair}}"),
+            item(&LOGICAL_CLOUD_KV),
+        )
+        .route(
+            &format!("{LOGICAL_CLOUD}/instantiate"),
+            instantiate(logical_cloud),
+        )
         .route(&format!("{LOGICAL_CLOUD}/terminate"), terminate(logical_cloud))
         .route(&format!("{LOGICAL_CLOUD}/stop"), stop(logical_cloud))
-        .route(&format!("{LOGICAL_CLOUD}/status"), status_routes::status(logical_cloud))
+        .route(
+            &format!("{LOGICAL_CLOUD}/status"),
+            status_routes::status(logical_cloud),
+        )
         .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
         .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
         .route("/healthz", get(|| async { "ok" }))

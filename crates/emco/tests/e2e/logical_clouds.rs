@@ -50,11 +50,18 @@ async fn create_level1(http: &Http) {
 async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
-        let answer = http.get(&format!("{LC}/status?status=deployed")).await.expect(200).json();
+        let answer = http
+            .get(&format!("{LC}/status?status=deployed"))
+            .await
+            .expect(200)
+            .json();
         if done(&answer) {
             return answer;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out; last answer: {answer}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out; last answer: {answer}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -68,8 +75,10 @@ async fn user_client(kubeconfig: &str) -> kube::Client {
 }
 
 fn config_map(name: &str) -> ConfigMap {
-    serde_json::from_value(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "b"}}))
-        .unwrap()
+    serde_json::from_value(
+        json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "b"}}),
+    )
+    .unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,17 +96,39 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
     create_level1(&emco.http).await;
 
     // The DIG cannot instantiate on a logical cloud that is not instantiated.
-    let early = emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(409).json();
+    let early = emco
+        .http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(409)
+        .json();
     assert_eq!(early["code"], "LogicalCloudNotReady", "{early}");
 
-    emco.http.post_empty(&format!("{LC}/instantiate")).await.expect(202);
+    emco.http
+        .post_empty(&format!("{LC}/instantiate"))
+        .await
+        .expect(202);
     let instantiated = wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
     assert_eq!(instantiated["name"], "lc1", "{instantiated}");
     // Namespace, quota, role and binding exist; the request was approved and signed.
     let admin = edge01.client().unwrap();
     Api::<Namespace>::all(admin.clone()).get("tenant1").await.unwrap();
-    assert!(!Api::<Role>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items.is_empty());
-    assert!(!Api::<RoleBinding>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(
+        !Api::<Role>::namespaced(admin.clone(), "tenant1")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(
+        !Api::<RoleBinding>::namespaced(admin.clone(), "tenant1")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     let csrs: Api<DynamicObject> = Api::all_with(
         admin.clone(),
         &ApiResource::from_gvk_with_plural(
@@ -107,7 +138,11 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
     );
     let signed = csrs.list(&ListParams::default()).await.unwrap().items;
     assert_eq!(signed.len(), 1);
-    assert!(signed[0].data["status"]["certificate"].is_string(), "{:?}", signed[0].data);
+    assert!(
+        signed[0].data["status"]["certificate"].is_string(),
+        "{:?}",
+        signed[0].data
+    );
 
     // The user's kubeconfig: allowed in the namespace, forbidden outside it; no admin credential in it.
     let reply = emco
@@ -119,9 +154,16 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
     let admin_certificate = edge01
         .kubeconfig()
         .lines()
-        .find_map(|line| line.trim().strip_prefix("client-certificate-data:").map(|v| v.trim().to_string()))
+        .find_map(|line| {
+            line.trim()
+                .strip_prefix("client-certificate-data:")
+                .map(|v| v.trim().to_string())
+        })
         .unwrap();
-    assert!(!kubeconfig.contains(&admin_certificate), "the admin's certificate leaked into {kubeconfig}");
+    assert!(
+        !kubeconfig.contains(&admin_certificate),
+        "the admin's certificate leaked into {kubeconfig}"
+    );
     let user = user_client(&kubeconfig).await;
     Api::<ConfigMap>::namespaced(user.clone(), "tenant1")
         .create(&PostParams::default(), &config_map("mine"))
@@ -132,7 +174,9 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
         .await
         .unwrap_err();
     assert!(
-        forbidden.to_string().contains("User \"tenant-user\" cannot create resource \"configmaps\""),
+        forbidden
+            .to_string()
+            .contains("User \"tenant-user\" cannot create resource \"configmaps\""),
         "{forbidden}"
     );
     if let Some(kubectl) = kubectl() {
@@ -148,36 +192,74 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
                 .unwrap()
         };
         let allowed = run(&["get", "configmaps", "-o", "name"]);
-        assert!(allowed.status.success(), "{}", String::from_utf8_lossy(&allowed.stderr));
+        assert!(
+            allowed.status.success(),
+            "{}",
+            String::from_utf8_lossy(&allowed.stderr)
+        );
         assert!(String::from_utf8_lossy(&allowed.stdout).contains("configmap/mine"));
         let refused = run(&["get", "configmaps", "-n", "default"]);
         assert!(!refused.status.success());
-        assert!(String::from_utf8_lossy(&refused.stderr).contains("forbidden"), "{}", String::from_utf8_lossy(&refused.stderr));
+        assert!(
+            String::from_utf8_lossy(&refused.stderr).contains("forbidden"),
+            "{}",
+            String::from_utf8_lossy(&refused.stderr)
+        );
     }
 
     // The DIG lands in the logical cloud's namespace, applied as the user: the quota of two Deployments refuses
     // the third with Kubernetes' message.
-    emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
     let settled = emco
         .http
         .wait_for("?status=deployed&output=detail", SETTLE, |a| {
             a["deployedStatus"] == "InstantiateFailed" || a["deployedStatus"] == "Instantiated"
         })
         .await;
-    let deployments = Api::<Deployment>::namespaced(admin.clone(), "tenant1").list(&ListParams::default()).await.unwrap().items;
+    let deployments = Api::<Deployment>::namespaced(admin.clone(), "tenant1")
+        .list(&ListParams::default())
+        .await
+        .unwrap()
+        .items;
     assert_eq!(deployments.len(), 2, "{settled}");
-    assert!(Api::<Deployment>::namespaced(admin.clone(), "default").list(&ListParams::default()).await.unwrap().items.is_empty());
+    assert!(
+        Api::<Deployment>::namespaced(admin.clone(), "default")
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
     assert_eq!(settled["deployedStatus"], "InstantiateFailed", "{settled}");
     let text = settled.to_string();
     assert!(text.contains("exceeded quota: small"), "{settled}");
     assert!(text.contains("limited: count/deployments.apps=2"), "{settled}");
 
     // Terminate is refused while the DIG is instantiated.
-    let refused = emco.http.post_empty(&format!("{LC}/terminate")).await.expect(409).json();
-    assert!(refused["message"].as_str().unwrap().contains("vfw_deployment_intent_group"), "{refused}");
-    emco.http.post_empty(&format!("{DIG}/terminate")).await.expect(202);
+    let refused = emco
+        .http
+        .post_empty(&format!("{LC}/terminate"))
+        .await
+        .expect(409)
+        .json();
+    assert!(
+        refused["message"]
+            .as_str()
+            .unwrap()
+            .contains("vfw_deployment_intent_group"),
+        "{refused}"
+    );
     emco.http
-        .wait_for("?status=deployed", SETTLE, |a| a["deployedStatus"] == "Terminated")
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] == "Terminated"
+        })
         .await;
     emco.http.post_empty(&format!("{LC}/terminate")).await.expect(202);
     wait_lc(&emco.http, |a| a["deployedStatus"] == "Terminated").await;
@@ -201,7 +283,10 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
     .await;
     let lc = "/v2/projects/testvfw/logical-clouds/admin-lc";
     emco.http
-        .post("/v2/projects/testvfw/logical-clouds", json!({"metadata": {"name": "admin-lc"}, "spec": {"level": "0"}}))
+        .post(
+            "/v2/projects/testvfw/logical-clouds",
+            json!({"metadata": {"name": "admin-lc"}, "spec": {"level": "0"}}),
+        )
         .await
         .expect(201);
     emco.http
@@ -213,16 +298,38 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         .expect(201);
     // A level-0 cloud has no objects, so no quota.
     emco.http
-        .post(&format!("{lc}/cluster-quotas"), json!({"metadata": {"name": "q"}, "spec": {"pods": "1"}}))
+        .post(
+            &format!("{lc}/cluster-quotas"),
+            json!({"metadata": {"name": "q"}, "spec": {"pods": "1"}}),
+        )
         .await
         .expect(201);
-    let refused = emco.http.post_empty(&format!("{lc}/instantiate")).await.expect(400).json();
-    assert!(refused["message"].as_str().unwrap().contains("level 0"), "{refused}");
-    emco.http.delete(&format!("{lc}/cluster-quotas/q")).await.expect(204);
-    emco.http.post_empty(&format!("{lc}/instantiate")).await.expect(202);
+    let refused = emco
+        .http
+        .post_empty(&format!("{lc}/instantiate"))
+        .await
+        .expect(400)
+        .json();
+    assert!(
+        refused["message"].as_str().unwrap().contains("level 0"),
+        "{refused}"
+    );
+    emco.http
+        .delete(&format!("{lc}/cluster-quotas/q"))
+        .await
+        .expect(204);
+    emco.http
+        .post_empty(&format!("{lc}/instantiate"))
+        .await
+        .expect(202);
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
-        let answer = emco.http.get(&format!("{lc}/status?status=deployed")).await.expect(200).json();
+        let answer = emco
+            .http
+            .get(&format!("{lc}/status?status=deployed"))
+            .await
+            .expect(200)
+            .json();
         if answer["deployedStatus"] == "Instantiated" {
             break;
         }
@@ -230,9 +337,20 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     // The DIG places `sink` on every `edge` cluster (both are mandatory), but the cloud has only edge01.
-    let outside = emco.http.post_empty(&format!("{DIG}/instantiate")).await.expect(400).json();
+    let outside = emco
+        .http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(400)
+        .json();
     assert_eq!(outside["code"], "NotInLogicalCloud", "{outside}");
-    assert!(outside["message"].as_str().unwrap().contains("vfw-cluster-provider+edge02"), "{outside}");
+    assert!(
+        outside["message"]
+            .as_str()
+            .unwrap()
+            .contains("vfw-cluster-provider+edge02"),
+        "{outside}"
+    );
     // Referencing edge02 needs the cloud terminated first.
     emco.http
         .post(
@@ -242,7 +360,10 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         .await
         .expect(409);
     // No user, no kubeconfig.
-    emco.http.get(&format!("{lc}/cluster-references/one/kubeconfig")).await.expect(400);
+    emco.http
+        .get(&format!("{lc}/cluster-references/one/kubeconfig"))
+        .await
+        .expect(400);
 }
 
 /// The real `kubectl`, when this machine has one.

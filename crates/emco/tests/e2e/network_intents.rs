@@ -35,7 +35,10 @@ pub(crate) async fn install_network_crds(cluster: &kubesim::SimCluster) {
         crds.create(&PostParams::default(), &object).await.unwrap();
         installed += 1;
     }
-    assert_eq!(installed, 2, "the file holds the Network and ProviderNetwork CRDs");
+    assert_eq!(
+        installed, 2,
+        "the file holds the Network and ProviderNetwork CRDs"
+    );
     // The CRDs are served once established (kubesim establishes them at once; discovery follows the write).
     tokio::time::sleep(Duration::from_millis(100)).await;
 }
@@ -96,7 +99,10 @@ async fn wait_status(http: &Http, query: &str, done: impl Fn(&Json) -> bool) -> 
         if done(&answer) {
             return answer;
         }
-        assert!(tokio::time::Instant::now() < deadline, "timed out; last answer: {answer}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out; last answer: {answer}"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
@@ -133,13 +139,20 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
     assert_eq!(before["state"]["Actions"][0]["State"], "Created", "{before}");
 
     let reply = emco.http.post_empty(&format!("{EDGE01}/apply")).await.expect(202);
-    assert_eq!(reply.header("location").as_deref(), Some(&*format!("{EDGE01}/status")));
+    assert_eq!(
+        reply.header("location").as_deref(),
+        Some(&*format!("{EDGE01}/status"))
+    );
     let applied = wait_status(&emco.http, "", |a| {
         a["status"] == "Instantiated" && a["rsync-status"] == json!({"Applied": 3})
     })
     .await;
     // Seed 000's example: these keys, in this order, the same nesting.
-    assert_eq!(keys(&applied), ["name", "state", "status", "rsync-status", "apps"], "{applied}");
+    assert_eq!(
+        keys(&applied),
+        ["name", "state", "status", "rsync-status", "apps"],
+        "{applied}"
+    );
     let actions: Vec<&str> = applied["state"]["Actions"]
         .as_array()
         .unwrap()
@@ -150,7 +163,11 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
     let app = &applied["apps"][0];
     assert_eq!(app["name"], "network-intents");
     let cluster = &app["clusters"][0];
-    assert_eq!(keys(cluster), ["cluster-provider", "cluster", "resources"], "{applied}");
+    assert_eq!(
+        keys(cluster),
+        ["cluster-provider", "cluster", "resources"],
+        "{applied}"
+    );
     let resources: Vec<(String, String)> = cluster["resources"]
         .as_array()
         .unwrap()
@@ -159,7 +176,10 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
             assert_eq!(keys(r), ["GVK", "name", "rsync-status"], "{r}");
             assert_eq!(r["GVK"]["Group"], "k8s.plugin.opnfv.org");
             assert_eq!(r["GVK"]["Version"], "v1alpha1");
-            (r["GVK"]["Kind"].as_str().unwrap().to_string(), r["name"].as_str().unwrap().to_string())
+            (
+                r["GVK"]["Kind"].as_str().unwrap().to_string(),
+                r["name"].as_str().unwrap().to_string(),
+            )
         })
         .collect();
     assert_eq!(
@@ -167,14 +187,20 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
         [
             ("ProviderNetwork".to_string(), "emco-private-net".to_string()),
             ("Network".to_string(), "protected-private-net".to_string()),
-            ("ProviderNetwork".to_string(), "unprotected-private-net".to_string()),
+            (
+                "ProviderNetwork".to_string(),
+                "unprotected-private-net".to_string()
+            ),
         ]
     );
     assert_eq!(
         objects(edge01, "ProviderNetwork", "providernetworks").await,
         ["emco-private-net", "unprotected-private-net"]
     );
-    assert_eq!(objects(edge01, "Network", "networks").await, ["protected-private-net"]);
+    assert_eq!(
+        objects(edge01, "Network", "networks").await,
+        ["protected-private-net"]
+    );
 
     // EMCO 22.x's shape: one `cluster` object.
     let deployed = status(&emco.http, "?status=deployed").await;
@@ -192,20 +218,39 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
         .await
         .expect(409)
         .json();
-    assert!(refused["message"].as_str().unwrap().contains("Applied"), "{refused}");
-    emco.http.delete(&format!("{EDGE01}/networks/protected-private-net")).await.expect(409);
+    assert!(
+        refused["message"].as_str().unwrap().contains("Applied"),
+        "{refused}"
+    );
+    emco.http
+        .delete(&format!("{EDGE01}/networks/protected-private-net"))
+        .await
+        .expect(409);
 
-    emco.http.post_empty(&format!("{EDGE01}/terminate")).await.expect(202);
+    emco.http
+        .post_empty(&format!("{EDGE01}/terminate"))
+        .await
+        .expect(202);
     let terminated = wait_status(&emco.http, "", |a| {
         a["status"] == "Terminated" && a["rsync-status"] == json!({"Deleted": 3})
     })
     .await;
     assert_eq!(terminated["state"]["Actions"][2]["State"], "Terminated");
     assert!(objects(edge01, "Network", "networks").await.is_empty());
-    assert!(objects(edge01, "ProviderNetwork", "providernetworks").await.is_empty());
+    assert!(
+        objects(edge01, "ProviderNetwork", "providernetworks")
+            .await
+            .is_empty()
+    );
     // Terminated: networks may change again, and terminating again is a no-op.
-    emco.http.delete(&format!("{EDGE01}/networks/protected-private-net")).await.expect(204);
-    emco.http.post_empty(&format!("{EDGE01}/terminate")).await.expect(202);
+    emco.http
+        .delete(&format!("{EDGE01}/networks/protected-private-net"))
+        .await
+        .expect(204);
+    emco.http
+        .post_empty(&format!("{EDGE01}/terminate"))
+        .await
+        .expect(202);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -239,12 +284,20 @@ async fn network_intents_stop_while_the_cluster_is_down() {
     wait_status(&emco.http, "", |a| a["rsync-status"] == json!({"Retrying": 3})).await;
     emco.http.post_empty(&format!("{EDGE01}/stop")).await.expect(202);
     let stopped = wait_status(&emco.http, "", |a| a["status"] == "InstantiateFailed").await;
-    let last = stopped["state"]["Actions"].as_array().unwrap().last().unwrap().clone();
+    let last = stopped["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
     assert_eq!(last["State"], "InstantiateStopped", "{stopped}");
     // Stopping again is refused; terminate from InstantiateStopped goes on once the cluster is back.
     emco.http.post_empty(&format!("{EDGE01}/stop")).await.expect(409);
     edge01.set_faults(Faults::default()).await.unwrap();
-    emco.http.post_empty(&format!("{EDGE01}/terminate")).await.expect(202);
+    emco.http
+        .post_empty(&format!("{EDGE01}/terminate"))
+        .await
+        .expect(202);
     wait_status(&emco.http, "", |a| a["status"] == "Terminated").await;
     // A terminated cluster without live contexts can be deleted once its networks are.
     for (kind, name) in [
@@ -252,7 +305,10 @@ async fn network_intents_stop_while_the_cluster_is_down() {
         ("provider-networks", "unprotected-private-net"),
         ("networks", "protected-private-net"),
     ] {
-        emco.http.delete(&format!("{EDGE01}/{kind}/{name}")).await.expect(204);
+        emco.http
+            .delete(&format!("{EDGE01}/{kind}/{name}"))
+            .await
+            .expect(204);
     }
     emco.http.delete(EDGE01).await.expect(204);
 }

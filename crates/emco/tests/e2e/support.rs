@@ -31,7 +31,9 @@ impl Reply {
     pub(crate) fn header(&self, name: &str) -> Option<String> {
         self.head.lines().skip(1).find_map(|line| {
             let (key, value) = line.split_once(':')?;
-            key.trim().eq_ignore_ascii_case(name).then(|| value.trim().to_string())
+            key.trim()
+                .eq_ignore_ascii_case(name)
+                .then(|| value.trim().to_string())
         })
     }
 

@@ -81,7 +81,9 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
 /// Whether a path answers credentials: a logical cloud user's kubeconfig
 /// (`/v2/projects/{p}/logical-clouds/{lc}/cluster-references/{ref}/kubeconfig`), which only admins read.
 fn reads_credentials(path: &str) -> bool {
-    path.starts_with("/v2/projects/") && path.contains("/logical-clouds/") && path.trim_end_matches('/').ends_with("/kubeconfig")
+    path.starts_with("/v2/projects/")
+        && path.contains("/logical-clouds/")
+        && path.trim_end_matches('/').ends_with("/kubeconfig")
 }
 
 /// The token of an `Authorization: Bearer <token>` header, or why there is none.

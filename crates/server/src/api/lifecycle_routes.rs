@@ -37,7 +37,11 @@ pub(crate) fn status_url(subject: Subject, path: &ResourcePath) -> String {
 }
 
 fn accepted(subject: Subject, path: &ResourcePath) -> Response {
-    (StatusCode::ACCEPTED, [(header::LOCATION, status_url(subject, path))]).into_response()
+    (
+        StatusCode::ACCEPTED,
+        [(header::LOCATION, status_url(subject, path))],
+    )
+        .into_response()
 }
 
 /// `POST …/approve`.

@@ -15,6 +15,7 @@ pub(crate) async fn kubeconfig(State(state): State<AppState>, path: PathNames) -
     let reference = names.pop().unwrap_or_default();
     let logical_cloud = ResourcePath::new(Kind::LogicalCloud, names);
     let yaml =
-        crate::lifecycle::user_kubeconfig(state.catalog(), state.contexts(), &logical_cloud, &reference).await?;
+        crate::lifecycle::user_kubeconfig(state.catalog(), state.contexts(), &logical_cloud, &reference)
+            .await?;
     Ok(([(header::CONTENT_TYPE, "application/yaml")], yaml).into_response())
 }

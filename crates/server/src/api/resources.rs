@@ -9,12 +9,14 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{Kind, ResourcePath};
+use emco_model::logical_cloud::{
+    ClusterQuota, ClusterReference, LogicalCloud, LogicalCloudKv, UserPermission,
+};
+use emco_model::network::{Network, ProviderNetwork};
 use emco_model::resources::{
     AppDependency, AppDependencySpec, AppIntent, ClusterLabel, CompositeApp, Controller,
     DeploymentIntentGroup, GroupIntent, MetadataOnly,
 };
-use emco_model::logical_cloud::{ClusterQuota, ClusterReference, LogicalCloud, LogicalCloudKv, UserPermission};
-use emco_model::network::{Network, ProviderNetwork};
 use emco_model::{dependency_cycle, validate_label_value, validate_name};
 use emco_store::Op;
 use serde_json::Value as Json;
@@ -247,14 +249,15 @@ pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
         let (typed, body) = decode::<ClusterReference>(raw, |r| Ok(r.validate_cluster_reference()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
-    references: |body, _| {
-        match (body["spec"]["clusterProvider"].as_str(), body["spec"]["cluster"].as_str()) {
-            (Some(provider), Some(cluster)) => vec![Reference {
-                field: "spec.cluster",
-                path: ResourcePath::new(Kind::Cluster, vec![provider.to_string(), cluster.to_string()]),
-            }],
-            _ => Vec::new(),
-        }
+    references: |body, _| match (
+        body["spec"]["clusterProvider"].as_str(),
+        body["spec"]["cluster"].as_str(),
+    ) {
+        (Some(provider), Some(cluster)) => vec![Reference {
+            field: "spec.cluster",
+            path: ResourcePath::new(Kind::Cluster, vec![provider.to_string(), cluster.to_string()]),
+        }],
+        _ => Vec::new(),
     },
     put_always_created: false,
 };

@@ -83,7 +83,8 @@ async fn answer_status(
     let (history, _) = state.catalog().state(&path).await?;
     let composite_profile = match subject {
         Subject::DeploymentIntentGroup => {
-            let dig: DeploymentIntentGroup = serde_json::from_value(entry.body).map_err(ApiError::internal)?;
+            let dig: DeploymentIntentGroup =
+                serde_json::from_value(entry.body).map_err(ApiError::internal)?;
             check_app_filter(&state, &path, &query.apps).await?;
             dig.spec.composite_profile
         }
@@ -169,7 +170,11 @@ async fn answer_status(
 }
 
 /// Refuses an `app` filter naming an app the DIG's composite app does not have.
-async fn check_app_filter(state: &AppState, dig_path: &ResourcePath, apps: &[String]) -> Result<(), ApiError> {
+async fn check_app_filter(
+    state: &AppState,
+    dig_path: &ResourcePath,
+    apps: &[String],
+) -> Result<(), ApiError> {
     if apps.is_empty() {
         return Ok(());
     }

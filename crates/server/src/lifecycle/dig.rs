@@ -6,12 +6,13 @@
 use std::collections::BTreeMap;
 
 use emco_appcontext::{
-    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Kind, ResourcePath, ResourceRecord, ResourceRole,
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Kind, ResourcePath, ResourceRecord,
+    ResourceRole,
 };
 use emco_helm::{Manifest, Release, RenderLimits, render_chart_within};
 use emco_model::{
-    AppDependency, AppDependencySpec, AppIntent, ContextStatus, DeploymentIntentGroup, GENERIC_PLACEMENT_INTENT_KEY,
-    GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
+    AppDependency, AppDependencySpec, AppIntent, ContextStatus, DeploymentIntentGroup,
+    GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
 };
 
 use super::logical_cloud::{self, Binding};
@@ -53,7 +54,11 @@ pub(super) fn build(dig_path: &ResourcePath, inputs: &Inputs, limits: RenderLimi
     })
 }
 
-pub(super) async fn read_inputs(catalog: &Catalog, contexts: &AppContexts, dig_path: &ResourcePath) -> Result<Inputs> {
+pub(super) async fn read_inputs(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    dig_path: &ResourcePath,
+) -> Result<Inputs> {
     let dig: DeploymentIntentGroup = catalog.get_as(dig_path).await?;
     let composite_app = dig_path.parent().expect("a DIG lives under a composite app");
     let binding = if dig.spec.logical_cloud.is_empty() {
@@ -87,7 +92,10 @@ pub(super) async fn read_inputs(catalog: &Catalog, contexts: &AppContexts, dig_p
         let (mut clusters, mandatory) = resolve_clusters(catalog, &name, intents).await?;
         if let Some(binding) = &binding {
             // Every mandatory cluster must be in the logical cloud; optional ones outside it are left out.
-            if let Some(outside) = mandatory.iter().find(|cluster| !binding.clusters.contains(cluster)) {
+            if let Some(outside) = mandatory
+                .iter()
+                .find(|cluster| !binding.clusters.contains(cluster))
+            {
                 return Err(LifecycleError::NotInLogicalCloud {
                     app: name.clone(),
                     cluster: outside.clone(),
@@ -157,10 +165,7 @@ async fn placements(catalog: &Catalog, dig: &ResourcePath) -> Result<BTreeMap<St
                 intent_path.name()
             )));
         }
-        for (_, app_intent) in catalog
-            .list_as::<AppIntent>(Kind::AppIntent, gpi.names())
-            .await?
-        {
+        for (_, app_intent) in catalog.list_as::<AppIntent>(Kind::AppIntent, gpi.names()).await? {
             by_app
                 .entry(app_intent.spec.app.clone())
                 .or_default()
@@ -204,7 +209,12 @@ async fn resolve_clusters(
     Ok((clusters, mandatory))
 }
 
-async fn resolve_item(catalog: &Catalog, app: &str, intent: &str, item: &PlacementItem) -> Result<Vec<String>> {
+async fn resolve_item(
+    catalog: &Catalog,
+    app: &str,
+    intent: &str,
+    item: &PlacementItem,
+) -> Result<Vec<String>> {
     let provider = &item.cluster_provider;
     if !item.cluster.is_empty() {
         let path = ResourcePath::new(Kind::Cluster, vec![provider.clone(), item.cluster.clone()]);

@@ -10,10 +10,12 @@
 //! [`user_kubeconfig`] gives an administrator the user's kubeconfig for one cluster.
 
 use emco_appcontext::{
-    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Kind, ResourcePath, ResourceRecord,
-    ResourceRole, UserCredentials,
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Kind, ResourcePath,
+    ResourceRecord, ResourceRole, UserCredentials,
 };
-use emco_model::logical_cloud::{ClusterQuota, ClusterReference, LogicalCloud, UserPermission};
+use emco_model::logical_cloud::{
+    ClusterQuota, ClusterReference, LogicalCloud, LogicalCloudLevel, UserPermission,
+};
 use emco_model::{ContextId, ContextStatus, DeploymentIntentGroup, StateValue};
 
 use super::{Built, DEFAULT_NAMESPACE, LifecycleError, Result};
@@ -43,7 +45,7 @@ pub(super) struct Binding {
 }
 
 fn is_level0(logical_cloud: &LogicalCloud) -> bool {
-    logical_cloud.spec.level == "0"
+    logical_cloud.level() == Some(LogicalCloudLevel::Admin)
 }
 
 /// The namespace of a logical cloud: its own at level 1; its clusters' (`default`) at level 0.
@@ -65,7 +67,10 @@ pub(super) async fn read_inputs(catalog: &Catalog, path: &ResourcePath) -> Resul
     {
         let cluster = ResourcePath::new(
             Kind::Cluster,
-            vec![reference.spec.cluster_provider.clone(), reference.spec.cluster.clone()],
+            vec![
+                reference.spec.cluster_provider.clone(),
+                reference.spec.cluster.clone(),
+            ],
         );
         if !catalog.exists(&cluster).await? {
             return Err(LifecycleError::Placement(format!(
@@ -143,12 +148,18 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
         let key = emco_k8s::logical_cloud::generate_user_key()
             .map_err(|err| LifecycleError::Renderer(format!("making the user's key: {err}")))?;
         let request = emco_k8s::logical_cloud::certificate_request(&logical_cloud.spec.user.user_name, &key)
-            .map_err(|err| LifecycleError::Renderer(format!("making the user's certificate request: {err}")))?;
+            .map_err(|err| {
+                LifecycleError::Renderer(format!("making the user's certificate request: {err}"))
+            })?;
         extra.push(Catalog::blob_op(path, key.as_bytes()));
-        emco_k8s::logical_cloud::level1_objects(logical_cloud, &inputs.permissions, &inputs.quotas, &request)
+        emco_k8s::logical_cloud::level1_objects(logical_cloud, &inputs.quotas, &inputs.permissions, &request)
+            .map_err(|err| LifecycleError::Invalid(format!("LogicalCloud '{}': {err}", path.name())))?
             .into_iter()
             .map(|object| {
-                let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+                let name = object["metadata"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string();
                 let kind = object["kind"].as_str().unwrap_or_default().to_string();
                 let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
                 let record = ResourceRecord::pending(&name, &kind, &api_version, object);
@@ -202,7 +213,9 @@ pub(super) async fn binding(
         (Some(StateValue::Instantiated), Some(context)) => context,
         (_, None) => return Err(not_ready("has never been instantiated")),
         (Some(current), Some(_)) => {
-            return Err(not_ready(&format!("is not currently instantiated (it is {current})")));
+            return Err(not_ready(&format!(
+                "is not currently instantiated (it is {current})"
+            )));
         }
         (None, Some(_)) => return Err(not_ready("has no state")),
     };
@@ -212,7 +225,11 @@ pub(super) async fn binding(
         ContextStatus::Instantiating => {
             return Err(not_ready("is still instantiating, please wait and try again"));
         }
-        other => return Err(not_ready(&format!("failed instantiating (its context {context} is {other})"))),
+        other => {
+            return Err(not_ready(&format!(
+                "failed instantiating (its context {context} is {other})"
+            )));
+        }
     }
     let clusters = meta
         .apps
@@ -235,7 +252,11 @@ pub(super) async fn binding(
 
 /// Refuses terminating the logical cloud at `path` while a DIG of its project deployed on it is instantiated
 /// or still terminating (409 naming the DIG).
-pub(super) async fn check_unused(catalog: &Catalog, contexts: &AppContexts, path: &ResourcePath) -> Result<()> {
+pub(super) async fn check_unused(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+) -> Result<()> {
     let project = &path.names()[0];
     for (dig_path, history) in catalog.histories(Kind::DeploymentIntentGroup).await? {
         if dig_path.names()[0] != *project {
@@ -253,8 +274,12 @@ pub(super) async fn check_unused(catalog: &Catalog, contexts: &AppContexts, path
         if !live {
             continue;
         }
-        let Some(entry) = catalog.find(&dig_path).await? else { continue };
-        let Ok(dig) = serde_json::from_value::<DeploymentIntentGroup>(entry.body) else { continue };
+        let Some(entry) = catalog.find(&dig_path).await? else {
+            continue;
+        };
+        let Ok(dig) = serde_json::from_value::<DeploymentIntentGroup>(entry.body) else {
+            continue;
+        };
         if dig.spec.logical_cloud == path.name() {
             return Err(LifecycleError::LogicalCloudInUse {
                 logical_cloud: path.name().to_string(),
@@ -288,18 +313,28 @@ pub async fn user_kubeconfig(
         "{}+{}",
         cluster_reference.spec.cluster_provider, cluster_reference.spec.cluster
     );
-    let not_ready = |why: String| LifecycleError::LogicalCloudNotReady(format!("LogicalCloud '{}' {why}", path.name()));
+    let not_ready =
+        |why: String| LifecycleError::LogicalCloudNotReady(format!("LogicalCloud '{}' {why}", path.name()));
     let (state, _) = catalog.state(path).await?;
     let context: ContextId = match (state.current(), state.last_context()) {
         (Some(StateValue::Instantiated | StateValue::InstantiateStopped), Some(context)) => context,
-        _ => return Err(not_ready(format!("is not instantiated (it is {})", super::state_name(state.current())))),
+        _ => {
+            return Err(not_ready(format!(
+                "is not instantiated (it is {})",
+                super::state_name(state.current())
+            )));
+        }
     };
     let record = contexts
         .clusters(context)
         .await?
         .into_iter()
         .find(|record| record.app == LOGICAL_CLOUD_APP && record.cluster == cluster)
-        .ok_or_else(|| not_ready(format!("does not reach cluster '{cluster}' (instantiated before the reference was added)")))?;
+        .ok_or_else(|| {
+            not_ready(format!(
+                "does not reach cluster '{cluster}' (instantiated before the reference was added)"
+            ))
+        })?;
     let certificate = record
         .resources
         .iter()
@@ -313,7 +348,10 @@ pub async fn user_kubeconfig(
     let key = String::from_utf8(key).map_err(|_| not_ready("has a damaged user key".to_string()))?;
     let cluster_path = ResourcePath::new(
         Kind::Cluster,
-        vec![cluster_reference.spec.cluster_provider.clone(), cluster_reference.spec.cluster.clone()],
+        vec![
+            cluster_reference.spec.cluster_provider.clone(),
+            cluster_reference.spec.cluster.clone(),
+        ],
     );
     let cluster_kubeconfig = catalog
         .blob(&cluster_path)

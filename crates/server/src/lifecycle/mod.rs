@@ -101,9 +101,10 @@ impl Subject {
     #[must_use]
     pub fn governing(path: &ResourcePath) -> Option<ResourcePath> {
         let (kind, depth) = match path.kind() {
-            Kind::DeploymentIntentGroup | Kind::GroupIntent | Kind::GenericPlacementIntent | Kind::AppIntent => {
-                (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth())
-            }
+            Kind::DeploymentIntentGroup
+            | Kind::GroupIntent
+            | Kind::GenericPlacementIntent
+            | Kind::AppIntent => (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth()),
             Kind::Network | Kind::ProviderNetwork => (Kind::Cluster, Kind::Cluster.depth()),
             Kind::LogicalCloud
             | Kind::ClusterReference
@@ -219,7 +220,9 @@ pub enum LifecycleError {
     #[error("building the context failed: {0}")]
     Renderer(String),
     /// The resource or what it instantiates changed while its context was being built.
-    #[error("{subject} '{name}' or what it is built from changed while it was being instantiated; instantiate it again")]
+    #[error(
+        "{subject} '{name}' or what it is built from changed while it was being instantiated; instantiate it again"
+    )]
     InputsChanged {
         /// What has the lifecycle.
         subject: &'static str,
@@ -254,7 +257,10 @@ pub struct PreparedInstance(Prepared);
 enum Prepared {
     /// The table says there is nothing to do (an `/apply` of applied network intents).
     Unchanged,
-    Build { inputs: Inputs, built: Built },
+    Build {
+        inputs: Inputs,
+        built: Built,
+    },
 }
 
 /// A stop that was recorded; [`Lifecycle::wait_stopped`] waits until the engine has carried it out.
@@ -329,7 +335,13 @@ impl Lifecycle {
         }
     }
 
-    async fn commit(&self, path: &ResourcePath, revision: i64, state: &StateInfo, mut txn: Txn) -> Result<()> {
+    async fn commit(
+        &self,
+        path: &ResourcePath,
+        revision: i64,
+        state: &StateInfo,
+        mut txn: Txn,
+    ) -> Result<()> {
         txn.compares.push(Catalog::state_unchanged_since(path, revision));
         txn.success.push(Catalog::state_op(path, state));
         if !self
@@ -437,7 +449,11 @@ impl Lifecycle {
     /// the inputs again (any change since [`Lifecycle::prepare_instantiate`] is
     /// [`LifecycleError::InputsChanged`]), then creates the AppContext with the instantiated action in one
     /// transaction and tells the engine.
-    pub async fn commit_instantiate(&self, path: &ResourcePath, prepared: PreparedInstance) -> Result<ContextId> {
+    pub async fn commit_instantiate(
+        &self,
+        path: &ResourcePath,
+        prepared: PreparedInstance,
+    ) -> Result<ContextId> {
         let Prepared::Build { inputs, built } = prepared.0 else {
             let (state, _) = self.state(path).await?;
             return state
@@ -512,7 +528,11 @@ impl Lifecycle {
         }
         Err(Self::refused(
             path,
-            format!("{} (context {previous} is {})", state_name(state.current()), meta.status),
+            format!(
+                "{} (context {previous} is {})",
+                state_name(state.current()),
+                meta.status
+            ),
             "the previous instance is still terminating; wait, or stop the termination",
         ))
     }
@@ -557,7 +577,11 @@ impl Lifecycle {
         loop {
             let (mut state, revision) = self.state(path).await?;
             let Outcome::Enter(stopped) = Self::outcome(path, &state, Operation::Stop)? else {
-                return Err(Self::refused(path, state_name(state.current()), "there is nothing to stop"));
+                return Err(Self::refused(
+                    path,
+                    state_name(state.current()),
+                    "there is nothing to stop",
+                ));
             };
             let running = if stopped == StateValue::InstantiateStopped {
                 ContextStatus::Instantiating
@@ -571,7 +595,11 @@ impl Lifecycle {
             if meta.status != running {
                 return Err(Self::refused(
                     path,
-                    format!("{} (context {id} is {})", state_name(state.current()), meta.status),
+                    format!(
+                        "{} (context {id} is {})",
+                        state_name(state.current()),
+                        meta.status
+                    ),
                     "it is not instantiating or terminating",
                 ));
             }
@@ -623,7 +651,9 @@ impl Lifecycle {
             Subject::DeploymentIntentGroup => {
                 Inputs::DeploymentIntentGroup(dig::read_inputs(&self.catalog, &self.contexts, path).await?)
             }
-            Subject::ClusterNetworks => Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?),
+            Subject::ClusterNetworks => {
+                Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?)
+            }
             Subject::LogicalCloud => {
                 Inputs::LogicalCloud(logical_cloud::read_inputs(&self.catalog, path).await?)
             }

@@ -3,8 +3,10 @@
 //! holding their `k8s.plugin.opnfv.org/v1alpha1` `ProviderNetwork` and `Network` objects (`reference/emco.md`
 //! §2.3). The lifecycle state lives on the cluster, as ncm keeps it.
 
-use emco_appcontext::{AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Kind, ResourcePath,
-    ResourceRecord};
+use emco_appcontext::{
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Kind, ResourcePath,
+    ResourceRecord,
+};
 use emco_model::network::{Network, ProviderNetwork};
 
 use super::{Built, DEFAULT_NAMESPACE, Result};
@@ -66,14 +68,21 @@ pub(super) fn build(cluster: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     );
     Ok(Built {
         meta,
-        records: vec![ClusterRecord::pending(NETWORK_INTENTS_APP, &cluster_name, resources)],
+        records: vec![ClusterRecord::pending(
+            NETWORK_INTENTS_APP,
+            &cluster_name,
+            resources,
+        )],
         extra: Vec::new(),
     })
 }
 
 /// A pending resource for an object.
 fn record(object: serde_json::Value) -> ResourceRecord {
-    let name = object["metadata"]["name"].as_str().unwrap_or_default().to_string();
+    let name = object["metadata"]["name"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let kind = object["kind"].as_str().unwrap_or_default().to_string();
     let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
     ResourceRecord::pending(&name, &kind, &api_version, object)
