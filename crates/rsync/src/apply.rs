@@ -207,6 +207,9 @@ enum Issue {
     Cancelled,
 }
 
+/// The only signer whose requests emco approves: client certificates the API server accepts.
+const API_SERVER_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+
 /// The reason emco's approval carries (`kubectl certificate approve` says `KubectlApprove`).
 const APPROVAL_REASON: &str = "EmcoApproved";
 
@@ -251,6 +254,21 @@ fn issued_certificate(object: &Json) -> Result<Option<String>, String> {
         return Err("status.certificate is not a PEM certificate".to_string());
     }
     Ok(Some(pem))
+}
+
+/// Whether the request in the cluster is the one emco applied, for the signer emco approves: the same
+/// `spec.request` as the record's manifest and signer `kubernetes.io/kube-apiserver-client`.
+fn check_request(object: &Json, manifest: &Json) -> Result<(), String> {
+    let signer = object["spec"]["signerName"].as_str().unwrap_or_default();
+    if signer != API_SERVER_CLIENT_SIGNER {
+        return Err(format!(
+            "is for signer '{signer}'; emco approves only {API_SERVER_CLIENT_SIGNER} requests"
+        ));
+    }
+    if object["spec"]["request"] != manifest["spec"]["request"] {
+        return Err("in the cluster holds another certificate request than the one emco applied".to_string());
+    }
+    Ok(())
 }
 
 /// The body of an `/approval` request: the request as read, with emco's `Approved` condition added to its
@@ -422,6 +440,10 @@ impl Batch<'_> {
                     condition_text(failed)
                 )));
             }
+            // Never approve (nor keep the certificate of) a request emco did not make: its key is not emco's.
+            if let Err(message) = check_request(&object, &resource.manifest) {
+                return Ok(Issue::Failed(format!("{what} {message}")));
+            }
             match issued_certificate(&object) {
                 Ok(Some(pem)) => return Ok(Issue::Issued(pem)),
                 Ok(None) => {}
@@ -437,10 +459,15 @@ impl Batch<'_> {
                     )
                     .await
                 {
-                    // Read again at once: the answer may already carry the certificate.
-                    Ok(_) => continue,
-                    // Changed since it was read: read it again.
-                    Err(kube::Error::Api(status)) if status.code == 409 => continue,
+                    // The answer may already carry the certificate (kubesim and some signers issue at once).
+                    Ok(approved) => {
+                        let approved = serde_json::to_value(&approved).unwrap_or(Json::Null);
+                        if let Ok(Some(pem)) = issued_certificate(&approved) {
+                            return Ok(Issue::Issued(pem));
+                        }
+                    }
+                    // Changed since it was read: it is read again after the pause.
+                    Err(kube::Error::Api(status)) if status.code == 409 => {}
                     Err(err) => match SyncError::from(err) {
                         SyncError::Rejected(message) => {
                             return Ok(Issue::Failed(format!("{what} could not be approved: {message}")));
@@ -451,7 +478,7 @@ impl Batch<'_> {
             }
             if tokio::time::Instant::now() >= deadline {
                 return Ok(Issue::Failed(format!(
-                    "{what} was approved but the cluster issued no certificate within {}s",
+                    "{what}: the cluster issued no certificate within {}s of its approval",
                     timeout.as_secs()
                 )));
             }
@@ -1221,6 +1248,46 @@ mod tests {
     }
 
     #[test]
+    fn certificate_requests_are_checked_approved_and_decoded() {
+        use base64::Engine as _;
+        let manifest = json!({"spec": {"request": "UkVR", "signerName": API_SERVER_CLIENT_SIGNER}});
+        let mut object = manifest.clone();
+        object["status"] = json!({"conditions": [{"type": "Other", "status": "True"}]});
+        assert_eq!(check_request(&object, &manifest), Ok(()));
+        let mut other_request = object.clone();
+        other_request["spec"]["request"] = json!("T1RIRVI=");
+        assert!(check_request(&other_request, &manifest).is_err());
+        let mut other_signer = object.clone();
+        other_signer["spec"]["signerName"] = json!("example.com/anything");
+        assert_eq!(
+            check_request(&other_signer, &manifest),
+            Err("is for signer 'example.com/anything'; emco approves only kubernetes.io/kube-apiserver-client requests".into())
+        );
+
+        // The approval keeps the conditions there were and adds emco's.
+        let body = approval_body(&object);
+        assert_eq!(body["status"]["conditions"][0]["type"], "Other");
+        let approved = csr_condition(&body, "Approved").unwrap();
+        assert_eq!(approved["reason"], APPROVAL_REASON);
+        assert!(csr_condition(&object, "Approved").is_none());
+        let not_yet = json!({"status": {"conditions": [{"type": "Denied", "status": "False"}]}});
+        assert!(csr_condition(&not_yet, "Denied").is_none());
+        assert_eq!(
+            condition_text(&json!({"reason": "AdminDenied", "message": ""})),
+            "AdminDenied"
+        );
+
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let issued =
+            json!({"status": {"certificate": base64::engine::general_purpose::STANDARD.encode(pem)}});
+        assert_eq!(issued_certificate(&issued), Ok(Some(pem.to_string())));
+        assert_eq!(issued_certificate(&object), Ok(None));
+        assert!(issued_certificate(&json!({"status": {"certificate": "not base64!"}})).is_err());
+        let key = json!({"status": {"certificate": base64::engine::general_purpose::STANDARD.encode("-----BEGIN PRIVATE KEY-----")}});
+        assert!(issued_certificate(&key).is_err());
+    }
+
+    #[test]
     fn phases_follow_roles() {
         let resource = |kind: &str, api_version: &str, role: ResourceRole| {
             ResourceRecord::pending("x", kind, api_version, json!({})).with_role(role)
@@ -1241,6 +1308,14 @@ mod tests {
         let upgrade = resource("Job", "batch/v1", hook(&[HookEvent::PreUpgrade]));
         assert!(in_crd_phase(&crd) && in_crd_phase(&legacy_crd) && !in_crd_phase(&install));
         assert!(is_main(&main) && !is_main(&legacy_crd) && !is_main(&install));
+        let certificate = resource(
+            "CertificateSigningRequest",
+            "certificates.k8s.io/v1",
+            ResourceRole::Certificate,
+        );
+        assert!(in_main_phase(&certificate) && in_main_phase(&main) && !is_main(&certificate));
+        assert!(!in_main_phase(&crd) && !in_main_phase(&install) && !in_crd_phase(&certificate));
+        assert!(touched(&certificate, Direction::Apply) && touched(&certificate, Direction::Delete));
         assert!(hook_at(&install, HookEvent::PreInstall) && !hook_at(&install, HookEvent::PostInstall));
         // Instantiate leaves delete and upgrade hooks alone; terminate removes every hook object.
         assert!(touched(&install, Direction::Apply) && !touched(&delete, Direction::Apply));

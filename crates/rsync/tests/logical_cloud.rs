@@ -14,7 +14,7 @@ use emco_appcontext::{
     AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Engine, Kind, ResourcePath,
     ResourceRecord, ResourceRole, UserCredentials,
 };
-use emco_model::{ContextId, ContextStatus, RsyncStatus};
+use emco_model::{ContextId, ContextStatus, Hook, HookDeletePolicy, HookEvent, RsyncStatus};
 use emco_rsync::{Rsync, RsyncConfig};
 use emco_store::{Store, Txn};
 use kube::api::{Api, DynamicObject, PostParams};
@@ -90,9 +90,9 @@ fn config_map(name: &str, namespace: Option<&str>) -> ResourceRecord {
     resource(manifest)
 }
 
-/// The logical cloud's resources: namespace `t1`, a Role and RoleBinding for the user there, a quota of two
-/// ConfigMaps (kube-root-ca.crt is one), and the user's certificate request.
-fn logical_cloud_resources(request_pem: &str) -> Vec<ResourceRecord> {
+/// The logical cloud's resources: namespace `t1`, a Role and RoleBinding for the user there, a quota of
+/// `config_maps` ConfigMaps (kube-root-ca.crt is one), and the user's certificate request.
+fn logical_cloud_resources(request_pem: &str, config_maps: u32) -> Vec<ResourceRecord> {
     let csr = json!({
         "apiVersion": "certificates.k8s.io/v1",
         "kind": "CertificateSigningRequest",
@@ -120,7 +120,7 @@ fn logical_cloud_resources(request_pem: &str) -> Vec<ResourceRecord> {
         resource(json!({
             "apiVersion": "v1", "kind": "ResourceQuota",
             "metadata": {"name": "lc1-quota", "namespace": "t1"},
-            "spec": {"hard": {"configmaps": "2"}},
+            "spec": {"hard": {"configmaps": config_maps.to_string()}},
         })),
         resource(csr).with_role(ResourceRole::Certificate),
     ]
@@ -240,7 +240,7 @@ async fn a_logical_cloud_user_is_certified_and_a_dig_is_applied_with_its_credent
     store_context(
         &store,
         &logical_cloud_meta(cloud),
-        logical_cloud_resources(&request),
+        logical_cloud_resources(&request, 10),
     )
     .await;
     run(&rsync, cloud).await;
@@ -316,6 +316,43 @@ async fn a_logical_cloud_user_is_certified_and_a_dig_is_applied_with_its_credent
         &ApiResource::from_gvk(&GroupVersionKind::gvk("", "v1", "ConfigMap")),
     );
     assert!(in_default.get_opt("cm-default").await.unwrap().is_none());
+
+    // Hooks run as alice too: one in t1 runs, one in default is forbidden.
+    let hooks = ContextId::new(3).unwrap();
+    let hook = |name: &str, namespace: &str, event: HookEvent| {
+        config_map(name, Some(namespace)).with_role(ResourceRole::Hook(Hook {
+            events: vec![event],
+            weight: 0,
+            delete_policies: vec![HookDeletePolicy::HookFailed],
+        }))
+    };
+    store_context(
+        &store,
+        &dig_meta(hooks, alice(cloud)),
+        vec![
+            hook("pre-t1", "t1", HookEvent::PreInstall),
+            config_map("cm-hooks", None),
+            hook("post-default", "default", HookEvent::PostInstall),
+        ],
+    )
+    .await;
+    run(&rsync, hooks).await;
+    assert_eq!(
+        outcome(&contexts, hooks, "app", "pre-t1").await,
+        (RsyncStatus::Applied, None)
+    );
+    assert_eq!(
+        outcome(&contexts, hooks, "app", "cm-hooks").await,
+        (RsyncStatus::Applied, None)
+    );
+    assert_eq!(
+        outcome(&contexts, hooks, "app", "post-default").await,
+        (
+            RsyncStatus::Failed,
+            Some("post-install hook ConfigMap/post-default failed: configmaps \"post-default\" is forbidden: User \"alice\" cannot patch resource \"configmaps\" in API group \"\" in the namespace \"default\" (403 Forbidden)".into())
+        )
+    );
+    assert!(config_maps.get_opt("pre-t1").await.unwrap().is_some());
 
     // A restart while both were instantiating: a new rsync over the same store resumes them, and nothing
     // changes — the request is not approved twice, the certificate is the one issued before.
@@ -406,7 +443,7 @@ async fn a_dig_past_the_logical_clouds_quota_fails_with_the_clusters_message() {
     store_context(
         &store,
         &logical_cloud_meta(cloud),
-        logical_cloud_resources(&request),
+        logical_cloud_resources(&request, 2),
     )
     .await;
     run(&rsync, cloud).await;
@@ -450,7 +487,7 @@ async fn without_the_users_certificate_or_key_a_dig_fails_naming_the_logical_clo
     let (_, request) = user_request(USER);
     let mut meta = logical_cloud_meta(cloud);
     meta.status = ContextStatus::InstantiateFailed;
-    store_context(&store, &meta, logical_cloud_resources(&request)).await;
+    store_context(&store, &meta, logical_cloud_resources(&request, 10)).await;
     let dig = ContextId::new(2).unwrap();
     store_context(
         &store,
@@ -500,7 +537,7 @@ async fn without_the_users_certificate_or_key_a_dig_fails_naming_the_logical_clo
     store_context(
         &keyless,
         &logical_cloud_meta(cloud),
-        logical_cloud_resources(&request),
+        logical_cloud_resources(&request, 10),
     )
     .await;
     run(&keyless_rsync, cloud).await;
@@ -535,7 +572,7 @@ async fn a_denied_certificate_request_fails_its_resource() {
     let rsync = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
 
     // Someone denied the request before emco got to it.
-    let resources = logical_cloud_resources(&request);
+    let resources = logical_cloud_resources(&request, 10);
     let csr: DynamicObject = serde_json::from_value(resources[4].manifest.clone()).unwrap();
     let api = csr_api(&admin);
     let created = api.create(&PostParams::default(), &csr).await.unwrap();
