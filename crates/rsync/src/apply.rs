@@ -14,6 +14,10 @@
 //! with back-off — or after the delay a 429's or 5xx's `Retry-After` asks for — while the cluster's connectivity
 //! and the batch's resources show `Retrying` and the connectivity carries the reason; hooks that already succeeded
 //! in an earlier attempt of the same batch are not run again.
+//!
+//! A logical cloud user's certificate request (role Certificate) is applied among the main resources, then
+//! approved with the cluster's own client and its issued certificate kept in the record. A context with
+//! `credentials` applies and deletes its main resources and hooks as that user.
 
 use std::collections::HashSet;
 use std::sync::Arc;
