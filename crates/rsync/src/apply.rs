@@ -14,12 +14,16 @@
 //! with back-off — or after the delay a 429's or 5xx's `Retry-After` asks for — while the cluster's connectivity
 //! and the batch's resources show `Retrying` and the connectivity carries the reason; hooks that already succeeded
 //! in an earlier attempt of the same batch are not run again.
+//!
+//! A logical cloud user's certificate request (role Certificate) is applied among the main resources, then
+//! approved with the cluster's own client and its issued certificate kept in the record. A context with
+//! `credentials` applies and deletes its main resources and hooks as that user.
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ResourceRecord, ResourceRole};
+use emco_appcontext::{ClusterRecord, ResourceRecord, ResourceRole, UserCredentials};
 use emco_model::{Connectivity, ContextId, HookDeletePolicy, HookEvent, RsyncStatus, now_timestamp};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -63,6 +67,16 @@ fn in_crd_phase(resource: &ResourceRecord) -> bool {
 
 fn is_main(resource: &ResourceRecord) -> bool {
     resource.role.is_main() && !is_crd_kind(resource)
+}
+
+fn is_certificate(resource: &ResourceRecord) -> bool {
+    matches!(resource.role, ResourceRole::Certificate)
+}
+
+/// Whether the resource is applied (and deleted) in the main phase, in order: ordinary resources and a logical
+/// cloud user's certificate requests.
+fn in_main_phase(resource: &ResourceRecord) -> bool {
+    is_main(resource) || is_certificate(resource)
 }
 
 fn hook_at(resource: &ResourceRecord, event: HookEvent) -> bool {
@@ -183,6 +197,103 @@ type Outcome = (RsyncStatus, Option<String>);
 /// The result of each resource in a batch; `None` for resources the batch did not act on.
 type Results = Vec<Option<Outcome>>;
 
+/// The certificate (PEM) each certificate request of a batch was issued; `None` for every other resource.
+type Certificates = Vec<Option<String>>;
+
+/// What became of a certificate request after it was applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Issue {
+    /// The cluster issued this certificate (PEM).
+    Issued(String),
+    /// Denied, failed, or no certificate in time: why.
+    Failed(String),
+    /// Stopped while waiting.
+    Cancelled,
+}
+
+/// The only signer whose requests emco approves: client certificates the API server accepts.
+const API_SERVER_CLIENT_SIGNER: &str = "kubernetes.io/kube-apiserver-client";
+
+/// The reason emco's approval carries (`kubectl certificate approve` says `KubectlApprove`).
+const APPROVAL_REASON: &str = "EmcoApproved";
+
+/// The largest certificate emco keeps from a cluster.
+const MAX_CERTIFICATE_BYTES: usize = 64 * 1024;
+
+/// The first condition of `kind` a CertificateSigningRequest holds (`status: "True"`), if any.
+fn csr_condition<'a>(object: &'a Json, kind: &str) -> Option<&'a Json> {
+    object["status"]["conditions"]
+        .as_array()?
+        .iter()
+        .find(|condition| condition["type"] == kind && condition["status"] == "True")
+}
+
+/// The message of a condition, else its reason.
+fn condition_text(condition: &Json) -> String {
+    condition["message"]
+        .as_str()
+        .filter(|m| !m.is_empty())
+        .or_else(|| condition["reason"].as_str())
+        .unwrap_or("no reason given")
+        .to_string()
+}
+
+/// The certificate in a CertificateSigningRequest's `status.certificate` (base64 of PEM), decoded; `Ok(None)`
+/// while there is none.
+fn issued_certificate(object: &Json) -> Result<Option<String>, String> {
+    use base64::Engine as _;
+    let Some(encoded) = object["status"]["certificate"].as_str().filter(|c| !c.is_empty()) else {
+        return Ok(None);
+    };
+    if encoded.len() > MAX_CERTIFICATE_BYTES * 2 {
+        return Err(format!(
+            "status.certificate is larger than {MAX_CERTIFICATE_BYTES} bytes"
+        ));
+    }
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|err| format!("status.certificate is not base64: {err}"))?;
+    let pem = String::from_utf8(bytes).map_err(|_| "status.certificate is not PEM text".to_string())?;
+    if pem.len() > MAX_CERTIFICATE_BYTES || !pem.contains("-----BEGIN CERTIFICATE-----") {
+        return Err("status.certificate is not a PEM certificate".to_string());
+    }
+    Ok(Some(pem))
+}
+
+/// Whether the request in the cluster is the one emco applied, for the signer emco approves: the same
+/// `spec.request` as the record's manifest and signer `kubernetes.io/kube-apiserver-client`.
+fn check_request(object: &Json, manifest: &Json) -> Result<(), String> {
+    let signer = object["spec"]["signerName"].as_str().unwrap_or_default();
+    if signer != API_SERVER_CLIENT_SIGNER {
+        return Err(format!(
+            "is for signer '{signer}'; emco approves only {API_SERVER_CLIENT_SIGNER} requests"
+        ));
+    }
+    if object["spec"]["request"] != manifest["spec"]["request"] {
+        return Err("in the cluster holds another certificate request than the one emco applied".to_string());
+    }
+    Ok(())
+}
+
+/// The body of an `/approval` request: the request as read, with emco's `Approved` condition added to its
+/// conditions.
+fn approval_body(object: &Json) -> Json {
+    let mut body = object.clone();
+    let mut conditions = object["status"]["conditions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    conditions.push(serde_json::json!({
+        "type": "Approved",
+        "status": "True",
+        "reason": APPROVAL_REASON,
+        "message": "This CSR was approved by emco for a logical cloud's user.",
+        "lastUpdateTime": now_timestamp(),
+    }));
+    body["status"]["conditions"] = Json::Array(conditions);
+    body
+}
+
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum End {
@@ -214,14 +325,19 @@ fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == 404)
 }
 
+/// The API of a resource, discovered with the cluster's own client and used through `client`.
 async fn api_for(
     inner: &Inner,
     cluster: &str,
+    discovery: &kube::Client,
     client: &kube::Client,
     resource: &ResourceRecord,
     namespace: &str,
 ) -> Result<(Api<DynamicObject>, Option<String>), SyncError> {
-    let resolved = inner.clients.resolve(cluster, client, &gvk_of(resource)).await?;
+    let resolved = inner
+        .clients
+        .resolve(cluster, discovery, &gvk_of(resource))
+        .await?;
     if resolved.namespaced {
         let ns = resource.manifest["metadata"]["namespace"]
             .as_str()
@@ -241,7 +357,11 @@ async fn api_for(
 struct Batch<'a> {
     inner: &'a Inner,
     cluster: &'a str,
+    /// The client of the cluster's own kubeconfig: discovery, CRDs, the ResourceBundleState, approvals.
     client: kube::Client,
+    /// The client of a logical cloud's user, when the context is applied with its credentials: main resources,
+    /// certificate requests and hooks.
+    user_client: Option<kube::Client>,
     /// The tracking label value, `<contextId>-<app>`.
     label: String,
     params: PatchParams,
@@ -249,6 +369,7 @@ struct Batch<'a> {
     record: &'a ClusterRecord,
     cancel: &'a CancellationToken,
     results: Results,
+    certificates: Certificates,
     /// Hooks that succeeded in an earlier attempt of the same batch (not run again).
     hooks_done: &'a mut HashSet<(usize, HookEvent)>,
 }
@@ -260,15 +381,116 @@ impl Batch<'_> {
             .collect()
     }
 
+    /// The API of a resource through the client it is applied with: the cluster's own for CRDs, else the
+    /// logical cloud user's when there is one.
     async fn api(&self, index: usize) -> Result<(Api<DynamicObject>, Option<String>), SyncError> {
+        let resource = &self.record.resources[index];
+        let client = match &self.user_client {
+            Some(user_client) if !in_crd_phase(resource) => user_client,
+            _ => &self.client,
+        };
         api_for(
             self.inner,
             self.cluster,
             &self.client,
-            &self.record.resources[index],
+            client,
+            resource,
             self.namespace,
         )
         .await
+    }
+
+    /// Approves an applied certificate request (unless it is already) and waits, within `hook_timeout`, for the
+    /// certificate the cluster issues; a request already issued is only read. Denied or failed requests, and no
+    /// certificate in time, are the resource's failure.
+    async fn collect_certificate(&self, index: usize) -> Result<Issue, SyncError> {
+        let resource = &self.record.resources[index];
+        let what = format!("CertificateSigningRequest {}", resource.name);
+        let (api, _) = match api_for(
+            self.inner,
+            self.cluster,
+            &self.client,
+            &self.client,
+            resource,
+            self.namespace,
+        )
+        .await
+        {
+            Ok(found) => found,
+            Err(err) => {
+                let (_, message) = rejected(err)?;
+                return Ok(Issue::Failed(message.unwrap_or_default()));
+            }
+        };
+        let timeout = self.inner.config.hook_timeout;
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let object = match api.get(&resource.name).await.map_err(SyncError::from) {
+                Ok(object) => serde_json::to_value(&object).unwrap_or(Json::Null),
+                Err(SyncError::Rejected(message)) => {
+                    return Ok(Issue::Failed(format!("{what} cannot be read: {message}")));
+                }
+                Err(other) => return Err(other),
+            };
+            if let Some(denied) = csr_condition(&object, "Denied") {
+                return Ok(Issue::Failed(format!(
+                    "{what} was denied: {}",
+                    condition_text(denied)
+                )));
+            }
+            if let Some(failed) = csr_condition(&object, "Failed") {
+                return Ok(Issue::Failed(format!(
+                    "{what} failed: {}",
+                    condition_text(failed)
+                )));
+            }
+            // Never approve (nor keep the certificate of) a request emco did not make: its key is not emco's.
+            if let Err(message) = check_request(&object, &resource.manifest) {
+                return Ok(Issue::Failed(format!("{what} {message}")));
+            }
+            match issued_certificate(&object) {
+                Ok(Some(pem)) => return Ok(Issue::Issued(pem)),
+                Ok(None) => {}
+                Err(message) => return Ok(Issue::Failed(format!("{what}: {message}"))),
+            }
+            if csr_condition(&object, "Approved").is_none() {
+                match api
+                    .replace_subresource(
+                        "approval",
+                        &resource.name,
+                        &PostParams::default(),
+                        &approval_body(&object),
+                    )
+                    .await
+                {
+                    // The answer may already carry the certificate (kubesim and some signers issue at once).
+                    Ok(approved) => {
+                        let approved = serde_json::to_value(&approved).unwrap_or(Json::Null);
+                        if let Ok(Some(pem)) = issued_certificate(&approved) {
+                            return Ok(Issue::Issued(pem));
+                        }
+                    }
+                    // Changed since it was read: it is read again after the pause.
+                    Err(kube::Error::Api(status)) if status.code == 409 => {}
+                    Err(err) => match SyncError::from(err) {
+                        SyncError::Rejected(message) => {
+                            return Ok(Issue::Failed(format!("{what} could not be approved: {message}")));
+                        }
+                        other => return Err(other),
+                    },
+                }
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return Ok(Issue::Failed(format!(
+                    "{what}: the cluster issued no certificate within {}s of its approval",
+                    timeout.as_secs()
+                )));
+            }
+            tokio::select! {
+                () = tokio::time::sleep(self.inner.config.hook_poll) => {}
+                () = self.cancel.cancelled() => return Ok(Issue::Cancelled),
+            }
+        }
     }
 
     /// Server-side applies a resource (a CRD is waited for until Established).
@@ -599,11 +821,21 @@ impl Batch<'_> {
             other => return Ok(other),
         }
         let mut failed = false;
-        for index in self.indices(is_main) {
+        for index in self.indices(in_main_phase) {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
-            let outcome = self.apply(index).await?;
+            let mut outcome = self.apply(index).await?;
+            if outcome.0 == RsyncStatus::Applied && is_certificate(&self.record.resources[index]) {
+                match self.collect_certificate(index).await? {
+                    Issue::Issued(pem) => self.certificates[index] = Some(pem),
+                    Issue::Failed(message) => outcome = (RsyncStatus::Failed, Some(message)),
+                    Issue::Cancelled => {
+                        self.results[index] = Some(outcome);
+                        return Ok(End::Cancelled);
+                    }
+                }
+            }
             failed |= outcome.0 == RsyncStatus::Failed;
             self.results[index] = Some(outcome);
         }
@@ -633,7 +865,7 @@ impl Batch<'_> {
             other => return Ok(other),
         }
         let mut failed = false;
-        let main: Vec<usize> = self.indices(is_main).into_iter().rev().collect();
+        let main: Vec<usize> = self.indices(in_main_phase).into_iter().rev().collect();
         for index in &main {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
@@ -706,31 +938,44 @@ impl Batch<'_> {
 
 /// One attempt at the whole batch. Retryable errors abort the attempt; rejections mark single resources Failed; a
 /// cancellation ends it between two requests, with the results so far (so nothing applied is lost track of).
+#[allow(clippy::too_many_arguments)] // the batch's parts: what, where, which way, as whom, and its cancellation
 async fn attempt(
     inner: &Inner,
     id: ContextId,
     record: &ClusterRecord,
     namespace: &str,
     direction: Direction,
+    credentials: Option<&UserCredentials>,
     cancel: &CancellationToken,
     hooks_done: &mut HashSet<(usize, HookEvent)>,
-) -> Result<(Results, End), SyncError> {
+) -> Result<(Results, Certificates, End), SyncError> {
     let cluster = record.cluster.as_str();
     let client = inner.clients.client(cluster).await?;
+    let user_client = match credentials {
+        Some(credentials) => Some(
+            inner
+                .clients
+                .user_client(&inner.contexts, cluster, credentials)
+                .await?,
+        ),
+        None => None,
+    };
     let mut batch = Batch {
         inner,
         cluster,
         client,
+        user_client,
         label: format!("{id}-{}", record.app),
         params: PatchParams::apply(&inner.config.field_manager).force(),
         namespace,
         record,
         cancel,
         results: vec![None; record.resources.len()],
+        certificates: vec![None; record.resources.len()],
         hooks_done,
     };
     if cancel.is_cancelled() {
-        return Ok((batch.results, End::Cancelled));
+        return Ok((batch.results, batch.certificates, End::Cancelled));
     }
     let end = match direction {
         Direction::Apply => batch.apply_all().await?,
@@ -741,16 +986,18 @@ async fn attempt(
     } else {
         end
     };
-    Ok((batch.results, end))
+    Ok((batch.results, batch.certificates, end))
 }
 
-/// Writes a batch's outcome: every resource's status and error, and the cluster's connectivity (with the reason
-/// rsync retries, while it does), in one write.
+/// Writes a batch's outcome: every resource's status and error, the certificates issued to its certificate
+/// requests, and the cluster's connectivity (with the reason rsync retries, while it does), in one write.
+#[allow(clippy::too_many_arguments)] // one write of everything a batch learnt
 async fn record_results(
     inner: &Inner,
     id: ContextId,
     record: &ClusterRecord,
     results: Option<&Results>,
+    certificates: Option<&Certificates>,
     connectivity: (Connectivity, Option<String>),
     retrying: Option<Direction>,
 ) -> Result<(), SyncError> {
@@ -762,6 +1009,9 @@ async fn record_results(
             stored.connectivity = connectivity;
             stored.connectivity_reason = reason.clone();
             for (index, resource) in stored.resources.iter_mut().enumerate() {
+                if let Some(pem) = certificates.and_then(|c| c.get(index)).and_then(Option::as_ref) {
+                    resource.certificate = Some(pem.clone());
+                }
                 if let Some((status, error)) = results.and_then(|r| r.get(index)).and_then(Option::as_ref) {
                     resource.status = *status;
                     resource.error = error.clone();
@@ -778,7 +1028,9 @@ async fn record_results(
     Ok(())
 }
 
-/// Applies or deletes one app on one cluster until it succeeds, is rejected, or is cancelled.
+/// Applies or deletes one app on one cluster until it succeeds, is rejected, or is cancelled; with a logical
+/// cloud user's `credentials`, main resources and hooks as that user.
+#[allow(clippy::too_many_arguments)] // the batch's parts: what, where, which way, as whom, and its cancellation
 pub(crate) async fn sync_cluster(
     inner: Arc<Inner>,
     id: ContextId,
@@ -786,6 +1038,7 @@ pub(crate) async fn sync_cluster(
     cluster: String,
     namespace: String,
     direction: Direction,
+    credentials: Option<UserCredentials>,
     cancel: CancellationToken,
 ) -> BatchOutcome {
     inner.watchers.hold(&inner, id, &cluster);
@@ -818,18 +1071,20 @@ pub(crate) async fn sync_cluster(
                 &record,
                 &namespace,
                 direction,
+                credentials.as_ref(),
                 &cancel,
                 &mut hooks_done,
             )
             .await
         };
         match result {
-            Ok((results, end)) => {
+            Ok((results, certificates, end)) => {
                 if let Err(err) = record_results(
                     &inner,
                     id,
                     &record,
                     Some(&results),
+                    Some(&certificates),
                     (Connectivity::Available, None),
                     None,
                 )
@@ -843,12 +1098,16 @@ pub(crate) async fn sync_cluster(
                     End::Done => BatchOutcome::Succeeded,
                 };
             }
-            Err(err @ (SyncError::Kubeconfig { .. } | SyncError::KubeconfigRefused(_))) => {
+            Err(
+                err @ (SyncError::Kubeconfig { .. }
+                | SyncError::KubeconfigRefused(_)
+                | SyncError::Credentials { .. }),
+            ) => {
                 let message = err.to_string();
                 let results: Results =
                     vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                 let unchanged = (record.connectivity, record.connectivity_reason.clone());
-                let _ = record_results(&inner, id, &record, Some(&results), unchanged, None).await;
+                let _ = record_results(&inner, id, &record, Some(&results), None, unchanged, None).await;
                 return BatchOutcome::Failed;
             }
             Err(err) if err.is_retryable() => {
@@ -872,7 +1131,7 @@ pub(crate) async fn sync_cluster(
                 if recorded_reason.as_deref() != Some(reason.as_str()) {
                     let retrying = (Connectivity::Retrying, Some(reason.clone()));
                     if let Err(write_err) =
-                        record_results(&inner, id, &record, None, retrying, Some(direction)).await
+                        record_results(&inner, id, &record, None, None, retrying, Some(direction)).await
                     {
                         tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                     }
@@ -883,7 +1142,7 @@ pub(crate) async fn sync_cluster(
                     let results: Results =
                         vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                     let retrying = (Connectivity::Retrying, Some(reason));
-                    let _ = record_results(&inner, id, &record, Some(&results), retrying, None).await;
+                    let _ = record_results(&inner, id, &record, Some(&results), None, retrying, None).await;
                     return BatchOutcome::Failed;
                 }
                 tracing::debug!(context = %id, app, cluster, error = %err, ?delay, "retrying");
@@ -993,6 +1252,46 @@ mod tests {
     }
 
     #[test]
+    fn certificate_requests_are_checked_approved_and_decoded() {
+        use base64::Engine as _;
+        let manifest = json!({"spec": {"request": "UkVR", "signerName": API_SERVER_CLIENT_SIGNER}});
+        let mut object = manifest.clone();
+        object["status"] = json!({"conditions": [{"type": "Other", "status": "True"}]});
+        assert_eq!(check_request(&object, &manifest), Ok(()));
+        let mut other_request = object.clone();
+        other_request["spec"]["request"] = json!("T1RIRVI=");
+        assert!(check_request(&other_request, &manifest).is_err());
+        let mut other_signer = object.clone();
+        other_signer["spec"]["signerName"] = json!("example.com/anything");
+        assert_eq!(
+            check_request(&other_signer, &manifest),
+            Err("is for signer 'example.com/anything'; emco approves only kubernetes.io/kube-apiserver-client requests".into())
+        );
+
+        // The approval keeps the conditions there were and adds emco's.
+        let body = approval_body(&object);
+        assert_eq!(body["status"]["conditions"][0]["type"], "Other");
+        let approved = csr_condition(&body, "Approved").unwrap();
+        assert_eq!(approved["reason"], APPROVAL_REASON);
+        assert!(csr_condition(&object, "Approved").is_none());
+        let not_yet = json!({"status": {"conditions": [{"type": "Denied", "status": "False"}]}});
+        assert!(csr_condition(&not_yet, "Denied").is_none());
+        assert_eq!(
+            condition_text(&json!({"reason": "AdminDenied", "message": ""})),
+            "AdminDenied"
+        );
+
+        let pem = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        let issued =
+            json!({"status": {"certificate": base64::engine::general_purpose::STANDARD.encode(pem)}});
+        assert_eq!(issued_certificate(&issued), Ok(Some(pem.to_string())));
+        assert_eq!(issued_certificate(&object), Ok(None));
+        assert!(issued_certificate(&json!({"status": {"certificate": "not base64!"}})).is_err());
+        let key = json!({"status": {"certificate": base64::engine::general_purpose::STANDARD.encode("-----BEGIN PRIVATE KEY-----")}});
+        assert!(issued_certificate(&key).is_err());
+    }
+
+    #[test]
     fn phases_follow_roles() {
         let resource = |kind: &str, api_version: &str, role: ResourceRole| {
             ResourceRecord::pending("x", kind, api_version, json!({})).with_role(role)
@@ -1013,6 +1312,14 @@ mod tests {
         let upgrade = resource("Job", "batch/v1", hook(&[HookEvent::PreUpgrade]));
         assert!(in_crd_phase(&crd) && in_crd_phase(&legacy_crd) && !in_crd_phase(&install));
         assert!(is_main(&main) && !is_main(&legacy_crd) && !is_main(&install));
+        let certificate = resource(
+            "CertificateSigningRequest",
+            "certificates.k8s.io/v1",
+            ResourceRole::Certificate,
+        );
+        assert!(in_main_phase(&certificate) && in_main_phase(&main) && !is_main(&certificate));
+        assert!(!in_main_phase(&crd) && !in_main_phase(&install) && !in_crd_phase(&certificate));
+        assert!(touched(&certificate, Direction::Apply) && touched(&certificate, Direction::Delete));
         assert!(hook_at(&install, HookEvent::PreInstall) && !hook_at(&install, HookEvent::PostInstall));
         // Instantiate leaves delete and upgrade hooks alone; terminate removes every hook object.
         assert!(touched(&install, Direction::Apply) && !touched(&delete, Direction::Apply));

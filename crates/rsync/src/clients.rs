@@ -1,12 +1,15 @@
-//! Kubernetes clients per cluster, built from the stored kubeconfigs and reused; the API resource of each kind a
+//! Kubernetes clients per cluster, built from the stored kubeconfigs and reused (and per (cluster, logical cloud
+//! user): the cluster's kubeconfig with the user's client certificate); the API resource of each kind a
 //! cluster serves, discovered once per cluster; the ResourceBundleState CRD, installed once per cluster.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use emco_appcontext::{Catalog, Kind, ResourcePath};
+use base64::Engine as _;
+use emco_appcontext::{AppContexts, Catalog, Kind, ResourcePath, ResourceRole, UserCredentials};
 use kube::api::{Api, Patch, PatchParams};
+use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig, NamedAuthInfo};
 use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
 use kube::discovery::{Scope, pinned_kind};
 
@@ -31,6 +34,19 @@ pub(crate) struct Clients {
     clients: Mutex<HashMap<String, (Vec<u8>, kube::Client)>>,
     kinds: Mutex<HashMap<(String, GroupVersionKind), Resolved>>,
     bundles_installed: Mutex<HashSet<String>>,
+}
+
+/// The app of a logical cloud's context that holds its user's certificate request on each cluster.
+pub(crate) const LOGICAL_CLOUD_APP: &str = "logical-cloud";
+
+/// The largest certificate or private key a logical cloud user's client is built from.
+const MAX_CREDENTIAL_BYTES: usize = 64 * 1024;
+
+fn kubeconfig_error(cluster: &str, message: impl std::fmt::Display) -> SyncError {
+    SyncError::Kubeconfig {
+        cluster: cluster.to_string(),
+        message: message.to_string(),
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -58,41 +74,39 @@ impl Clients {
         self.client_for(cluster, true).await
     }
 
-    async fn client_for(&self, cluster: &str, watching: bool) -> Result<kube::Client, SyncError> {
-        let cache_key = if watching {
-            format!("watch:{cluster}")
-        } else {
-            cluster.to_string()
-        };
-        let kubeconfig_error = |message: String| SyncError::Kubeconfig {
-            cluster: cluster.to_string(),
-            message,
-        };
+    /// The stored kubeconfig of `cluster` (`provider+cluster`), as bytes.
+    async fn kubeconfig_bytes(&self, cluster: &str) -> Result<Vec<u8>, SyncError> {
         let (provider, name) = cluster
             .split_once('+')
-            .ok_or_else(|| kubeconfig_error("not a provider+cluster name".into()))?;
+            .ok_or_else(|| kubeconfig_error(cluster, "not a provider+cluster name"))?;
         let path = ResourcePath::new(Kind::Cluster, vec![provider.to_string(), name.to_string()]);
-        let bytes = self
-            .catalog
+        self.catalog
             .blob(&path)
             .await
-            .map_err(|err| kubeconfig_error(err.to_string()))?
-            .ok_or_else(|| kubeconfig_error("the cluster has no kubeconfig (or was deleted)".into()))?;
-        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
-            && *stored == bytes
-        {
-            return Ok(client.clone());
-        }
-        // The policy again (what was stored earlier is not trusted), and the client built only from the fields
-        // it allowed: never exec, auth-provider, file paths or a proxy.
-        let checked = emco_k8s::kubeconfig::check_kubeconfig(&bytes, self.config.kubeconfig_policy)
+            .map_err(|err| kubeconfig_error(cluster, err))?
+            .ok_or_else(|| kubeconfig_error(cluster, "the cluster has no kubeconfig (or was deleted)"))
+    }
+
+    /// The kubeconfig policy again (what was stored earlier is not trusted), and kube-rs's kubeconfig made only
+    /// from the fields it allowed: never exec, auth-provider, file paths or a proxy.
+    fn checked_kubeconfig(&self, cluster: &str, bytes: &[u8]) -> Result<Kubeconfig, SyncError> {
+        let name = cluster.split_once('+').map_or(cluster, |(_, name)| name);
+        let checked = emco_k8s::kubeconfig::check_kubeconfig(bytes, self.config.kubeconfig_policy)
             .map_err(|err| SyncError::KubeconfigRefused(emco_k8s::kubeconfig::refusal_message(name, &err)))?;
-        let kubeconfig: kube::config::Kubeconfig = serde_json::from_value(checked.as_json().clone())
-            .map_err(|err| kubeconfig_error(err.to_string()))?;
-        let mut config =
-            kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
-                .await
-                .map_err(|err| kubeconfig_error(err.to_string()))?;
+        serde_json::from_value(checked.as_json().clone()).map_err(|err| kubeconfig_error(cluster, err))
+    }
+
+    /// A client from a checked kubeconfig, with rsync's timeouts and layers.
+    async fn build(
+        &self,
+        cluster: &str,
+        kubeconfig: Kubeconfig,
+        options: &KubeConfigOptions,
+        watching: bool,
+    ) -> Result<kube::Client, SyncError> {
+        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, options)
+            .await
+            .map_err(|err| kubeconfig_error(cluster, err))?;
         // rsync retries on its own terms (and shows Retrying meanwhile).
         config.default_retry = false;
         config.connect_timeout = Some(CONNECT_TIMEOUT);
@@ -102,16 +116,119 @@ impl Clients {
             Some(self.config.request_timeout)
         };
         config.write_timeout = Some(self.config.request_timeout);
-        let client = kube::client::ClientBuilder::try_from(config)
-            .map_err(|err| kubeconfig_error(err.to_string()))?
+        Ok(kube::client::ClientBuilder::try_from(config)
+            .map_err(|err| kubeconfig_error(cluster, err))?
             // A 429's or 5xx's Retry-After survives into the error rsync retries on.
             .with_layer(&crate::retry_after::RetryAfterLayer::new(
                 self.config.retry_after_max,
             ))
-            .build();
+            .build())
+    }
+
+    async fn client_for(&self, cluster: &str, watching: bool) -> Result<kube::Client, SyncError> {
+        let cache_key = if watching {
+            format!("watch:{cluster}")
+        } else {
+            cluster.to_string()
+        };
+        let bytes = self.kubeconfig_bytes(cluster).await?;
+        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
+            && *stored == bytes
+        {
+            return Ok(client.clone());
+        }
+        let kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+        let client = self
+            .build(cluster, kubeconfig, &KubeConfigOptions::default(), watching)
+            .await?;
         lock(&self.clients).insert(cache_key, (bytes, client.clone()));
         lock(&self.kinds).retain(|(c, _), _| c != cluster);
         lock(&self.bundles_installed).remove(cluster);
+        Ok(client)
+    }
+
+    /// A client of `cluster` that authenticates as a level-1 logical cloud's user: the cluster's checked
+    /// kubeconfig (server, CA) with its auth replaced by the user's client certificate — the certificate the
+    /// cluster issued, kept in the logical cloud's context (app `logical-cloud`, this cluster, the resource with
+    /// role Certificate), and the private key kept as the logical cloud's blob. Reused per (cluster, user) while
+    /// the kubeconfig, certificate and key stay the same.
+    pub(crate) async fn user_client(
+        &self,
+        contexts: &AppContexts,
+        cluster: &str,
+        credentials: &UserCredentials,
+    ) -> Result<kube::Client, SyncError> {
+        let credentials_error = |message: String| SyncError::Credentials {
+            logical_cloud: credentials.logical_cloud.clone(),
+            cluster: cluster.to_string(),
+            message,
+        };
+        let record = contexts
+            .cluster(credentials.context, LOGICAL_CLOUD_APP, cluster)
+            .await
+            .map_err(|err| credentials_error(format!("the logical cloud's context cannot be read: {err}")))?;
+        let certificate = record
+            .resources
+            .iter()
+            .filter(|resource| matches!(resource.role, ResourceRole::Certificate))
+            .find_map(|resource| resource.certificate.clone().filter(|pem| !pem.trim().is_empty()))
+            .ok_or_else(|| {
+                credentials_error(format!(
+                    "user '{}' has no certificate issued by the cluster yet",
+                    credentials.user
+                ))
+            })?;
+        let key_path = ResourcePath::new(
+            Kind::LogicalCloud,
+            vec![credentials.project.clone(), credentials.logical_cloud.clone()],
+        );
+        let key = self
+            .catalog
+            .blob(&key_path)
+            .await
+            .map_err(|err| credentials_error(format!("the user's private key cannot be read: {err}")))?
+            .ok_or_else(|| credentials_error(format!("user '{}' has no private key", credentials.user)))?;
+        if certificate.len() > MAX_CREDENTIAL_BYTES || key.len() > MAX_CREDENTIAL_BYTES {
+            return Err(credentials_error(format!(
+                "the certificate or private key is larger than {MAX_CREDENTIAL_BYTES} bytes"
+            )));
+        }
+        let key = String::from_utf8(key)
+            .map_err(|_| credentials_error("the private key is not PEM text".to_string()))?;
+        if !key.contains("-----BEGIN ") {
+            return Err(credentials_error("the private key is not PEM text".to_string()));
+        }
+        let bytes = self.kubeconfig_bytes(cluster).await?;
+        let cache_key = format!(
+            "user:{cluster}:{}/{}/{}",
+            credentials.project, credentials.logical_cloud, credentials.user
+        );
+        let identity = [bytes.as_slice(), certificate.as_bytes(), key.as_bytes()].join(&0u8);
+        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
+            && *stored == identity
+        {
+            return Ok(client.clone());
+        }
+        let mut kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+        let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+        let auth_info: AuthInfo = serde_json::from_value(serde_json::json!({
+            "client-certificate-data": base64(&certificate),
+            "client-key-data": base64(&key),
+        }))
+        .map_err(|err| credentials_error(err.to_string()))?;
+        let user_entry = format!("emco-logical-cloud-user:{}", credentials.user);
+        kubeconfig.auth_infos.retain(|named| named.name != user_entry);
+        kubeconfig.auth_infos.push(NamedAuthInfo {
+            name: user_entry.clone(),
+            auth_info: Some(auth_info),
+            ..NamedAuthInfo::default()
+        });
+        let options = KubeConfigOptions {
+            user: Some(user_entry),
+            ..KubeConfigOptions::default()
+        };
+        let client = self.build(cluster, kubeconfig, &options, false).await?;
+        lock(&self.clients).insert(cache_key, (identity, client.clone()));
         Ok(client)
     }
 
@@ -126,16 +243,27 @@ impl Clients {
         if let Some(resolved) = lock(&self.kinds).get(&key) {
             return Ok(resolved.clone());
         }
-        let (resource, capabilities) =
-            pinned_kind(client, gvk)
-                .await
-                .map_err(|err| match SyncError::from(err) {
-                    SyncError::Rejected(message) => SyncError::Rejected(format!(
-                        "the cluster does not serve {}/{} {}: {message}",
-                        gvk.group, gvk.version, gvk.kind
-                    )),
-                    other => other,
-                })?;
+        let not_served = |message: &str| {
+            let api_version = if gvk.group.is_empty() {
+                gvk.version.clone()
+            } else {
+                format!("{}/{}", gvk.group, gvk.version)
+            };
+            SyncError::Rejected(format!(
+                "the cluster does not serve {api_version} {}: {message}",
+                gvk.kind
+            ))
+        };
+        let (resource, capabilities) = pinned_kind(client, gvk).await.map_err(|err| match err {
+            // The group version is served, but not this kind (no CRD for it).
+            kube::Error::Discovery(kube::error::DiscoveryError::MissingKind(_)) => {
+                not_served("the server could not find the requested resource")
+            }
+            other => match SyncError::from(other) {
+                SyncError::Rejected(message) => not_served(&message),
+                other => other,
+            },
+        })?;
         let resolved = Resolved {
             resource,
             namespaced: capabilities.scope == Scope::Namespaced,

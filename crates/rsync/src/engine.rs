@@ -287,6 +287,7 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
                     cluster.clone(),
                     meta.namespace.clone(),
                     Direction::Apply,
+                    meta.credentials.clone(),
                     cancel.clone(),
                 ));
             }
@@ -364,6 +365,7 @@ async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationTok
                 cluster.clone(),
                 meta.namespace.clone(),
                 Direction::Delete,
+                meta.credentials.clone(),
                 cancel.clone(),
             ));
         }

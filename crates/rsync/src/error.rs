@@ -37,6 +37,17 @@ pub enum SyncError {
     /// the field): every resource of the cluster fails and no client is built.
     #[error("{0}")]
     KubeconfigRefused(String),
+    /// A logical cloud user's credentials for the cluster (the certificate the cluster issued, the private key)
+    /// are missing or unusable: every resource of the batch fails.
+    #[error("credentials of logical cloud '{logical_cloud}' on cluster '{cluster}': {message}")]
+    Credentials {
+        /// The logical cloud.
+        logical_cloud: String,
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+        /// What is missing or wrong.
+        message: String,
+    },
     /// The operation was stopped or superseded.
     #[error("cancelled")]
     Cancelled,

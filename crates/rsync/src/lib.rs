@@ -4,7 +4,9 @@
 //! [`Rsync`] implements the lifecycle's [`Engine`](emco_appcontext::Engine): per context a worker, per (app,
 //! cluster) a task; apps wait for the apps they depend on; in a cluster, CRDs go first and are waited for, then the
 //! resources in order, each applied with server-side apply (field manager `emco`) and labelled
-//! `emco/deployment-id: <contextId>-<app>` (pod templates too), then the app's ResourceBundleState. Unreachable
+//! `emco/deployment-id: <contextId>-<app>` (pod templates too), then the app's ResourceBundleState. A logical
+//! cloud user's certificate requests are approved and their certificates kept; a context with `credentials` is
+//! applied with that user's client certificate. Unreachable
 //! or failing clusters are retried with capped exponential back-off (or the delay their `Retry-After` asks for),
 //! showing `Retrying` with the reason; `/stop` ends an attempt; a terminate cancels a running
 //! instantiation first. Every operation is recorded in the store before it starts, so [`Rsync::resume`] picks up
