@@ -644,6 +644,23 @@ mod tests {
         assert!(host.contains(Ipv4Addr::new(10, 1, 2, 3)) && !host.contains(Ipv4Addr::new(10, 1, 2, 4)));
     }
 
+    proptest::proptest! {
+        /// Parsing `a.b.c.d/len` keeps the address and length, and containment agrees with comparing the top
+        /// `len` bits.
+        #[test]
+        fn cidr_parse_and_containment_agree_with_bit_arithmetic(
+            address: u32, other: u32, prefix_len in 0u8..=32,
+        ) {
+            let text = format!("{}/{prefix_len}", Ipv4Addr::from(address));
+            let cidr = Ipv4Cidr::parse(&text).unwrap();
+            proptest::prop_assert_eq!((u32::from(cidr.address), cidr.prefix_len), (address, prefix_len));
+            proptest::prop_assert!(cidr.contains(Ipv4Addr::from(address)));
+            let same_prefix = prefix_len == 0
+                || address >> (32 - u32::from(prefix_len)) == other >> (32 - u32::from(prefix_len));
+            proptest::prop_assert_eq!(cidr.contains(Ipv4Addr::from(other)), same_prefix);
+        }
+    }
+
     #[test]
     fn emco_example_provider_network_validates() {
         let vlan = provider(
