@@ -386,7 +386,7 @@ async fn apply_networks(api: &Api, cluster: &str, clusters: &[(String, Vec<u8>)]
         &format!("{base}/networks"),
         json!({"metadata": {"name": "protected-private-net"}, "spec": {
             "cniType": "ovn4nfv",
-            "ipv4Subnets": [{"subnet": "192.168.20.0/24", "name": "subnet1", "gateway": "192.168.20.100/32"}]
+            "ipv4Subnets": [{"subnet": "192.168.20.0/24", "name": "subnet1", "gateway": "192.168.20.100/24"}]
         }}),
     )
     .await?;

@@ -78,7 +78,7 @@ async fn onboard_networks(http: &Http, kubeconfig: &str) {
         &format!("{EDGE01}/networks"),
         json!({"metadata": {"name": "protected-private-net"}, "spec": {
             "cniType": "ovn4nfv",
-            "ipv4Subnets": [{"subnet": "192.168.20.0/24", "name": "subnet1", "gateway": "192.168.20.100/32", "excludeIps": "192.168.20.2 192.168.20.5..192.168.20.10"}]
+            "ipv4Subnets": [{"subnet": "192.168.20.0/24", "name": "subnet1", "gateway": "192.168.20.100/24", "excludeIps": "192.168.20.2 192.168.20.5..192.168.20.10"}]
         }}),
     )
     .await
