@@ -16,11 +16,11 @@ use serde_json::{Value as Json, json};
 use crate::support::*;
 
 const SETTLE: Duration = Duration::from_secs(30);
-const LC: &str = "/v2/projects/testvfw/logical-clouds/lc1";
+pub(crate) const LC: &str = "/v2/projects/testvfw/logical-clouds/lc1";
 
 /// Creates level-1 logical cloud `lc1` of project `testvfw` on `edge01`, for user `tenant-user` in namespace
 /// `tenant1`, with a quota allowing two Deployments.
-async fn create_level1(http: &Http) {
+pub(crate) async fn create_level1(http: &Http) {
     http.post(
         "/v2/projects/testvfw/logical-clouds",
         json!({"metadata": {"name": "lc1"}, "spec": {"level": "1", "namespace": "tenant1", "user": {"userName": "tenant-user", "type": "certificate"}}}),
@@ -47,7 +47,7 @@ async fn create_level1(http: &Http) {
     .expect(201);
 }
 
-async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
+pub(crate) async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
         let answer = http
@@ -66,7 +66,7 @@ async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
     }
 }
 
-async fn user_client(kubeconfig: &str) -> kube::Client {
+pub(crate) async fn user_client(kubeconfig: &str) -> kube::Client {
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
     let config = kube::Config::from_custom_kubeconfig(parsed, &kube::config::KubeConfigOptions::default())
         .await
@@ -74,7 +74,7 @@ async fn user_client(kubeconfig: &str) -> kube::Client {
     kube::Client::try_from(config).unwrap()
 }
 
-fn config_map(name: &str) -> ConfigMap {
+pub(crate) fn config_map(name: &str) -> ConfigMap {
     serde_json::from_value(
         json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"a": "b"}}),
     )
@@ -373,4 +373,60 @@ fn kubectl() -> Option<std::path::PathBuf> {
             .map(|dir| dir.join("kubectl"))
             .find(|candidate| candidate.is_file())
     })
+}
+
+/// `emco serve` killed with SIGKILL while a cluster's network intents and a logical cloud are both still being
+/// applied to a cluster that is down; the next `emco serve` on the same data resumes both to the end.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn network_intents_and_a_logical_cloud_resume_after_sigkill() {
+    use crate::network_intents::{EDGE01, install_network_crds, onboard_networks, wait_status};
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let edge01 = &sim.clusters()[0];
+    install_network_crds(edge01).await;
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_networks(&http, &edge01.kubeconfig()).await;
+    http.post("/v2/projects", json!({"metadata": {"name": "testvfw"}}))
+        .await
+        .expect(201);
+    create_level1(&http).await;
+    edge01
+        .set_faults(kubesim::Faults {
+            down: true,
+            ..kubesim::Faults::default()
+        })
+        .await
+        .unwrap();
+    http.post_empty(&format!("{EDGE01}/apply")).await.expect(202);
+    http.post_empty(&format!("{LC}/instantiate")).await.expect(202);
+    wait_status(&http, "", |a| a["rsync-status"] == json!({"Retrying": 3})).await;
+    wait_lc(&http, |a| a["deployedCounts"]["Retrying"].as_u64() == Some(5)).await;
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+
+    edge01.set_faults(kubesim::Faults::default()).await.unwrap();
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let applied = wait_status(&http, "", |a| a["status"] == "Instantiated").await;
+    assert_eq!(applied["rsync-status"], json!({"Applied": 3}), "{applied}");
+    let instantiated = wait_lc(&http, |a| a["deployedStatus"] == "Instantiated").await;
+    assert_eq!(
+        instantiated["deployedCounts"],
+        json!({"Applied": 5}),
+        "{instantiated}"
+    );
+    // The resumed instantiation approved the request and kept the certificate: the user's kubeconfig works.
+    let kubeconfig = http
+        .get(&format!("{LC}/cluster-references/edge01-ref/kubeconfig"))
+        .await
+        .expect(200);
+    let user = user_client(&String::from_utf8(kubeconfig.body).unwrap()).await;
+    Api::<ConfigMap>::namespaced(user, "tenant1")
+        .create(&PostParams::default(), &config_map("after-restart"))
+        .await
+        .unwrap();
+    emco.start_kill().unwrap();
 }

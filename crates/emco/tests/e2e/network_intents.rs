@@ -13,7 +13,7 @@ use crate::support::*;
 
 const SETTLE: Duration = Duration::from_secs(20);
 const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
-const EDGE01: &str = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge01";
+pub(crate) const EDGE01: &str = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge01";
 
 /// Installs the ovn4nfv Network and ProviderNetwork CRDs emco ships into `cluster`.
 pub(crate) async fn install_network_crds(cluster: &kubesim::SimCluster) {
@@ -44,7 +44,7 @@ pub(crate) async fn install_network_crds(cluster: &kubesim::SimCluster) {
 }
 
 /// Onboards provider and cluster `edge01` (no DIG) and seed 000's three networks.
-async fn onboard_networks(http: &Http, kubeconfig: &str) {
+pub(crate) async fn onboard_networks(http: &Http, kubeconfig: &str) {
     http.post(
         "/v2/cluster-providers",
         json!({"metadata": {"name": "vfw-cluster-provider"}}),
@@ -92,7 +92,7 @@ async fn status(http: &Http, query: &str) -> Json {
         .json()
 }
 
-async fn wait_status(http: &Http, query: &str, done: impl Fn(&Json) -> bool) -> Json {
+pub(crate) async fn wait_status(http: &Http, query: &str, done: impl Fn(&Json) -> bool) -> Json {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
         let answer = status(http, query).await;
