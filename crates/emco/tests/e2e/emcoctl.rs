@@ -136,3 +136,117 @@ async fn the_vfw_emcoctl_files_apply_get_update_and_delete_the_example() {
         404
     );
 }
+
+/// The logical-cloud and network emcoctl files (EMCO's own shapes: `metadata :`, `loadbalancerIp`, an anchor with a
+/// trailing space, dtc-controllers) apply unchanged; the vFW example deploys on the logical cloud; `emcoctl status`
+/// shows all three kinds of resource; delete walks it all back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_logical_cloud_and_network_emcoctl_files_apply_status_and_delete() {
+    let sim = crate::support::vfw_clusters(2).await;
+    crate::network_intents::install_network_crds(&sim.clusters()[0]).await;
+    let _monitors: Vec<_> = sim
+        .clusters()
+        .iter()
+        .map(|cluster| {
+            tokio::spawn(emco_monitor::run(
+                cluster.client().unwrap(),
+                emco_monitor::MonitorConfig::default(),
+                std::future::pending(),
+            ))
+        })
+        .collect();
+    let emco = Emco::start().await;
+    let kubeconfigs = tempfile::tempdir().unwrap();
+    sim.write_kubeconfigs(kubeconfigs.path()).unwrap();
+    let mut values = read_values(&example("values-logical-cloud.yaml")).unwrap();
+    values["KubeconfigDir"] = json!(kubeconfigs.path().display().to_string());
+    let client = EmcoClient::new(&format!("http://{}", emco.http.address)).unwrap();
+    let lc = "/v2/projects/testvfw/logical-clouds/vfw-lc";
+    let networks = "cluster-providers/vfw-cluster-provider/clusters/edge01";
+
+    for file in [
+        "prerequisites.yaml",
+        "networks.yaml",
+        "apply-networks.yaml",
+        "logical-cloud.yaml",
+        "instantiate-logical-cloud.yaml",
+    ] {
+        let (ok, out) = run(&client, Verb::Apply, &example(file), &values).await;
+        assert!(ok, "{file}:\n{out}");
+    }
+    let registered = emco.http.get("/v2/dtc-controllers/nps").await.expect(200).json();
+    assert_eq!(registered["spec"]["port"], 9038);
+    crate::logical_clouds::wait_lc_at(&emco.http, lc, |a| a["deployedStatus"] == "Instantiated").await;
+    let applied =
+        crate::network_intents::wait_status(&emco.http, "", |a| a["status"] == "Instantiated").await;
+    assert_eq!(applied["rsync-status"], json!({"Applied": 4}), "{applied}");
+
+    for file in ["vfw.yaml", "instantiate.yaml"] {
+        let (ok, out) = run(&client, Verb::Apply, &example(file), &values).await;
+        assert!(ok, "{file}:\n{out}");
+    }
+    emco.http
+        .wait_for("?status=ready&output=summary", Duration::from_secs(30), |a| {
+            a["readyStatus"] == "Ready"
+        })
+        .await;
+    // The example runs in the logical cloud's namespace.
+    let deployments: kube::Api<emco_k8s::k8s_openapi::api::apps::v1::Deployment> =
+        kube::Api::namespaced(sim.clusters()[1].client().unwrap(), "vfw");
+    assert_eq!(
+        deployments.list(&Default::default()).await.unwrap().items.len(),
+        3
+    );
+
+    // emcoctl status reads all three kinds.
+    let dig_rows = emcoctl::status::rows(&emcoctl::status::fetch(&client, DIG, "").await.unwrap());
+    assert_eq!(dig_rows.len(), 18, "{dig_rows:?}");
+    let lc_answers = emcoctl::status::fetch(&client, lc, "").await.unwrap();
+    let lc_rows = emcoctl::status::rows(&lc_answers);
+    // Namespace, CSR, quota, Role, RoleBinding on each of the two clusters.
+    assert_eq!(lc_rows.len(), 10, "{lc_rows:?}");
+    assert!(
+        lc_rows
+            .iter()
+            .all(|row| row[0] == "logical-cloud" && row[4] == "Applied"),
+        "{lc_rows:?}"
+    );
+    assert!(emcoctl::status::summary_line(&lc_answers).starts_with("vfw-lc: Instantiated"));
+    let network_rows = emcoctl::status::rows(&emcoctl::status::fetch(&client, networks, "").await.unwrap());
+    assert_eq!(network_rows.len(), 4, "{network_rows:?}");
+    assert!(
+        network_rows
+            .iter()
+            .all(|row| row[0] == "network-intents" && row[4] == "Applied")
+    );
+
+    // delete, last file first: the DIG terminates, then the logical cloud, then the networks.
+    let (ok, out) = run(&client, Verb::Delete, &example("instantiate.yaml"), &values).await;
+    assert!(ok && out.contains("/terminate"), "{out}");
+    emco.http
+        .wait_for("?output=summary", Duration::from_secs(30), |a| {
+            a["status"] == "Terminated"
+        })
+        .await;
+    let (ok, out) = run(&client, Verb::Delete, &example("vfw.yaml"), &values).await;
+    assert!(ok, "{out}");
+    let (ok, out) = run(
+        &client,
+        Verb::Delete,
+        &example("instantiate-logical-cloud.yaml"),
+        &values,
+    )
+    .await;
+    assert!(ok && out.contains("/terminate"), "{out}");
+    crate::logical_clouds::wait_lc_at(&emco.http, lc, |a| a["deployedStatus"] == "Terminated").await;
+    let (ok, out) = run(&client, Verb::Delete, &example("logical-cloud.yaml"), &values).await;
+    assert!(ok, "{out}");
+    let (ok, out) = run(&client, Verb::Delete, &example("apply-networks.yaml"), &values).await;
+    assert!(ok && out.contains("/terminate"), "{out}");
+    crate::network_intents::wait_status(&emco.http, "", |a| a["status"] == "Terminated").await;
+    for file in ["networks.yaml", "prerequisites.yaml"] {
+        let (ok, out) = run(&client, Verb::Delete, &example(file), &values).await;
+        assert!(ok, "{file}:\n{out}");
+    }
+    assert_eq!(emco.http.get("/v2/projects/testvfw").await.status, 404);
+}

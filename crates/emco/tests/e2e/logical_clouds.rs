@@ -48,10 +48,15 @@ pub(crate) async fn create_level1(http: &Http) {
 }
 
 pub(crate) async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
+    wait_lc_at(http, LC, done).await
+}
+
+/// Polls the EMCO 22.x `status=deployed` answer of logical cloud `lc` until `done` holds.
+pub(crate) async fn wait_lc_at(http: &Http, lc: &str, done: impl Fn(&Json) -> bool) -> Json {
     let deadline = tokio::time::Instant::now() + SETTLE;
     loop {
         let answer = http
-            .get(&format!("{LC}/status?status=deployed"))
+            .get(&format!("{lc}/status?status=deployed"))
             .await
             .expect(200)
             .json();
