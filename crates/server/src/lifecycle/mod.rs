@@ -257,10 +257,8 @@ pub struct PreparedInstance(Prepared);
 enum Prepared {
     /// The table says there is nothing to do (an `/apply` of applied network intents).
     Unchanged,
-    Build {
-        inputs: Inputs,
-        built: Built,
-    },
+    /// The inputs read and the context built from them.
+    Build(Box<(Inputs, Built)>),
 }
 
 /// A stop that was recorded; [`Lifecycle::wait_stopped`] waits until the engine has carried it out.
@@ -442,7 +440,7 @@ impl Lifecycle {
         })
         .await
         .map_err(|err| LifecycleError::Renderer(err.to_string()))??;
-        Ok(PreparedInstance(Prepared::Build { inputs, built }))
+        Ok(PreparedInstance(Prepared::Build(Box::new((inputs, built)))))
     }
 
     /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
@@ -454,13 +452,13 @@ impl Lifecycle {
         path: &ResourcePath,
         prepared: PreparedInstance,
     ) -> Result<ContextId> {
-        let Prepared::Build { inputs, built } = prepared.0 else {
+        let Prepared::Build(prepared) = prepared.0 else {
             let (state, _) = self.state(path).await?;
             return state
                 .last_context()
                 .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
         };
-        let Built { meta, records, extra } = built;
+        let (inputs, Built { meta, records, extra }) = *prepared;
         let subject = Self::subject(path);
         let id = meta.id;
         let mut attempts = 0;
