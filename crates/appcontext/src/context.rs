@@ -330,6 +330,19 @@ impl ResourceRecord {
         }
     }
 
+    /// A pending resource for an object built by emco itself (network intents, a logical cloud's objects): name,
+    /// kind and apiVersion read from the object (empty when absent).
+    #[must_use]
+    pub fn pending_object(object: Json) -> Self {
+        let field = |value: &Json| value.as_str().unwrap_or_default().to_string();
+        let (name, kind, api_version) = (
+            field(&object["metadata"]["name"]),
+            field(&object["kind"]),
+            field(&object["apiVersion"]),
+        );
+        Self::pending(&name, &kind, &api_version, object)
+    }
+
     /// The same resource in another role.
     #[must_use]
     pub fn with_role(mut self, role: ResourceRole) -> Self {

@@ -225,7 +225,8 @@ struct Api {
 }
 
 impl Api {
-    async fn send(&self, method: &str, path: &str, payload: Payload) -> anyhow::Result<Json> {
+    /// A request through the router: the answer's bytes, or an error naming the request and the answer.
+    async fn call(&self, method: &str, path: &str, payload: Payload) -> anyhow::Result<Vec<u8>> {
         let (content_type, bytes) = payload.encode();
         let mut builder = http::Request::builder().method(method).uri(path);
         if let Some(content_type) = content_type {
@@ -251,6 +252,11 @@ impl Api {
                 String::from_utf8_lossy(&bytes)
             );
         }
+        Ok(bytes.to_vec())
+    }
+
+    async fn send(&self, method: &str, path: &str, payload: Payload) -> anyhow::Result<Json> {
+        let bytes = self.call(method, path, payload).await?;
         if bytes.is_empty() {
             return Ok(Json::Null);
         }
@@ -260,32 +266,8 @@ impl Api {
 
     /// A GET whose answer is text (a kubeconfig).
     async fn get_text(&self, path: &str) -> anyhow::Result<String> {
-        let request = http::Request::builder()
-            .method("GET")
-            .uri(path)
-            .body(Body::empty())
-            .context("building a request")?;
-        let response = self
-            .router
-            .clone()
-            .oneshot(request)
-            .await
-            .context("calling the API")?;
-        let status = response.status();
-        let bytes = response
-            .into_body()
-            .collect()
-            .await
-            .context("reading the API's answer")?
-            .to_bytes();
-        if !status.is_success() {
-            bail!(
-                "GET {path} answered {status}: {}",
-                String::from_utf8_lossy(&bytes)
-            );
-        }
-        String::from_utf8(bytes.to_vec())
-            .with_context(|| format!("GET {path} answered something that is not text"))
+        let bytes = self.call("GET", path, Payload::Empty).await?;
+        String::from_utf8(bytes).with_context(|| format!("GET {path} answered something that is not text"))
     }
 
     async fn post(&self, path: &str, body: Json) -> anyhow::Result<Json> {

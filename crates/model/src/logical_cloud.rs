@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::names::validate_name;
 use crate::network::{is_dns_label, is_dns_subdomain, validate_k8s_label_key, validate_k8s_label_value};
-use crate::resources::{Resource, ValidationError};
+use crate::resources::{Resource, ValidationError, check_len, not_allowed, require};
 
 /// `spec.level` of an admin logical cloud.
 pub const LEVEL_ADMIN: &str = "0";
@@ -158,35 +158,6 @@ pub struct KvSpec {
     /// The pairs, each entry a map (usually of one key).
     #[serde(default)]
     pub kv: Vec<BTreeMap<String, String>>,
-}
-
-fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
-    let len = value.chars().count();
-    if len > max {
-        return Err(ValidationError::TooLong {
-            field: field.to_string(),
-            len,
-            max,
-        });
-    }
-    Ok(())
-}
-
-fn require(field: &str, value: &str) -> Result<(), ValidationError> {
-    if value.is_empty() {
-        return Err(ValidationError::Missing {
-            field: field.to_string(),
-        });
-    }
-    Ok(())
-}
-
-fn not_allowed(field: &str, value: &str, allowed: impl Into<String>) -> ValidationError {
-    ValidationError::NotAllowed {
-        field: field.to_string(),
-        value: value.to_string(),
-        allowed: allowed.into(),
-    }
 }
 
 fn check_count(field: &str, count: usize, max: usize) -> Result<(), ValidationError> {

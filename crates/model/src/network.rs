@@ -13,7 +13,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 use crate::names::validate_name;
-use crate::resources::{Resource, ValidationError};
+use crate::resources::{Resource, ValidationError, check_len, not_allowed, require};
 
 /// The only CNI EMCO's ncm knows.
 pub const CNI_TYPE_OVN4NFV: &str = "ovn4nfv";
@@ -161,35 +161,6 @@ impl ProviderNetwork {
             allowed: format!("{PROVIDER_NET_TYPE_VLAN}, {PROVIDER_NET_TYPE_DIRECT}"),
         })?;
         validate_vlan(&self.spec.vlan, net_type)
-    }
-}
-
-fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
-    let len = value.chars().count();
-    if len > max {
-        return Err(ValidationError::TooLong {
-            field: field.to_string(),
-            len,
-            max,
-        });
-    }
-    Ok(())
-}
-
-fn require(field: &str, value: &str) -> Result<(), ValidationError> {
-    if value.is_empty() {
-        return Err(ValidationError::Missing {
-            field: field.to_string(),
-        });
-    }
-    Ok(())
-}
-
-fn not_allowed(field: &str, value: &str, allowed: impl Into<String>) -> ValidationError {
-    ValidationError::NotAllowed {
-        field: field.to_string(),
-        value: value.to_string(),
-        allowed: allowed.into(),
     }
 }
 

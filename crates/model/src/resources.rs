@@ -54,7 +54,8 @@ pub enum ValidationError {
     Placement(String),
 }
 
-fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
+/// Refuses `value` longer than `max` characters, naming `field`.
+pub(crate) fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError> {
     let len = value.chars().count();
     if len > max {
         return Err(ValidationError::TooLong {
@@ -66,13 +67,23 @@ fn check_len(field: &str, value: &str, max: usize) -> Result<(), ValidationError
     Ok(())
 }
 
-fn require(field: &str, value: &str) -> Result<(), ValidationError> {
+/// Refuses an empty `value`, naming `field`.
+pub(crate) fn require(field: &str, value: &str) -> Result<(), ValidationError> {
     if value.is_empty() {
         return Err(ValidationError::Missing {
             field: field.to_string(),
         });
     }
     Ok(())
+}
+
+/// The error for `value` of `field` outside its `allowed` values.
+pub(crate) fn not_allowed(field: &str, value: &str, allowed: impl Into<String>) -> ValidationError {
+    ValidationError::NotAllowed {
+        field: field.to_string(),
+        value: value.to_string(),
+        allowed: allowed.into(),
+    }
 }
 
 /// The common metadata block.

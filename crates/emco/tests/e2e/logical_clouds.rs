@@ -53,22 +53,8 @@ pub(crate) async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
 
 /// Polls the EMCO 22.x `status=deployed` answer of logical cloud `lc` until `done` holds.
 pub(crate) async fn wait_lc_at(http: &Http, lc: &str, done: impl Fn(&Json) -> bool) -> Json {
-    let deadline = tokio::time::Instant::now() + SETTLE;
-    loop {
-        let answer = http
-            .get(&format!("{lc}/status?status=deployed"))
-            .await
-            .expect(200)
-            .json();
-        if done(&answer) {
-            return answer;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out; last answer: {answer}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    http.wait_until(&format!("{lc}/status?status=deployed"), SETTLE, done)
+        .await
 }
 
 pub(crate) async fn user_client(kubeconfig: &str) -> kube::Client {
@@ -327,20 +313,7 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         .post_empty(&format!("{lc}/instantiate"))
         .await
         .expect(202);
-    let deadline = tokio::time::Instant::now() + SETTLE;
-    loop {
-        let answer = emco
-            .http
-            .get(&format!("{lc}/status?status=deployed"))
-            .await
-            .expect(200)
-            .json();
-        if answer["deployedStatus"] == "Instantiated" {
-            break;
-        }
-        assert!(tokio::time::Instant::now() < deadline, "{answer}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    wait_lc_at(&emco.http, lc, |a| a["deployedStatus"] == "Instantiated").await;
     // The DIG places `sink` on every `edge` cluster (both are mandatory), but the cloud has only edge01.
     let outside = emco
         .http

@@ -93,18 +93,8 @@ async fn status(http: &Http, query: &str) -> Json {
 }
 
 pub(crate) async fn wait_status(http: &Http, query: &str, done: impl Fn(&Json) -> bool) -> Json {
-    let deadline = tokio::time::Instant::now() + SETTLE;
-    loop {
-        let answer = status(http, query).await;
-        if done(&answer) {
-            return answer;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out; last answer: {answer}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    http.wait_until(&format!("{EDGE01}/status{query}"), SETTLE, done)
+        .await
 }
 
 async fn objects(cluster: &kubesim::SimCluster, kind: &str, plural: &str) -> Vec<String> {

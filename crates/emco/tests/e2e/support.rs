@@ -168,16 +168,27 @@ impl Http {
             .json()
     }
 
-    /// Polls the status until `done` holds (or panics after `timeout`, showing the last answer).
+    /// Polls the DIG's status until `done` holds (or panics after `timeout`, showing the last answer).
     pub(crate) async fn wait_for(
         &self,
         query: &str,
         timeout: Duration,
         done: impl Fn(&Json) -> bool,
     ) -> Json {
+        self.wait_until(&format!("{DIG}/status{query}"), timeout, done)
+            .await
+    }
+
+    /// Polls GET `path` until its JSON answer satisfies `done` (or panics after `timeout`, showing the last one).
+    pub(crate) async fn wait_until(
+        &self,
+        path: &str,
+        timeout: Duration,
+        done: impl Fn(&Json) -> bool,
+    ) -> Json {
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
-            let answer = self.get(&format!("{DIG}/status{query}")).await.expect(200).json();
+            let answer = self.get(path).await.expect(200).json();
             if done(&answer) {
                 return answer;
             }
@@ -362,6 +373,20 @@ pub(crate) async fn vfw_clusters(count: usize) -> kubesim::Simulator {
     )
     .await
     .unwrap()
+}
+
+/// A monitor in each simulated cluster, as the clusters of a real installation run one.
+pub(crate) fn spawn_monitors(sim: &kubesim::Simulator) -> Vec<tokio::task::JoinHandle<()>> {
+    sim.clusters()
+        .iter()
+        .map(|cluster| {
+            tokio::spawn(emco_monitor::run(
+                cluster.client().unwrap(),
+                emco_monitor::MonitorConfig::default(),
+                std::future::pending(),
+            ))
+        })
+        .collect()
 }
 
 pub(crate) fn kubeconfigs(sim: &kubesim::Simulator) -> Vec<(String, String)> {

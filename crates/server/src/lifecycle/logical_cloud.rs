@@ -156,14 +156,8 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
             .map_err(|err| LifecycleError::Invalid(format!("LogicalCloud '{}': {err}", path.name())))?
             .into_iter()
             .map(|object| {
-                let name = object["metadata"]["name"]
-                    .as_str()
-                    .unwrap_or_default()
-                    .to_string();
-                let kind = object["kind"].as_str().unwrap_or_default().to_string();
-                let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
-                let record = ResourceRecord::pending(&name, &kind, &api_version, object);
-                if kind == "CertificateSigningRequest" {
+                let record = ResourceRecord::pending_object(object);
+                if record.kind == "CertificateSigningRequest" {
                     record.with_role(ResourceRole::Certificate)
                 } else {
                     record

@@ -48,10 +48,14 @@ pub(super) fn build(cluster: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     let cluster_name = names.join("+");
     let mut resources = Vec::new();
     for network in &inputs.provider_networks {
-        resources.push(record(emco_k8s::network::provider_network_object(network)));
+        resources.push(ResourceRecord::pending_object(
+            emco_k8s::network::provider_network_object(network),
+        ));
     }
     for network in &inputs.networks {
-        resources.push(record(emco_k8s::network::network_object(network)));
+        resources.push(ResourceRecord::pending_object(emco_k8s::network::network_object(
+            network,
+        )));
     }
     let meta = ContextMeta::for_owner(
         AppContexts::new_id(),
@@ -75,15 +79,4 @@ pub(super) fn build(cluster: &ResourcePath, inputs: &Inputs) -> Result<Built> {
         )],
         extra: Vec::new(),
     })
-}
-
-/// A pending resource for an object.
-fn record(object: serde_json::Value) -> ResourceRecord {
-    let name = object["metadata"]["name"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    let kind = object["kind"].as_str().unwrap_or_default().to_string();
-    let api_version = object["apiVersion"].as_str().unwrap_or_default().to_string();
-    ResourceRecord::pending(&name, &kind, &api_version, object)
 }
