@@ -9,6 +9,7 @@ mod auth;
 mod browser;
 mod integrity;
 mod kubeconfig;
+mod lifecycles;
 mod multipart;
 mod onboarding;
 mod render_limits;
