@@ -309,12 +309,6 @@ async fn resource(
                 crate::csr::admit_create(&mut object, user)?;
             }
             let mut store = cluster.store();
-            if t.namespaced
-                && let Some(namespace) = target.namespace.as_deref()
-            {
-                let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                crate::quota::admit_create(&store, &t, namespace, name)?;
-            }
             let created = store.create(&t, target.namespace.as_deref(), object, &options)?;
             drop(store);
             Ok(json_response(StatusCode::CREATED, &at_version(&t, &created)))

@@ -23,6 +23,7 @@ pub mod http;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
+pub mod quantity;
 pub mod quota;
 pub mod rbac;
 pub mod request;

@@ -461,6 +461,9 @@ impl Store {
         }
         crate::defaults::apply(&t.group, &t.kind, &mut object);
         self.on_create(t, &mut object)?;
+        if t.namespaced {
+            crate::quota::admit_create(self, t, &namespace, &object)?;
+        }
         if let Some(manager) = &options.manager {
             let entry = Self::manager_entry(
                 manager,
@@ -506,8 +509,11 @@ impl Store {
                     object["status"] = json!({"loadBalancer": {}});
                 }
             }
-            ("", "Pod") if object["status"]["phase"].is_null() => {
-                object["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+            ("", "Pod") => {
+                crate::quota::validate_pod_resources(t, object)?;
+                if object["status"]["phase"].is_null() {
+                    object["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+                }
             }
             ("batch", "Job") => {
                 let template = &object["spec"]["template"]["spec"]["restartPolicy"];
