@@ -201,6 +201,22 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]}),
         &controller_write(),
     );
+    // Every authenticated user may ask what it may do (`kubectl auth can-i`), as Kubernetes' system:basic-user.
+    let _ = store.create(
+        &cluster_roles,
+        None,
+        json!({"metadata": {"name": "system:basic-user", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "rules": [{"apiGroups": [crate::catalog::REVIEW_GROUP], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]}]}),
+        &controller_write(),
+    );
+    let _ = store.create(
+        &cluster_role_bindings,
+        None,
+        json!({"metadata": {"name": "system:basic-user", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": crate::auth::AUTHENTICATED_GROUP}]}),
+        &controller_write(),
+    );
 }
 
 /// The keys a change asks to reconcile.

@@ -84,7 +84,9 @@ async fn handle(
         }
         return response;
     }
-    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers) {
+    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers)
+        .and_then(|user| crate::auth::impersonate(&cluster, user, &headers))
+    {
         Ok(user) => user,
         Err(err) => return err.into_response(),
     };
@@ -288,6 +290,19 @@ async fn resource(
             "admission webhook \"reject.kubesim.io\" denied the request: kind {} is rejected on this cluster",
             t.kind
         )));
+    }
+    if t.create_only {
+        return match (&target.name, method, target.subresource.as_deref()) {
+            (None, &Method::POST, None) => {
+                let body = parse_body(headers, body)?;
+                let store = cluster.store();
+                let answer = crate::access::review(&store, &t, user, target.namespace.as_deref(), &body)?;
+                Ok(json_response(StatusCode::CREATED, &answer))
+            }
+            _ => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            )),
+        };
     }
     let options = WriteOptions {
         dry_run: query.get("dryRun") == Some("All"),

@@ -10,6 +10,7 @@
 //! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
 //! crates use it in tests.
 
+pub mod access;
 pub mod auth;
 pub mod catalog;
 pub mod cli;

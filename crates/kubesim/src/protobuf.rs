@@ -1,6 +1,6 @@
 //! Reading the Kubernetes protobuf encoding for the few kinds kubectl's imperative commands send with it
-//! (`kubectl create namespace | configmap | secret`, `kubectl certificate approve|deny`). Other kinds sent as
-//! protobuf are refused with 415.
+//! (`kubectl create namespace | configmap | secret`, `kubectl certificate approve|deny`, the access reviews of
+//! `kubectl auth can-i`). Other kinds sent as protobuf are refused with 415.
 //!
 //! The body is the magic `k8s\0` followed by a `runtime.Unknown` message whose `raw` field holds the object.
 
@@ -210,6 +210,66 @@ fn csr_status(bytes: &[u8]) -> Result<Json, ProtobufError> {
     Ok(status)
 }
 
+/// The string fields of a message, by number, under the names given (absent and empty ones left out).
+fn string_fields(bytes: &[u8], names: &[(u64, &str)]) -> Result<Json, ProtobufError> {
+    let mut object = json!({});
+    for (number, field) in fields(bytes)? {
+        if let (Some((_, name)), Field::Bytes(b)) = (names.iter().find(|(n, _)| *n == number), field) {
+            let value = text(b)?;
+            if !value.is_empty() {
+                object[*name] = json!(value);
+            }
+        }
+    }
+    Ok(object)
+}
+
+/// The spec of an access review (`SelfSubjectAccessReviewSpec`, `SubjectAccessReviewSpec`) or of a
+/// `SelfSubjectRulesReview`.
+fn review_spec(kind: &str, bytes: &[u8]) -> Result<Json, ProtobufError> {
+    if kind == "SelfSubjectRulesReview" {
+        return string_fields(bytes, &[(1, "namespace")]);
+    }
+    let mut spec = json!({});
+    let mut groups = Vec::new();
+    for (number, field) in fields(bytes)? {
+        match (number, field) {
+            (1, Field::Bytes(b)) => {
+                spec["resourceAttributes"] = string_fields(
+                    b,
+                    &[
+                        (1, "namespace"),
+                        (2, "verb"),
+                        (3, "group"),
+                        (4, "version"),
+                        (5, "resource"),
+                        (6, "subresource"),
+                        (7, "name"),
+                    ],
+                )?;
+            }
+            (2, Field::Bytes(b)) => {
+                spec["nonResourceAttributes"] = string_fields(b, &[(1, "path"), (2, "verb")])?;
+            }
+            (3, Field::Bytes(b)) => spec["user"] = json!(text(b)?),
+            (4, Field::Bytes(b)) => groups.push(json!(text(b)?)),
+            (6, Field::Bytes(b)) => spec["uid"] = json!(text(b)?),
+            _ => {}
+        }
+    }
+    if !groups.is_empty() {
+        spec["groups"] = Json::Array(groups);
+    }
+    Ok(spec)
+}
+
+const REVIEW_KINDS: &[&str] = &[
+    "SelfSubjectAccessReview",
+    "SubjectAccessReview",
+    "LocalSubjectAccessReview",
+    "SelfSubjectRulesReview",
+];
+
 /// Decodes a protobuf request body into the JSON object it encodes.
 pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
     let envelope = body
@@ -264,7 +324,11 @@ pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
             }
             ("CertificateSigningRequest", 2, Field::Bytes(b)) => object["spec"] = csr_spec(b)?,
             ("CertificateSigningRequest", 3, Field::Bytes(b)) => object["status"] = csr_status(b)?,
+            (review, 2, Field::Bytes(b)) if REVIEW_KINDS.contains(&review) => {
+                object["spec"] = review_spec(review, b)?;
+            }
             ("Namespace" | "ConfigMap" | "Secret" | "CertificateSigningRequest", _, _) => {}
+            (review, _, _) if REVIEW_KINDS.contains(&review) => {}
             (other, _, _) => {
                 return Err(ProtobufError(format!(
                     "kind {other} is not readable from protobuf; send JSON"
@@ -361,5 +425,39 @@ mod tests {
         ]
         .concat();
         assert!(decode(&deployment).unwrap_err().0.contains("Deployment"));
+    }
+
+    #[test]
+    fn decodes_an_access_review_like_kubectl_auth_can_i_sends_it() {
+        let attributes = [field(1, b"t1"), field(2, b"create"), field(5, b"pods")].concat();
+        let type_meta = [
+            field(1, b"authorization.k8s.io/v1"),
+            field(2, b"SubjectAccessReview"),
+        ]
+        .concat();
+        let spec = [
+            field(1, &attributes),
+            field(3, b"alice"),
+            field(4, b"team"),
+            field(4, b"ops"),
+        ]
+        .concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &field(2, &spec))].concat();
+        assert_eq!(
+            decode(&body).unwrap()["spec"],
+            json!({"resourceAttributes": {"namespace": "t1", "verb": "create", "resource": "pods"}, "user": "alice", "groups": ["team", "ops"]})
+        );
+        let rules_meta = [
+            field(1, b"authorization.k8s.io/v1"),
+            field(2, b"SelfSubjectRulesReview"),
+        ]
+        .concat();
+        let body = [
+            MAGIC.to_vec(),
+            field(1, &rules_meta),
+            field(2, &field(2, &field(1, b"t2"))),
+        ]
+        .concat();
+        assert_eq!(decode(&body).unwrap()["spec"], json!({"namespace": "t2"}));
     }
 }

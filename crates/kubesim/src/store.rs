@@ -298,7 +298,8 @@ impl Store {
         last
     }
 
-    fn check_type_fields(t: &ResourceType, object: &Json) -> Result<(), ApiError> {
+    /// Refuses a body whose `apiVersion` or `kind` is not the type's.
+    pub(crate) fn check_type_fields(t: &ResourceType, object: &Json) -> Result<(), ApiError> {
         if let Some(api_version) = object.get("apiVersion").and_then(Json::as_str)
             && !api_version.is_empty()
             && api_version != t.api_version()
@@ -397,7 +398,17 @@ impl Store {
             name = format!("{prefix}{}", meta::random_suffix(5));
             object["metadata"]["name"] = json!(name);
         }
-        if !meta::is_dns_subdomain(&name) {
+        if t.group == "rbac.authorization.k8s.io" {
+            // RBAC names are path segments (`system:basic-user`), as `ValidateRBACName` has it.
+            if name == "." || name == ".." || name.contains(['/', '%']) || name.len() > 253 {
+                return Err(ApiError::invalid(
+                    t,
+                    &name,
+                    "metadata.name",
+                    &format!("Invalid value: \"{name}\": may not be '.' or '..' or contain '/' or '%'"),
+                ));
+            }
+        } else if !meta::is_dns_subdomain(&name) {
             return Err(ApiError::invalid(
                 t,
                 &name,

@@ -883,3 +883,77 @@ async fn https_users_bound_by_roles_and_kubernetes_denials() {
         .await
         .expect_err("Unauthorized");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_can_i_answers_from_rbac_for_a_user_kubeconfig_and_with_as() {
+    let Some(kubectl) = Kubectl::start(1).await else {
+        return;
+    };
+    let cluster = &kubectl.sim.clusters()[0];
+    kubectl.apply(POD_READER_IN_T1, &[]).await.expect_ok();
+    let alice = kubectl.dir.path().join("alice.yaml");
+    std::fs::write(
+        &alice,
+        cluster.kubeconfig_for(
+            "alice",
+            &Credentials::Certificate(cluster.issue_client_certificate("alice", None).unwrap()),
+        ),
+    )
+    .unwrap();
+    let can_i = |kubeconfig: std::path::PathBuf, args: Vec<&'static str>| {
+        let kubectl = &kubectl;
+        async move {
+            let mut full = vec!["auth", "can-i"];
+            full.extend(args);
+            kubectl.run_as(&kubeconfig, &full, None).await
+        }
+    };
+    // With alice's own kubeconfig: yes where her Role allows, no elsewhere (kubectl exits 1 on no).
+    let yes = can_i(alice.clone(), vec!["list", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(yes.stdout.trim(), "yes");
+    let no = can_i(alice.clone(), vec!["create", "pods", "-n", "t1"]).await;
+    assert!(!no.ok);
+    assert_eq!(no.stdout.trim(), "no");
+    let elsewhere = can_i(alice.clone(), vec!["get", "pods", "-n", "t2"]).await;
+    assert_eq!(elsewhere.stdout.trim(), "no");
+    // The admin asking as alice gets the same answers.
+    let admin = kubectl.kubeconfig.clone();
+    let as_alice = can_i(admin.clone(), vec!["list", "pods", "-n", "t1", "--as", "alice"])
+        .await
+        .expect_ok();
+    assert_eq!(as_alice.stdout.trim(), "yes");
+    let as_alice = can_i(admin.clone(), vec!["create", "pods", "-n", "t1", "--as", "alice"]).await;
+    assert_eq!(as_alice.stdout.trim(), "no");
+    let itself = can_i(admin.clone(), vec!["create", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(itself.stdout.trim(), "yes");
+    // A binding changes the answer.
+    kubectl
+        .apply(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: alice-edits\n  namespace: t1\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: User\n  name: alice\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let now = can_i(alice.clone(), vec!["create", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(now.stdout.trim(), "yes");
+    // Her rules, listed.
+    let listed = can_i(alice.clone(), vec!["--list", "-n", "t2"]).await.expect_ok();
+    assert!(
+        listed
+            .stdout
+            .contains("selfsubjectaccessreviews.authorization.k8s.io"),
+        "{}",
+        listed.stdout
+    );
+    assert!(!listed.stdout.contains("pods "), "{}", listed.stdout);
+    // Alice may not act as someone else.
+    can_i(alice, vec!["get", "pods", "--as", "bob"])
+        .await
+        .expect_err("users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope");
+}
