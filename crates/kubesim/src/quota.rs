@@ -315,6 +315,44 @@ fn is_best_effort(pod: &Json) -> bool {
         })
 }
 
+/// A pod's QoS class, as `GetPodQOS` decides it from cpu and memory: `BestEffort` without any requests or
+/// limits, `Guaranteed` when every container limits both and the requests equal the limits, else `Burstable`.
+#[must_use]
+pub fn qos_class(pod: &Json) -> &'static str {
+    let mut requests = Usage::new();
+    let mut limits = Usage::new();
+    let mut guaranteed = true;
+    for container in containers(pod, "containers").chain(containers(pod, "initContainers")) {
+        let compute = |list: Usage| -> Usage {
+            list.into_iter()
+                .filter(|(resource, amount)| {
+                    matches!(resource.as_str(), "cpu" | "memory") && !amount.is_zero()
+                })
+                .collect()
+        };
+        let container_requests = compute(resource_list(container, "requests"));
+        let container_limits = compute(resource_list(container, "limits"));
+        if !(container_limits.contains_key("cpu") && container_limits.contains_key("memory")) {
+            guaranteed = false;
+        }
+        add_list(&mut requests, &container_requests);
+        add_list(&mut limits, &container_limits);
+    }
+    if requests.is_empty() && limits.is_empty() {
+        return "BestEffort";
+    }
+    if guaranteed
+        && requests.len() == limits.len()
+        && requests
+            .iter()
+            .all(|(resource, amount)| limits.get(resource) == Some(amount))
+    {
+        "Guaranteed"
+    } else {
+        "Burstable"
+    }
+}
+
 fn in_scope(pod: &Json, scope: &str, operator: &str, values: &[String]) -> bool {
     let terminating = pod["spec"]["activeDeadlineSeconds"]
         .as_i64()
@@ -642,6 +680,28 @@ mod tests {
             "must specify limits.cpu for: c1,c2; requests.cpu for: c1"
         );
         assert_eq!(missing_compute(&[&pods], &spec), None);
+    }
+
+    #[test]
+    fn qos_classes_follow_requests_and_limits() {
+        let with = |resources: Json| pod(json!({"containers": [{"name": "a", "resources": resources}]}));
+        assert_eq!(qos_class(&with(json!({}))), "BestEffort");
+        assert_eq!(
+            qos_class(&with(
+                json!({"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}})
+            )),
+            "Guaranteed"
+        );
+        assert_eq!(
+            qos_class(&with(
+                json!({"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"cpu": "1", "memory": "1Gi"}})
+            )),
+            "Burstable"
+        );
+        assert_eq!(
+            qos_class(&with(json!({"limits": {"cpu": "1"}, "requests": {"cpu": "1"}}))),
+            "Burstable"
+        );
     }
 
     #[test]

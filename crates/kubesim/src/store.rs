@@ -523,7 +523,8 @@ impl Store {
             ("", "Pod") => {
                 crate::quota::validate_pod_resources(t, object)?;
                 if object["status"]["phase"].is_null() {
-                    object["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+                    object["status"] =
+                        json!({"phase": "Pending", "qosClass": crate::quota::qos_class(object)});
                 }
             }
             ("batch", "Job") => {

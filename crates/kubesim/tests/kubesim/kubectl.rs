@@ -957,3 +957,50 @@ async fn auth_can_i_answers_from_rbac_for_a_user_kubeconfig_and_with_as() {
         .await
         .expect_err("users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compute_quotas_refuse_pods_with_kubernetes_messages_through_kubectl() {
+    let Some(kubectl) = Kubectl::start(1).await else {
+        return;
+    };
+    kubectl
+        .apply(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: t1\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: t1\nspec:\n  hard:\n    requests.cpu: 1200m\n    limits.cpu: \"2\"\n    pods: \"5\"\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let pod = |name: &str, resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: t1\nspec:\n  containers:\n  - name: c1\n    image: registry.local/x:1\n    resources: {resources}\n"
+        )
+    };
+    let half = "{requests: {cpu: 500m}, limits: {cpu: 500m}}";
+    kubectl.apply(&pod("a", half), &[]).await.expect_ok();
+    kubectl.apply(&pod("b", half), &[]).await.expect_ok();
+    kubectl
+        .apply(&pod("p", half), &[])
+        .await
+        .expect_err("pods \"p\" is forbidden: exceeded quota: q, requested: requests.cpu=500m, used: requests.cpu=1, limited: requests.cpu=1200m");
+    kubectl
+        .apply(&pod("c", "{requests: {cpu: 100m}}"), &[])
+        .await
+        .expect_err("pods \"c\" is forbidden: failed quota: q: must specify limits.cpu for: c1");
+    // kubectl shows what is used against each limit.
+    let mut shown = String::new();
+    for _ in 0..100 {
+        shown = kubectl
+            .run(&["get", "quota", "q", "-n", "t1"])
+            .await
+            .expect_ok()
+            .stdout;
+        if shown.contains("requests.cpu: 1/1200m") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        shown.contains("pods: 2/5, requests.cpu: 1/1200m") && shown.contains("limits.cpu: 1/2"),
+        "{shown}"
+    );
+}

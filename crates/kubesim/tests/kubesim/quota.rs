@@ -222,6 +222,11 @@ async fn compute_quotas_refuse_pods_past_their_limits_and_account_their_usage() 
         &[("main", json!({}), json!({"cpu": "100m", "memory": "128Mi"}))],
     );
     let created = pods.create(&post, &limits_only).await.unwrap();
+    // Requests equal to limits for cpu and memory: Guaranteed.
+    assert_eq!(
+        created.status.as_ref().and_then(|s| s.qos_class.as_deref()),
+        Some("Guaranteed")
+    );
     let requests = serde_json::to_value(&created.spec.unwrap().containers[0].resources).unwrap();
     assert_eq!(
         requests["requests"],
