@@ -986,6 +986,22 @@ async fn compute_quotas_refuse_pods_with_kubernetes_messages_through_kubectl() {
         .apply(&pod("c", "{requests: {cpu: 100m}}"), &[])
         .await
         .expect_err("pods \"c\" is forbidden: failed quota: q: must specify limits.cpu for: c1");
+    // `kubectl create quota` (sent as protobuf) limits too.
+    kubectl
+        .run(&[
+            "create",
+            "quota",
+            "few",
+            "-n",
+            "t1",
+            "--hard=pods=2,limits.memory=1Gi",
+        ])
+        .await
+        .expect_ok();
+    kubectl
+        .apply(&pod("m", half), &[])
+        .await
+        .expect_err("pods \"m\" is forbidden: failed quota: few: must specify limits.memory for: c1");
     // kubectl shows what is used against each limit.
     let mut shown = String::new();
     for _ in 0..100 {
