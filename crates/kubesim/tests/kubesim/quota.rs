@@ -497,3 +497,123 @@ async fn a_job_waits_for_quota_and_runs_its_pods_one_at_a_time() {
         "{refused:?}"
     );
 }
+
+#[tokio::test]
+async fn stateful_and_daemon_sets_record_refusals_and_claims_are_limited_by_storage() {
+    use emco_k8s::k8s_openapi::api::apps::v1::{DaemonSet, StatefulSet};
+    use emco_k8s::k8s_openapi::api::core::v1::PersistentVolumeClaim;
+    let sim = Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    namespace_with_quota(
+        &client,
+        "t5",
+        json!({"metadata": {"name": "q"}, "spec": {"hard": {"pods": "1", "requests.storage": "1Gi",
+            "fast.storageclass.storage.k8s.io/persistentvolumeclaims": "1"}}}),
+    )
+    .await;
+    let post = PostParams::default();
+    let template = |app: &str| json!({"metadata": {"labels": {"app": app}}, "spec": {"containers": [{"name": "main", "image": "registry.local/x:1"}]}});
+    let stateful_sets: Api<StatefulSet> = Api::namespaced(client.clone(), "t5");
+    stateful_sets
+        .create(
+            &post,
+            &serde_json::from_value(
+                json!({"metadata": {"name": "web"}, "spec": {"replicas": 2, "serviceName": "web",
+                "selector": {"matchLabels": {"app": "web"}}, "template": template("web")}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let events: Api<Event> = Api::namespaced(client.clone(), "t5");
+    let refusal_of = |kind: &'static str| {
+        let events = events.clone();
+        async move {
+            events
+                .list(&ListParams::default())
+                .await
+                .unwrap()
+                .items
+                .into_iter()
+                .find(|e| {
+                    e.reason.as_deref() == Some("FailedCreate")
+                        && e.involved_object.kind.as_deref() == Some(kind)
+                })
+                .and_then(|e| e.message)
+        }
+    };
+    let message = until("the StatefulSet's FailedCreate event", || {
+        refusal_of("StatefulSet")
+    })
+    .await;
+    assert_eq!(
+        message,
+        "create Pod web-1 in StatefulSet web failed error: pods \"web-1\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"
+    );
+    let daemon_sets: Api<DaemonSet> = Api::namespaced(client.clone(), "t5");
+    daemon_sets
+        .create(
+            &post,
+            &serde_json::from_value(json!({"metadata": {"name": "agent"}, "spec": {
+                "selector": {"matchLabels": {"app": "agent"}}, "template": template("agent")}}))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let message = until("the DaemonSet's FailedCreate event", || refusal_of("DaemonSet")).await;
+    assert!(
+        message.starts_with("Error creating: pods \"agent-")
+            && message.ends_with(
+                "\" is forbidden: exceeded quota: q, requested: pods=1, used: pods=1, limited: pods=1"
+            ),
+        "{message}"
+    );
+
+    // Room for both: the StatefulSet's second pod and the DaemonSet's pod are created on retry.
+    Api::<ResourceQuota>::namespaced(client.clone(), "t5")
+        .patch(
+            "q",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"hard": {"pods": "3"}}})),
+        )
+        .await
+        .unwrap();
+    until("the StatefulSet's two pods and the DaemonSet's pod", || {
+        let stateful_sets = stateful_sets.clone();
+        let daemon_sets = daemon_sets.clone();
+        async move {
+            let sts = stateful_sets.get("web").await.unwrap().status?;
+            let ds = daemon_sets.get("agent").await.unwrap().status?;
+            (sts.ready_replicas == Some(2) && ds.number_ready == 1).then_some(())
+        }
+    })
+    .await;
+
+    // Claims count their requested storage, and per storage class.
+    let claims: Api<PersistentVolumeClaim> = Api::namespaced(client.clone(), "t5");
+    let claim = |name: &str, class: &str| -> PersistentVolumeClaim {
+        serde_json::from_value(
+            json!({"metadata": {"name": name}, "spec": {"accessModes": ["ReadWriteOnce"],
+            "storageClassName": class, "resources": {"requests": {"storage": "600Mi"}}}}),
+        )
+        .unwrap()
+    };
+    claims.create(&post, &claim("d1", "fast")).await.unwrap();
+    assert_eq!(
+        status_message(claims.create(&post, &claim("d2", "slow")).await.unwrap_err()).1,
+        "persistentvolumeclaims \"d2\" is forbidden: exceeded quota: q, requested: requests.storage=600Mi, used: requests.storage=600Mi, limited: requests.storage=1Gi"
+    );
+    Api::<ResourceQuota>::namespaced(client.clone(), "t5")
+        .patch(
+            "q",
+            &kube::api::PatchParams::default(),
+            &kube::api::Patch::Merge(json!({"spec": {"hard": {"requests.storage": "10Gi"}}})),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        status_message(claims.create(&post, &claim("d3", "fast")).await.unwrap_err()).1,
+        "persistentvolumeclaims \"d3\" is forbidden: exceeded quota: q, requested: fast.storageclass.storage.k8s.io/persistentvolumeclaims=1, used: fast.storageclass.storage.k8s.io/persistentvolumeclaims=1, limited: fast.storageclass.storage.k8s.io/persistentvolumeclaims=1"
+    );
+    claims.create(&post, &claim("d4", "slow")).await.unwrap();
+}
