@@ -3,8 +3,8 @@
 //! quota whose `spec.hard` limits what the object uses, and refused with Kubernetes' 403 when it would exceed one:
 //! object counts (`pods`, `services`, `configmaps`, `secrets`, `persistentvolumeclaims`,
 //! `replicationcontrollers`, `resourcequotas`, `count/<resource>[.<group>]`), pod compute resources (`cpu` and
-//! `memory` — the requests — `requests.cpu`, `requests.memory`, `limits.cpu`, `limits.memory`, and the same for
-//! `ephemeral-storage`), and claimed storage (`requests.storage`, and per storage class
+//! `memory` — the requests — `requests.cpu`, `requests.memory`, `limits.cpu`, `limits.memory`, the same for
+//! `ephemeral-storage`, `hugepages-<size>`, and `requests.<extended resource>`), and claimed storage (`requests.storage`, and per storage class
 //! `<class>.storageclass.storage.k8s.io/requests.storage` and `…/persistentvolumeclaims`).
 //!
 //! A pod's usage is Kubernetes' `PodRequests`/`PodLimits`: the sum over its containers, or the largest init
@@ -92,9 +92,25 @@ fn counted_type(resource: &str) -> Option<TypeKey> {
     (!plural.is_empty()).then(|| TypeKey::new(group, plural))
 }
 
+/// An extended resource (`example.com/gpu`: a domain other than `kubernetes.io`), which quotas limit only as
+/// `requests.<name>`.
+fn is_extended(resource: &str) -> bool {
+    resource.split_once('/').is_some_and(|(domain, name)| {
+        !domain.is_empty()
+            && !name.is_empty()
+            && domain != "kubernetes.io"
+            && !domain.ends_with(".kubernetes.io")
+            && !resource.starts_with("requests.")
+    })
+}
+
 /// The type whose objects a `spec.hard` key measures (none: a key kubesim does not measure).
 fn measured_type(resource: &str) -> Option<TypeKey> {
-    if POD_RESOURCES.contains(&resource) {
+    let requested = resource.strip_prefix("requests.");
+    if POD_RESOURCES.contains(&resource)
+        || resource.starts_with("hugepages-")
+        || requested.is_some_and(|name| name.starts_with("hugepages-") || is_extended(name))
+    {
         return Some(pods_key());
     }
     if resource == "requests.storage"
@@ -207,6 +223,14 @@ fn compute_usage(requests: &Usage, limits: &Usage) -> Usage {
         }
         if let Some(limit) = limits.get(resource) {
             usage.insert(format!("limits.{resource}"), *limit);
+        }
+    }
+    for (resource, request) in requests {
+        if resource.starts_with("hugepages-") {
+            usage.insert(resource.clone(), *request);
+        }
+        if resource.starts_with("hugepages-") || is_extended(resource) {
+            usage.insert(format!("requests.{resource}"), *request);
         }
     }
     usage
@@ -633,6 +657,10 @@ mod tests {
             None
         );
         assert_eq!(measured_type("services.nodeports"), None);
+        assert_eq!(measured_type("requests.example.com/gpu"), Some(pods_key()));
+        assert_eq!(measured_type("requests.hugepages-2Mi"), Some(pods_key()));
+        assert_eq!(measured_type("example.com/gpu"), None);
+        assert_eq!(measured_type("requests.kubernetes.io/thing"), None);
     }
 
     #[test]
@@ -659,6 +687,13 @@ mod tests {
         assert!(!shown.contains_key("limits.cpu"));
         assert_eq!(shown["pods"], "1");
         assert_eq!(shown["count/pods"], "1");
+
+        let gpu = pod(
+            json!({"containers": [{"name": "a", "resources": {"requests": {"example.com/gpu": "2"}, "limits": {"example.com/gpu": "2"}}}]}),
+        );
+        let usage = object_usage(&pods_key(), &gpu, jiff::Timestamp::now());
+        assert_eq!(usage["requests.example.com/gpu"].to_string(), "2");
+        assert!(!usage.contains_key("limits.example.com/gpu"));
 
         let finished = json!({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}]},
             "status": {"phase": "Succeeded"}});
