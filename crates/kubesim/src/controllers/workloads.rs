@@ -80,10 +80,12 @@ fn create_pod(store: &mut Store, pod: Json) -> Result<(), ApiError> {
         )
 }
 
-/// Records a refused pod create as `RealPodControl` does (a `FailedCreate` Warning, `Error creating: …`) and
-/// asks to try again once quota may have room.
+/// Records a refused pod create as `RealPodControl` does (a `FailedCreate` Warning, `Error creating: …`, except
+/// for a namespace being terminated) and asks to try again once quota may have room.
 fn failed_create(store: &mut Store, owner: &Json, component: &str, message: &str, effects: &mut Effects) {
-    record_warning(store, owner, FAILED_CREATE, message, component);
+    if !message.ends_with("because it is being terminated") {
+        record_warning(store, owner, FAILED_CREATE, message, component);
+    }
     let kind_key = match owner["kind"].as_str() {
         Some("ReplicaSet") => ("apps", "replicasets"),
         Some("StatefulSet") => ("apps", "statefulsets"),
