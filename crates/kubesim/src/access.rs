@@ -2,7 +2,7 @@
 //! and never stored: SelfSubjectAccessReview (may the requester …? — what `kubectl auth can-i` asks),
 //! SubjectAccessReview (may this user or these groups …?), LocalSubjectAccessReview (the same, within the
 //! namespace of the URL) and SelfSubjectRulesReview (what may the requester do in a namespace — `kubectl auth
-//! can-i --list`).
+//! can-i --list`); and `authentication.k8s.io/v1` SelfSubjectReview (who am I — `kubectl auth whoami`).
 //!
 //! An allowed review carries RBAC's reason (`RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y" to
 //! Group "z"`); members of `system:masters` are allowed without one; a denial is `allowed: false` without a
@@ -156,6 +156,8 @@ pub fn review(
     let spec = &body["spec"];
     let status = if t.kind == "SelfSubjectRulesReview" {
         rules_status(store, spec, requester)
+    } else if t.kind == "SelfSubjectReview" {
+        json!({"userInfo": {"username": requester.name, "groups": requester.groups}})
     } else {
         let user = subject(t, spec, requester)?;
         match decide(store, t, spec, &user, url_namespace)? {

@@ -454,6 +454,17 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
     ),
     builtin(
+        WHOAMI_GROUP,
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
         REVIEW_GROUP,
         "v1",
         "SelfSubjectRulesReview",
@@ -468,6 +479,8 @@ const BUILT_INS: &[BuiltIn] = &[
 
 /// The group of the access reviews, whose types are create-only.
 pub const REVIEW_GROUP: &str = "authorization.k8s.io";
+/// The group of SelfSubjectReview (who am I?), create-only too.
+pub const WHOAMI_GROUP: &str = "authentication.k8s.io";
 
 /// The verbs of a stored type.
 const ALL_VERBS: &[&str] = &[
@@ -542,7 +555,7 @@ impl Catalog {
                     status: b.status,
                     scale: b.scale,
                     custom: false,
-                    create_only: b.group == REVIEW_GROUP,
+                    create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
                 })
             })
             .collect();

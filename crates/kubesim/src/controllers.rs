@@ -206,7 +206,8 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
         &cluster_roles,
         None,
         json!({"metadata": {"name": "system:basic-user", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
-            "rules": [{"apiGroups": [crate::catalog::REVIEW_GROUP], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]}]}),
+            "rules": [{"apiGroups": [crate::catalog::REVIEW_GROUP], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+                      {"apiGroups": [crate::catalog::WHOAMI_GROUP], "resources": ["selfsubjectreviews"], "verbs": ["create"]}]}),
         &controller_write(),
     );
     let _ = store.create(

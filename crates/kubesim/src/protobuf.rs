@@ -323,6 +323,7 @@ fn quota_spec(bytes: &[u8]) -> Result<Json, ProtobufError> {
 }
 
 const REVIEW_KINDS: &[&str] = &[
+    "SelfSubjectReview",
     "SelfSubjectAccessReview",
     "SubjectAccessReview",
     "LocalSubjectAccessReview",

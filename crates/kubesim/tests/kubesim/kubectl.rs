@@ -952,6 +952,34 @@ async fn auth_can_i_answers_from_rbac_for_a_user_kubeconfig_and_with_as() {
         listed.stdout
     );
     assert!(!listed.stdout.contains("pods "), "{}", listed.stdout);
+    // Who she is, and who the admin acts as.
+    let whoami = kubectl
+        .run_as(&alice, &["auth", "whoami", "-o", "json"], None)
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(
+        whoami["status"]["userInfo"],
+        serde_json::json!({"username": "alice", "groups": ["system:authenticated"]})
+    );
+    let acting = kubectl
+        .run(&[
+            "auth",
+            "whoami",
+            "--as",
+            "alice",
+            "--as-group",
+            "team",
+            "-o",
+            "json",
+        ])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(
+        acting["status"]["userInfo"]["groups"],
+        serde_json::json!(["team", "system:authenticated"])
+    );
     // Alice may not act as someone else.
     can_i(alice, vec!["get", "pods", "--as", "bob"])
         .await
