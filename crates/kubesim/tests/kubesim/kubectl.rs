@@ -1047,4 +1047,31 @@ async fn compute_quotas_refuse_pods_with_kubernetes_messages_through_kubectl() {
         shown.contains("pods: 2/5, requests.cpu: 1/1200m") && shown.contains("limits.cpu: 1/2"),
         "{shown}"
     );
+    // A Deployment whose pod a quota refuses: kubectl describe shows the ReplicaSet's condition and event.
+    kubectl
+        .apply(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: t1\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n        resources: {limits: {cpu: 100m, memory: 64Mi}}\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let mut described = String::new();
+    for _ in 0..100 {
+        described = kubectl
+            .run(&["describe", "rs", "-n", "t1", "-l", "app=web"])
+            .await
+            .expect_ok()
+            .stdout;
+        if described.contains("ReplicaFailure") && described.contains("Warning  FailedCreate") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        described.contains("ReplicaFailure   True    FailedCreate")
+            && described.contains(
+                "is forbidden: exceeded quota: few, requested: pods=1, used: pods=2, limited: pods=2"
+            ),
+        "{described}"
+    );
 }
