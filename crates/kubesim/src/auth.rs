@@ -2,6 +2,8 @@
 //! CommonName) and groups (subject Organizations); otherwise a bearer token is looked up in the cluster's token
 //! table, and an unknown token is a 401 `Unauthorized` Status; a request with neither is `system:anonymous`.
 //! Every authenticated user is also in `system:authenticated`, the anonymous user in `system:unauthenticated`.
+//! A request may then act as another user (`Impersonate-User`, `Impersonate-Group`: `kubectl --as`) when RBAC
+//! lets its user `impersonate` them.
 
 use std::sync::Arc;
 
@@ -99,5 +101,99 @@ pub fn authenticate(
     match bearer {
         Some(token) => cluster.token_user(token).ok_or_else(ApiError::unauthorized),
         None => Ok(UserInfo::anonymous()),
+    }
+}
+
+/// The header naming the user a request acts as.
+pub const IMPERSONATE_USER: &str = "impersonate-user";
+/// The header (repeated) naming the groups a request acts as.
+pub const IMPERSONATE_GROUP: &str = "impersonate-group";
+/// The most groups a request may act as.
+const MAX_IMPERSONATED_GROUPS: usize = 64;
+
+/// The user a request acts as: `user` itself, or — with `Impersonate-User` (and `Impersonate-Group`), what
+/// `kubectl --as`/`--as-group` send — the impersonated user, if `user` may `impersonate` that user (resource
+/// `users`, or `serviceaccounts` in their namespace) and each group (resource `groups`). A denial is the 403
+/// Kubernetes answers, e.g. `users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API
+/// group "" at the cluster scope`.
+pub fn impersonate(
+    cluster: &ClusterShared,
+    user: UserInfo,
+    headers: &HeaderMap,
+) -> Result<UserInfo, ApiError> {
+    let header_text = |value: &axum::http::HeaderValue| {
+        value
+            .to_str()
+            .map(String::from)
+            .map_err(|_| ApiError::bad_request("impersonation headers must be visible ASCII"))
+    };
+    let groups = headers
+        .get_all(IMPERSONATE_GROUP)
+        .iter()
+        .map(header_text)
+        .collect::<Result<Vec<_>, _>>()?;
+    let Some(target) = headers.get(IMPERSONATE_USER) else {
+        if groups.is_empty() {
+            return Ok(user);
+        }
+        return Err(ApiError::bad_request(format!(
+            "requested {groups:?} without impersonating a user"
+        )));
+    };
+    let target = header_text(target)?;
+    if target.is_empty() {
+        return Err(ApiError::bad_request("Impersonate-User must name a user"));
+    }
+    if groups.len() > MAX_IMPERSONATED_GROUPS {
+        return Err(ApiError::bad_request(format!(
+            "at most {MAX_IMPERSONATED_GROUPS} groups may be impersonated"
+        )));
+    }
+    let service_account = target
+        .strip_prefix("system:serviceaccount:")
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(namespace, name)| (namespace.to_string(), name.to_string()));
+    let mut asked = vec![match &service_account {
+        Some((namespace, name)) => impersonation("serviceaccounts", Some(namespace), name),
+        None => impersonation("users", None, &target),
+    }];
+    asked.extend(groups.iter().map(|group| impersonation("groups", None, group)));
+    if !user.in_group(crate::tls::MASTERS_GROUP) {
+        let store = cluster.store();
+        if let Some(denied) = asked
+            .iter()
+            .find(|attributes| !crate::rbac::allows_resource(&store, &user, attributes))
+        {
+            return Err(denied.forbidden(&user));
+        }
+    }
+    let mut acting = groups;
+    if target == ANONYMOUS_USER {
+        return Ok(UserInfo {
+            name: target,
+            groups: acting,
+        });
+    }
+    if let Some((namespace, _)) = &service_account {
+        for group in [
+            "system:serviceaccounts".to_string(),
+            format!("system:serviceaccounts:{namespace}"),
+        ] {
+            if !acting.contains(&group) {
+                acting.push(group);
+            }
+        }
+    }
+    Ok(UserInfo::authenticated(&target, &acting))
+}
+
+fn impersonation(resource: &str, namespace: Option<&str>, name: &str) -> crate::rbac::ResourceAttributes {
+    crate::rbac::ResourceAttributes {
+        verb: "impersonate".into(),
+        group: String::new(),
+        resource: resource.into(),
+        subresource: None,
+        namespace: namespace.map(String::from),
+        name: Some(name.to_string()),
     }
 }

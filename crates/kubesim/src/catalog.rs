@@ -32,6 +32,8 @@ pub struct ResourceType {
     pub scale: bool,
     /// Comes from a CRD (served with JSON merge patch only, pruned, and removed with its CRD).
     pub custom: bool,
+    /// Only `create` is served, and the object is answered rather than stored (the access reviews).
+    pub create_only: bool,
 }
 
 impl ResourceType {
@@ -418,7 +420,90 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
         false,
     ),
+    builtin(
+        REVIEW_GROUP,
+        "v1",
+        "SelfSubjectAccessReview",
+        "selfsubjectaccessreviews",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        REVIEW_GROUP,
+        "v1",
+        "SubjectAccessReview",
+        "subjectaccessreviews",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        REVIEW_GROUP,
+        "v1",
+        "LocalSubjectAccessReview",
+        "localsubjectaccessreviews",
+        true,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        WHOAMI_GROUP,
+        "v1",
+        "SelfSubjectReview",
+        "selfsubjectreviews",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        REVIEW_GROUP,
+        "v1",
+        "SelfSubjectRulesReview",
+        "selfsubjectrulesreviews",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
 ];
+
+/// The group of the access reviews, whose types are create-only.
+pub const REVIEW_GROUP: &str = "authorization.k8s.io";
+/// The group of SelfSubjectReview (who am I?), create-only too.
+pub const WHOAMI_GROUP: &str = "authentication.k8s.io";
+
+/// The verbs of a stored type.
+const ALL_VERBS: &[&str] = &[
+    "create",
+    "delete",
+    "deletecollection",
+    "get",
+    "list",
+    "patch",
+    "update",
+    "watch",
+];
+
+impl ResourceType {
+    /// The verbs discovery lists for the type.
+    fn verbs(&self) -> Json {
+        if self.create_only {
+            json!(["create"])
+        } else {
+            json!(ALL_VERBS)
+        }
+    }
+}
 
 /// Kubernetes version priority: GA above beta above alpha, higher numbers first (v2 > v1 > v1beta2 > v1alpha1).
 fn version_priority(version: &str) -> (u8, u32, u32) {
@@ -470,6 +555,7 @@ impl Catalog {
                     status: b.status,
                     scale: b.scale,
                     custom: false,
+                    create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
                 })
             })
             .collect();
@@ -618,6 +704,7 @@ impl Catalog {
                 status: v["subresources"]["status"].is_object(),
                 scale: v["subresources"]["scale"].is_object(),
                 custom: true,
+                create_only: false,
             })
             .collect())
     }
@@ -625,21 +712,11 @@ impl Catalog {
     /// `GET /api/v1` or `/apis/{g}/{v}`: an APIResourceList.
     #[must_use]
     pub fn resource_list(&self, group: &str, version: &str) -> Json {
-        let verbs = json!([
-            "create",
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "update",
-            "watch"
-        ]);
         let mut resources = Vec::new();
         for t in self.in_group_version(group, version) {
             resources.push(json!({
                 "name": t.plural, "singularName": t.singular, "namespaced": t.namespaced, "kind": t.kind,
-                "verbs": verbs, "shortNames": t.short_names, "categories": t.categories,
+                "verbs": t.verbs(), "shortNames": t.short_names, "categories": t.categories,
             }));
             if t.status {
                 resources.push(json!({"name": format!("{}/status", t.plural), "singularName": "", "namespaced": t.namespaced,
@@ -691,16 +768,6 @@ impl Catalog {
     /// Aggregated discovery (`APIGroupDiscoveryList`) for `/api` (core) or `/apis` (groups).
     #[must_use]
     pub fn aggregated(&self, core: bool, api_version: &str) -> Json {
-        let verbs = json!([
-            "create",
-            "delete",
-            "deletecollection",
-            "get",
-            "list",
-            "patch",
-            "update",
-            "watch"
-        ]);
         let resources_of = |group: &str, version: &str| -> Vec<Json> {
             self.in_group_version(group, version)
                 .map(|t| {
@@ -714,7 +781,7 @@ impl Catalog {
                     json!({
                         "resource": t.plural, "responseKind": {"group": t.group, "version": t.version, "kind": t.kind},
                         "scope": if t.namespaced { "Namespaced" } else { "Cluster" }, "singularResource": t.singular,
-                        "shortNames": t.short_names, "categories": t.categories, "verbs": verbs, "subresources": subresources,
+                        "shortNames": t.short_names, "categories": t.categories, "verbs": t.verbs(), "subresources": subresources,
                     })
                 })
                 .collect()

@@ -17,10 +17,11 @@ use crate::sim::{SimCluster, cluster_name};
 ///
 /// Each cluster serves HTTPS with a CA of its own made at start; its kubeconfig carries that CA and an admin
 /// client certificate (CN kubesim-admin, O system:masters). Requests are authenticated (client certificate, bearer
-/// token, else system:anonymous) and authorized by RBAC (Roles, ClusterRoles and their bindings; system:masters
-/// bypasses). Approved CertificateSigningRequests for kubernetes.io/kube-apiserver-client are signed by the
-/// cluster's CA; ResourceQuotas limit object counts. --insecure-http serves plain HTTP, with the admin token in the
-/// kubeconfigs.
+/// token, else system:anonymous; impersonation with --as) and authorized by RBAC (Roles, ClusterRoles and their
+/// bindings; system:masters bypasses), which also answers access reviews (kubectl auth can-i). Approved
+/// CertificateSigningRequests for kubernetes.io/kube-apiserver-client are signed by the cluster's CA;
+/// ResourceQuotas limit object counts, pod cpu and memory requests and limits, and claimed storage, for the
+/// simulated controllers' pods too. --insecure-http serves plain HTTP, with the admin token in the kubeconfigs.
 #[derive(Debug, clap::Parser)]
 #[command(name = "kubesim", version, about, long_about)]
 pub struct Args {

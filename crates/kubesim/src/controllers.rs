@@ -13,7 +13,7 @@ pub use pods::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
 mod workloads;
 
 use std::cmp::Reverse;
-use std::collections::{BTreeSet, BinaryHeap};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -51,12 +51,52 @@ pub(crate) enum Timer {
 pub(crate) struct Effects {
     /// Timers to set.
     pub(crate) timers: Vec<(Duration, Timer)>,
+    /// Workloads a quota refused a pod: reconciled again when their namespace's quota usage is next recounted
+    /// (something there was created, removed or finished, or a quota changed).
+    pub(crate) blocked: Vec<Key>,
+    /// Namespaces whose quota usage was recounted.
+    pub(crate) recounted: Vec<String>,
 }
 
 impl Effects {
     pub(crate) fn after(&mut self, delay: Duration, timer: Timer) {
         self.timers.push((delay, timer));
     }
+
+    /// Asks to reconcile `key` again once quota may have room.
+    pub(crate) fn retry_when_quota_frees(&mut self, key: Key) {
+        self.blocked.push(key);
+    }
+}
+
+/// The most workloads per namespace kept waiting for quota (more are retried only when they change).
+const BLOCKED_LIMIT: usize = 10_000;
+
+/// Records a Warning Event about `owner` as its controller `component` does, or counts it again when the same
+/// reason was already recorded.
+pub(crate) fn record_warning(store: &mut Store, owner: &Json, reason: &str, message: &str, component: &str) {
+    let events = builtin(store, "", "events");
+    let namespace = meta::namespace(owner).to_string();
+    let seed = json!([meta::uid(owner), reason]);
+    let name = format!("{}.{}", meta::name(owner), meta::stable_hash(&seed, 16));
+    let time = meta::now();
+    if let Some(existing) = store.get(&events.key(), &namespace, &name) {
+        let mut next = (*existing).clone();
+        next["count"] = json!(existing["count"].as_i64().unwrap_or(1).saturating_add(1));
+        next["lastTimestamp"] = json!(time);
+        next["message"] = json!(message);
+        let _ = store.write_object(&events, next);
+        return;
+    }
+    let event = json!({
+        "metadata": {"name": name, "namespace": namespace},
+        "involvedObject": {"kind": owner["kind"], "namespace": namespace, "name": owner["metadata"]["name"],
+            "uid": owner["metadata"]["uid"], "apiVersion": owner["apiVersion"], "resourceVersion": owner["metadata"]["resourceVersion"]},
+        "reason": reason, "message": message, "source": {"component": component},
+        "firstTimestamp": time, "lastTimestamp": time, "count": 1, "type": "Warning",
+        "eventTime": null, "reportingComponent": component, "reportingInstance": "",
+    });
+    let _ = store.create(&events, Some(&namespace), event, &controller_write());
 }
 
 pub(crate) fn key(group: &str, plural: &str, namespace: &str, name: &str) -> Key {
@@ -161,6 +201,23 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
             "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": "system:masters"}]}),
         &controller_write(),
     );
+    // Every authenticated user may ask what it may do (`kubectl auth can-i`), as Kubernetes' system:basic-user.
+    let _ = store.create(
+        &cluster_roles,
+        None,
+        json!({"metadata": {"name": "system:basic-user", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "rules": [{"apiGroups": [crate::catalog::REVIEW_GROUP], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+                      {"apiGroups": [crate::catalog::WHOAMI_GROUP], "resources": ["selfsubjectreviews"], "verbs": ["create"]}]}),
+        &controller_write(),
+    );
+    let _ = store.create(
+        &cluster_role_bindings,
+        None,
+        json!({"metadata": {"name": "system:basic-user", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "system:basic-user"},
+            "subjects": [{"apiGroup": "rbac.authorization.k8s.io", "kind": "Group", "name": crate::auth::AUTHENTICATED_GROUP}]}),
+        &controller_write(),
+    );
 }
 
 /// The keys a change asks to reconcile.
@@ -204,9 +261,18 @@ fn keys_for(change: &Change, out: &mut BTreeSet<Key>) {
             ));
         }
     }
-    // Quotas count objects as they come and go, and show their limits when they change.
+    // Quotas count objects as they come and go, release a pod's compute when it finishes or is being deleted,
+    // and show their limits when they change.
+    let pod_lifecycle_changed = change.key.group.is_empty()
+        && change.key.plural == "pods"
+        && change.previous.as_ref().is_some_and(|previous| {
+            previous["status"]["phase"] != object["status"]["phase"]
+                || meta::is_deleting(previous) != meta::is_deleting(object)
+        });
     if !namespace.is_empty()
-        && (change.kind != ChangeKind::Modified || change.key == crate::quota::quota_key())
+        && (change.kind != ChangeKind::Modified
+            || change.key == crate::quota::quota_key()
+            || pod_lifecycle_changed)
     {
         out.insert((TypeKey::new("*quota*", ""), namespace.clone(), String::new()));
     }
@@ -245,14 +311,17 @@ fn reconcile(store: &mut Store, cluster: &ClusterShared, key: &Key, effects: &mu
                 );
             }
         }
-        ("apps", "replicasets") => workloads::reconcile_replica_set(store, namespace, name),
+        ("apps", "replicasets") => workloads::reconcile_replica_set(store, namespace, name, effects),
         ("apps", "deployments") => workloads::reconcile_deployment(store, namespace, name, effects),
-        ("apps", "statefulsets") => workloads::reconcile_stateful_set(store, namespace, name),
+        ("apps", "statefulsets") => workloads::reconcile_stateful_set(store, namespace, name, effects),
         ("apps", "daemonsets") => workloads::reconcile_daemon_set(store, cluster, namespace, name, effects),
-        ("batch", "jobs") => workloads::reconcile_job(store, namespace, name),
+        ("batch", "jobs") => workloads::reconcile_job(store, namespace, name, effects),
         ("", "services") => gc::reconcile_service(store, cluster, namespace, name, effects),
         ("", "namespaces") => gc::reconcile_namespace(store, name),
-        ("*quota*", _) => crate::quota::reconcile_namespace(store, namespace),
+        ("*quota*", _) => {
+            crate::quota::reconcile_namespace(store, namespace);
+            effects.recounted.push(namespace.clone());
+        }
         ("*dependents*", uid) => gc::collect_dependents(store, uid),
         ("*owner*", uid) => gc::recheck_owner(store, uid),
         ("*finalize*", group) => {
@@ -264,12 +333,42 @@ fn reconcile(store: &mut Store, cluster: &ClusterShared, key: &Key, effects: &mu
     }
 }
 
+type TimerQueue = BinaryHeap<Reverse<(Instant, u64, Timer)>>;
+
+impl Effects {
+    /// Sets the timers, and moves workloads waiting for quota in a recounted namespace back to work.
+    fn apply(
+        self,
+        timers: &mut TimerQueue,
+        sequence: &mut u64,
+        blocked: &mut BTreeMap<String, BTreeSet<Key>>,
+        dirty: &mut BTreeSet<Key>,
+    ) {
+        for (delay, timer) in self.timers {
+            *sequence += 1;
+            timers.push(Reverse((Instant::now() + delay, *sequence, timer)));
+        }
+        for namespace in self.recounted {
+            if let Some(waiting) = blocked.remove(&namespace) {
+                dirty.extend(waiting);
+            }
+        }
+        for key in self.blocked {
+            let waiting = blocked.entry(key.1.clone()).or_default();
+            if waiting.len() < BLOCKED_LIMIT {
+                waiting.insert(key);
+            }
+        }
+    }
+}
+
 /// Runs the controllers of a cluster until the task is aborted.
 pub async fn run(cluster: Arc<ClusterShared>) {
     let mut changes = cluster.store().subscribe();
-    let mut timers: BinaryHeap<Reverse<(Instant, u64, Timer)>> = BinaryHeap::new();
+    let mut timers: TimerQueue = BinaryHeap::new();
     let mut sequence = 0u64;
     let mut dirty: BTreeSet<Key> = BTreeSet::new();
+    let mut blocked: BTreeMap<String, BTreeSet<Key>> = BTreeMap::new();
     // Start from the state the store has (bootstrap objects, or anything created before the loop subscribed).
     dirty.insert(key("", "nodes", "", "*"));
     loop {
@@ -283,10 +382,7 @@ pub async fn run(cluster: Arc<ClusterShared>) {
                     reconcile(&mut store, &cluster, key, &mut effects);
                 }
             }
-            for (delay, timer) in effects.timers {
-                sequence += 1;
-                timers.push(Reverse((Instant::now() + delay, sequence, timer)));
-            }
+            effects.apply(&mut timers, &mut sequence, &mut blocked, &mut dirty);
             // Let the changes these writes made come back through the subscription.
             tokio::task::yield_now().await;
         }
@@ -313,10 +409,7 @@ pub async fn run(cluster: Arc<ClusterShared>) {
                         }
                     }
                 }
-                for (delay, timer) in effects.timers {
-                    sequence += 1;
-                    timers.push(Reverse((Instant::now() + delay, sequence, timer)));
-                }
+                effects.apply(&mut timers, &mut sequence, &mut blocked, &mut dirty);
             }
         }
         // Drain what else is already waiting, so a burst becomes one batch.

@@ -19,6 +19,28 @@ fn object_at<'a>(value: &'a mut Json, path: &[&str]) -> Option<&'a mut Map<Strin
     node.as_object_mut()
 }
 
+/// A pod's container that limits a resource without requesting it requests its limit (as `SetDefaults_Pod` does;
+/// templates are left alone).
+fn default_requests_to_limits(container: &mut Map<String, Json>) {
+    let Some(Json::Object(resources)) = container.get_mut("resources") else {
+        return;
+    };
+    let Some(Json::Object(limits)) = resources.get("limits").cloned() else {
+        return;
+    };
+    if limits.is_empty() {
+        return;
+    }
+    if !resources.get("requests").is_some_and(Json::is_object) {
+        resources.insert("requests".into(), json!({}));
+    }
+    if let Some(Json::Object(requests)) = resources.get_mut("requests") {
+        for (resource, limit) in limits {
+            requests.entry(resource).or_insert(limit);
+        }
+    }
+}
+
 fn default_pod_spec(spec: &mut Map<String, Json>) {
     set_default(spec, "restartPolicy", json!("Always"));
     set_default(spec, "dnsPolicy", json!("ClusterFirst"));
@@ -65,6 +87,13 @@ pub fn apply(group: &str, kind: &str, object: &mut Json) {
         ("", "Pod") => {
             if let Some(spec) = object_at(object, &["spec"]) {
                 default_pod_spec(spec);
+                for list in ["containers", "initContainers"] {
+                    if let Some(Json::Array(containers)) = spec.get_mut(list) {
+                        for container in containers.iter_mut().filter_map(Json::as_object_mut) {
+                            default_requests_to_limits(container);
+                        }
+                    }
+                }
             }
         }
         ("apps", "Deployment") => {

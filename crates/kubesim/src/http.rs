@@ -84,7 +84,9 @@ async fn handle(
         }
         return response;
     }
-    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers) {
+    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers)
+        .and_then(|user| crate::auth::impersonate(&cluster, user, &headers))
+    {
         Ok(user) => user,
         Err(err) => return err.into_response(),
     };
@@ -289,6 +291,19 @@ async fn resource(
             t.kind
         )));
     }
+    if t.create_only {
+        return match (&target.name, method, target.subresource.as_deref()) {
+            (None, &Method::POST, None) => {
+                let body = parse_body(headers, body)?;
+                let store = cluster.store();
+                let answer = crate::access::review(&store, &t, user, target.namespace.as_deref(), &body)?;
+                Ok(json_response(StatusCode::CREATED, &answer))
+            }
+            _ => Err(ApiError::method_not_allowed(
+                "the server does not allow this method on the requested resource",
+            )),
+        };
+    }
     let options = WriteOptions {
         dry_run: query.get("dryRun") == Some("All"),
         manager: field_manager(query, headers),
@@ -309,12 +324,6 @@ async fn resource(
                 crate::csr::admit_create(&mut object, user)?;
             }
             let mut store = cluster.store();
-            if t.namespaced
-                && let Some(namespace) = target.namespace.as_deref()
-            {
-                let name = object["metadata"]["name"].as_str().unwrap_or_default();
-                crate::quota::admit_create(&store, &t, namespace, name)?;
-            }
             let created = store.create(&t, target.namespace.as_deref(), object, &options)?;
             drop(store);
             Ok(json_response(StatusCode::CREATED, &at_version(&t, &created)))

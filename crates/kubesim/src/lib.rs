@@ -10,6 +10,7 @@
 //! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
 //! crates use it in tests.
 
+pub mod access;
 pub mod auth;
 pub mod catalog;
 pub mod cli;
@@ -23,6 +24,7 @@ pub mod http;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
+pub mod quantity;
 pub mod quota;
 pub mod rbac;
 pub mod request;

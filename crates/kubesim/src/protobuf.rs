@@ -1,6 +1,6 @@
 //! Reading the Kubernetes protobuf encoding for the few kinds kubectl's imperative commands send with it
-//! (`kubectl create namespace | configmap | secret`, `kubectl certificate approve|deny`). Other kinds sent as
-//! protobuf are refused with 415.
+//! (`kubectl create namespace | configmap | secret | quota`, `kubectl certificate approve|deny`, the access
+//! reviews of `kubectl auth can-i`). Other kinds sent as protobuf are refused with 415.
 //!
 //! The body is the magic `k8s\0` followed by a `runtime.Unknown` message whose `raw` field holds the object.
 
@@ -210,6 +210,126 @@ fn csr_status(bytes: &[u8]) -> Result<Json, ProtobufError> {
     Ok(status)
 }
 
+/// The string fields of a message, by number, under the names given (absent and empty ones left out).
+fn string_fields(bytes: &[u8], names: &[(u64, &str)]) -> Result<Json, ProtobufError> {
+    let mut object = json!({});
+    for (number, field) in fields(bytes)? {
+        if let (Some((_, name)), Field::Bytes(b)) = (names.iter().find(|(n, _)| *n == number), field) {
+            let value = text(b)?;
+            if !value.is_empty() {
+                object[*name] = json!(value);
+            }
+        }
+    }
+    Ok(object)
+}
+
+/// The spec of an access review (`SelfSubjectAccessReviewSpec`, `SubjectAccessReviewSpec`) or of a
+/// `SelfSubjectRulesReview`.
+fn review_spec(kind: &str, bytes: &[u8]) -> Result<Json, ProtobufError> {
+    if kind == "SelfSubjectRulesReview" {
+        return string_fields(bytes, &[(1, "namespace")]);
+    }
+    let mut spec = json!({});
+    let mut groups = Vec::new();
+    for (number, field) in fields(bytes)? {
+        match (number, field) {
+            (1, Field::Bytes(b)) => {
+                spec["resourceAttributes"] = string_fields(
+                    b,
+                    &[
+                        (1, "namespace"),
+                        (2, "verb"),
+                        (3, "group"),
+                        (4, "version"),
+                        (5, "resource"),
+                        (6, "subresource"),
+                        (7, "name"),
+                    ],
+                )?;
+            }
+            (2, Field::Bytes(b)) => {
+                spec["nonResourceAttributes"] = string_fields(b, &[(1, "path"), (2, "verb")])?;
+            }
+            (3, Field::Bytes(b)) => spec["user"] = json!(text(b)?),
+            (4, Field::Bytes(b)) => groups.push(json!(text(b)?)),
+            (6, Field::Bytes(b)) => spec["uid"] = json!(text(b)?),
+            _ => {}
+        }
+    }
+    if !groups.is_empty() {
+        spec["groups"] = Json::Array(groups);
+    }
+    Ok(spec)
+}
+
+/// A `ResourceQuotaSpec`: `hard` (quantities, as their strings), `scopes` and `scopeSelector`.
+fn quota_spec(bytes: &[u8]) -> Result<Json, ProtobufError> {
+    let mut hard = Map::new();
+    let mut scopes = Vec::new();
+    let mut expressions = Vec::new();
+    for (number, field) in fields(bytes)? {
+        match (number, field) {
+            (1, Field::Bytes(entry)) => {
+                let mut resource = String::new();
+                let mut amount = String::new();
+                for (n, f) in fields(entry)? {
+                    match (n, f) {
+                        (1, Field::Bytes(b)) => resource = text(b)?,
+                        (2, Field::Bytes(quantity)) => {
+                            amount = string_fields(quantity, &[(1, "string")])?["string"]
+                                .as_str()
+                                .unwrap_or("0")
+                                .to_string();
+                        }
+                        _ => {}
+                    }
+                }
+                hard.insert(resource, json!(amount));
+            }
+            (2, Field::Bytes(b)) => scopes.push(json!(text(b)?)),
+            (3, Field::Bytes(selector)) => {
+                for (n, f) in fields(selector)? {
+                    let (1, Field::Bytes(requirement)) = (n, f) else {
+                        continue;
+                    };
+                    let mut expression = json!({});
+                    let mut values = Vec::new();
+                    for (m, g) in fields(requirement)? {
+                        match (m, g) {
+                            (1, Field::Bytes(b)) => expression["scopeName"] = json!(text(b)?),
+                            (2, Field::Bytes(b)) => expression["operator"] = json!(text(b)?),
+                            (3, Field::Bytes(b)) => values.push(json!(text(b)?)),
+                            _ => {}
+                        }
+                    }
+                    if !values.is_empty() {
+                        expression["values"] = Json::Array(values);
+                    }
+                    expressions.push(expression);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut spec = json!({"hard": hard});
+    if !scopes.is_empty() {
+        spec["scopes"] = Json::Array(scopes);
+    }
+    if !expressions.is_empty() {
+        spec["scopeSelector"] = json!({"matchExpressions": expressions});
+    }
+    Ok(spec)
+}
+
+const REVIEW_KINDS: &[&str] = &[
+    "SelfSubjectReview",
+    "SelfSubjectAccessReview",
+    "SubjectAccessReview",
+    "LocalSubjectAccessReview",
+    "SelfSubjectRulesReview",
+];
+
 /// Decodes a protobuf request body into the JSON object it encodes.
 pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
     let envelope = body
@@ -264,7 +384,12 @@ pub fn decode(body: &[u8]) -> Result<Json, ProtobufError> {
             }
             ("CertificateSigningRequest", 2, Field::Bytes(b)) => object["spec"] = csr_spec(b)?,
             ("CertificateSigningRequest", 3, Field::Bytes(b)) => object["status"] = csr_status(b)?,
-            ("Namespace" | "ConfigMap" | "Secret" | "CertificateSigningRequest", _, _) => {}
+            ("ResourceQuota", 2, Field::Bytes(b)) => object["spec"] = quota_spec(b)?,
+            (review, 2, Field::Bytes(b)) if REVIEW_KINDS.contains(&review) => {
+                object["spec"] = review_spec(review, b)?;
+            }
+            ("Namespace" | "ConfigMap" | "Secret" | "CertificateSigningRequest" | "ResourceQuota", _, _) => {}
+            (review, _, _) if REVIEW_KINDS.contains(&review) => {}
             (other, _, _) => {
                 return Err(ProtobufError(format!(
                     "kind {other} is not readable from protobuf; send JSON"
@@ -361,5 +486,63 @@ mod tests {
         ]
         .concat();
         assert!(decode(&deployment).unwrap_err().0.contains("Deployment"));
+    }
+
+    #[test]
+    fn decodes_a_resource_quota_like_kubectl_create_quota_sends_it() {
+        let hard = field(
+            1,
+            &[field(1, b"requests.cpu"), field(2, &field(1, b"500m"))].concat(),
+        );
+        let selector = field(
+            3,
+            &field(
+                1,
+                &[field(1, b"PriorityClass"), field(2, b"In"), field(3, b"high")].concat(),
+            ),
+        );
+        let spec = [hard, field(2, b"NotBestEffort"), selector].concat();
+        let type_meta = [field(1, b"v1"), field(2, b"ResourceQuota")].concat();
+        let raw = [field(1, &field(1, b"q")), field(2, &spec)].concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &raw)].concat();
+        assert_eq!(
+            decode(&body).unwrap()["spec"],
+            json!({"hard": {"requests.cpu": "500m"}, "scopes": ["NotBestEffort"],
+                "scopeSelector": {"matchExpressions": [{"scopeName": "PriorityClass", "operator": "In", "values": ["high"]}]}})
+        );
+    }
+
+    #[test]
+    fn decodes_an_access_review_like_kubectl_auth_can_i_sends_it() {
+        let attributes = [field(1, b"t1"), field(2, b"create"), field(5, b"pods")].concat();
+        let type_meta = [
+            field(1, b"authorization.k8s.io/v1"),
+            field(2, b"SubjectAccessReview"),
+        ]
+        .concat();
+        let spec = [
+            field(1, &attributes),
+            field(3, b"alice"),
+            field(4, b"team"),
+            field(4, b"ops"),
+        ]
+        .concat();
+        let body = [MAGIC.to_vec(), field(1, &type_meta), field(2, &field(2, &spec))].concat();
+        assert_eq!(
+            decode(&body).unwrap()["spec"],
+            json!({"resourceAttributes": {"namespace": "t1", "verb": "create", "resource": "pods"}, "user": "alice", "groups": ["team", "ops"]})
+        );
+        let rules_meta = [
+            field(1, b"authorization.k8s.io/v1"),
+            field(2, b"SelfSubjectRulesReview"),
+        ]
+        .concat();
+        let body = [
+            MAGIC.to_vec(),
+            field(1, &rules_meta),
+            field(2, &field(2, &field(1, b"t2"))),
+        ]
+        .concat();
+        assert_eq!(decode(&body).unwrap()["spec"], json!({"namespace": "t2"}));
     }
 }

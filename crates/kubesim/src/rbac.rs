@@ -199,12 +199,22 @@ fn rule_allows_path(rule: &Json, verb: &str, path: &str) -> bool {
 }
 
 /// Whether a binding's subjects include `user`; a ServiceAccount without a namespace is in `binding_namespace`.
+#[cfg(test)]
 fn binds(binding: &Json, user: &UserInfo, binding_namespace: Option<&str>) -> bool {
+    matching_subject(binding, user, binding_namespace).is_some()
+}
+
+/// The first subject of a binding that is `user`.
+fn matching_subject<'a>(
+    binding: &'a Json,
+    user: &UserInfo,
+    binding_namespace: Option<&str>,
+) -> Option<&'a Json> {
     binding["subjects"]
         .as_array()
         .into_iter()
         .flatten()
-        .any(|subject| {
+        .find(|subject| {
             let name = subject["name"].as_str().unwrap_or_default();
             match subject["kind"].as_str() {
                 Some("User") => !name.is_empty() && user.name == name,
@@ -235,22 +245,97 @@ fn bound_rules(store: &Store, binding: &Json, binding_namespace: Option<&str>) -
         .unwrap_or_default()
 }
 
-/// Every rule bound to `user` that applies in `namespace` (none: cluster-wide rules only).
-fn rules_of(store: &Store, user: &UserInfo, namespace: Option<&str>) -> Vec<Json> {
-    let mut rules = Vec::new();
-    for binding in store.list(&TypeKey::new(RBAC_GROUP, "clusterrolebindings"), None) {
-        if binds(&binding, user, None) {
-            rules.extend(bound_rules(store, &binding, None));
+/// A rule granted to a user, with the binding and subject that grant it.
+struct Grant {
+    rule: Json,
+    binding: std::sync::Arc<Json>,
+    /// The RoleBinding's namespace (none: a ClusterRoleBinding).
+    namespace: Option<String>,
+    subject: Json,
+}
+
+impl Grant {
+    /// RBAC's account of an allowed request: `RBAC: allowed by RoleBinding "readers/t1" of Role "pod-reader" to
+    /// User "alice"`.
+    fn reason(&self) -> String {
+        let subject_kind = self.subject["kind"].as_str().unwrap_or_default();
+        let subject_name = self.subject["name"].as_str().unwrap_or_default();
+        let subject = if subject_kind == "ServiceAccount" {
+            let namespace = self.subject["namespace"]
+                .as_str()
+                .filter(|ns| !ns.is_empty())
+                .or(self.namespace.as_deref())
+                .unwrap_or_default();
+            format!("{subject_kind} \"{subject_name}/{namespace}\"")
+        } else {
+            format!("{subject_kind} \"{subject_name}\"")
+        };
+        let name = crate::meta::name(&self.binding);
+        let binding = match &self.namespace {
+            Some(namespace) => format!("RoleBinding \"{name}/{namespace}\""),
+            None => format!("ClusterRoleBinding \"{name}\""),
+        };
+        let role_ref = &self.binding["roleRef"];
+        format!(
+            "RBAC: allowed by {binding} of {} \"{}\" to {subject}",
+            role_ref["kind"].as_str().unwrap_or_default(),
+            role_ref["name"].as_str().unwrap_or_default()
+        )
+    }
+}
+
+/// Every rule bound to `user` that applies in `namespace` (none: cluster-wide rules only), cluster-wide first.
+fn grants_of(store: &Store, user: &UserInfo, namespace: Option<&str>) -> Vec<Grant> {
+    let mut grants = Vec::new();
+    let mut add = |binding: std::sync::Arc<Json>, namespace: Option<&str>| {
+        if let Some(subject) = matching_subject(&binding, user, namespace).cloned() {
+            for rule in bound_rules(store, &binding, namespace) {
+                grants.push(Grant {
+                    rule,
+                    binding: binding.clone(),
+                    namespace: namespace.map(String::from),
+                    subject: subject.clone(),
+                });
+            }
         }
+    };
+    for binding in store.list(&TypeKey::new(RBAC_GROUP, "clusterrolebindings"), None) {
+        add(binding, None);
     }
     if let Some(namespace) = namespace {
         for binding in store.list(&TypeKey::new(RBAC_GROUP, "rolebindings"), Some(namespace)) {
-            if binds(&binding, user, Some(namespace)) {
-                rules.extend(bound_rules(store, &binding, Some(namespace)));
-            }
+            add(binding, Some(namespace));
         }
     }
-    rules
+    grants
+}
+
+/// Every rule bound to `user` that applies in `namespace` (none: cluster-wide rules only).
+#[must_use]
+pub fn rules_of(store: &Store, user: &UserInfo, namespace: Option<&str>) -> Vec<Json> {
+    grants_of(store, user, namespace)
+        .into_iter()
+        .map(|grant| grant.rule)
+        .collect()
+}
+
+/// RBAC's decision on the resource request `attributes` by `user`: the reason it is allowed, or none.
+#[must_use]
+pub fn resource_decision(store: &Store, user: &UserInfo, attributes: &ResourceAttributes) -> Option<String> {
+    grants_of(store, user, attributes.namespace.as_deref())
+        .iter()
+        .find(|grant| rule_allows_resource(&grant.rule, attributes))
+        .map(Grant::reason)
+}
+
+/// RBAC's decision on `verb` of the non-resource `path` by `user` (cluster-wide rules only): the reason it is
+/// allowed, or none.
+#[must_use]
+pub fn path_decision(store: &Store, user: &UserInfo, verb: &str, path: &str) -> Option<String> {
+    grants_of(store, user, None)
+        .iter()
+        .find(|grant| rule_allows_path(&grant.rule, verb, path))
+        .map(Grant::reason)
 }
 
 /// Whether RBAC allows `user` the resource request `attributes`.

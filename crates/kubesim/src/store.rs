@@ -298,7 +298,8 @@ impl Store {
         last
     }
 
-    fn check_type_fields(t: &ResourceType, object: &Json) -> Result<(), ApiError> {
+    /// Refuses a body whose `apiVersion` or `kind` is not the type's.
+    pub(crate) fn check_type_fields(t: &ResourceType, object: &Json) -> Result<(), ApiError> {
         if let Some(api_version) = object.get("apiVersion").and_then(Json::as_str)
             && !api_version.is_empty()
             && api_version != t.api_version()
@@ -397,7 +398,17 @@ impl Store {
             name = format!("{prefix}{}", meta::random_suffix(5));
             object["metadata"]["name"] = json!(name);
         }
-        if !meta::is_dns_subdomain(&name) {
+        if t.group == "rbac.authorization.k8s.io" {
+            // RBAC names are path segments (`system:basic-user`), as `ValidateRBACName` has it.
+            if name == "." || name == ".." || name.contains(['/', '%']) || name.len() > 253 {
+                return Err(ApiError::invalid(
+                    t,
+                    &name,
+                    "metadata.name",
+                    &format!("Invalid value: \"{name}\": may not be '.' or '..' or contain '/' or '%'"),
+                ));
+            }
+        } else if !meta::is_dns_subdomain(&name) {
             return Err(ApiError::invalid(
                 t,
                 &name,
@@ -461,6 +472,9 @@ impl Store {
         }
         crate::defaults::apply(&t.group, &t.kind, &mut object);
         self.on_create(t, &mut object)?;
+        if t.namespaced {
+            crate::quota::admit_create(self, t, &namespace, &object)?;
+        }
         if let Some(manager) = &options.manager {
             let entry = Self::manager_entry(
                 manager,
@@ -506,8 +520,12 @@ impl Store {
                     object["status"] = json!({"loadBalancer": {}});
                 }
             }
-            ("", "Pod") if object["status"]["phase"].is_null() => {
-                object["status"] = json!({"phase": "Pending", "qosClass": "BestEffort"});
+            ("", "Pod") => {
+                crate::quota::validate_pod_resources(t, object)?;
+                if object["status"]["phase"].is_null() {
+                    object["status"] =
+                        json!({"phase": "Pending", "qosClass": crate::quota::qos_class(object)});
+                }
             }
             ("batch", "Job") => {
                 let template = &object["spec"]["template"]["spec"]["restartPolicy"];

@@ -1,5 +1,6 @@
 //! Server-side printing (`Accept: application/json;as=Table;g=meta.k8s.io;v=v1`), so `kubectl get` shows the
-//! familiar columns (pods READY/STATUS/RESTARTS, deployments READY/UP-TO-DATE/AVAILABLE) instead of NAME/AGE only.
+//! familiar columns (pods READY/STATUS/RESTARTS, deployments READY/UP-TO-DATE/AVAILABLE, quotas REQUEST/LIMIT)
+//! instead of NAME/AGE only.
 
 use serde_json::{Value as Json, json};
 
@@ -51,6 +52,28 @@ fn pod_status(pod: &Json) -> String {
         }
     }
     pod["status"]["phase"].as_str().unwrap_or("Pending").to_string()
+}
+
+/// A quota's REQUEST and LIMIT columns: `resource: used/hard` for each limited resource in name order, the
+/// `limits.*` ones under LIMIT.
+fn quota_columns(quota: &Json) -> (String, String) {
+    let (mut request, mut limit) = (Vec::new(), Vec::new());
+    let mut limited: Vec<(&String, &Json)> = quota["status"]["hard"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .collect();
+    limited.sort_by_key(|(resource, _)| *resource);
+    for (resource, hard) in limited {
+        let used = quota["status"]["used"][resource].as_str().unwrap_or("0");
+        let entry = format!("{resource}: {used}/{}", hard.as_str().unwrap_or_default());
+        if resource.split('.').next() == Some("limits") && resource.contains('.') {
+            limit.push(entry);
+        } else {
+            request.push(entry);
+        }
+    }
+    (request.join(", "), limit.join(", "))
 }
 
 fn cells(t: &ResourceType, object: &Json) -> (Vec<Json>, Vec<Json>) {
@@ -141,6 +164,18 @@ fn cells(t: &ResourceType, object: &Json) -> (Vec<Json>, Vec<Json>) {
                 json!(age(object)),
             ],
         ),
+        ("", "ResourceQuota") => {
+            let (request, limit) = quota_columns(object);
+            (
+                vec![
+                    column("Name", "string"),
+                    column("Age", "string"),
+                    column("Request", "string"),
+                    column("Limit", "string"),
+                ],
+                vec![name, json!(age(object)), json!(request), json!(limit)],
+            )
+        }
         ("", "Namespace") => (
             vec![
                 column("Name", "string"),

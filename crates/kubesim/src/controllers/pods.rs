@@ -266,7 +266,7 @@ fn schedule(store: &mut Store, pod: &Json, effects: &mut Effects, creating: &Tim
         Some(node) => {
             let mut next = pod.clone();
             next["spec"]["nodeName"] = json!(meta::name(&node));
-            next["status"] = json!({"phase": "Pending", "qosClass": "BestEffort", "conditions": [condition("PodScheduled", true, None, &time)]});
+            next["status"] = json!({"phase": "Pending", "qosClass": crate::quota::qos_class(pod), "conditions": [condition("PodScheduled", true, None, &time)]});
             let _ = store.write_object(&pods, next);
             effects.after(Timing::ms(cluster.config.timing.create_ms), creating.clone());
         }
@@ -276,7 +276,7 @@ fn schedule(store: &mut Store, pod: &Json, effects: &mut Effects, creating: &Tim
             unscheduled["message"] = json!(format!(
                 "0/{count} nodes are available: {count} node(s) didn't match Pod's node affinity/selector."
             ));
-            let status = json!({"phase": "Pending", "qosClass": "BestEffort", "conditions": [unscheduled]});
+            let status = json!({"phase": "Pending", "qosClass": crate::quota::qos_class(pod), "conditions": [unscheduled]});
             if pod["status"]["conditions"][0]["reason"] != "Unschedulable" {
                 let _ = store.write_status(&pods, meta::namespace(pod), meta::name(pod), status);
             }
@@ -345,8 +345,9 @@ pub(crate) fn advance(
     let start_time = pod["status"]["startTime"]
         .as_str()
         .map_or_else(|| time.clone(), String::from);
+    let qos_class = crate::quota::qos_class(&pod);
     let base = |phase: &str, ready: bool, reason: Option<&str>| {
-        json!({"phase": phase, "qosClass": "BestEffort", "startTime": start_time, "hostIP": host_ip(index), "hostIPs": [{"ip": host_ip(index)}],
+        json!({"phase": phase, "qosClass": qos_class, "startTime": start_time, "hostIP": host_ip(index), "hostIPs": [{"ip": host_ip(index)}],
         "conditions": [
             condition("PodReadyToStartContainers", true, None, &time),
             condition("Initialized", true, None, &time),

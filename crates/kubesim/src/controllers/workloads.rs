@@ -7,13 +7,18 @@ use std::time::Duration;
 use serde_json::{Map, Value as Json, json};
 
 use super::pods::{fits, is_ready};
-use super::{Effects, Timer, builtin, controlled_by, controller_ref, controller_write, key};
+use super::{Effects, Timer, builtin, controlled_by, controller_ref, controller_write, key, record_warning};
 use crate::catalog::{ResourceType, TypeKey};
 use crate::cluster::ClusterShared;
+use crate::error::ApiError;
 use crate::meta;
 use crate::store::Store;
 
 const REVISION_ANNOTATION: &str = "deployment.kubernetes.io/revision";
+/// The reason of a refused pod create, in events and in a ReplicaSet's `ReplicaFailure` condition.
+const FAILED_CREATE: &str = "FailedCreate";
+/// The condition a ReplicaSet (and its Deployment) shows while its pods cannot be created.
+const REPLICA_FAILURE: &str = "ReplicaFailure";
 
 fn int(value: &Json, default: i64) -> i64 {
     value.as_i64().unwrap_or(default)
@@ -63,12 +68,36 @@ fn pod_from_template(owner: &Json, name: &str, extra_labels: &Map<String, Json>)
     json!({"metadata": metadata, "spec": template["spec"].clone()})
 }
 
-fn create_pod(store: &mut Store, pod: Json) {
+/// Creates a pod; a refusal (a quota, a terminating namespace) is returned for the owner's status and events.
+fn create_pod(store: &mut Store, pod: Json) -> Result<(), ApiError> {
     let pods = builtin(store, "", "pods");
     let namespace = meta::namespace(&pod).to_string();
-    if let Err(err) = store.create(&pods, Some(&namespace), pod, &controller_write()) {
-        tracing::debug!(error = %err.message, "simulated controller could not create a pod");
+    store
+        .create(&pods, Some(&namespace), pod, &controller_write())
+        .map(|_| ())
+        .inspect_err(
+            |err| tracing::debug!(error = %err.message, "simulated controller could not create a pod"),
+        )
+}
+
+/// Records a refused pod create as `RealPodControl` does (a `FailedCreate` Warning, `Error creating: …`, except
+/// for a namespace being terminated) and asks to try again once quota may have room.
+fn failed_create(store: &mut Store, owner: &Json, component: &str, message: &str, effects: &mut Effects) {
+    if !message.ends_with("because it is being terminated") {
+        record_warning(store, owner, FAILED_CREATE, message, component);
     }
+    let kind_key = match owner["kind"].as_str() {
+        Some("ReplicaSet") => ("apps", "replicasets"),
+        Some("StatefulSet") => ("apps", "statefulsets"),
+        Some("DaemonSet") => ("apps", "daemonsets"),
+        _ => ("batch", "jobs"),
+    };
+    effects.retry_when_quota_frees(key(
+        kind_key.0,
+        kind_key.1,
+        meta::namespace(owner),
+        meta::name(owner),
+    ));
 }
 
 fn delete_pod(store: &mut Store, pod: &Json) {
@@ -85,8 +114,9 @@ fn write_status(store: &mut Store, t: &std::sync::Arc<ResourceType>, object: &Js
     let _ = store.write_status(t, meta::namespace(object), meta::name(object), status);
 }
 
-/// Keeps a ReplicaSet's pods at `spec.replicas`.
-pub(crate) fn reconcile_replica_set(store: &mut Store, namespace: &str, name: &str) {
+/// Keeps a ReplicaSet's pods at `spec.replicas`; while a create is refused, shows Kubernetes' `ReplicaFailure`
+/// condition (reason `FailedCreate`, the refusal as message) and retries when quota may have room.
+pub(crate) fn reconcile_replica_set(store: &mut Store, namespace: &str, name: &str, effects: &mut Effects) {
     let rs_type = builtin(store, "apps", "replicasets");
     let Some(rs) = store.get(&rs_type.key(), namespace, name) else {
         return;
@@ -100,10 +130,16 @@ pub(crate) fn reconcile_replica_set(store: &mut Store, namespace: &str, name: &s
         .into_iter()
         .filter(|p| !meta::is_deleting(p))
         .collect();
+    let mut failure = None;
     if live.len() < want {
         for _ in live.len()..want {
             let pod = pod_from_template(&rs, &format!("{name}-{}", meta::random_suffix(5)), &Map::new());
-            create_pod(store, pod);
+            if let Err(err) = create_pod(store, pod) {
+                let message = format!("Error creating: {}", err.message);
+                failed_create(store, &rs, "replicaset-controller", &message, effects);
+                failure = Some(err.message);
+                break;
+            }
         }
     } else if live.len() > want {
         let mut surplus = live.clone();
@@ -128,8 +164,19 @@ pub(crate) fn reconcile_replica_set(store: &mut Store, namespace: &str, name: &s
         .filter(|p| !meta::is_deleting(p))
         .collect();
     let ready = live.iter().filter(|p| is_ready(p)).count();
-    let status = json!({"replicas": live.len(), "fullyLabeledReplicas": live.len(), "readyReplicas": ready, "availableReplicas": ready,
+    let mut conditions: Vec<Json> = rs["status"]["conditions"].as_array().cloned().unwrap_or_default();
+    let failing = conditions.iter().any(|c| c["type"] == REPLICA_FAILURE);
+    match (failure, failing) {
+        (Some(message), false) => conditions.push(json!({"type": REPLICA_FAILURE, "status": "True",
+            "lastTransitionTime": meta::now(), "reason": FAILED_CREATE, "message": message})),
+        (None, true) => conditions.retain(|c| c["type"] != REPLICA_FAILURE),
+        _ => {}
+    }
+    let mut status = json!({"replicas": live.len(), "fullyLabeledReplicas": live.len(), "readyReplicas": ready, "availableReplicas": ready,
                         "observedGeneration": rs["metadata"]["generation"]});
+    if !conditions.is_empty() {
+        status["conditions"] = Json::Array(conditions);
+    }
     write_status(store, &rs_type, &rs, status);
 }
 
@@ -415,8 +462,28 @@ pub(crate) fn reconcile_deployment(store: &mut Store, namespace: &str, name: &st
             );
         }
     }
-    // Keep the conventional order: Available, then Progressing.
-    conditions.sort_by_key(|c| if c["type"] == "Available" { 0 } else { 1 });
+    // A ReplicaSet's failure to create pods shows on the Deployment (the new ReplicaSet's first), as
+    // Kubernetes' `getReplicaFailures` does.
+    let replica_failure = new_rs
+        .into_iter()
+        .chain(owned.iter())
+        .find_map(|rs| {
+            rs["status"]["conditions"]
+                .as_array()
+                .and_then(|c| c.iter().find(|c| c["type"] == REPLICA_FAILURE))
+        })
+        .map(|c| {
+            json!({"type": REPLICA_FAILURE, "status": c["status"], "lastUpdateTime": c["lastTransitionTime"],
+                "lastTransitionTime": c["lastTransitionTime"], "reason": c["reason"], "message": c["message"]})
+        });
+    conditions.retain(|c| c["type"] != REPLICA_FAILURE);
+    conditions.extend(replica_failure);
+    // Keep the conventional order: Available, Progressing, ReplicaFailure.
+    conditions.sort_by_key(|c| match c["type"].as_str() {
+        Some("Available") => 0,
+        Some("Progressing") => 1,
+        _ => 2,
+    });
     let status = json!({"observedGeneration": deployment["metadata"]["generation"], "replicas": total, "updatedReplicas": updated,
         "readyReplicas": ready, "availableReplicas": available, "unavailableReplicas": (replicas - available).max(0), "conditions": conditions});
     let mut next = (*deployment).clone();
@@ -425,8 +492,9 @@ pub(crate) fn reconcile_deployment(store: &mut Store, namespace: &str, name: &st
     let _ = store.write_object(&deployments, next);
 }
 
-/// Ordered, stable-named pods for a StatefulSet.
-pub(crate) fn reconcile_stateful_set(store: &mut Store, namespace: &str, name: &str) {
+/// Ordered, stable-named pods for a StatefulSet; a refused create is a `FailedCreate` Warning and is retried when
+/// quota may have room.
+pub(crate) fn reconcile_stateful_set(store: &mut Store, namespace: &str, name: &str, effects: &mut Effects) {
     let sts_type = builtin(store, "apps", "statefulsets");
     let Some(sts) = store.get(&sts_type.key(), namespace, name) else {
         return;
@@ -460,7 +528,13 @@ pub(crate) fn reconcile_stateful_set(store: &mut Store, namespace: &str, name: &
                 if let Some(service) = sts["spec"]["serviceName"].as_str() {
                     pod["spec"]["subdomain"] = json!(service);
                 }
-                create_pod(store, pod);
+                if let Err(err) = create_pod(store, pod) {
+                    let message = format!(
+                        "create Pod {pod_name} in StatefulSet {name} failed error: {}",
+                        err.message
+                    );
+                    failed_create(store, &sts, "statefulset-controller", &message, effects);
+                }
                 break;
             }
         }
@@ -522,7 +596,7 @@ pub(crate) fn reconcile_daemon_set(
     _cluster: &ClusterShared,
     namespace: &str,
     name: &str,
-    _effects: &mut Effects,
+    effects: &mut Effects,
 ) {
     let ds_type = builtin(store, "apps", "daemonsets");
     let Some(ds) = store.get(&ds_type.key(), namespace, name) else {
@@ -574,7 +648,11 @@ pub(crate) fn reconcile_daemon_set(
             pod["spec"]["tolerations"] = Json::Array(tolerations.clone());
             pod["spec"]["affinity"] = json!({"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
                 {"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}]}]}}});
-            create_pod(store, pod);
+            if let Err(err) = create_pod(store, pod) {
+                let message = format!("Error creating: {}", err.message);
+                failed_create(store, &ds, "daemonset-controller", &message, effects);
+                break;
+            }
         } else if !replaced_one
             && all_ready
             && let Some(stale) = on_node.iter().find(|p| {
@@ -608,8 +686,9 @@ pub(crate) fn reconcile_daemon_set(
     write_status(store, &ds_type, &ds, status);
 }
 
-/// Runs a Job's pods to completion.
-pub(crate) fn reconcile_job(store: &mut Store, namespace: &str, name: &str) {
+/// Runs a Job's pods to completion; a refused create is a `FailedCreate` Warning and is retried when quota may
+/// have room.
+pub(crate) fn reconcile_job(store: &mut Store, namespace: &str, name: &str, effects: &mut Effects) {
     let jobs = builtin(store, "batch", "jobs");
     let Some(job) = store.get(&jobs.key(), namespace, name) else {
         return;
@@ -681,7 +760,11 @@ pub(crate) fn reconcile_job(store: &mut Store, namespace: &str, name: &str) {
                 .max(0);
             for _ in 0..wanted {
                 let pod = pod_from_template(&job, &format!("{name}-{}", meta::random_suffix(5)), &Map::new());
-                create_pod(store, pod);
+                if let Err(err) = create_pod(store, pod) {
+                    let message = format!("Error creating: {}", err.message);
+                    failed_create(store, &job, "job-controller", &message, effects);
+                    break;
+                }
             }
         }
     }

@@ -425,3 +425,111 @@ async fn an_approved_certificate_signing_request_yields_a_working_client_certifi
         "pods is forbidden: User \"erin\" cannot list resource \"pods\" in API group \"\" in the namespace \"default\""
     );
 }
+
+#[tokio::test]
+async fn access_reviews_answer_from_rbac_and_impersonation_needs_permission() {
+    use emco_k8s::k8s_openapi::api::authorization::v1::{SelfSubjectAccessReview, SubjectAccessReview};
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    pod_reader_in_t1(cluster).await;
+    let alice = client_as(
+        cluster,
+        &Credentials::Certificate(cluster.issue_client_certificate("alice", None).unwrap()),
+    );
+    let ask = |verb: &str, namespace: &str| -> SelfSubjectAccessReview {
+        serde_json::from_value(json!({"spec": {"resourceAttributes": {"verb": verb, "resource": "pods", "namespace": namespace}}}))
+            .unwrap()
+    };
+    let reviews: Api<SelfSubjectAccessReview> = Api::all(alice.clone());
+    let post = PostParams::default();
+    let allowed = reviews
+        .create(&post, &ask("list", "t1"))
+        .await
+        .unwrap()
+        .status
+        .unwrap();
+    assert!(allowed.allowed);
+    assert_eq!(
+        allowed.reason.as_deref(),
+        Some("RBAC: allowed by RoleBinding \"pod-readers/t1\" of Role \"pod-reader\" to User \"alice\"")
+    );
+    assert!(
+        !reviews
+            .create(&post, &ask("create", "t1"))
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .allowed
+    );
+    assert!(
+        !reviews
+            .create(&post, &ask("list", "t2"))
+            .await
+            .unwrap()
+            .status
+            .unwrap()
+            .allowed
+    );
+
+    // The admin asks about others; alice may not.
+    let about: SubjectAccessReview =
+        serde_json::from_value(json!({"spec": {"user": "carol", "groups": ["readers"],
+        "resourceAttributes": {"verb": "watch", "resource": "pods", "namespace": "t1"}}}))
+        .unwrap();
+    let admin_reviews: Api<SubjectAccessReview> = Api::all(cluster.client().unwrap());
+    let answer = admin_reviews.create(&post, &about).await.unwrap().status.unwrap();
+    assert!(answer.allowed);
+    assert_eq!(
+        answer.reason.as_deref(),
+        Some("RBAC: allowed by RoleBinding \"pod-readers/t1\" of Role \"pod-reader\" to Group \"readers\"")
+    );
+    let alice_asks: Api<SubjectAccessReview> = Api::all(alice.clone());
+    assert_eq!(
+        status_of(alice_asks.create(&post, &about).await.unwrap_err()).2,
+        "subjectaccessreviews.authorization.k8s.io is forbidden: User \"alice\" cannot create resource \"subjectaccessreviews\" in API group \"authorization.k8s.io\" at the cluster scope"
+    );
+    // Reviews are answered, not stored.
+    let admin_lists: Api<SelfSubjectAccessReview> = Api::all(cluster.client().unwrap());
+    assert_eq!(
+        status_of(admin_lists.list(&ListParams::default()).await.unwrap_err()).0,
+        405
+    );
+
+    // The admin may act as alice; alice may not act as anyone.
+    let mut as_alice = cluster.client_config().unwrap();
+    as_alice.auth_info.impersonate = Some("alice".into());
+    let as_alice = Client::try_from(as_alice).unwrap();
+    Api::<Pod>::namespaced(as_alice.clone(), "t1")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        status_of(
+            Api::<Pod>::namespaced(as_alice, "t2")
+                .list(&ListParams::default())
+                .await
+                .unwrap_err()
+        )
+        .2,
+        "pods is forbidden: User \"alice\" cannot list resource \"pods\" in API group \"\" in the namespace \"t2\""
+    );
+    let mut alice_as_admin = cluster
+        .client_config_for(&Credentials::Certificate(
+            cluster.issue_client_certificate("alice", None).unwrap(),
+        ))
+        .unwrap();
+    alice_as_admin.auth_info.impersonate = Some("kubesim-admin".into());
+    alice_as_admin.auth_info.impersonate_groups = Some(vec!["system:masters".into()]);
+    let alice_as_admin = Client::try_from(alice_as_admin).unwrap();
+    assert_eq!(
+        status_of(
+            Api::<Pod>::namespaced(alice_as_admin, "t1")
+                .list(&ListParams::default())
+                .await
+                .unwrap_err()
+        )
+        .2,
+        "users \"kubesim-admin\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope"
+    );
+}

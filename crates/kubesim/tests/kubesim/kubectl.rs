@@ -883,3 +883,195 @@ async fn https_users_bound_by_roles_and_kubernetes_denials() {
         .await
         .expect_err("Unauthorized");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_can_i_answers_from_rbac_for_a_user_kubeconfig_and_with_as() {
+    let Some(kubectl) = Kubectl::start(1).await else {
+        return;
+    };
+    let cluster = &kubectl.sim.clusters()[0];
+    kubectl.apply(POD_READER_IN_T1, &[]).await.expect_ok();
+    let alice = kubectl.dir.path().join("alice.yaml");
+    std::fs::write(
+        &alice,
+        cluster.kubeconfig_for(
+            "alice",
+            &Credentials::Certificate(cluster.issue_client_certificate("alice", None).unwrap()),
+        ),
+    )
+    .unwrap();
+    let can_i = |kubeconfig: std::path::PathBuf, args: Vec<&'static str>| {
+        let kubectl = &kubectl;
+        async move {
+            let mut full = vec!["auth", "can-i"];
+            full.extend(args);
+            kubectl.run_as(&kubeconfig, &full, None).await
+        }
+    };
+    // With alice's own kubeconfig: yes where her Role allows, no elsewhere (kubectl exits 1 on no).
+    let yes = can_i(alice.clone(), vec!["list", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(yes.stdout.trim(), "yes");
+    let no = can_i(alice.clone(), vec!["create", "pods", "-n", "t1"]).await;
+    assert!(!no.ok);
+    assert_eq!(no.stdout.trim(), "no");
+    let elsewhere = can_i(alice.clone(), vec!["get", "pods", "-n", "t2"]).await;
+    assert_eq!(elsewhere.stdout.trim(), "no");
+    // The admin asking as alice gets the same answers.
+    let admin = kubectl.kubeconfig.clone();
+    let as_alice = can_i(admin.clone(), vec!["list", "pods", "-n", "t1", "--as", "alice"])
+        .await
+        .expect_ok();
+    assert_eq!(as_alice.stdout.trim(), "yes");
+    let as_alice = can_i(admin.clone(), vec!["create", "pods", "-n", "t1", "--as", "alice"]).await;
+    assert_eq!(as_alice.stdout.trim(), "no");
+    let itself = can_i(admin.clone(), vec!["create", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(itself.stdout.trim(), "yes");
+    // A binding changes the answer.
+    kubectl
+        .apply(
+            "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata:\n  name: alice-edits\n  namespace: t1\nroleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ClusterRole\n  name: cluster-admin\nsubjects:\n- kind: User\n  name: alice\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let now = can_i(alice.clone(), vec!["create", "pods", "-n", "t1"])
+        .await
+        .expect_ok();
+    assert_eq!(now.stdout.trim(), "yes");
+    // Her rules, listed.
+    let listed = can_i(alice.clone(), vec!["--list", "-n", "t2"]).await.expect_ok();
+    assert!(
+        listed
+            .stdout
+            .contains("selfsubjectaccessreviews.authorization.k8s.io"),
+        "{}",
+        listed.stdout
+    );
+    assert!(!listed.stdout.contains("pods "), "{}", listed.stdout);
+    // Who she is, and who the admin acts as.
+    let whoami = kubectl
+        .run_as(&alice, &["auth", "whoami", "-o", "json"], None)
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(
+        whoami["status"]["userInfo"],
+        serde_json::json!({"username": "alice", "groups": ["system:authenticated"]})
+    );
+    let acting = kubectl
+        .run(&[
+            "auth",
+            "whoami",
+            "--as",
+            "alice",
+            "--as-group",
+            "team",
+            "-o",
+            "json",
+        ])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(
+        acting["status"]["userInfo"]["groups"],
+        serde_json::json!(["team", "system:authenticated"])
+    );
+    // Alice may not act as someone else.
+    can_i(alice, vec!["get", "pods", "--as", "bob"])
+        .await
+        .expect_err("users \"bob\" is forbidden: User \"alice\" cannot impersonate resource \"users\" in API group \"\" at the cluster scope");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn compute_quotas_refuse_pods_with_kubernetes_messages_through_kubectl() {
+    let Some(kubectl) = Kubectl::start(1).await else {
+        return;
+    };
+    kubectl
+        .apply(
+            "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: t1\n---\napiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: q\n  namespace: t1\nspec:\n  hard:\n    requests.cpu: 1200m\n    limits.cpu: \"2\"\n    pods: \"5\"\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let pod = |name: &str, resources: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\n  namespace: t1\nspec:\n  containers:\n  - name: c1\n    image: registry.local/x:1\n    resources: {resources}\n"
+        )
+    };
+    let half = "{requests: {cpu: 500m}, limits: {cpu: 500m}}";
+    kubectl.apply(&pod("a", half), &[]).await.expect_ok();
+    kubectl.apply(&pod("b", half), &[]).await.expect_ok();
+    kubectl
+        .apply(&pod("p", half), &[])
+        .await
+        .expect_err("pods \"p\" is forbidden: exceeded quota: q, requested: requests.cpu=500m, used: requests.cpu=1, limited: requests.cpu=1200m");
+    kubectl
+        .apply(&pod("c", "{requests: {cpu: 100m}}"), &[])
+        .await
+        .expect_err("pods \"c\" is forbidden: failed quota: q: must specify limits.cpu for: c1");
+    // `kubectl create quota` (sent as protobuf) limits too.
+    kubectl
+        .run(&[
+            "create",
+            "quota",
+            "few",
+            "-n",
+            "t1",
+            "--hard=pods=2,limits.memory=1Gi",
+        ])
+        .await
+        .expect_ok();
+    kubectl
+        .apply(&pod("m", half), &[])
+        .await
+        .expect_err("pods \"m\" is forbidden: failed quota: few: must specify limits.memory for: c1");
+    // kubectl shows what is used against each limit.
+    let mut shown = String::new();
+    for _ in 0..100 {
+        shown = kubectl
+            .run(&["get", "quota", "q", "-n", "t1"])
+            .await
+            .expect_ok()
+            .stdout;
+        if shown.contains("requests.cpu: 1/1200m") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        shown.contains("pods: 2/5, requests.cpu: 1/1200m") && shown.contains("limits.cpu: 1/2"),
+        "{shown}"
+    );
+    // A Deployment whose pod a quota refuses: kubectl describe shows the ReplicaSet's condition and event.
+    kubectl
+        .apply(
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  namespace: t1\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n        resources: {limits: {cpu: 100m, memory: 64Mi}}\n",
+            &[],
+        )
+        .await
+        .expect_ok();
+    let mut described = String::new();
+    for _ in 0..100 {
+        described = kubectl
+            .run(&["describe", "rs", "-n", "t1", "-l", "app=web"])
+            .await
+            .expect_ok()
+            .stdout;
+        if described.contains("ReplicaFailure") && described.contains("Warning  FailedCreate") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        described.contains("ReplicaFailure   True    FailedCreate")
+            && described.contains(
+                "is forbidden: exceeded quota: few, requested: pods=1, used: pods=2, limited: pods=2"
+            ),
+        "{described}"
+    );
+}
