@@ -377,11 +377,20 @@ async fn resource(
             let patch_type = PatchType::from_content_type(content_type).ok_or_else(|| {
                 ApiError::unsupported_media_type(format!("the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml, application/strategic-merge-patch+json (got {content_type})"))
             })?;
-            let patch = parse_body(headers, body)?;
+            let mut patch = parse_body(headers, body)?;
+            let mut store = cluster.store();
+            // A server-side apply that creates a CertificateSigningRequest is a create: the request is checked
+            // and stamped with its requester as a POST's is.
+            if patch_type == PatchType::Apply
+                && sub.is_none()
+                && is_certificate_signing_request(&t)
+                && store.get(&t.key(), &namespace, name).is_none()
+            {
+                crate::csr::admit_create(&mut patch, user)?;
+            }
             let (object, created) =
-                cluster
-                    .store()
-                    .patch(&t, &namespace, name, patch_type, &patch, sub.is_some(), &options)?;
+                store.patch(&t, &namespace, name, patch_type, &patch, sub.is_some(), &options)?;
+            drop(store);
             Ok(json_response(
                 if created {
                     StatusCode::CREATED

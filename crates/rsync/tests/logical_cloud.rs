@@ -432,7 +432,6 @@ async fn a_logical_cloud_user_is_certified_and_a_dig_is_applied_with_its_credent
 /// kubesim admits only POST creates against quotas, not server-side apply creates (which rsync uses), so the
 /// quota is not enforced on rsync's objects yet: see the report of this change.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-#[ignore = "kubesim does not admit server-side apply creates against ResourceQuotas yet"]
 async fn a_dig_past_the_logical_clouds_quota_fails_with_the_clusters_message() {
     let sim = Simulator::start_named(1).await.unwrap();
     let (key, request) = user_request(USER);

@@ -426,6 +426,40 @@ async fn an_approved_certificate_signing_request_yields_a_working_client_certifi
     );
 }
 
+/// A server-side apply that creates a request is admitted as a create: checked, and stamped with its requester
+/// whatever the body claims.
+#[tokio::test]
+async fn a_certificate_signing_request_created_by_server_side_apply_is_admitted_as_a_create() {
+    use base64::Engine as _;
+    use emco_k8s::k8s_openapi::api::certificates::v1::CertificateSigningRequest;
+    use kube::api::{Patch, PatchParams};
+
+    let sim = Simulator::start_named(1).await.unwrap();
+    let csrs: Api<CertificateSigningRequest> = Api::all(sim.clusters()[0].client().unwrap());
+    let (_key, request) = certificate_request("frank", "team");
+    let body = |name: &str, request: &str| {
+        json!({"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest", "metadata": {"name": name},
+            "spec": {"request": request, "signerName": "kubernetes.io/kube-apiserver-client", "usages": ["client auth"],
+                     "username": "system:admin", "groups": ["system:masters"]}})
+    };
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    let apply = PatchParams::apply("test");
+    let refused = csrs
+        .patch(
+            "junk",
+            &apply,
+            &Patch::Apply(body("junk", &encode("not a request"))),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(status_of(refused).0, 422);
+    let created = csrs
+        .patch("frank", &apply, &Patch::Apply(body("frank", &encode(&request))))
+        .await
+        .unwrap();
+    assert_eq!(created.spec.username.as_deref(), Some("kubesim-admin"));
+}
+
 #[tokio::test]
 async fn access_reviews_answer_from_rbac_and_impersonation_needs_permission() {
     use emco_k8s::k8s_openapi::api::authorization::v1::{SelfSubjectAccessReview, SubjectAccessReview};
