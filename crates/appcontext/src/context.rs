@@ -72,6 +72,10 @@ pub struct ContextMeta {
     /// cloud's user (schema 3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub credentials: Option<UserCredentials>,
+    /// The context this one takes over from (an `/update`): once this one is instantiated, the engine deletes the
+    /// objects only that one has and marks it `Terminated`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<ContextId>,
     /// Apps in the composite app's order, with their dependencies and clusters.
     pub apps: Vec<AppMeta>,
     /// The context's top-level status.
@@ -106,6 +110,7 @@ impl ContextMeta {
             logical_cloud: String::new(),
             owner,
             credentials: None,
+            supersedes: None,
             apps,
             status: ContextStatus::Instantiating,
             stop_requested: false,
@@ -643,6 +648,7 @@ mod tests {
             logical_cloud: String::new(),
             owner: Default::default(),
             credentials: None,
+            supersedes: None,
             apps: vec![AppMeta {
                 name: "sink".into(),
                 dependencies: vec![],

@@ -18,6 +18,12 @@ pub enum Operation {
     Stop,
     /// Changing the resource or what it is built from (its intents, networks, cluster references, …).
     Modify,
+    /// Changing only what the resource is built from (a logical cloud's references, permissions, quotas); a
+    /// table without rows for it treats it as [`Operation::Modify`].
+    ModifyPart,
+    /// `/update`: a new AppContext from the resource as it is now, which takes over from the current one (the
+    /// objects only the current one has are deleted once the new one is instantiated).
+    Update,
     /// Deleting the resource.
     Delete,
 }
@@ -31,7 +37,8 @@ impl Operation {
             Self::Instantiate => "instantiate",
             Self::Terminate => "terminate",
             Self::Stop => "stop",
-            Self::Modify => "modify",
+            Self::Modify | Self::ModifyPart => "modify",
+            Self::Update => "update",
             Self::Delete => "delete",
         }
     }
@@ -77,6 +84,11 @@ impl LifecycleTable {
     #[must_use]
     pub fn outcome(&self, operation: Operation, state: Option<StateValue>) -> Outcome {
         let state = state.unwrap_or(StateValue::Created);
+        let operation = if operation == Operation::ModifyPart && !self.offers(Operation::ModifyPart) {
+            Operation::Modify
+        } else {
+            operation
+        };
         self.rules
             .iter()
             .find(|rule| rule.operation == operation && rule.from.contains(&state))
@@ -105,13 +117,14 @@ impl LifecycleTable {
             Operation::Instantiate => "it cannot be instantiated now",
             Operation::Terminate => "it is not instantiated",
             Operation::Stop => "there is no instantiation or termination to stop",
-            Operation::Modify => "it cannot be modified now",
+            Operation::Modify | Operation::ModifyPart => "it cannot be modified now",
+            Operation::Update => "only an instantiated resource can be updated",
             Operation::Delete => "it cannot be deleted now",
         }
     }
 }
 
-use Operation::{Approve, Delete, Instantiate, Modify, Stop, Terminate};
+use Operation::{Approve, Delete, Instantiate, Modify, ModifyPart, Stop, Terminate, Update};
 use Outcome::{Enter, Refused, Unchanged};
 use StateValue::{
     Applied, Approved, Created, InstantiateStopped, Instantiated, TerminateStopped, Terminated, Updated,
@@ -296,7 +309,7 @@ pub static LOGICAL_CLOUD: LifecycleTable = LifecycleTable {
         },
         Rule {
             operation: Stop,
-            from: &[Instantiated],
+            from: &[Instantiated, Updated],
             outcome: Enter(InstantiateStopped),
         },
         Rule {
@@ -315,6 +328,11 @@ pub static LOGICAL_CLOUD: LifecycleTable = LifecycleTable {
             outcome: Refused("it has not been asked to instantiate"),
         },
         Rule {
+            operation: Update,
+            from: &[Instantiated, Updated],
+            outcome: Enter(Updated),
+        },
+        Rule {
             operation: Modify,
             from: &[Created, Terminated, TerminateStopped],
             outcome: Unchanged,
@@ -322,7 +340,22 @@ pub static LOGICAL_CLOUD: LifecycleTable = LifecycleTable {
         Rule {
             operation: Modify,
             from: &[Instantiated, InstantiateStopped, Updated],
-            outcome: Refused("an instantiated logical cloud cannot be changed; terminate it first"),
+            outcome: Refused(
+                "an instantiated logical cloud's level, namespace and user cannot change; terminate it first",
+            ),
+        },
+        // Its clusters, permissions and quotas may change while it is instantiated; `/update` applies them.
+        Rule {
+            operation: ModifyPart,
+            from: &[
+                Created,
+                Instantiated,
+                InstantiateStopped,
+                Terminated,
+                TerminateStopped,
+                Updated,
+            ],
+            outcome: Unchanged,
         },
         Rule {
             operation: Delete,
@@ -386,6 +419,16 @@ mod tests {
     #[test]
     fn logical_clouds_instantiate_without_approval() {
         let dcm = &LOGICAL_CLOUD;
+        assert_eq!(dcm.outcome(Update, Some(Instantiated)), Enter(Updated));
+        assert!(matches!(dcm.outcome(Update, Some(Terminated)), Refused(_)));
+        assert!(matches!(dcm.outcome(Modify, Some(Instantiated)), Refused(_)));
+        assert_eq!(dcm.outcome(ModifyPart, Some(Instantiated)), Unchanged);
+        // Tables without parts rules judge a part's change as the resource's own.
+        assert!(matches!(
+            DEPLOYMENT_INTENT_GROUP.outcome(ModifyPart, Some(Instantiated)),
+            Refused(_)
+        ));
+        assert!(!DEPLOYMENT_INTENT_GROUP.offers(Update) && !CLUSTER_NETWORK_INTENTS.offers(Update));
         assert!(!dcm.offers(Approve));
         assert_eq!(dcm.outcome(Instantiate, Some(Created)), Enter(Instantiated));
         assert!(matches!(dcm.outcome(Instantiate, Some(Instantiated)), Refused(_)));

@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ResourceRecord, ResourceRole, UserCredentials};
+use emco_appcontext::{ClusterRecord, ContextError, ResourceRecord, ResourceRole, UserCredentials};
 use emco_model::{Connectivity, ContextId, HookDeletePolicy, HookEvent, RsyncStatus, now_timestamp};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -45,11 +45,14 @@ pub(crate) enum BatchOutcome {
     Cancelled,
 }
 
-/// Apply or delete.
+/// Apply, delete, or hand over to a successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
     Apply,
     Delete,
+    /// Delete what this context applied and the context it names does not hold (an `/update` took over):
+    /// main resources only — no hooks run, CRDs stay — and the context's ResourceBundleState.
+    Supersede(ContextId),
 }
 
 fn is_crd_kind(resource: &ResourceRecord) -> bool {
@@ -89,8 +92,23 @@ fn touched(resource: &ResourceRecord, direction: Direction) -> bool {
         (ResourceRole::Hook(hook), Direction::Apply) => {
             hook.runs_at(HookEvent::PreInstall) || hook.runs_at(HookEvent::PostInstall)
         }
+        (_, Direction::Supersede(_)) => in_main_phase(resource),
         _ => true,
     }
+}
+
+/// What identifies the object of a resource in its cluster: API group, kind, namespace (as the manifest names it)
+/// and name.
+fn object_identity(resource: &ResourceRecord) -> (String, String, String, String) {
+    (
+        resource.gvk().group,
+        resource.kind.clone(),
+        resource.manifest["metadata"]["namespace"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
+        resource.name.clone(),
+    )
 }
 
 fn gvk_of(resource: &ResourceRecord) -> GroupVersionKind {
@@ -936,6 +954,37 @@ impl Batch<'_> {
     }
 }
 
+impl Batch<'_> {
+    /// Deletes, last first, the main resources whose objects `keep` (the taking-over context's resources on this
+    /// cluster) does not hold, then this context's ResourceBundleState. Hooks do not run and CRDs stay: the
+    /// application goes on under the new context.
+    async fn supersede_all(&mut self, keep: &[ResourceRecord]) -> Result<End, SyncError> {
+        let kept: HashSet<_> = keep.iter().map(object_identity).collect();
+        let mut failed = false;
+        for index in self.indices(in_main_phase).into_iter().rev() {
+            if self.cancel.is_cancelled() {
+                return Ok(End::Cancelled);
+            }
+            if kept.contains(&object_identity(&self.record.resources[index])) {
+                continue;
+            }
+            let outcome = self.delete(index).await?;
+            failed |= outcome.0 == RsyncStatus::Failed;
+            self.results[index] = Some(outcome);
+        }
+        if !self.record.resources.is_empty()
+            && let Ok(api) = self.bundle_api().await
+        {
+            match api.delete(&self.label, &DeleteParams::background()).await {
+                Ok(_) => {}
+                Err(err) if is_not_found(&err) => {}
+                Err(err) => return Err(err.into()),
+            }
+        }
+        Ok(if failed { End::Failed } else { End::Done })
+    }
+}
+
 /// One attempt at the whole batch. Retryable errors abort the attempt; rejections mark single resources Failed; a
 /// cancellation ends it between two requests, with the results so far (so nothing applied is lost track of).
 #[allow(clippy::too_many_arguments)] // the batch's parts: what, where, which way, as whom, and its cancellation
@@ -980,6 +1029,14 @@ async fn attempt(
     let end = match direction {
         Direction::Apply => batch.apply_all().await?,
         Direction::Delete => batch.delete_all().await?,
+        Direction::Supersede(successor) => {
+            let keep = match inner.contexts.cluster(successor, &record.app, cluster).await {
+                Ok(successor) => successor.resources,
+                Err(ContextError::NoSuchCluster { .. }) => Vec::new(),
+                Err(err) => return Err(SyncError::Context(err.to_string())),
+            };
+            batch.supersede_all(&keep).await?
+        }
     };
     let end = if cancel.is_cancelled() {
         End::Cancelled

@@ -100,6 +100,12 @@ impl Rsync {
                 }
             }
             match (meta.status, meta.stop_requested) {
+                // An update whose context finished instantiating but had not handed over yet.
+                (ContextStatus::Instantiated, false) if meta.supersedes.is_some() => {
+                    self.start(id, false, move |inner, cancel| {
+                        supersede_if_done(inner, id, cancel)
+                    });
+                }
                 (ContextStatus::Instantiating | ContextStatus::Terminating, true) => self.stop(id),
                 (ContextStatus::Instantiating, false) => self.instantiate(id),
                 (ContextStatus::Terminating, false) => self.terminate(id),
@@ -395,6 +401,78 @@ async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationTok
     }
 }
 
+/// After context `id` finished instantiating: if it takes over from another context (an `/update`), deletes the
+/// objects only that one has and marks it `Terminated` (`TerminateFailed` when a deletion failed). Also run by
+/// `resume`, so a restart between the two steps finishes the handover.
+async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {
+    let meta = match inner.contexts.meta(id).await {
+        Ok(meta) => meta,
+        Err(err) => return tracing::warn!(context = %id, error = %err, "cannot read the updated context"),
+    };
+    let Some(old) = meta.supersedes else { return };
+    if meta.status != ContextStatus::Instantiated {
+        return;
+    }
+    let previous = match inner.contexts.meta(old).await {
+        Ok(previous) => previous,
+        Err(err) => return tracing::warn!(context = %old, error = %err, "cannot read the superseded context"),
+    };
+    if !superseding_pending(previous.status) {
+        return;
+    }
+    tracing::info!(context = %old, successor = %id, "handing over to the updated context");
+    let mut batches = JoinSet::new();
+    for app in previous.apps.iter().rev() {
+        for cluster in &app.clusters {
+            batches.spawn(sync_cluster(
+                inner.clone(),
+                old,
+                app.name.clone(),
+                cluster.clone(),
+                previous.namespace.clone(),
+                Direction::Supersede(id),
+                previous.credentials.clone(),
+                cancel.clone(),
+            ));
+        }
+    }
+    let mut overall = BatchOutcome::Succeeded;
+    while let Some(result) = batches.join_next().await {
+        match result.unwrap_or(BatchOutcome::Failed) {
+            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
+            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
+            _ => {}
+        }
+    }
+    let done = match overall {
+        BatchOutcome::Succeeded => ContextStatus::Terminated,
+        BatchOutcome::Failed => ContextStatus::TerminateFailed,
+        BatchOutcome::Cancelled => return tracing::info!(context = %old, "handover cancelled"),
+    };
+    let result = inner
+        .contexts
+        .update_meta(old, |meta| {
+            if superseding_pending(meta.status) {
+                meta.status = done;
+            }
+        })
+        .await;
+    match result {
+        Ok(meta) => {
+            tracing::info!(context = %old, status = %meta.status, "handed over to the updated context")
+        }
+        Err(err) => tracing::warn!(context = %old, error = %err, "cannot record the handover"),
+    }
+}
+
+/// Whether a context superseded by an update still holds objects to hand over (it was never terminated).
+fn superseding_pending(status: ContextStatus) -> bool {
+    matches!(
+        status,
+        ContextStatus::Instantiated | ContextStatus::InstantiateFailed
+    )
+}
+
 async fn run_stop(inner: Arc<Inner>, id: ContextId) {
     let result = inner
         .contexts
@@ -414,7 +492,10 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
 
 impl Engine for Rsync {
     fn instantiate(&self, id: ContextId) {
-        self.start(id, false, move |inner, cancel| run_instantiate(inner, id, cancel));
+        self.start(id, false, move |inner, cancel| async move {
+            run_instantiate(inner.clone(), id, cancel.clone()).await;
+            supersede_if_done(inner, id, cancel).await;
+        });
     }
 
     fn terminate(&self, id: ContextId) {

@@ -665,3 +665,85 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
         ContextStatus::InstantiateFailed
     );
 }
+
+/// An update's context takes over from the one before: once it is instantiated, the objects only the old one has
+/// are deleted, the shared ones stay, and the old context ends Terminated — also when rsync restarts between the
+/// two steps (`resume` finishes the handover).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
+    use emco_k8s::k8s_openapi::api::core::v1::ConfigMap;
+    let sim = Simulator::start_named(1).await.unwrap();
+    let store = onboarded_store(&sim, None).await;
+    let contexts = AppContexts::new(store.clone());
+    let rsync = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
+    let old = ContextId::new(71).unwrap();
+    let new = ContextId::new(72).unwrap();
+    store_context(
+        &store,
+        &logical_cloud_meta(old),
+        vec![config_map("only-old", None), config_map("shared", None)],
+    )
+    .await;
+    run(&rsync, old).await;
+    assert_eq!(
+        contexts.meta(old).await.unwrap().status,
+        ContextStatus::Instantiated
+    );
+    store_context(
+        &store,
+        &logical_cloud_meta(new),
+        vec![config_map("shared", None), config_map("only-new", None)],
+    )
+    .await;
+    run(&rsync, new).await;
+    // Without `supersedes` nothing is handed over.
+    assert_eq!(
+        contexts.meta(old).await.unwrap().status,
+        ContextStatus::Instantiated
+    );
+    let config_maps: Api<ConfigMap> = Api::namespaced(sim.clusters()[0].client().unwrap(), "default");
+    let names = || async {
+        let mut names: Vec<String> = config_maps
+            .list(&Default::default())
+            .await
+            .unwrap()
+            .items
+            .into_iter()
+            .filter_map(|c| c.metadata.name)
+            .filter(|name| name != "kube-root-ca.crt")
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(names().await, ["only-new", "only-old", "shared"]);
+
+    // As if emco had stopped right after the new context was instantiated: a fresh rsync resumes the handover.
+    contexts
+        .update_meta(new, |meta| meta.supersedes = Some(old))
+        .await
+        .unwrap();
+    let restarted = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
+    restarted.resume().await.unwrap();
+    idle(&restarted).await;
+    assert_eq!(
+        contexts.meta(old).await.unwrap().status,
+        ContextStatus::Terminated
+    );
+    assert_eq!(
+        contexts.meta(new).await.unwrap().status,
+        ContextStatus::Instantiated
+    );
+    assert_eq!(names().await, ["only-new", "shared"]);
+    assert_eq!(
+        outcome(&contexts, old, "logical-cloud", "only-old").await.0,
+        RsyncStatus::Deleted
+    );
+    assert_eq!(
+        outcome(&contexts, old, "logical-cloud", "shared").await.0,
+        RsyncStatus::Applied
+    );
+    // A second resume has nothing more to do.
+    restarted.resume().await.unwrap();
+    idle(&restarted).await;
+    assert_eq!(names().await, ["only-new", "shared"]);
+}

@@ -27,6 +27,7 @@ async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters:
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: vec![AppMeta {
             name: "app".into(),
             dependencies: vec![],

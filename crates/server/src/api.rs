@@ -30,7 +30,7 @@ const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_clou
 
 /// Every route of the API.
 pub(crate) fn router(state: AppState) -> Router {
-    use lifecycle_routes::{approve, instantiate, stop, terminate};
+    use lifecycle_routes::{approve, instantiate, stop, terminate, update};
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
         COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
@@ -161,6 +161,7 @@ pub(crate) fn router(state: AppState) -> Router {
             &format!("{LOGICAL_CLOUD}/instantiate"),
             instantiate(logical_cloud),
         )
+        .route(&format!("{LOGICAL_CLOUD}/update"), update(logical_cloud))
         .route(&format!("{LOGICAL_CLOUD}/terminate"), terminate(logical_cloud))
         .route(&format!("{LOGICAL_CLOUD}/stop"), stop(logical_cloud))
         .route(

@@ -123,7 +123,9 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::NotInLogicalCloud { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, "NotInLogicalCloud", message)
             }
-            LifecycleError::LogicalCloudInUse { .. } => Self::conflict("InUse", message),
+            LifecycleError::LogicalCloudInUse { .. } | LifecycleError::LogicalCloudClusterInUse { .. } => {
+                Self::conflict("InUse", message)
+            }
             LifecycleError::Render { .. } => Self::conflict("RenderFailed", message),
             LifecycleError::DependencyCycle { .. } => Self::conflict("DependencyCycle", message),
             LifecycleError::Values { .. } => {

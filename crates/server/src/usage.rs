@@ -204,6 +204,7 @@ mod tests {
             logical_cloud: String::new(),
             owner: Default::default(),
             credentials: None,
+            supersedes: None,
             apps: vec![AppMeta {
                 name: "web".into(),
                 dependencies: vec![],

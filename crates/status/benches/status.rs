@@ -82,6 +82,7 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {

@@ -476,6 +476,7 @@ mod tests {
             logical_cloud: String::new(),
             owner: Default::default(),
             credentials: None,
+            supersedes: None,
             apps: apps
                 .iter()
                 .map(|(name, clusters)| AppMeta {

@@ -93,6 +93,7 @@ fn index() -> StatusIndex {
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: vec![
             AppMeta {
                 name: "packetgen".into(),

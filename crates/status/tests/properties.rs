@@ -53,6 +53,7 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: (0..world.apps.len())
             .map(|a| AppMeta {
                 name: format!("app{a}"),

@@ -100,6 +100,7 @@ fn meta(id: ContextId, app: &str, clusters: &[&str], status: ContextStatus) -> C
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: vec![AppMeta {
             name: app.into(),
             dependencies: vec![],

@@ -329,14 +329,34 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
             .contains("vfw-cluster-provider+edge02"),
         "{outside}"
     );
-    // Referencing edge02 needs the cloud terminated first.
+    // Referencing edge02 takes effect with /update; then the DIG places on both.
     emco.http
         .post(
             &format!("{lc}/cluster-references"),
             json!({"metadata": {"name": "two"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge02"}}),
         )
         .await
-        .expect(409);
+        .expect(201);
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(400);
+    emco.http.post_empty(&format!("{lc}/update")).await.expect(202);
+    wait_lc_at(&emco.http, lc, |a| {
+        a["deployedStatus"] == "Instantiated" && a["states"]["actions"][2]["state"] == "Updated"
+    })
+    .await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let deployed = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] == "Instantiated"
+        })
+        .await;
+    assert_eq!(deployed["deployedCounts"], json!({"Applied": 6}), "{deployed}");
     // No user, no kubeconfig.
     emco.http
         .get(&format!("{lc}/cluster-references/one/kubeconfig"))
@@ -407,4 +427,126 @@ async fn network_intents_and_a_logical_cloud_resume_after_sigkill() {
         .await
         .unwrap();
     emco.start_kill().unwrap();
+}
+
+/// `/update` applies what changed in an instantiated logical cloud: a new cluster gets the cloud's objects, a
+/// removed quota goes, what stays is untouched (the namespace survives the handover), the old context ends
+/// Terminated; an update that would take a cluster from a DIG deployed there is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_applies_the_changes_of_an_instantiated_logical_cloud() {
+    use emco_k8s::k8s_openapi::api::core::v1::ResourceQuota;
+    let sim = vfw_clusters(2).await;
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let emco = Emco::start().await;
+    onboard_apps_on(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("sink", vfw_chart("sink"))],
+        "lc1",
+    )
+    .await;
+    create_level1(&emco.http).await;
+    emco.http
+        .post_empty(&format!("{LC}/instantiate"))
+        .await
+        .expect(202);
+    let first = wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+    assert_eq!(first["deployedCounts"], json!({"Applied": 5}), "{first}");
+    let first_context = first["states"]["actions"][1]["instance"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let namespace_uid = |cluster: &kubesim::SimCluster| {
+        let client = cluster.client().unwrap();
+        async move {
+            Api::<Namespace>::all(client)
+                .get("tenant1")
+                .await
+                .unwrap()
+                .metadata
+                .uid
+                .unwrap()
+        }
+    };
+    let uid = namespace_uid(edge01).await;
+
+    // Nothing changed in the cloud's body; its clusters and quotas may change while it is instantiated.
+    emco.http
+        .post(
+            &format!("{LC}/cluster-references"),
+            json!({"metadata": {"name": "edge02-ref"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge02"}}),
+        )
+        .await
+        .expect(201);
+    emco.http
+        .delete(&format!("{LC}/cluster-quotas/small"))
+        .await
+        .expect(204);
+    emco.http.post_empty(&format!("{LC}/update")).await.expect(202);
+    let updated = wait_lc(&emco.http, |a| {
+        a["deployedStatus"] == "Instantiated" && a["states"]["actions"].as_array().unwrap().len() == 3
+    })
+    .await;
+    // Namespace, certificate request, Role and RoleBinding on each cluster.
+    assert_eq!(updated["deployedCounts"], json!({"Applied": 8}), "{updated}");
+    assert_eq!(updated["states"]["actions"][2]["state"], "Updated", "{updated}");
+    let old = emco
+        .http
+        .wait_until(
+            &format!("{LC}/status?status=deployed&instance={first_context}"),
+            SETTLE,
+            |a| a["deployedStatus"] == "Terminated",
+        )
+        .await;
+    assert_eq!(
+        old["deployedCounts"]["Deleted"], 1,
+        "only the quota was deleted: {old}"
+    );
+    // The namespace on edge01 is the same object; edge02 has one now; the quota is gone.
+    assert_eq!(namespace_uid(edge01).await, uid);
+    namespace_uid(edge02).await;
+    let quotas = Api::<ResourceQuota>::namespaced(edge01.client().unwrap(), "tenant1")
+        .list(&ListParams::default())
+        .await
+        .unwrap();
+    assert!(quotas.items.is_empty(), "{:?}", quotas.items);
+    // The user keeps working on edge01 and now reaches edge02.
+    for reference in ["edge01-ref", "edge02-ref"] {
+        let kubeconfig = emco
+            .http
+            .get(&format!("{LC}/cluster-references/{reference}/kubeconfig"))
+            .await
+            .expect(200);
+        let user = user_client(&String::from_utf8(kubeconfig.body).unwrap()).await;
+        Api::<ConfigMap>::namespaced(user, "tenant1")
+            .create(&PostParams::default(), &config_map("works"))
+            .await
+            .unwrap();
+    }
+
+    // A DIG on both clusters: dropping edge02 from the cloud is refused.
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] == "Instantiated"
+        })
+        .await;
+    emco.http
+        .delete(&format!("{LC}/cluster-references/edge02-ref"))
+        .await
+        .expect(204);
+    let refused = emco
+        .http
+        .post_empty(&format!("{LC}/update"))
+        .await
+        .expect(409)
+        .json();
+    let message = refused["message"].as_str().unwrap();
+    assert!(
+        message.contains("vfw-cluster-provider+edge02") && message.contains("vfw_deployment_intent_group"),
+        "{refused}"
+    );
 }

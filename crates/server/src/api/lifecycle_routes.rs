@@ -1,5 +1,5 @@
 //! The lifecycle POSTs of every resource with a lifecycle — a DIG's approve, instantiate, terminate and stop; a
-//! cluster's network-intents apply, terminate and stop; a logical cloud's instantiate, terminate and stop — one
+//! cluster's network-intents apply, terminate and stop; a logical cloud's instantiate, update, terminate and stop — one
 //! set of handlers over the one lifecycle engine. Each answers `202 Accepted` with a `Location` header naming the
 //! status URL, where the progress of the asynchronous work shows.
 //!
@@ -61,6 +61,17 @@ pub(crate) fn instantiate(subject: Subject) -> MethodRouter<AppState> {
         let prepared = state.lifecycle().prepare_instantiate(&path).await?;
         let _writing = state.write_lock().await;
         state.lifecycle().commit_instantiate(&path, prepared).await?;
+        Ok::<_, ApiError>(accepted(subject, &path))
+    })
+}
+
+/// `POST …/update` (logical clouds): a new context from the resource as it is now takes over from the current one.
+pub(crate) fn update(subject: Subject) -> MethodRouter<AppState> {
+    post(move |State(state): State<AppState>, path: PathNames| async move {
+        let path = subject_path(subject, path)?;
+        let prepared = state.lifecycle().prepare_update(&path).await?;
+        let _writing = state.write_lock().await;
+        state.lifecycle().commit_prepared(&path, prepared).await?;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
 }

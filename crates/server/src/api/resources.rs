@@ -427,7 +427,10 @@ pub(crate) async fn write_ops(
         return Ok(vec![Lifecycle::created_op(path)]);
     }
     match Subject::governing(path) {
-        Some(governing) => Ok(state.lifecycle().modification_ops(&governing).await?),
+        Some(governing) => {
+            let part = governing != *path;
+            Ok(state.lifecycle().modification_ops(&governing, part).await?)
+        }
         None => Ok(Vec::new()),
     }
 }

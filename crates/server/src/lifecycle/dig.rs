@@ -351,6 +351,7 @@ fn build_context(
             .logical_cloud
             .as_ref()
             .and_then(|binding| binding.credentials.clone()),
+        supersedes: None,
         apps: app_metas,
         status: ContextStatus::Instantiating,
         stop_requested: false,

@@ -31,6 +31,43 @@ pub(super) struct Inputs {
     clusters: Vec<String>,
     permissions: Vec<UserPermission>,
     quotas: Vec<ClusterQuota>,
+    /// The user's key and certificate request to keep (an update: the clusters already hold the request, which
+    /// Kubernetes does not let change), else new ones are made.
+    kept: Option<(String, String)>,
+}
+
+/// The user key (the logical cloud's blob) and the certificate request (PEM) of the logical cloud's current
+/// context, which an update keeps.
+async fn kept_credentials(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+) -> Result<(String, String)> {
+    let missing = |what: &str| {
+        LifecycleError::Incomplete(format!(
+            "LogicalCloud '{}' has no {what} to keep: terminate and instantiate it instead",
+            path.name()
+        ))
+    };
+    let key = catalog.blob(path).await?.ok_or_else(|| missing("user key"))?;
+    let key = String::from_utf8(key).map_err(|_| missing("readable user key"))?;
+    let (state, _) = catalog.state(path).await?;
+    let context = state.last_context().ok_or_else(|| missing("instance"))?;
+    let request = contexts
+        .clusters(context)
+        .await?
+        .into_iter()
+        .flat_map(|record| record.resources)
+        .find(|resource| matches!(resource.role, ResourceRole::Certificate))
+        .and_then(|resource| resource.manifest["spec"]["request"].as_str().map(str::to_string))
+        .ok_or_else(|| missing("certificate request"))?;
+    use base64::Engine as _;
+    let request = base64::engine::general_purpose::STANDARD
+        .decode(request)
+        .ok()
+        .and_then(|bytes| String::from_utf8(bytes).ok())
+        .ok_or_else(|| missing("readable certificate request"))?;
+    Ok((key, request))
 }
 
 /// What a DIG deploying on a logical cloud takes from it.
@@ -57,8 +94,15 @@ fn namespace_of(logical_cloud: &LogicalCloud) -> &str {
     }
 }
 
-/// Reads the logical cloud at `path` and what it is built from; refuses what cannot be instantiated.
-pub(super) async fn read_inputs(catalog: &Catalog, path: &ResourcePath) -> Result<Inputs> {
+/// Reads the logical cloud at `path` and what it is built from (and, with `keep_key`, the user key and request
+/// it has);
+/// refuses what cannot be instantiated.
+pub(super) async fn read_inputs(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+    keep_key: bool,
+) -> Result<Inputs> {
     let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
     let mut clusters = Vec::new();
     for (reference_path, reference) in catalog
@@ -129,15 +173,22 @@ pub(super) async fn read_inputs(catalog: &Catalog, path: &ResourcePath) -> Resul
             logical_cloud.spec.namespace
         )));
     }
+    let kept = if keep_key && !is_level0(&logical_cloud) {
+        Some(kept_credentials(catalog, contexts, path).await?)
+    } else {
+        None
+    };
     Ok(Inputs {
         logical_cloud,
         clusters,
         permissions,
         quotas,
+        kept,
     })
 }
 
-/// The context of a logical cloud; at level 1 with a new user key (stored with the context) and, per cluster,
+/// The context of a logical cloud; at level 1 with the user key and request to keep (an update) or new ones (the
+/// key stored with the context) and, per cluster,
 /// the cloud's objects, its certificate request playing [`ResourceRole::Certificate`].
 pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     let logical_cloud = &inputs.logical_cloud;
@@ -145,13 +196,18 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     let resources = if is_level0(logical_cloud) {
         Vec::new()
     } else {
-        let key = emco_k8s::logical_cloud::generate_user_key()
-            .map_err(|err| LifecycleError::Renderer(format!("making the user's key: {err}")))?;
-        let request = emco_k8s::logical_cloud::certificate_request(&logical_cloud.spec.user.user_name, &key)
-            .map_err(|err| {
-                LifecycleError::Renderer(format!("making the user's certificate request: {err}"))
-            })?;
-        extra.push(Catalog::blob_op(path, key.as_bytes()));
+        let request = match &inputs.kept {
+            Some((_, request)) => request.clone(),
+            None => {
+                let key = emco_k8s::logical_cloud::generate_user_key()
+                    .map_err(|err| LifecycleError::Renderer(format!("making the user's key: {err}")))?;
+                extra.push(Catalog::blob_op(path, key.as_bytes()));
+                emco_k8s::logical_cloud::certificate_request(&logical_cloud.spec.user.user_name, &key)
+                    .map_err(|err| {
+                        LifecycleError::Renderer(format!("making the user's certificate request: {err}"))
+                    })?
+            }
+        };
         emco_k8s::logical_cloud::level1_objects(logical_cloud, &inputs.quotas, &inputs.permissions, &request)
             .map_err(|err| LifecycleError::Invalid(format!("LogicalCloud '{}': {err}", path.name())))?
             .into_iter()
@@ -204,7 +260,7 @@ pub(super) async fn binding(
         serde_json::from_value(entry.body).map_err(|err| not_ready(&format!("cannot be read: {err}")))?;
     let (state, _) = catalog.state(&path).await?;
     let context = match (state.current(), state.last_context()) {
-        (Some(StateValue::Instantiated), Some(context)) => context,
+        (Some(StateValue::Instantiated | StateValue::Updated), Some(context)) => context,
         (_, None) => return Err(not_ready("has never been instantiated")),
         (Some(current), Some(_)) => {
             return Err(not_ready(&format!(
@@ -244,14 +300,19 @@ pub(super) async fn binding(
     })
 }
 
-/// Refuses terminating the logical cloud at `path` while a DIG of its project deployed on it is instantiated
-/// or still terminating (409 naming the DIG).
-pub(super) async fn check_unused(
-    catalog: &Catalog,
-    contexts: &AppContexts,
-    path: &ResourcePath,
-) -> Result<()> {
+/// A DIG deployed on a logical cloud and not finished terminating.
+struct LiveDig {
+    /// `composite-app/version/dig`.
+    name: String,
+    state: StateValue,
+    /// Its last context.
+    context: Option<ContextId>,
+}
+
+/// The DIGs of the logical cloud's project deployed on it that are instantiated or still terminating.
+async fn live_digs(catalog: &Catalog, contexts: &AppContexts, path: &ResourcePath) -> Result<Vec<LiveDig>> {
     let project = &path.names()[0];
+    let mut live_digs = Vec::new();
     for (dig_path, history) in catalog.histories(Kind::DeploymentIntentGroup).await? {
         if dig_path.names()[0] != *project {
             continue;
@@ -275,10 +336,54 @@ pub(super) async fn check_unused(
             continue;
         };
         if dig.spec.logical_cloud == path.name() {
-            return Err(LifecycleError::LogicalCloudInUse {
-                logical_cloud: path.name().to_string(),
-                dig: dig_path.names()[1..].join("/"),
+            live_digs.push(LiveDig {
+                name: dig_path.names()[1..].join("/"),
                 state,
+                context: history.last_context(),
+            });
+        }
+    }
+    Ok(live_digs)
+}
+
+/// Refuses terminating the logical cloud at `path` while a DIG of its project deployed on it is instantiated
+/// or still terminating (409 naming the DIG).
+pub(super) async fn check_unused(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+) -> Result<()> {
+    match live_digs(catalog, contexts, path).await?.into_iter().next() {
+        Some(dig) => Err(LifecycleError::LogicalCloudInUse {
+            logical_cloud: path.name().to_string(),
+            dig: dig.name,
+            state: dig.state,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Refuses an update that would take a cluster away from a DIG deployed on the logical cloud (409 naming the DIG
+/// and the cluster): its objects there would lose their namespace and user.
+pub(super) async fn check_update(
+    catalog: &Catalog,
+    contexts: &AppContexts,
+    path: &ResourcePath,
+    inputs: &Inputs,
+) -> Result<()> {
+    for dig in live_digs(catalog, contexts, path).await? {
+        let Some(context) = dig.context else { continue };
+        let meta = contexts.meta(context).await?;
+        let removed = meta
+            .apps
+            .iter()
+            .flat_map(|app| &app.clusters)
+            .find(|cluster| !inputs.clusters.contains(cluster));
+        if let Some(cluster) = removed {
+            return Err(LifecycleError::LogicalCloudClusterInUse {
+                logical_cloud: path.name().to_string(),
+                cluster: cluster.clone(),
+                dig: dig.name,
             });
         }
     }
@@ -311,7 +416,10 @@ pub async fn user_kubeconfig(
         |why: String| LifecycleError::LogicalCloudNotReady(format!("LogicalCloud '{}' {why}", path.name()));
     let (state, _) = catalog.state(path).await?;
     let context: ContextId = match (state.current(), state.last_context()) {
-        (Some(StateValue::Instantiated | StateValue::InstantiateStopped), Some(context)) => context,
+        (
+            Some(StateValue::Instantiated | StateValue::InstantiateStopped | StateValue::Updated),
+            Some(context),
+        ) => context,
         _ => {
             return Err(not_ready(format!(
                 "is not instantiated (it is {})",

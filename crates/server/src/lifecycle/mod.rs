@@ -185,6 +185,18 @@ pub enum LifecycleError {
         /// The DIG's state.
         state: StateValue,
     },
+    /// An update of a logical cloud would remove a cluster a DIG deployed on it uses.
+    #[error(
+        "LogicalCloud '{logical_cloud}' would no longer reference cluster '{cluster}', where DeploymentIntentGroup '{dig}' is deployed; terminate the DIG first or keep the cluster reference"
+    )]
+    LogicalCloudClusterInUse {
+        /// The logical cloud.
+        logical_cloud: String,
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+        /// The DIG, `composite-app/version/dig`.
+        dig: String,
+    },
     /// The composite app's app dependencies form a cycle (no app of it could ever start).
     #[error("app dependencies form a cycle: {}", cycle.join(" → "))]
     DependencyCycle {
@@ -251,8 +263,11 @@ struct Built {
     extra: Vec<Op>,
 }
 
-/// An instantiation waiting to be committed ([`Lifecycle::commit_instantiate`]).
-pub struct PreparedInstance(Prepared);
+/// An instantiation or update waiting to be committed ([`Lifecycle::commit_prepared`]).
+pub struct PreparedInstance {
+    operation: Operation,
+    prepared: Prepared,
+}
 
 enum Prepared {
     /// The table says there is nothing to do (an `/apply` of applied network intents).
@@ -373,12 +388,17 @@ impl Lifecycle {
         }
     }
 
-    /// What modifying the resource with a lifecycle at `path` (or something it is built from) does to its
-    /// state: refused while instantiated; a DIG that was approved or terminated returns to Created. Returns the
+    /// What modifying the resource with a lifecycle at `path` (or, with `part`, something it is built from) does
+    /// to its state: refused while instantiated; a DIG that was approved or terminated returns to Created. Returns the
     /// op that records it (if any).
-    pub async fn modification_ops(&self, path: &ResourcePath) -> Result<Vec<Op>> {
+    pub async fn modification_ops(&self, path: &ResourcePath, part: bool) -> Result<Vec<Op>> {
         let (mut state, _) = self.state(path).await?;
-        match Self::outcome(path, &state, Operation::Modify)? {
+        let operation = if part {
+            Operation::ModifyPart
+        } else {
+            Operation::Modify
+        };
+        match Self::outcome(path, &state, operation)? {
             Outcome::Enter(next) if state.current() != Some(next) => {
                 state.push(next, None, now_timestamp());
                 Ok(vec![Catalog::state_op(path, &state)])
@@ -420,11 +440,44 @@ impl Lifecycle {
     /// The first half of instantiating: checks the state, reads the inputs and builds the context (rendering on
     /// the blocking pool). Writes nothing, so it needs no lock.
     pub async fn prepare_instantiate(&self, path: &ResourcePath) -> Result<PreparedInstance> {
+        self.prepare(path, Operation::Instantiate).await
+    }
+
+    /// The first half of updating (`/update`, logical clouds): as [`Lifecycle::prepare_instantiate`], for a new
+    /// context that takes over from the current one, which must have finished instantiating.
+    pub async fn prepare_update(&self, path: &ResourcePath) -> Result<PreparedInstance> {
+        self.prepare(path, Operation::Update).await
+    }
+
+    /// Updates a resource: both halves in one call.
+    pub async fn update(&self, path: &ResourcePath) -> Result<ContextId> {
+        let prepared = self.prepare_update(path).await?;
+        self.commit_prepared(path, prepared).await
+    }
+
+    async fn prepare(&self, path: &ResourcePath, operation: Operation) -> Result<PreparedInstance> {
         let (state, _) = self.state(path).await?;
-        if self.check_instantiable(path, &state).await?.is_none() {
-            return Ok(PreparedInstance(Prepared::Unchanged));
+        let unchanged = PreparedInstance {
+            operation,
+            prepared: Prepared::Unchanged,
+        };
+        match operation {
+            Operation::Update => {
+                self.check_updatable(path, &state).await?;
+            }
+            _ => {
+                if self.check_instantiable(path, &state).await?.is_none() {
+                    return Ok(unchanged);
+                }
+            }
         }
-        let inputs = self.read_inputs(path).await?;
+        let inputs = self.read_inputs(path, operation).await?;
+        if operation == Operation::Update && Self::subject(path) == Subject::LogicalCloud {
+            let Inputs::LogicalCloud(lc_inputs) = &inputs else {
+                unreachable!("a logical cloud's inputs")
+            };
+            logical_cloud::check_update(&self.catalog, &self.contexts, path, lc_inputs).await?;
+        }
         let permit = self
             .renders
             .clone()
@@ -440,7 +493,10 @@ impl Lifecycle {
         })
         .await
         .map_err(|err| LifecycleError::Renderer(err.to_string()))??;
-        Ok(PreparedInstance(Prepared::Build(Box::new((inputs, built)))))
+        Ok(PreparedInstance {
+            operation,
+            prepared: Prepared::Build(Box::new((inputs, built))),
+        })
     }
 
     /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
@@ -452,25 +508,49 @@ impl Lifecycle {
         path: &ResourcePath,
         prepared: PreparedInstance,
     ) -> Result<ContextId> {
-        let Prepared::Build(prepared) = prepared.0 else {
+        self.commit_prepared(path, prepared).await
+    }
+
+    /// The second half of an instantiation or update prepared by [`Lifecycle::prepare_instantiate`] or
+    /// [`Lifecycle::prepare_update`], under the API's write lock.
+    pub async fn commit_prepared(
+        &self,
+        path: &ResourcePath,
+        prepared: PreparedInstance,
+    ) -> Result<ContextId> {
+        let operation = prepared.operation;
+        let Prepared::Build(prepared) = prepared.prepared else {
             let (state, _) = self.state(path).await?;
             return state
                 .last_context()
                 .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
         };
-        let (inputs, Built { meta, records, extra }) = *prepared;
+        let (
+            inputs,
+            Built {
+                mut meta,
+                records,
+                extra,
+            },
+        ) = *prepared;
         let subject = Self::subject(path);
         let id = meta.id;
         let mut attempts = 0;
         loop {
             let (mut state, revision) = self.state(path).await?;
-            let Some(superseded) = self.check_instantiable(path, &state).await? else {
-                // Instantiated by someone else meanwhile (an /apply that is a no-op now).
-                return state
-                    .last_context()
-                    .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+            let (superseded, entered) = if operation == Operation::Update {
+                meta.supersedes = Some(self.check_updatable(path, &state).await?);
+                (None, StateValue::Updated)
+            } else {
+                let Some(superseded) = self.check_instantiable(path, &state).await? else {
+                    // Instantiated by someone else meanwhile (an /apply that is a no-op now).
+                    return state
+                        .last_context()
+                        .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+                };
+                (superseded, subject.table().instantiated)
             };
-            if self.read_inputs(path).await? != inputs {
+            if self.read_inputs(path, operation).await? != inputs {
                 return Err(LifecycleError::InputsChanged {
                     subject: subject.table().subject,
                     name: subject.display(path),
@@ -486,7 +566,7 @@ impl Lifecycle {
                     .when([AppContexts::meta_unchanged_since(old.id, old_revision)])
                     .and_then([AppContexts::meta_op(&old)]);
             }
-            state.push(subject.table().instantiated, Some(id), now_timestamp());
+            state.push(entered, Some(id), now_timestamp());
             match self.commit(path, revision, &state, txn).await {
                 Ok(()) => break,
                 // The engine recorded the stop between our read and write (we hold the write lock, so nothing
@@ -497,9 +577,27 @@ impl Lifecycle {
                 Err(other) => return Err(other),
             }
         }
-        tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
+        tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, operation = operation.verb(), resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
         self.engine.instantiate(id);
         Ok(id)
+    }
+
+    /// Whether the state allows updating: the table must allow it and the current context must have finished
+    /// instantiating. Returns the current context, which the new one takes over from.
+    async fn check_updatable(&self, path: &ResourcePath, state: &StateInfo) -> Result<ContextId> {
+        Self::outcome(path, state, Operation::Update)?;
+        let current = state
+            .last_context()
+            .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to update"))?;
+        let status = self.contexts.meta(current).await?.status;
+        if status != ContextStatus::Instantiated {
+            return Err(Self::refused(
+                path,
+                format!("{} (context {current} is {status})", state_name(state.current())),
+                "only an instance that finished instantiating can be updated; wait for it, or terminate it",
+            ));
+        }
+        Ok(current)
     }
 
     /// Whether the state allows instantiating: `None` when the table says there is nothing to do; otherwise the
@@ -554,12 +652,33 @@ impl Lifecycle {
             meta.status = ContextStatus::Terminating;
             meta.stop_requested = false;
             state.push(next, Some(id), now_timestamp());
-            let txn = Txn::new()
+            let mut txn = Txn::new()
                 .when([AppContexts::meta_unchanged_since(id, meta_revision)])
                 .and_then([AppContexts::meta_op(&meta)]);
+            // Earlier contexts an update took over from that still hold objects (the handover has not finished,
+            // or the update failed) terminate with the current one.
+            let mut earlier = Vec::new();
+            for previous in state.contexts().into_iter().filter(|previous| *previous != id) {
+                let (mut previous_meta, previous_revision) =
+                    self.contexts.meta_with_revision(previous).await?;
+                if matches!(
+                    previous_meta.status,
+                    ContextStatus::Instantiated | ContextStatus::InstantiateFailed
+                ) {
+                    previous_meta.status = ContextStatus::Terminating;
+                    previous_meta.stop_requested = false;
+                    txn = txn
+                        .when([AppContexts::meta_unchanged_since(previous, previous_revision)])
+                        .and_then([AppContexts::meta_op(&previous_meta)]);
+                    earlier.push(previous);
+                }
+            }
             match self.commit(path, revision, &state, txn).await {
                 Ok(()) => {
                     self.engine.terminate(id);
+                    for previous in earlier {
+                        self.engine.terminate(previous);
+                    }
                     return Ok(id);
                 }
                 // The engine moved the context on between our read and write; read again.
@@ -643,8 +762,8 @@ impl Lifecycle {
         }
     }
 
-    /// Reads everything instantiating `path` needs, as its subject describes.
-    async fn read_inputs(&self, path: &ResourcePath) -> Result<Inputs> {
+    /// Reads everything instantiating (or updating) `path` needs, as its subject describes.
+    async fn read_inputs(&self, path: &ResourcePath, operation: Operation) -> Result<Inputs> {
         Ok(match Self::subject(path) {
             Subject::DeploymentIntentGroup => {
                 Inputs::DeploymentIntentGroup(dig::read_inputs(&self.catalog, &self.contexts, path).await?)
@@ -653,7 +772,11 @@ impl Lifecycle {
                 Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?)
             }
             Subject::LogicalCloud => {
-                Inputs::LogicalCloud(logical_cloud::read_inputs(&self.catalog, path).await?)
+                // An update keeps the user's key, so its certificate requests stay the same objects.
+                let keep_key = operation == Operation::Update;
+                Inputs::LogicalCloud(
+                    logical_cloud::read_inputs(&self.catalog, &self.contexts, path, keep_key).await?,
+                )
             }
         })
     }

@@ -282,15 +282,38 @@ async fn logical_clouds_are_checked_follow_their_lifecycle_and_hold_their_cluste
         .json();
     // Namespace, certificate request, Role and RoleBinding.
     assert_eq!(deployed["deployedCounts"], json!({"Pending": 4}), "{deployed}");
+    // Network intents have no update.
+    api.post_empty(&format!("{EDGE01}/update"))
+        .await
+        .expect(StatusCode::NOT_FOUND);
 
-    // While instantiated: nothing of it changes, it is not deleted.
+    // While instantiated: its level, namespace and user do not change and it is not deleted; its permissions,
+    // quotas and clusters may change (an /update applies them).
+    let refused = api
+        .put(
+            LC,
+            json!({"metadata": {"name": "lc1"}, "spec": {"namespace": "tenant2", "user": {"userName": "tenant-user", "type": "certificate"}}}),
+        )
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(refused.message().contains("namespace"), "{}", refused.message());
     api.post(
         &format!("{LC}/user-permissions"),
         json!({"metadata": {"name": "p2"}, "spec": {"namespace": "tenant1", "apiGroups": [""], "resources": ["pods"], "verbs": ["list"]}}),
     )
     .await
-    .expect(StatusCode::CONFLICT);
+    .expect(StatusCode::CREATED);
     api.delete(LC).await.expect(StatusCode::CONFLICT);
+    // An update waits until the instance has finished instantiating (no engine here: it never does).
+    let waiting = api
+        .post_empty(&format!("{LC}/update"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        waiting.message().contains("finished instantiating"),
+        "{}",
+        waiting.message()
+    );
     // Its user's kubeconfig waits for the certificate.
     let not_yet = api
         .get(&format!("{LC}/cluster-references/r1/kubeconfig"))

@@ -106,6 +106,7 @@ async fn write_context_with(
         logical_cloud: String::new(),
         owner: Default::default(),
         credentials: None,
+        supersedes: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {
