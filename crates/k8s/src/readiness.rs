@@ -1,9 +1,16 @@
 //! Whether a cluster object works, by EMCO's per-kind rules (`reference/emco.md` §1.6, Helm-derived): Pods by
 //! their Ready condition (Job pods by completion), Services by having an address, workloads by ready replicas,
-//! Jobs by completions; ConfigMaps and other kinds count as Ready when present.
+//! Jobs by completions; ConfigMaps and other kinds count as Ready when present. [`assess`] is the finer,
+//! kstatus-grade verdict (Ready / InProgress / Failed / Terminating / Unknown with a message) for every kind.
 
 use emco_model::ReadyStatus;
 use serde_json::Value as Json;
+
+mod assess;
+
+pub use assess::{
+    Assessment, Health, Hints, MAX_FIELD_CHARS, MAX_LIST_ENTRIES, MAX_MESSAGE_CHARS, assess, assess_with,
+};
 
 /// The kinds EMCO's monitor always tracks: absent ones are NotPresent; other kinds absent are not counted.
 pub const TRACKED_KINDS: &[(&str, &str)] = &[
