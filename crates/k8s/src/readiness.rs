@@ -42,6 +42,12 @@ fn ready(flag: bool) -> ReadyStatus {
     }
 }
 
+/// `percent`% of `replicas`, rounded down; saturating, as the counts come from the cluster.
+fn percent_of(replicas: i64, percent: i64) -> i64 {
+    let share = i128::from(replicas) * i128::from(percent) / 100;
+    i64::try_from(share).unwrap_or(if share < 0 { i64::MIN } else { i64::MAX })
+}
+
 /// `maxUnavailable` of a rolling update: an integer or a percentage of `replicas` (rounded down), default 25%.
 fn max_unavailable(strategy: &Json, replicas: i64) -> i64 {
     match &strategy["rollingUpdate"]["maxUnavailable"] {
@@ -49,8 +55,8 @@ fn max_unavailable(strategy: &Json, replicas: i64) -> i64 {
         Json::String(text) => text
             .strip_suffix('%')
             .and_then(|percent| percent.parse::<i64>().ok())
-            .map_or(0, |percent| replicas * percent / 100),
-        _ => replicas * 25 / 100,
+            .map_or(0, |percent| percent_of(replicas, percent)),
+        _ => percent_of(replicas, 25),
     }
 }
 
@@ -93,7 +99,7 @@ pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
             }
             let replicas = int(&spec["replicas"]).unwrap_or(1);
             let ready_replicas = int(&status["readyReplicas"]).unwrap_or(0);
-            ready(ready_replicas >= replicas - max_unavailable(&spec["strategy"], replicas))
+            ready(ready_replicas >= replicas.saturating_sub(max_unavailable(&spec["strategy"], replicas)))
         }
         ("apps", "DaemonSet") => {
             if spec["updateStrategy"]["type"]
@@ -107,7 +113,8 @@ pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
             let number_ready = int(&status["numberReady"]).unwrap_or(0);
             ready(
                 updated == desired
-                    && number_ready >= desired - max_unavailable(&spec["updateStrategy"], desired),
+                    && number_ready
+                        >= desired.saturating_sub(max_unavailable(&spec["updateStrategy"], desired)),
             )
         }
         ("apps", "StatefulSet") => {
@@ -121,7 +128,7 @@ pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
             let partition = int(&spec["updateStrategy"]["rollingUpdate"]["partition"]).unwrap_or(0);
             let updated = int(&status["updatedReplicas"]).unwrap_or(0);
             let ready_replicas = int(&status["readyReplicas"]).unwrap_or(0);
-            ready(updated == replicas - partition && ready_replicas == replicas)
+            ready(updated == replicas.saturating_sub(partition) && ready_replicas == replicas)
         }
         ("batch", "Job") => {
             let backoff_limit = int(&spec["backoffLimit"]).unwrap_or(6);
@@ -237,5 +244,30 @@ mod tests {
         );
         let behind = json!({"metadata": {"generation": 3}, "status": {"observedGeneration": 2}});
         assert_eq!(readiness("example.com", "Widget", &behind), ReadyStatus::NotReady);
+    }
+
+    /// Found by the `assess` proptest: counts near `i64::MAX` overflowed the 25% default (a panic in debug builds).
+    #[test]
+    fn extreme_counts_do_not_overflow() {
+        let huge = json!({"spec": {"replicas": i64::MAX, "strategy": {"rollingUpdate": {"maxUnavailable": "50%"}}},
+                          "status": {"readyReplicas": i64::MIN}});
+        assert_eq!(readiness("apps", "Deployment", &huge), ReadyStatus::NotReady);
+        let default_share =
+            json!({"spec": {"replicas": i64::MAX}, "status": {"readyReplicas": i64::MAX - 1}});
+        assert_eq!(
+            readiness("apps", "Deployment", &default_share),
+            ReadyStatus::Ready
+        );
+        let daemons = json!({"status": {"desiredNumberScheduled": i64::MIN, "updatedNumberScheduled": i64::MIN,
+                                        "numberReady": 0}});
+        assert_eq!(readiness("apps", "DaemonSet", &daemons), ReadyStatus::Ready);
+        let partitioned = json!({"spec": {"replicas": i64::MIN, "updateStrategy": {"rollingUpdate": {"partition": i64::MAX}}}});
+        assert_eq!(
+            readiness("apps", "StatefulSet", &partitioned),
+            ReadyStatus::NotReady
+        );
+        let half = json!({"spec": {"replicas": 4, "strategy": {"rollingUpdate": {"maxUnavailable": "50%"}}},
+                          "status": {"readyReplicas": 2}});
+        assert_eq!(readiness("apps", "Deployment", &half), ReadyStatus::Ready);
     }
 }

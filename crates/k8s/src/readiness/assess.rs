@@ -258,7 +258,7 @@ fn deployment(object: &Json) -> (Health, String) {
             Health::InProgress,
             format!(
                 "{} pending termination",
-                plural(existing - updated, "old replica", "old replicas")
+                plural(existing.saturating_sub(updated), "old replica", "old replicas")
             ),
         );
     }
