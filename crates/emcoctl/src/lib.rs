@@ -1,9 +1,11 @@
 //! emcoctl: EMCO's command-line client. Reads emcoctl resource files ([`documents`]) and drives the EMCO API with
-//! them; renders charts offline as emco would apply them ([`template`]).
+//! them; renders charts offline as emco would apply them ([`template`]); judges the health of Kubernetes objects in
+//! a file ([`readiness`]).
 
 pub mod client;
 pub mod commands;
 pub mod config;
 pub mod documents;
+pub mod readiness;
 pub mod status;
 pub mod template;

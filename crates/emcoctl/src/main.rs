@@ -46,6 +46,19 @@ enum Command {
     Status(StatusArgs),
     /// Render a chart offline exactly as emco would apply it (no API needed).
     Template(TemplateArgs),
+    /// The health of every Kubernetes object in a file (no API needed): exit 0 all Ready, 1 some not, 2 the file
+    /// is unreadable or not Kubernetes objects.
+    Readiness(ReadinessArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct ReadinessArgs {
+    /// A YAML (multi-document) or JSON file of objects, e.g. from `kubectl get … -o yaml`; `List`s expand.
+    #[arg(short = 'f', long = "file")]
+    file: PathBuf,
+    /// Output: a table or a JSON array of {kind, name, namespace, status, message}.
+    #[arg(short = 'o', long = "output", default_value = "table", value_parser = ["table", "json"])]
+    output: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -135,6 +148,9 @@ fn main() -> ExitCode {
     if let Command::Template(template_args) = &args.command {
         return template(template_args);
     }
+    if let Command::Readiness(readiness_args) = &args.command {
+        return readiness(readiness_args);
+    }
     let default_config = std::env::var_os("HOME")
         .map(|home| PathBuf::from(home).join(".emco.yaml"))
         .filter(|path| path.is_file());
@@ -167,6 +183,7 @@ fn main() -> ExitCode {
     let (verb, file_args) = match args.command {
         Command::Status(status_args) => return status(&client, &status_args),
         Command::Template(template_args) => return template(&template_args),
+        Command::Readiness(readiness_args) => return readiness(&readiness_args),
         Command::Apply(a) => (Verb::Apply, a),
         Command::Get(a) => (Verb::Get, a),
         Command::Update(a) => (Verb::Update, a),
@@ -256,6 +273,20 @@ fn template(args: &TemplateArgs) -> ExitCode {
             eprintln!("emcoctl: {err}");
             ExitCode::FAILURE
         }
+    }
+}
+
+fn readiness(args: &ReadinessArgs) -> ExitCode {
+    use emcoctl::readiness::{Format, run};
+    let format = if args.output == "json" {
+        Format::Json
+    } else {
+        Format::Table
+    };
+    match run(&args.file, format, &mut std::io::stdout().lock()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err) => usage(&err.to_string()),
     }
 }
 
