@@ -9,7 +9,8 @@ use serde_json::Value as Json;
 mod assess;
 
 pub use assess::{
-    Assessment, Health, Hints, MAX_FIELD_CHARS, MAX_LIST_ENTRIES, MAX_MESSAGE_CHARS, assess, assess_with,
+    Assessment, Health, Hints, MAX_BUNDLE_OBJECTS, MAX_FIELD_CHARS, MAX_LIST_ENTRIES, MAX_MESSAGE_CHARS,
+    assess, assess_with,
 };
 
 /// The kinds EMCO's monitor always tracks: absent ones are NotPresent; other kinds absent are not counted.

@@ -14,6 +14,8 @@ pub const MAX_LIST_ENTRIES: usize = 256;
 /// The longest a text taken from the object (name, reason, condition message) may be inside a message, in
 /// characters; 253 is the longest Kubernetes object name.
 pub const MAX_FIELD_CHARS: usize = 253;
+/// How many objects of a ResourceBundleState are assessed: a bundle reports one app's objects in one cluster.
+pub const MAX_BUNDLE_OBJECTS: usize = 10_000;
 /// The longest message, in characters.
 pub const MAX_MESSAGE_CHARS: usize = 1024;
 
@@ -163,7 +165,7 @@ fn verdict(group: &str, kind: &str, object: &Json, hints: &Hints) -> (Health, St
         | ("networking.k8s.io", "NetworkPolicy" | "IngressClass")
         | ("storage.k8s.io", "StorageClass")
         | ("scheduling.k8s.io", "PriorityClass") => (Health::Ready, "present".into()),
-        (crate::RBS_GROUP, crate::RBS_KIND) => resource_bundle_state(status),
+        (crate::RBS_GROUP, crate::RBS_KIND) => resource_bundle_state(status, hints),
         _ => by_conditions(status, hints),
     }
 }
@@ -739,25 +741,90 @@ fn resource_quota(status: &Json) -> (Health, String) {
     (Health::Ready, format!("at its limit: {}", at_limit.join(", ")))
 }
 
-fn resource_bundle_state(status: &Json) -> (Health, String) {
-    let resources = count(&status["resourceCount"]);
-    match status["ready"].as_bool() {
-        Some(true) => (
-            Health::Ready,
-            format!(
-                "{} reported, all ready",
-                plural(resources, "resource", "resources")
-            ),
-        ),
-        Some(false) => (
-            Health::InProgress,
-            format!(
-                "{} reported, not all ready",
-                plural(resources, "resource", "resources")
-            ),
-        ),
-        None => (Health::InProgress, "not yet reported by the monitor".into()),
+/// A ResourceBundleState by the objects it reports (EMCO's own monitor never computes its `ready` field, so the
+/// objects decide; `ready` only when it reports none): any failed → Failed, else any unknown → Unknown, else any
+/// not ready → InProgress. Generic entries count by their `res` object when it is one (emco's monitor), as present
+/// otherwise (EMCO's base64 `res`); bundles inside a bundle count as present.
+fn resource_bundle_state(status: &Json, hints: &Hints) -> (Health, String) {
+    if !status.is_object() {
+        return (Health::InProgress, "not yet reported by the monitor".into());
     }
+    let typed = crate::bundle::TYPED_ARRAYS
+        .iter()
+        .flat_map(|(field, group, kind)| {
+            status[*field]
+                .as_array()
+                .map(Vec::as_slice)
+                .unwrap_or_default()
+                .iter()
+                .map(move |object| (*group, *kind, object))
+        });
+    let generic = status["resourceStatuses"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .map(|entry| {
+            (
+                entry["group"].as_str().unwrap_or_default(),
+                entry["kind"].as_str().unwrap_or_default(),
+                entry,
+            )
+        });
+    let mut total = 0_i64;
+    let mut failed = Vec::new();
+    let mut unknown = Vec::new();
+    let mut not_ready = Vec::new();
+    for (group, kind, object) in typed.chain(generic).take(MAX_BUNDLE_OBJECTS) {
+        total += 1;
+        // A generic entry names the object and carries it in `res`.
+        let name = object["metadata"]["name"]
+            .as_str()
+            .or_else(|| object["name"].as_str())
+            .unwrap_or("(unnamed)");
+        // Bundles inside a bundle, and EMCO's base64 `res`, count as present.
+        let object = match object.get("res") {
+            _ if kind == crate::RBS_KIND => continue,
+            Some(res @ Json::Object(_)) => res,
+            Some(_) => continue,
+            None => object,
+        };
+        let (health, detail) = verdict(group, kind, object, hints);
+        let line = || format!("{} {}: {detail}", clip(kind), clip(name));
+        match health {
+            Health::Ready => {}
+            Health::Failed => failed.push(line()),
+            Health::Unknown => unknown.push(line()),
+            Health::InProgress | Health::Terminating => not_ready.push(line()),
+        }
+    }
+    if total == 0 {
+        let resources = count(&status["resourceCount"]);
+        return match status["ready"].as_bool() {
+            Some(true) => (
+                Health::Ready,
+                format!(
+                    "{} reported, all ready",
+                    plural(resources, "resource", "resources")
+                ),
+            ),
+            _ => (Health::InProgress, "no objects reported yet".into()),
+        };
+    }
+    let objects = plural(total, "object", "objects");
+    for (health, list, what) in [
+        (Health::Failed, &failed, "failed"),
+        (Health::Unknown, &unknown, "unknown"),
+        (Health::InProgress, &not_ready, "not ready"),
+    ] {
+        if let Some(first) = list.first() {
+            return (
+                health,
+                format!("{} of {objects} {what}; first: {first}", list.len()),
+            );
+        }
+    }
+    (Health::Ready, format!("{objects}, all ready"))
 }
 
 /// Kinds without a rule: the hinted condition, else `Ready`, else `Available`, else present means ready.
