@@ -402,6 +402,21 @@ items:
     }
 
     #[test]
+    fn deep_documents_are_refused_not_followed() {
+        for text in [
+            "[".repeat(100_000),
+            "{\"a\":".repeat(100_000),
+            "a:\n".to_string()
+                + &(1..2_000)
+                    .map(|depth| format!("{}b:\n", " ".repeat(depth)))
+                    .collect::<String>(),
+        ] {
+            let err = parse(&text).unwrap_err();
+            assert!(matches!(err, ReadinessError::Syntax { .. }), "{err}");
+        }
+    }
+
+    #[test]
     fn too_many_objects_are_refused() {
         let item = json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}});
         let list = json!({"apiVersion": "v1", "kind": "List", "items": vec![item; MAX_OBJECTS + 1]});

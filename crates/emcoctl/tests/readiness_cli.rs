@@ -50,7 +50,10 @@ fn exit_code_says_whether_everything_is_ready() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert_eq!(output.status.code(), Some(0), "{stdout}");
     assert!(stdout.contains("KIND") && stdout.contains("MESSAGE"), "{stdout}");
-    assert!(stdout.contains("Deployment firewall: 2 of 2 replicas available"), "{stdout}");
+    assert!(
+        stdout.contains("Deployment firewall: 2 of 2 replicas available"),
+        "{stdout}"
+    );
     assert!(stdout.contains("ConfigMap settings: present"), "{stdout}");
 
     let crashing = file(&dir, "crashing.json", CRASHING);
@@ -71,18 +74,28 @@ fn exit_code_says_whether_everything_is_ready() {
 #[test]
 fn bad_files_exit_2_naming_the_document() {
     let dir = tempfile::tempdir().unwrap();
-    let not_objects = file(&dir, "values.yaml", "apiVersion: v1\nkind: ConfigMap\n---\nreplicas: 3\n");
+    let not_objects = file(
+        &dir,
+        "values.yaml",
+        "apiVersion: v1\nkind: ConfigMap\n---\nreplicas: 3\n",
+    );
     let output = emcoctl(&["readiness", "-f", &not_objects]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("values.yaml, document 2: not a Kubernetes object: no apiVersion"), "{stderr}");
+    assert!(
+        stderr.contains("values.yaml, document 2: not a Kubernetes object: no apiVersion"),
+        "{stderr}"
+    );
     assert!(output.stdout.is_empty());
 
     let missing = dir.path().join("missing.yaml").display().to_string();
     let output = emcoctl(&["readiness", "-f", &missing]);
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("cannot read") && stderr.contains("missing.yaml"), "{stderr}");
+    assert!(
+        stderr.contains("cannot read") && stderr.contains("missing.yaml"),
+        "{stderr}"
+    );
 
     let output = emcoctl(&["readiness", "-f", &missing, "-o", "yaml"]);
     assert_eq!(output.status.code(), Some(2), "clap refuses an unknown output");
