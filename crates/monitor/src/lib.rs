@@ -441,3 +441,51 @@ pub async fn run(
     }
     watches.abort_all();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_alone_patches_only_the_heartbeat() {
+        assert_eq!(
+            patch_of(None, "2026-11-23T10:00:00Z"),
+            json!({"status": {"heartbeat": "2026-11-23T10:00:00Z"}})
+        );
+        let status = json!({"ready": true, "resourceCount": 0});
+        assert_eq!(
+            patch_of(Some(&status), "2026-11-23T10:00:01Z"),
+            json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z"}})
+        );
+    }
+
+    #[test]
+    fn a_written_bundle_is_due_again_after_a_heartbeat() {
+        let config = MonitorConfig {
+            heartbeat: Duration::from_secs(5),
+            ..MonitorConfig::default()
+        };
+        let mut state = State::default();
+        state
+            .bundles
+            .insert(("default".into(), "1-web".into()), Bundle::default());
+        assert_eq!(
+            next_due(&state, &config),
+            None,
+            "never written, nothing changed: nothing due"
+        );
+        let written = tokio::time::Instant::now();
+        if let Some(bundle) = state.bundles.values_mut().next() {
+            bundle.written_at = Some(written);
+        }
+        assert_eq!(next_due(&state, &config), Some(written + Duration::from_secs(5)));
+        if let Some(bundle) = state.bundles.values_mut().next() {
+            bundle.mark_dirty();
+        }
+        let due = next_due(&state, &config).unwrap();
+        assert!(
+            due < written + Duration::from_secs(5),
+            "a change goes out before the heartbeat"
+        );
+    }
+}

@@ -4,9 +4,10 @@
 //! cluster network intents and logical clouds alike ([`Subject`]); clusters not heard from within a grace are
 //! shown as stale ([`freshness`]).
 //!
-//! Architecture invariant: no I/O. The server loads the index at start and keeps it current from the store's
-//! watch; queries take a read view, so `output=summary` costs O(filters) and `output=all` one pass over the
-//! selected resources plus serialization.
+//! Architecture invariant: no I/O and no clock (the time an answer is judged at comes with the request). The
+//! server loads the index at start and keeps it current from the store's watch; queries take a read view, so
+//! `output=summary` costs O(filters) (cluster/ready answers add one pass over the context's (app, cluster) entries
+//! to judge freshness) and `output=all` one pass over the selected resources plus serialization.
 
 pub mod answer;
 pub mod freshness;
