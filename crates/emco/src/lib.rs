@@ -136,6 +136,10 @@ pub struct ServeArgs {
     /// more makes instantiate answer 422 `RenderLimitExceeded`.
     #[arg(long, env = "EMCO_RENDER_MAX_OUTPUT_BYTES", default_value_t = emco_helm::render::DEFAULT_MAX_OUTPUT_BYTES, value_parser = parse_output_bytes)]
     pub render_max_output_bytes: usize,
+    /// How long a cluster of a deployed app may go unheard (its monitor's heartbeat) before status answers show
+    /// its resources as `Unknown` and the cluster as stale (SECONDS, or `90s`, `2m`).
+    #[arg(long, env = "EMCO_STATUS_GRACE", value_name = "SECONDS", default_value = "60s", value_parser = parse_duration)]
+    pub status_grace: Duration,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -263,6 +267,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_connections,
         render_timeout,
         render_max_output_bytes,
+        status_grace,
     } = args;
     check_exposure(
         listen,
@@ -348,6 +353,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 max_output_bytes: render_max_output_bytes,
                 timeout: render_timeout,
             },
+            status_grace,
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
@@ -535,6 +541,22 @@ mod tests {
         }
         for bad in ["0", "-5", "1MiB"] {
             assert!(serve_args(&["--render-max-output-bytes", bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn status_grace_defaults_to_a_minute_and_takes_seconds() {
+        assert_eq!(serve_args(&[]).unwrap().status_grace, Duration::from_secs(60));
+        assert_eq!(
+            serve_args(&["--status-grace", "95"]).unwrap().status_grace,
+            Duration::from_secs(95)
+        );
+        assert_eq!(
+            serve_args(&["--status-grace", "2m"]).unwrap().status_grace,
+            Duration::from_secs(120)
+        );
+        for bad in ["0", "soon", "-3"] {
+            assert!(serve_args(&["--status-grace", bad]).is_err(), "{bad}");
         }
     }
 

@@ -4,6 +4,8 @@
 //! lifecycle alike: a deployment intent group, a cluster's network intents
 //! (`cluster-providers/{p}/clusters/{c}`) and a logical cloud (`projects/{p}/logical-clouds/{lc}`); the EMCO 22.x
 //! shapes of the last two (one `cluster`, lifted `clusters`) are read as the app they stand for.
+//! A cluster emco no longer hears from (its monitor stopped, the cluster dropped off) is answered as stale: its
+//! IN CLUSTER and READY cells read `Unknown` and the summary line names it, with why.
 
 use serde_json::Value as Json;
 
@@ -220,17 +222,51 @@ pub fn counts_text(counts: &Json) -> String {
     }
 }
 
-/// One line: the context's status, the resources' rsync counts and the readiness counts.
+/// The clusters the readiness answer calls stale (`statusFresh: false`), each once, in answer order, with its
+/// `statusMessage`.
+#[must_use]
+pub fn stale_clusters(answers: &Answers) -> Vec<(String, String)> {
+    let mut stale: Vec<(String, String)> = Vec::new();
+    for app in apps_of(&answers.ready) {
+        for cluster in app["clusters"].as_array().into_iter().flatten() {
+            if cluster["statusFresh"] != false {
+                continue;
+            }
+            let name = cluster["cluster"].as_str().unwrap_or("?").to_string();
+            if stale.iter().any(|(known, _)| *known == name) {
+                continue;
+            }
+            let message = cluster["statusMessage"]
+                .as_str()
+                .unwrap_or("no recent report")
+                .to_string();
+            stale.push((name, message));
+        }
+    }
+    stale
+}
+
+/// One line: the context's status, the resources' rsync counts and the readiness counts, and the stale clusters
+/// if any.
 #[must_use]
 pub fn summary_line(answers: &Answers) -> String {
-    format!(
+    let mut line = format!(
         "{}: {} · resources: {} · ready: {} ({})",
         answers.rsync["name"].as_str().unwrap_or("?"),
         answers.rsync["status"].as_str().unwrap_or("?"),
         counts_text(&answers.rsync["rsync-status"]),
         answers.ready["readyStatus"].as_str().unwrap_or("?"),
         counts_text(&answers.ready["readyCounts"]),
-    )
+    );
+    let stale = stale_clusters(answers);
+    if !stale.is_empty() {
+        let named: Vec<String> = stale
+            .iter()
+            .map(|(cluster, message)| format!("{cluster} ({message})"))
+            .collect();
+        line.push_str(&format!(" · stale: {}", named.join(", ")));
+    }
+    line
 }
 
 /// Whether the answers have reached `state`: the context's status (Instantiated, Terminated, …) or the readiness
@@ -295,6 +331,48 @@ mod tests {
         assert_eq!(
             dig_path("projects/p/composite-apps/c/v1/deployment-intent-groups/d"),
             "/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d"
+        );
+    }
+
+    #[test]
+    fn stale_clusters_read_unknown_and_are_named_in_the_summary() {
+        let resource = |kind: &str, name: &str, field: &str, value: &str| json!({"GVK": {"Group": "", "Version": "v1", "Kind": kind}, "name": name, field: value});
+        let stale = |app: &str, kind: &str, name: &str| {
+            json!({"name": app, "clusters": [
+            {"cluster": "edge01", "resources": [resource(kind, name, "readyStatus", "Ready")]},
+            {"cluster": "edge02", "statusFresh": false, "statusMessage": "no report from edge02 for 95 s",
+             "lastHeard": "2026-11-23T10:00:00Z", "resources": [resource(kind, name, "readyStatus", "Unknown")]}]})
+        };
+        let answers = Answers {
+            rsync: json!({"name": "dig", "status": "Instantiated", "rsync-status": {"Applied": 4}, "apps": []}),
+            cluster: json!({"apps": [{"name": "web", "clusters": [
+                {"cluster": "edge02", "status-fresh": false, "resources": [resource("Deployment", "web", "cluster-status", "Unknown")]}]}]}),
+            ready: json!({"readyStatus": "NotReady", "readyCounts": {"Ready": 2, "Unknown": 2},
+                "apps": [stale("web", "Deployment", "web"), stale("db", "ConfigMap", "db")]}),
+        };
+        assert_eq!(
+            stale_clusters(&answers),
+            [("edge02".to_string(), "no report from edge02 for 95 s".to_string())],
+            "once, however many apps it holds"
+        );
+        assert_eq!(
+            summary_line(&answers),
+            "dig: Instantiated · resources: Applied 4 · ready: NotReady (Ready 2, Unknown 2) · stale: edge02 (no report from edge02 for 95 s)"
+        );
+        let rows = rows(&answers);
+        let web_on_edge02 = rows
+            .iter()
+            .find(|row| row[0] == "web" && row[1] == "edge02")
+            .unwrap();
+        assert_eq!((&*web_on_edge02[5], &*web_on_edge02[6]), ("Unknown", "Unknown"));
+        assert_eq!(colour("Unknown"), Some(comfy_table::Color::Yellow));
+        let fresh = answers.ready["apps"][0]["clusters"][0].clone();
+        assert!(
+            stale_clusters(&Answers {
+                ready: json!({"apps": [{"name": "web", "clusters": [fresh]}]}),
+                ..answers
+            })
+            .is_empty()
         );
     }
 

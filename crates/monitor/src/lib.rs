@@ -7,6 +7,10 @@
 //! (a Deployment's counts after its pod's readiness) to join it. A bundle
 //! whose ResourceBundleState does not exist yet (rsync creates it after the app's objects) is retried less often.
 //!
+//! Every `heartbeat` (20 s by default) each bundle's status gets a fresh `status.heartbeat` (RFC 3339), even when
+//! nothing changed, so that emco can tell a live monitor with nothing to say from a dead one: a write that carries
+//! changes carries the heartbeat too; a bundle that did not change gets a merge patch of the heartbeat alone.
+//!
 //! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
 
 pub mod bundle;
@@ -101,9 +105,17 @@ pub struct MonitorConfig {
     pub gather: Duration,
     /// How long to wait before retrying a bundle whose ResourceBundleState is missing.
     pub missing_retry: Duration,
+    /// How often every bundle's `status.heartbeat` is refreshed, changed or not.
+    pub heartbeat: Duration,
     /// The field manager of its writes.
     pub field_manager: String,
 }
+
+/// The default of [`MonitorConfig::heartbeat`].
+pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(20);
+
+/// The status field the heartbeat is written to.
+pub const HEARTBEAT_FIELD: &str = "heartbeat";
 
 impl Default for MonitorConfig {
     fn default() -> Self {
@@ -112,6 +124,7 @@ impl Default for MonitorConfig {
             coalesce: Duration::from_millis(200),
             gather: Duration::from_millis(20),
             missing_retry: Duration::from_secs(2),
+            heartbeat: DEFAULT_HEARTBEAT,
             field_manager: "emco-monitor".into(),
         }
     }
@@ -131,9 +144,16 @@ struct Bundle {
     written: Option<Json>,
     /// When a write was last started: the next one waits until `coalesce` later.
     attempted_at: Option<tokio::time::Instant>,
+    /// When a write last succeeded: the next heartbeat is due `heartbeat` later.
+    written_at: Option<tokio::time::Instant>,
 }
 
 impl Bundle {
+    /// When its next heartbeat is due (only once a status was written: before, the status write is pending).
+    fn heartbeat_due(&self, config: &MonitorConfig) -> Option<tokio::time::Instant> {
+        self.written_at.map(|at| at + config.heartbeat)
+    }
+
     fn mark_dirty(&mut self) {
         if !self.dirty {
             self.dirty = true;
@@ -243,22 +263,43 @@ async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<St
     }
 }
 
-/// When a dirty bundle may be written next, if any is dirty.
+/// When a bundle may be written next (a dirty one, or one whose heartbeat is due), if any.
 fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instant> {
-    state
+    let dirty = state.bundles.values().filter(|b| b.dirty).map(|b| {
+        let gathered = b.dirty_since.map(|since| since + config.gather);
+        let coalesced = b.attempted_at.map(|at| at + config.coalesce);
+        let retried = b.missing_since.map(|since| since + config.missing_retry);
+        gathered
+            .max(coalesced)
+            .max(retried)
+            .unwrap_or_else(tokio::time::Instant::now)
+    });
+    let beats = state
         .bundles
         .values()
-        .filter(|b| b.dirty)
-        .map(|b| {
-            let gathered = b.dirty_since.map(|since| since + config.gather);
-            let coalesced = b.attempted_at.map(|at| at + config.coalesce);
-            let retried = b.missing_since.map(|since| since + config.missing_retry);
-            gathered
-                .max(coalesced)
-                .max(retried)
-                .unwrap_or_else(tokio::time::Instant::now)
-        })
-        .min()
+        .filter(|b| !b.dirty)
+        .filter_map(|b| b.heartbeat_due(config));
+    dirty.chain(beats).min()
+}
+
+/// What one flush writes of a bundle.
+enum Write {
+    /// Its status, built from the snapshot, with a heartbeat.
+    Status(BTreeMap<ObjectKey, Arc<Json>>),
+    /// The heartbeat alone (nothing changed since the last write).
+    Heartbeat,
+}
+
+/// The merge patch of a write: the status (if it changed) and the heartbeat.
+fn patch_of(status: Option<&Json>, heartbeat: &str) -> Json {
+    let mut patched = match status {
+        Some(status) => status.clone(),
+        None => json!({}),
+    };
+    if let Some(map) = patched.as_object_mut() {
+        map.insert(HEARTBEAT_FIELD.into(), json!(heartbeat));
+    }
+    json!({ "status": patched })
 }
 
 /// Writes the statuses of the dirty bundles that are due (not written within the last `coalesce`, not waiting for a
@@ -271,24 +312,30 @@ async fn flush(
     let now = tokio::time::Instant::now();
     // Snapshots under the lock (reference counts only); the statuses, which for thousands of pods take a while, are
     // built off the async workers so the watches keep flowing meanwhile.
-    let snapshots: Vec<(BundleKey, BTreeMap<ObjectKey, Arc<Json>>)> = {
+    let snapshots: Vec<(BundleKey, Write)> = {
         let mut state = lock(state);
         state
             .bundles
             .iter_mut()
-            .filter(|(_, b)| {
-                b.dirty
+            .filter_map(|(key, b)| {
+                let write_due = b.dirty
                     && b.missing_since
                         .is_none_or(|since| now.duration_since(since) >= config.missing_retry)
                     && b.attempted_at
                         .is_none_or(|at| now.duration_since(at) >= config.coalesce)
                     && b.dirty_since
-                        .is_none_or(|since| now.duration_since(since) >= config.gather)
-            })
-            .map(|(key, b)| {
-                b.dirty = false;
+                        .is_none_or(|since| now.duration_since(since) >= config.gather);
+                let beat_due = !b.dirty && b.heartbeat_due(config).is_some_and(|due| due <= now);
+                let write = if write_due {
+                    b.dirty = false;
+                    Write::Status(b.objects.clone())
+                } else if beat_due {
+                    Write::Heartbeat
+                } else {
+                    return None;
+                };
                 b.attempted_at = Some(now);
-                (key.clone(), b.objects.clone())
+                Some((key.clone(), write))
             })
             .collect()
     };
@@ -298,7 +345,13 @@ async fn flush(
     let built = tokio::task::spawn_blocking(move || {
         snapshots
             .into_iter()
-            .map(|(key, objects)| (key, bundle::status(&objects)))
+            .map(|(key, write)| {
+                let status = match write {
+                    Write::Status(objects) => Some(bundle::status(&objects)),
+                    Write::Heartbeat => None,
+                };
+                (key, status)
+            })
             .collect::<Vec<_>>()
     })
     .await;
@@ -314,18 +367,23 @@ async fn flush(
         RBS_PLURAL,
     );
     for ((namespace, label), status) in due {
-        let unchanged = lock(state)
-            .bundles
-            .get(&(namespace.clone(), label.clone()))
-            .is_some_and(|b| b.written.as_ref() == Some(&status));
-        if unchanged {
-            continue;
-        }
+        // A rewrite of the same status is skipped unless its heartbeat is due; then only the heartbeat goes.
+        let status = {
+            let state = lock(state);
+            let Some(bundle) = state.bundles.get(&(namespace.clone(), label.clone())) else {
+                continue;
+            };
+            let beat_due = bundle.heartbeat_due(config).is_some_and(|due| due <= now);
+            match status {
+                Some(status) if bundle.written.as_ref() == Some(&status) && !beat_due => continue,
+                Some(status) if bundle.written.as_ref() == Some(&status) => None,
+                status => status,
+            }
+        };
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource);
         let params = PatchParams::apply(&config.field_manager);
-        let result = api
-            .patch_status(&label, &params, &Patch::Merge(json!({"status": status})))
-            .await;
+        let patch = patch_of(status.as_ref(), &emco_model::now_timestamp());
+        let result = api.patch_status(&label, &params, &Patch::Merge(patch)).await;
         let mut state = lock(state);
         let Some(bundle) = state.bundles.get_mut(&(namespace.clone(), label.clone())) else {
             continue;
@@ -333,7 +391,10 @@ async fn flush(
         match result {
             Ok(_) => {
                 bundle.missing_since = None;
-                bundle.written = Some(status);
+                bundle.written_at = Some(now);
+                if let Some(status) = status {
+                    bundle.written = Some(status);
+                }
                 if bundle.objects.is_empty() {
                     // Everything it tracked is gone and reported: forget the bundle.
                     state.bundles.remove(&(namespace, label));
@@ -379,4 +440,52 @@ pub async fn run(
         }
     }
     watches.abort_all();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_alone_patches_only_the_heartbeat() {
+        assert_eq!(
+            patch_of(None, "2026-11-23T10:00:00Z"),
+            json!({"status": {"heartbeat": "2026-11-23T10:00:00Z"}})
+        );
+        let status = json!({"ready": true, "resourceCount": 0});
+        assert_eq!(
+            patch_of(Some(&status), "2026-11-23T10:00:01Z"),
+            json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z"}})
+        );
+    }
+
+    #[test]
+    fn a_written_bundle_is_due_again_after_a_heartbeat() {
+        let config = MonitorConfig {
+            heartbeat: Duration::from_secs(5),
+            ..MonitorConfig::default()
+        };
+        let mut state = State::default();
+        state
+            .bundles
+            .insert(("default".into(), "1-web".into()), Bundle::default());
+        assert_eq!(
+            next_due(&state, &config),
+            None,
+            "never written, nothing changed: nothing due"
+        );
+        let written = tokio::time::Instant::now();
+        if let Some(bundle) = state.bundles.values_mut().next() {
+            bundle.written_at = Some(written);
+        }
+        assert_eq!(next_due(&state, &config), Some(written + Duration::from_secs(5)));
+        if let Some(bundle) = state.bundles.values_mut().next() {
+            bundle.mark_dirty();
+        }
+        let due = next_due(&state, &config).unwrap();
+        assert!(
+            due < written + Duration::from_secs(5),
+            "a change goes out before the heartbeat"
+        );
+    }
 }

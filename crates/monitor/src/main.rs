@@ -18,6 +18,10 @@ struct Args {
     /// Let a change wait this many milliseconds for the changes it causes before its bundle is written.
     #[arg(long, default_value_t = 20)]
     gather_ms: u64,
+    /// Refresh every bundle's `status.heartbeat` every this many seconds, changed or not (emco shows a cluster
+    /// not heard from within its `--status-grace` as stale).
+    #[arg(long, default_value_t = emco_monitor::DEFAULT_HEARTBEAT.as_secs(), value_parser = clap::value_parser!(u64).range(1..=3600))]
+    heartbeat: u64,
 }
 
 async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, String> {
@@ -45,6 +49,7 @@ fn main() -> std::process::ExitCode {
     let mut config = emco_monitor::MonitorConfig {
         coalesce: std::time::Duration::from_millis(args.coalesce_ms),
         gather: std::time::Duration::from_millis(args.gather_ms),
+        heartbeat: std::time::Duration::from_secs(args.heartbeat),
         ..Default::default()
     };
     for kind in &args.watch {

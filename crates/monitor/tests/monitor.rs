@@ -1,5 +1,5 @@
 //! The monitor against kubesim clusters: an app of 2,000 pods whose ResourceBundleState stays under the API's size
-//! limit, and the `deploy/` manifests applied with the real kubectl.
+//! limit, a heartbeat refreshed while nothing changes, and the `deploy/` manifests applied with the real kubectl.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -87,6 +87,103 @@ async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
     assert_eq!(
         bundle.data["status"]["deploymentStatuses"][0]["metadata"]["name"],
         "big"
+    );
+    monitor.abort();
+}
+
+/// Polls `bundle` of `bundles` until `done` holds of its status (or fails after a generous deadline).
+async fn status_when(
+    bundles: &Api<DynamicObject>,
+    bundle: &str,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = bundles.get(bundle).await.unwrap().data["status"].clone();
+        if done(&status) {
+            return status;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{what}: status {status}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_heartbeat_is_refreshed_while_nothing_changes() {
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    let crds = Api::<DynamicObject>::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let rbs = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
+        "resourcebundlestates",
+    );
+    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    bundles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(emco_k8s::rbs_object("1-quiet", "default")).unwrap(),
+        )
+        .await
+        .unwrap();
+    let configmaps = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "ConfigMap"), "configmaps"),
+    );
+    let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "labels": {"emco/deployment-id": "1-quiet"}}, "data": {"a": "1"}});
+    configmaps
+        .patch("settings", &PatchParams::apply("test"), &Patch::Apply(&configmap))
+        .await
+        .unwrap();
+    let config = MonitorConfig {
+        heartbeat: Duration::from_secs(1),
+        ..MonitorConfig::default()
+    };
+    let monitor = tokio::spawn(emco_monitor::run(client.clone(), config, std::future::pending()));
+
+    let first = status_when(&bundles, "1-quiet", "the ConfigMap is reported", |status| {
+        status["configMapStatuses"][0]["metadata"]["name"] == "settings"
+    })
+    .await;
+    let first_beat = first["heartbeat"].as_str().unwrap().to_string();
+    assert!(
+        first_beat.parse::<jiff::Timestamp>().is_ok(),
+        "an RFC 3339 time: {first_beat}"
+    );
+    // Nothing changes in the cluster; the heartbeat moves on and the rest of the status stays.
+    let later = status_when(&bundles, "1-quiet", "the heartbeat is refreshed", |status| {
+        status["heartbeat"]
+            .as_str()
+            .is_some_and(|beat| beat != first_beat)
+    })
+    .await;
+    let without_beat = |status: &serde_json::Value| {
+        let mut status = status.clone();
+        status.as_object_mut().unwrap().remove("heartbeat");
+        status
+    };
+    assert_eq!(without_beat(&later), without_beat(&first));
+    assert!(
+        later["heartbeat"]
+            .as_str()
+            .unwrap()
+            .parse::<jiff::Timestamp>()
+            .unwrap()
+            > first_beat.parse::<jiff::Timestamp>().unwrap()
     );
     monitor.abort();
 }

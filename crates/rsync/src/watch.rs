@@ -1,5 +1,7 @@
 //! One watcher per cluster on its ResourceBundleStates: each status the monitor writes is stored in the AppContext
-//! named by the bundle's label (`<contextId>-<app>`), with the time it was heard. A deleted bundle leaves the last
+//! named by the bundle's label (`<contextId>-<app>`), with the time it was heard (`heard_at`). The monitor's
+//! heartbeat (`status.heartbeat`) changes the status even when nothing else did, so a live monitor keeps `heard_at`
+//! recent and the status answers can tell a silent cluster from a quiet one. A deleted bundle leaves the last
 //! status in place (the final state of a terminated app). The watcher relists after errors and is restarted if it
 //! ever ends, so a restarted monitor or a broken watch does not stop status from flowing.
 //!
@@ -49,7 +51,8 @@ async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject) {
     if status.is_null() {
         return;
     }
-    // Skip writes that would change nothing (the watcher relists now and then).
+    // Skip writes that would change nothing (the watcher relists now and then); a new heartbeat is a change, so
+    // a live monitor's bundle is stored, with its time, at every beat.
     match inner.contexts.cluster(id, app, cluster).await {
         Ok(record) if record.cluster_status.as_ref() == Some(status) => return,
         Ok(_) => {}

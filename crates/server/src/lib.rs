@@ -58,7 +58,13 @@ pub struct ServerConfig {
     /// The bounds of rendering one app's chart at instantiation (output bytes, time); a chart that exceeds one
     /// makes instantiate answer 422 `RenderLimitExceeded`.
     pub render_limits: RenderLimits,
+    /// How long a cluster of a live context may go unheard before its status answers show its resources as
+    /// `Unknown` and the cluster as stale (`emco serve --status-grace`).
+    pub status_grace: std::time::Duration,
 }
+
+/// The default of [`ServerConfig::status_grace`]: three missed monitor heartbeats (20 s each).
+pub const DEFAULT_STATUS_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -68,6 +74,7 @@ impl Default for ServerConfig {
             token_auth: None,
             kubeconfig_policy: KubeconfigPolicy::default(),
             render_limits: RenderLimits::default(),
+            status_grace: DEFAULT_STATUS_GRACE,
         }
     }
 }

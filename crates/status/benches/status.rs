@@ -174,6 +174,7 @@ fn main() {
             context: Some((id, context)),
             query,
             detail: &NoDetail,
+            freshness: None,
         };
         write_status(&request, out).expect("serializes");
     };

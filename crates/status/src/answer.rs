@@ -6,6 +6,12 @@
 //! answer holds a single `cluster` object instead of `apps`) and a logical cloud (whose EMCO 22.x answer lifts the
 //! `logical-cloud` app's clusters to `clusters`).
 //!
+//! Beyond both, a cluster of a live context that has not been heard from for longer than the request's grace is
+//! stale ([`crate::freshness`]): in cluster/ready answers its resources' cluster status and readiness are `Unknown`
+//! (counted so), the answer's `readyStatus` is NotReady, and its entry says so: `statusFresh: false` and
+//! `statusMessage` (seed shape: `status-fresh`, `status-message`), with `lastHeard` (seed shape: `last-heard`, in
+//! `output=detail` only). Answers about fresh clusters are unchanged.
+//!
 //! Counts are written before the resources they count, so a filtered query makes two passes over what it selects:
 //! one to count, one to write; an unfiltered summary reads only the context's counters.
 
@@ -17,6 +23,7 @@ use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
+use crate::freshness::{Freshness, Staleness, judge};
 use crate::index::{AppEntry, ClusterEntry, ContextEntry, Counts, ResourceEntry};
 use crate::query::{ListQuery, Measure, Output, Shape, StatusQuery, SubjectKind};
 
@@ -107,6 +114,8 @@ pub struct StatusRequest<'a> {
     pub query: &'a StatusQuery,
     /// Details for `output=detail`.
     pub detail: &'a dyn DetailSource,
+    /// The clock and grace stale clusters are judged by; `None` judges none stale.
+    pub freshness: Option<Freshness>,
 }
 
 /// Writes the answer to `request` as JSON into `out`.
@@ -231,7 +240,56 @@ impl<'a> Selection<'a> {
         }
         counts
     }
+
+    /// The counts of the selected resources, with the reports of stale clusters counted as `Unknown`.
+    fn tally(&self, context: &ContextEntry, staleness: &Staleness<'_>) -> Tally {
+        let mut tally = Tally {
+            counts: self.counts(context),
+            ready_unknown: 0,
+            any_stale: false,
+        };
+        if !staleness.any_stale() {
+            return tally;
+        }
+        for app in context.apps.iter().filter(|app| self.app(app)) {
+            for cluster in app.clusters.iter().filter(|cluster| {
+                staleness.is_stale(&cluster.full_name) && self.cluster_has_resources(cluster)
+            }) {
+                tally.any_stale = true;
+                let mut own = Counts::default();
+                for resource in cluster.resources.iter().filter(|r| self.resource(r)) {
+                    own.count(resource);
+                }
+                for resource in cluster.cluster_only.iter().filter(|r| self.resource(r)) {
+                    own.count_cluster_only(resource);
+                }
+                for (total, stale) in tally.counts.cluster.iter_mut().zip(own.cluster) {
+                    *total = total.saturating_sub(stale);
+                }
+                tally.counts.cluster[ClusterResourceStatus::Unknown as usize] +=
+                    own.cluster.iter().sum::<u32>();
+                for (total, stale) in tally.counts.ready.iter_mut().zip(own.ready) {
+                    *total = total.saturating_sub(stale);
+                }
+                tally.ready_unknown += own.ready.iter().sum::<u32>();
+            }
+        }
+        tally
+    }
 }
+
+/// The counts an answer writes.
+struct Tally {
+    /// By rsync status, cluster status (stale clusters' under `Unknown`) and readiness (fresh clusters' only).
+    counts: Counts,
+    /// Resources of stale clusters that had a readiness.
+    ready_unknown: u32,
+    /// Whether a selected cluster is stale.
+    any_stale: bool,
+}
+
+/// Readiness of a resource of a stale cluster, and its key in `readyCounts`.
+const UNKNOWN: &str = "Unknown";
 
 fn add(total: &mut Counts, more: &Counts) {
     for (a, b) in total.rsync.iter_mut().zip(more.rsync) {
@@ -303,7 +361,12 @@ impl Serialize for Answer<'_, '_> {
             return map.end();
         };
         let selection = Selection::full(request);
-        let counts = selection.counts(context);
+        let staleness = match query.measure {
+            Measure::Cluster => judge(context, request.freshness),
+            Measure::Deployed => Staleness::default(),
+        };
+        let tally = selection.tally(context, &staleness);
+        let counts = tally.counts;
         let rsync_names = names(RsyncStatus::ALL, RsyncStatus::as_str);
         match (seed, query.measure) {
             (true, Measure::Deployed) => {
@@ -322,18 +385,25 @@ impl Serialize for Answer<'_, '_> {
                 }
             }
             (false, Measure::Cluster) => {
-                let ready_names = names(ReadyStatus::ALL, ReadyStatus::as_str);
+                let mut ready_names = names(ReadyStatus::ALL, ReadyStatus::as_str);
+                ready_names.push(UNKNOWN);
+                let ready_counts: Vec<u32> = counts
+                    .ready
+                    .iter()
+                    .copied()
+                    .chain([tally.ready_unknown])
+                    .collect();
                 let not_ready = counts.ready[ReadyStatus::NotReady as usize]
                     + counts.ready[ReadyStatus::NotPresent as usize];
-                let aggregate = if not_ready > 0 {
+                let aggregate = if not_ready > 0 || tally.any_stale {
                     ReadyStatus::NotReady
                 } else {
                     ReadyStatus::Ready
                 };
                 map.serialize_entry("deployedStatus", &context.status)?;
                 map.serialize_entry("readyStatus", &aggregate)?;
-                if counts.ready.iter().any(|count| *count > 0) {
-                    map.serialize_entry("readyCounts", &CountMap(&counts.ready, &ready_names))?;
+                if ready_counts.iter().any(|count| *count > 0) {
+                    map.serialize_entry("readyCounts", &CountMap(&ready_counts, &ready_names))?;
                 }
             }
         }
@@ -347,6 +417,7 @@ impl Serialize for Answer<'_, '_> {
             request,
             context,
             selection: &selection,
+            staleness: &staleness,
         };
         let mut with_resources = context.apps.iter().filter(|app| selection.app_has_resources(app));
         match (seed, kind) {
@@ -495,6 +566,7 @@ struct Apps<'a, 'b> {
     request: &'b StatusRequest<'a>,
     context: &'a ContextEntry,
     selection: &'b Selection<'b>,
+    staleness: &'b Staleness<'a>,
 }
 
 impl Serialize for Apps<'_, '_> {
@@ -560,15 +632,28 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
         let seed = self.app.apps.request.query.shape == Shape::Seed;
         let mut map = serializer.serialize_map(None)?;
         let reason = self.cluster.connectivity_reason.as_deref();
+        let detail = self.app.apps.request.query.output == Output::Detail;
+        let freshness = self.app.apps.staleness.cluster(&self.cluster.full_name);
+        let stale = freshness.and_then(|freshness| freshness.stale.as_deref());
+        let last_heard = freshness.and_then(|freshness| freshness.last_heard);
         if seed {
             map.serialize_entry("cluster-provider", self.cluster.provider())?;
             map.serialize_entry("cluster", self.cluster.cluster())?;
             // Beyond the seed: why rsync is retrying, in the detail view and only while it is.
             if let Some(reason) = reason
-                && self.app.apps.request.query.output == Output::Detail
+                && detail
             {
                 map.serialize_entry("connectivity", &self.cluster.connectivity)?;
                 map.serialize_entry("connectivity-reason", reason)?;
+            }
+            if let Some(message) = stale {
+                map.serialize_entry("status-fresh", &false)?;
+                map.serialize_entry("status-message", message)?;
+            }
+            if let Some(at) = last_heard
+                && detail
+            {
+                map.serialize_entry("last-heard", &format_args!("{at}"))?;
             }
         } else {
             map.serialize_entry("clusterProvider", self.cluster.provider())?;
@@ -576,6 +661,13 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             map.serialize_entry("connectivity", &self.cluster.connectivity)?;
             if let Some(reason) = reason {
                 map.serialize_entry("connectivityReason", reason)?;
+            }
+            if let Some(message) = stale {
+                map.serialize_entry("statusFresh", &false)?;
+                map.serialize_entry("statusMessage", message)?;
+            }
+            if let Some(at) = last_heard {
+                map.serialize_entry("lastHeard", &format_args!("{at}"))?;
             }
         }
         map.serialize_entry("resources", &ResourcesView { cluster: self })?;
@@ -594,6 +686,7 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
         let query = request.query;
         let app = &*view.app.app.name;
         let cluster = &*view.cluster.full_name;
+        let stale = view.app.apps.staleness.is_stale(cluster);
         let mut seq = serializer.serialize_seq(None)?;
         for resource in view.app.apps.selection.resources(view.cluster) {
             let detail = if query.output == Output::Detail {
@@ -613,6 +706,7 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
                 resource,
                 query,
                 detail,
+                stale,
             })?;
         }
         seq.end()
@@ -623,6 +717,8 @@ struct ResourceView<'a> {
     resource: &'a ResourceEntry,
     query: &'a StatusQuery,
     detail: Option<Json>,
+    /// Its cluster's report is not believed: cluster status and readiness are `Unknown`.
+    stale: bool,
 }
 
 impl Serialize for ResourceView<'_> {
@@ -642,6 +738,13 @@ impl Serialize for ResourceView<'_> {
                     map.serialize_entry("detail", detail)?;
                 }
             }
+            (Shape::Seed, Measure::Cluster) if self.stale => {
+                // The last report, for what it is worth, and that it is not believed.
+                if let Some(detail) = &self.detail {
+                    map.serialize_entry("detail", detail)?;
+                }
+                map.serialize_entry("cluster-status", &ClusterResourceStatus::Unknown)?;
+            }
             (Shape::Seed, Measure::Cluster) => match &self.detail {
                 // The seed's detail example shows a present object by its detail alone: being listed is "Present".
                 Some(detail) => map.serialize_entry("detail", detail)?,
@@ -658,11 +761,11 @@ impl Serialize for ResourceView<'_> {
                             map.serialize_entry("message", &**error)?;
                         }
                     }
-                    Measure::Cluster => {
-                        if let Some(ready) = resource.ready {
-                            map.serialize_entry("readyStatus", &ready)?;
-                        }
-                    }
+                    Measure::Cluster => match resource.ready {
+                        Some(_) if self.stale => map.serialize_entry("readyStatus", UNKNOWN)?,
+                        Some(ready) => map.serialize_entry("readyStatus", &ready)?,
+                        None => {}
+                    },
                 }
             }
         }

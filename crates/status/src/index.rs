@@ -2,6 +2,9 @@
 //! placement order), per cluster its resources (in key order, as EMCO lists them) with rsync and cluster status,
 //! and counters at every level so that summaries never walk resources.
 //!
+//! Each (app, cluster) also keeps when the cluster was last heard from (`heard_at`) and each context when it
+//! started, so an answer can tell a cluster whose monitor went quiet from one that is fresh.
+//!
 //! It is fed [`ContextChange`]s (from a full load, then from the store's watch) and remembers the store revision
 //! it reflects, so a reader can wait until it has caught up with a write.
 
@@ -100,6 +103,8 @@ pub struct ClusterEntry {
     pub connectivity_reason: Option<Box<str>>,
     /// Whether a ResourceBundleState was heard from the cluster for this app.
     pub has_bundle: bool,
+    /// When it was last heard (`None`: never, or a record from before the time was kept).
+    pub heard_at: Option<jiff::Timestamp>,
     /// The resources, ordered by `<name>+<Kind>`.
     pub resources: Vec<ResourceEntry>,
     /// Objects the cluster reports that the AppContext does not hold (the pods of a Deployment, …), by kind and
@@ -117,6 +122,7 @@ impl ClusterEntry {
             connectivity: Connectivity::Unknown,
             connectivity_reason: None,
             has_bundle: false,
+            heard_at: None,
             resources: Vec::new(),
             cluster_only: Vec::new(),
             counts: Counts::default(),
@@ -154,6 +160,8 @@ pub struct AppEntry {
 pub struct ContextEntry {
     /// The context's top-level status.
     pub status: ContextStatus,
+    /// When the context was created (`None` until its meta is applied, or if unreadable).
+    pub started_at: Option<jiff::Timestamp>,
     /// Its apps, in app order.
     pub apps: Vec<AppEntry>,
     /// Counters over every app.
@@ -164,6 +172,7 @@ impl ContextEntry {
     fn empty() -> Self {
         Self {
             status: ContextStatus::Instantiating,
+            started_at: None,
             apps: Vec::new(),
             counts: Counts::default(),
         }
@@ -272,6 +281,7 @@ impl StatusIndex {
     pub fn apply_meta(&mut self, meta: &ContextMeta) {
         let entry = self.contexts.entry(meta.id).or_insert_with(ContextEntry::empty);
         entry.status = meta.status;
+        entry.started_at = meta.created.parse().ok();
         let mut ordered = Vec::with_capacity(meta.apps.len());
         for app_meta in &meta.apps {
             let mut app = match entry.apps.iter().position(|app| *app.name == *app_meta.name) {
@@ -370,6 +380,7 @@ impl StatusIndex {
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
         cluster.has_bundle = bundle.is_some();
+        cluster.heard_at = record.heard_at.as_deref().and_then(|text| text.parse().ok());
         app.counts.subtract(&old);
         app.counts.add(&counts);
         entry.counts.subtract(&old);

@@ -1,17 +1,21 @@
 //! The status query engine (seeds 000/001, DESIGN §5 and §9): an in-memory index of every AppContext with
 //! per-status counters ([`index`]), the query parameters ([`query`]), and answers written straight from the index
 //! into JSON bytes in the seed shape or EMCO 22.x's camelCase shape ([`answer`]), for deployment intent groups,
-//! cluster network intents and logical clouds alike ([`Subject`]).
+//! cluster network intents and logical clouds alike ([`Subject`]); clusters not heard from within a grace are
+//! shown as stale ([`freshness`]).
 //!
-//! Architecture invariant: no I/O. The server loads the index at start and keeps it current from the store's
-//! watch; queries take a read view, so `output=summary` costs O(filters) and `output=all` one pass over the
-//! selected resources plus serialization.
+//! Architecture invariant: no I/O and no clock (the time an answer is judged at comes with the request). The
+//! server loads the index at start and keeps it current from the store's watch; queries take a read view, so
+//! `output=summary` costs O(filters) (cluster/ready answers add one pass over the context's (app, cluster) entries
+//! to judge freshness) and `output=all` one pass over the selected resources plus serialization.
 
 pub mod answer;
+pub mod freshness;
 pub mod index;
 pub mod query;
 
 pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, Subject, write_status};
+pub use freshness::{ClusterFreshness, Freshness};
 pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex};
 pub use query::{
     ListQuery, Measure, Output, QueryError, Shape, StatusQuery, SubjectKind, parse_query, parse_query_for,

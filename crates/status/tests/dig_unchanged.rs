@@ -229,6 +229,7 @@ fn answer(state: &StateInfo, index: &StatusIndex, query: &str) -> String {
         context,
         query: &query,
         detail: &detail,
+        freshness: None,
     };
     let mut out = Vec::new();
     write_status(&request, &mut out).unwrap();

@@ -105,6 +105,7 @@ fn answer(index: &StatusIndex, id: ContextId, query: &[(String, String)]) -> Jso
         context: index.context(id).map(|c| (id, c)),
         query: &query,
         detail: &NoDetail,
+        freshness: None,
     };
     let mut out = Vec::new();
     write_status(&request, &mut out).unwrap();
@@ -195,6 +196,7 @@ fn subject_answer(
         context: index.context(id).map(|c| (id, c)),
         query: &query,
         detail: &NoDetail,
+        freshness: None,
     };
     let mut out = Vec::new();
     write_status(&request, &mut out).unwrap();

@@ -246,6 +246,7 @@ fn answer_text(
         context,
         query: &query,
         detail: &NoDetail,
+        freshness: None,
     };
     let mut out = Vec::new();
     write_status(&request, &mut out).unwrap();

@@ -16,5 +16,6 @@ mod hooks;
 mod logical_clouds;
 mod network_intents;
 mod rsync;
+mod stale_status;
 mod support;
 mod tls;

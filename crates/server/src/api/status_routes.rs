@@ -1,6 +1,7 @@
 //! `GET …/status` of every resource with a lifecycle — a DIG, a cluster's network intents, a logical cloud: the
 //! status query of seeds 000/001 and EMCO 22.x, answered from the in-memory index after it has caught up with every
-//! write made before the request.
+//! write made before the request. Clusters not heard from within [`crate::ServerConfig::status_grace`] are shown
+//! as stale: the answer is judged at the time of the request.
 
 use std::collections::HashMap;
 
@@ -13,8 +14,8 @@ use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
 use emco_k8s::bundle::find_object;
 use emco_model::{ContextId, DeploymentIntentGroup};
 use emco_status::{
-    DetailSource, DigIdentity, Measure, Output, ResourceEntry, StatusRequest, Subject as StatusSubject,
-    SubjectKind, parse_query_for, write_status,
+    DetailSource, DigIdentity, Freshness, Measure, Output, ResourceEntry, StatusRequest,
+    Subject as StatusSubject, SubjectKind, parse_query_for, write_status,
 };
 use serde_json::Value as Json;
 
@@ -163,6 +164,10 @@ async fn answer_status(
             context,
             query: &query,
             detail: &detail,
+            freshness: Some(Freshness {
+                now: jiff::Timestamp::now(),
+                grace: state.config().status_grace,
+            }),
         };
         write_status(&request, &mut body).map_err(ApiError::internal)?;
     }
