@@ -298,3 +298,36 @@ fn dig_answers_are_unchanged() {
     assert!(golden.contains("connectivityReason"));
     assert!(golden.contains("sink-abc12"));
 }
+
+#[test]
+fn new_keys_appear_only_where_expected() {
+    let lines = answers();
+    let answer = |query: &str| -> Json {
+        let (_, text) = lines.iter().find(|(q, _)| q == query).unwrap();
+        serde_json::from_str(text).unwrap()
+    };
+    // The seed shape gains nothing; no answer gains `readiness` unless asked for.
+    for (query, text) in &lines {
+        let emco22 = query.contains("status=") || query.starts_with("created:status");
+        if !emco22 {
+            assert_eq!(&without_new_keys(text), text, "'{query}'");
+        }
+        assert!(!text.contains("\"readiness\""), "'{query}'");
+    }
+    // The cluster with a Failed resource says so, in both EMCO 22.x measures; the others say nothing.
+    for query in ["status=deployed", "status=ready"] {
+        let packetgen = &answer(query)["apps"][0]["clusters"];
+        assert!(packetgen[0].get("propagation").is_none(), "{query}");
+        assert_eq!(packetgen[1]["propagation"], "CreationFailed", "{query}");
+    }
+    // Only resources that are not ready carry conditions.
+    let ready = answer("status=ready");
+    for app in ready["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            for resource in cluster["resources"].as_array().unwrap() {
+                let not_ready = resource["readyStatus"].as_str().is_some_and(|s| s != "Ready");
+                assert_eq!(resource.get("conditions").is_some(), not_ready, "{resource}");
+            }
+        }
+    }
+}
