@@ -214,15 +214,18 @@ fn last_transition_time_moves_only_with_the_status() {
     assert_eq!(since(&index), at(90).to_string());
 }
 
+/// A resource's rsync status and error, the cluster's connectivity, the context's status, and what is expected.
+type Case = (
+    RsyncStatus,
+    Option<&'static str>,
+    Connectivity,
+    ContextStatus,
+    Option<Propagation>,
+);
+
 #[test]
 fn propagation_names_what_went_wrong_per_cluster() {
-    let cases: [(
-        RsyncStatus,
-        Option<&str>,
-        Connectivity,
-        ContextStatus,
-        Option<Propagation>,
-    ); 7] = [
+    let cases: [Case; 7] = [
         (
             RsyncStatus::Applied,
             None,
