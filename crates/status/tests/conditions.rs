@@ -444,3 +444,28 @@ fn network_intents_are_ready_once_applied_and_logical_clouds_ignore_updates() {
     let without = self::answer(&index, subject, &lc, "");
     assert!(without.get("readiness").is_none());
 }
+
+proptest::proptest! {
+    /// Whatever the sequence of reports, a resource's `lastTransitionTime` is the time of the report that last
+    /// changed its `Ready` status (the first report when it never changed).
+    #[test]
+    fn last_transition_time_is_the_last_change(readiness in proptest::collection::vec(0_i64..=2, 1..12)) {
+        let mut index = StatusIndex::new();
+        index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
+        let mut expected = None;
+        let mut previous: Option<bool> = None;
+        for (step, ready_replicas) in readiness.iter().enumerate() {
+            let heard = 40 + i64::try_from(step).unwrap();
+            index.apply_cluster(id(), &record("sink", "p+edge02", Some(bundle(*ready_replicas, &[])), heard));
+            let ready = *ready_replicas == 2;
+            if previous != Some(ready) {
+                expected = Some(at(heard));
+            }
+            previous = Some(ready);
+            let entry = &index.context(id()).unwrap().apps[0].clusters[0].resources[0];
+            let verdict = entry.verdict.as_ref().unwrap();
+            proptest::prop_assert_eq!(verdict.since, expected);
+            proptest::prop_assert_eq!(entry.condition_ready(), ready);
+        }
+    }
+}
