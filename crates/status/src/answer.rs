@@ -889,10 +889,9 @@ pub fn propagation(cluster: &ClusterEntry, status: ContextStatus) -> Option<Prop
     if let Some(failed) = failed {
         let error = failed.error.as_deref().unwrap_or_default();
         return Some(
-            if error.starts_with("kubeconfig of cluster")
-                || error.starts_with("credentials of logical cloud")
-                || error.contains("kubeconfig")
-            {
+            // rsync's words for a client it could not build: `kubeconfig of cluster …`, a refused kubeconfig
+            // (its message names the kubeconfig), `credentials of logical cloud …`.
+            if error.contains("kubeconfig") || error.starts_with("credentials of logical cloud") {
                 Propagation::ClientRetrievalFailed
             } else if error.contains("timed out") {
                 Propagation::CreationTimedOut
