@@ -1,7 +1,8 @@
 //! `GET …/status` of every resource with a lifecycle — a DIG, a cluster's network intents, a logical cloud: the
 //! status query of seeds 000/001 and EMCO 22.x, answered from the in-memory index after it has caught up with every
 //! write made before the request. Clusters not heard from within [`crate::ServerConfig::status_grace`] are shown
-//! as stale: the answer is judged at the time of the request.
+//! as stale: the answer is judged at the time of the request. `?readiness` ends the answer with the state object
+//! (seed 002); [`with_state`] adds the same object under `state` to the GET of the resource itself.
 
 use std::collections::HashMap;
 
