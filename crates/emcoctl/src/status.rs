@@ -6,6 +6,10 @@
 //! shapes of the last two (one `cluster`, lifted `clusters`) are read as the app they stand for.
 //! A cluster emco no longer hears from (its monitor stopped, the cluster dropped off) is answered as stale: its
 //! IN CLUSTER and READY cells read `Unknown` and the summary line names it, with why.
+//! Under the summary line, one line per (app, cluster) that is not ready or not propagated says why (the first
+//! not-ready resource's condition message, the cluster's `propagation`); stale clusters are named apart, as stale.
+//! The readiness answer asks for the state object (`readiness`), whose message ends the summary line when the
+//! resource is not ready.
 
 use serde_json::Value as Json;
 
@@ -89,7 +93,7 @@ pub async fn fetch(client: &EmcoClient, dig: &str, filters: &str) -> Result<Answ
     Ok(Answers {
         rsync: query(client, dig, &with("type=rsync")).await?,
         cluster: query(client, dig, &with("type=cluster")).await?,
-        ready: query(client, dig, &with("status=ready")).await?,
+        ready: query(client, dig, &with("status=ready&readiness")).await?,
     })
 }
 
@@ -100,7 +104,7 @@ pub struct Answers {
     pub rsync: Json,
     /// `type=cluster`: presence per resource, cluster-only objects.
     pub cluster: Json,
-    /// `status=ready`: readiness per resource.
+    /// `status=ready&readiness`: readiness per resource, with conditions, propagation and the state object.
     pub ready: Json,
 }
 
@@ -266,7 +270,56 @@ pub fn summary_line(answers: &Answers) -> String {
             .collect();
         line.push_str(&format!(" · stale: {}", named.join(", ")));
     }
+    if answers.ready["readiness"]["ready"] == false
+        && let Some(message) = answers.ready["readiness"]["message"].as_str()
+    {
+        line.push_str(&format!(" · not ready: {message}"));
+    }
+    for cluster in cluster_lines(answers) {
+        line.push_str("\n  ");
+        line.push_str(&cluster);
+    }
     line
+}
+
+/// One line per (app, cluster) of the readiness answer that is fresh but not propagated or not ready:
+/// `web on edge02: CreationFailed` and/or `web on edge02: not ready: Pod web-x: … (and 2 more)`. Stale clusters
+/// are left to the summary's `stale:` (their resources' conditions are not shown).
+#[must_use]
+pub fn cluster_lines(answers: &Answers) -> Vec<String> {
+    let mut lines = Vec::new();
+    for app in apps_of(&answers.ready) {
+        let app_name = app["name"].as_str().unwrap_or("?");
+        for cluster in app["clusters"].as_array().into_iter().flatten() {
+            if cluster["statusFresh"] == false {
+                continue;
+            }
+            let cluster_name = cluster["cluster"].as_str().unwrap_or("?");
+            let mut why: Vec<String> = Vec::new();
+            if let Some(propagation) = cluster["propagation"].as_str() {
+                why.push(propagation.to_string());
+            }
+            let not_ready: Vec<&str> = cluster["resources"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|resource| resource["conditions"].as_array().into_iter().flatten())
+                .filter(|condition| condition["type"] == "Ready" && condition["status"] == "False")
+                .filter_map(|condition| condition["message"].as_str())
+                .collect();
+            if let Some(first) = not_ready.first() {
+                let more = match not_ready.len() - 1 {
+                    0 => String::new(),
+                    more => format!(" (and {more} more)"),
+                };
+                why.push(format!("not ready: {first}{more}"));
+            }
+            if !why.is_empty() {
+                lines.push(format!("{app_name} on {cluster_name}: {}", why.join("; ")));
+            }
+        }
+    }
+    lines
 }
 
 /// Whether the answers have reached `state`: the context's status (Instantiated, Terminated, …) or the readiness
@@ -374,6 +427,45 @@ mod tests {
             })
             .is_empty()
         );
+    }
+
+    #[test]
+    fn clusters_not_ready_say_why_under_the_summary() {
+        let resource = |name: &str, ready: &str, message: Option<&str>| {
+            let mut resource = json!({"GVK": {"Group": "", "Version": "v1", "Kind": "Pod"}, "name": name, "readyStatus": ready});
+            if let Some(message) = message {
+                resource["conditions"] =
+                    json!([{"type": "Ready", "status": "False", "reason": "Failed", "message": message}]);
+            }
+            resource
+        };
+        let answers = Answers {
+            rsync: json!({"name": "dig", "status": "Instantiated", "rsync-status": {"Applied": 3}}),
+            cluster: json!({}),
+            ready: json!({"readyStatus": "NotReady", "readyCounts": {"Ready": 1, "NotReady": 2},
+                "apps": [{"name": "sink", "clusters": [
+                    {"cluster": "edge01", "resources": [resource("sink-a", "Ready", None)]},
+                    {"cluster": "edge02", "propagation": "CreationFailed", "resources": [
+                        resource("sink-b", "NotReady", Some("Pod sink-b: container sink CrashLoopBackOff (restarted 5 times)")),
+                        resource("sink-c", "NotReady", Some("Pod sink-c: not scheduled"))]},
+                    {"cluster": "edge03", "statusFresh": false, "statusMessage": "no report from edge03 for 95 s",
+                     "resources": [resource("sink-d", "Unknown", None)]}]}],
+                "readiness": {"ready": false, "message": "sink on edge02: Pod sink-b: container sink CrashLoopBackOff (restarted 5 times)"}}),
+        };
+        assert_eq!(
+            cluster_lines(&answers),
+            [
+                "sink on edge02: CreationFailed; not ready: Pod sink-b: container sink CrashLoopBackOff (restarted 5 times) (and 1 more)"
+            ]
+        );
+        let summary = summary_line(&answers);
+        let lines: Vec<&str> = summary.lines().collect();
+        assert_eq!(
+            lines[0],
+            "dig: Instantiated · resources: Applied 3 · ready: NotReady (Ready 1, NotReady 2) · stale: edge03 (no report from edge03 for 95 s) · not ready: sink on edge02: Pod sink-b: container sink CrashLoopBackOff (restarted 5 times)"
+        );
+        assert_eq!(lines.len(), 2, "edge01 is ready, edge03 is named as stale only");
+        assert!(lines[1].starts_with("  sink on edge02: CreationFailed"));
     }
 
     /// EMCO 22.x's network-intents (`cluster`) and logical-cloud (`clusters`) readiness answers fill the READY

@@ -17,15 +17,20 @@
 
 use std::collections::BTreeSet;
 
+use emco_k8s::readiness::Health;
 use emco_k8s::secret::redact_secret_values;
-use emco_model::{ClusterResourceStatus, ContextId, ReadyStatus, RsyncStatus, StateInfo, StateValue};
+use emco_model::{
+    ClusterResourceStatus, Connectivity, ContextId, ContextStatus, ReadyStatus, RsyncStatus, StateInfo,
+    StateValue,
+};
 use serde::ser::{SerializeMap, SerializeSeq};
 use serde::{Serialize, Serializer};
 use serde_json::Value as Json;
 
 use crate::freshness::{Freshness, Staleness, judge};
-use crate::index::{AppEntry, ClusterEntry, ContextEntry, Counts, ResourceEntry};
-use crate::query::{ListQuery, Measure, Output, Shape, StatusQuery, SubjectKind};
+use crate::index::{AppEntry, ClusterEntry, ContextEntry, Counts, ResourceEntry, Verdict};
+use crate::query::{ConditionsShown, ListQuery, Measure, Output, Shape, StatusQuery, SubjectKind};
+use crate::state::state_object;
 
 /// The one app of a logical cloud's AppContext, the only one its list queries look at.
 const LOGICAL_CLOUD_APP: &str = "logical-cloud";
@@ -354,10 +359,23 @@ impl Serialize for Answer<'_, '_> {
         }
         // EMCO 22.x's ncm answer always has its `cluster`, `{}` when there is nothing to show.
         let single_cluster = !seed && kind == SubjectKind::ClusterNetworks;
+        // The state object (seed 002), when asked for, comes last in every shape: the keys before it keep their
+        // order and answers that do not ask are unchanged.
+        let readiness = |map: &mut S::SerializeMap, context: Option<&ContextEntry>| {
+            if query.readiness {
+                map.serialize_entry(
+                    "readiness",
+                    &state_object(kind, request.state, context, request.freshness),
+                )
+            } else {
+                Ok(())
+            }
+        };
         let Some((_, context)) = request.context else {
             if single_cluster {
                 map.serialize_entry("cluster", &EmptyObject)?;
             }
+            readiness(&mut map, None)?;
             return map.end();
         };
         let selection = Selection::full(request);
@@ -411,6 +429,7 @@ impl Serialize for Answer<'_, '_> {
             if single_cluster {
                 map.serialize_entry("cluster", &EmptyObject)?;
             }
+            readiness(&mut map, Some(context))?;
             return map.end();
         }
         let apps = Apps {
@@ -452,6 +471,7 @@ impl Serialize for Answer<'_, '_> {
                 }
             }
         }
+        readiness(&mut map, Some(context))?;
         map.end()
     }
 }
@@ -669,6 +689,9 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             if let Some(at) = last_heard {
                 map.serialize_entry("lastHeard", &format_args!("{at}"))?;
             }
+            if let Some(propagation) = propagation(self.cluster, self.app.apps.context.status) {
+                map.serialize_entry("propagation", propagation.as_str())?;
+            }
         }
         map.serialize_entry("resources", &ResourcesView { cluster: self })?;
         map.end()
@@ -761,16 +784,133 @@ impl Serialize for ResourceView<'_> {
                             map.serialize_entry("message", &**error)?;
                         }
                     }
-                    Measure::Cluster => match resource.ready {
-                        Some(_) if self.stale => map.serialize_entry("readyStatus", UNKNOWN)?,
-                        Some(ready) => map.serialize_entry("readyStatus", &ready)?,
-                        None => {}
-                    },
+                    Measure::Cluster => {
+                        match resource.ready {
+                            Some(_) if self.stale => map.serialize_entry("readyStatus", UNKNOWN)?,
+                            Some(ready) => map.serialize_entry("readyStatus", &ready)?,
+                            None => {}
+                        }
+                        // Why it is not ready (or, with `conditions=all`, that it is), unless the report is stale.
+                        if let Some(verdict) = resource.verdict.as_deref()
+                            && !self.stale
+                        {
+                            let shown = match self.query.conditions {
+                                ConditionsShown::All => true,
+                                ConditionsShown::NotReady => {
+                                    resource.ready.is_some() && !resource.condition_ready()
+                                }
+                            };
+                            if shown {
+                                map.serialize_entry(
+                                    "conditions",
+                                    &[ReadyCondition {
+                                        ready: resource.condition_ready(),
+                                        verdict,
+                                    }],
+                                )?;
+                            }
+                        }
+                    }
                 }
             }
         }
         map.end()
     }
+}
+
+/// A resource's `Ready` condition in metav1.Condition's shape and key order (`type`, `status`,
+/// `observedGeneration`, `lastTransitionTime`, `reason`, `message`); `reason` is the verdict's health.
+struct ReadyCondition<'a> {
+    ready: bool,
+    verdict: &'a Verdict,
+}
+
+impl Serialize for ReadyCondition<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let verdict = self.verdict;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("type", "Ready")?;
+        map.serialize_entry("status", if self.ready { "True" } else { "False" })?;
+        if let Some(generation) = verdict.generation {
+            map.serialize_entry("observedGeneration", &generation)?;
+        }
+        if let Some(since) = verdict.since {
+            map.serialize_entry("lastTransitionTime", &format_args!("{since}"))?;
+        }
+        // EMCO's readiness and the verdict may disagree (EMCO's rules are its own); the status is EMCO's, so the
+        // reason never contradicts it.
+        let reason = match (self.ready, verdict.health) {
+            (true, _) => Health::Ready,
+            (false, Health::Ready) => Health::InProgress,
+            (false, health) => health,
+        };
+        map.serialize_entry("reason", &reason)?;
+        map.serialize_entry("message", &*verdict.message)?;
+        map.end()
+    }
+}
+
+/// Why a cluster's part of a deployment is not propagated (kubefed's PropagationStatus names, seed 004).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Propagation {
+    /// The cluster refused a resource while it was applied.
+    CreationFailed,
+    /// The cluster refused a resource's deletion.
+    DeletionFailed,
+    /// rsync cannot reach the cluster or it answers errors worth retrying (5xx, 429).
+    ClusterNotReady,
+    /// No client could be built: the kubeconfig is missing or refused, or a logical cloud's credentials are.
+    ClientRetrievalFailed,
+    /// A wait (a hook, a certificate) timed out.
+    CreationTimedOut,
+}
+
+impl Propagation {
+    /// The name.
+    #[must_use]
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::CreationFailed => "CreationFailed",
+            Self::DeletionFailed => "DeletionFailed",
+            Self::ClusterNotReady => "ClusterNotReady",
+            Self::ClientRetrievalFailed => "ClientRetrievalFailed",
+            Self::CreationTimedOut => "CreationTimedOut",
+        }
+    }
+}
+
+/// What went wrong propagating `cluster`'s resources (`None`: nothing); a refused resource outranks retrying.
+#[must_use]
+pub fn propagation(cluster: &ClusterEntry, status: ContextStatus) -> Option<Propagation> {
+    let failed = cluster
+        .resources
+        .iter()
+        .find(|resource| resource.rsync == RsyncStatus::Failed);
+    if let Some(failed) = failed {
+        let error = failed.error.as_deref().unwrap_or_default();
+        return Some(
+            // rsync's words for a client it could not build: `kubeconfig of cluster …`, a refused kubeconfig
+            // (its message names the kubeconfig), `credentials of logical cloud …`.
+            if error.contains("kubeconfig") || error.starts_with("credentials of logical cloud") {
+                Propagation::ClientRetrievalFailed
+            } else if error.contains("timed out") {
+                Propagation::CreationTimedOut
+            } else if matches!(
+                status,
+                ContextStatus::Terminating | ContextStatus::Terminated | ContextStatus::TerminateFailed
+            ) {
+                Propagation::DeletionFailed
+            } else {
+                Propagation::CreationFailed
+            },
+        );
+    }
+    let retrying = cluster.connectivity == Connectivity::Retrying
+        || cluster
+            .resources
+            .iter()
+            .any(|resource| resource.rsync == RsyncStatus::Retrying);
+    retrying.then_some(Propagation::ClusterNotReady)
 }
 
 /// EMCO 22.x's list queries: app names, clusters by app, resources by app and cluster.

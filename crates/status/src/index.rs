@@ -17,7 +17,72 @@ use emco_model::{
 };
 
 use emco_k8s::bundle::{find_object, typed_array};
-use emco_k8s::readiness::{is_tracked, readiness};
+use emco_k8s::readiness::{Health, assess, is_tracked, readiness};
+
+/// The longest message a verdict keeps (bytes; longer ones are cut at a character boundary with `…`).
+pub const MAX_VERDICT_MESSAGE: usize = 256;
+
+/// Why a resource is (not) ready, as emco-k8s's `assess` tells it, with when its `Ready` condition last changed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// The verdict.
+    pub health: Health,
+    /// One line naming the object and what holds it up (at most [`MAX_VERDICT_MESSAGE`] bytes).
+    pub message: Box<str>,
+    /// The object's `metadata.generation`, when it has one.
+    pub generation: Option<i64>,
+    /// When the resource's `Ready` condition took its present status (the time of the report that changed it;
+    /// `None` when that report had no time).
+    pub since: Option<jiff::Timestamp>,
+}
+
+/// `message` cut to [`MAX_VERDICT_MESSAGE`] bytes.
+fn bounded(message: &str) -> Box<str> {
+    if message.len() <= MAX_VERDICT_MESSAGE {
+        return message.into();
+    }
+    let mut end = MAX_VERDICT_MESSAGE - '…'.len_utf8();
+    while !message.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &message[..end]).into()
+}
+
+/// The verdict on an object the cluster reported as `gvk` (objects in a bundle's typed arrays may lack their
+/// `kind` and `apiVersion`; they are given the listed ones).
+fn verdict_of(gvk: &Gvk, object: &serde_json::Value) -> Verdict {
+    let assessment = if object["kind"].is_string() {
+        assess(object)
+    } else {
+        let mut typed = object.clone();
+        if let Some(map) = typed.as_object_mut() {
+            map.insert("kind".into(), gvk.kind.as_str().into());
+            let api_version = if gvk.group.is_empty() {
+                gvk.version.clone()
+            } else {
+                format!("{}/{}", gvk.group, gvk.version)
+            };
+            map.insert("apiVersion".into(), api_version.into());
+        }
+        assess(&typed)
+    };
+    Verdict {
+        health: assessment.health,
+        message: bounded(&assessment.message),
+        generation: object["metadata"]["generation"].as_i64(),
+        since: None,
+    }
+}
+
+/// The verdict on a tracked resource the cluster does not report.
+fn absent_verdict(gvk: &Gvk, name: &str) -> Verdict {
+    Verdict {
+        health: Health::Unknown,
+        message: bounded(&format!("{} {name}: not reported by the cluster", gvk.kind)),
+        generation: None,
+        since: None,
+    }
+}
 
 /// Counters of resources by rsync status (indexed by `RsyncStatus as usize`) and by cluster status.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -88,6 +153,19 @@ pub struct ResourceEntry {
     pub ready: Option<ReadyStatus>,
     /// Why the cluster refused it (the API server's message), when it Failed.
     pub error: Option<Box<str>>,
+    /// What the cluster's report says of it (`None` for kinds without a readiness the cluster did not list).
+    pub verdict: Option<Box<Verdict>>,
+}
+
+impl ResourceEntry {
+    /// Whether its `Ready` condition is `True`: EMCO's readiness when it has one, else the verdict's.
+    #[must_use]
+    pub fn condition_ready(&self) -> bool {
+        match self.ready {
+            Some(ready) => ready == ReadyStatus::Ready,
+            None => self.verdict.as_ref().is_some_and(|v| v.health == Health::Ready),
+        }
+    }
 }
 
 /// One app on one cluster.
@@ -199,25 +277,52 @@ fn observe(
     bundle: Option<&serde_json::Value>,
     gvk: &Gvk,
     name: &str,
-) -> (ClusterResourceStatus, Option<ReadyStatus>) {
+) -> (ClusterResourceStatus, Option<ReadyStatus>, Option<Verdict>) {
     let tracked = is_tracked(&gvk.group, &gvk.kind);
-    let absent = || {
+    let absent = |status| {
         if tracked {
-            Some(ReadyStatus::NotPresent)
+            (
+                status,
+                Some(ReadyStatus::NotPresent),
+                Some(absent_verdict(gvk, name)),
+            )
         } else {
-            None
+            (status, None, None)
         }
     };
     let Some(bundle) = bundle else {
-        return (ClusterResourceStatus::Unknown, absent());
+        return absent(ClusterResourceStatus::Unknown);
     };
     match find_object(bundle, &gvk.group, &gvk.kind, name) {
         Some(object) => (
             ClusterResourceStatus::Present,
             Some(readiness(&gvk.group, &gvk.kind, object)),
+            Some(verdict_of(gvk, object)),
         ),
-        None if typed_array(&gvk.group, &gvk.kind).is_some() => (ClusterResourceStatus::NotPresent, absent()),
-        None => (ClusterResourceStatus::Unknown, absent()),
+        None if typed_array(&gvk.group, &gvk.kind).is_some() => absent(ClusterResourceStatus::NotPresent),
+        None => absent(ClusterResourceStatus::Unknown),
+    }
+}
+
+/// Carries each `Ready` condition's transition time over from `old` when its status did not change; otherwise it
+/// is the time of this report. Both lists are sorted by `order`.
+fn carry_transitions(
+    new: &mut [ResourceEntry],
+    old: &[ResourceEntry],
+    order: impl Fn(&ResourceEntry, &ResourceEntry) -> std::cmp::Ordering,
+    heard_at: Option<jiff::Timestamp>,
+) {
+    for resource in new.iter_mut() {
+        let ready = resource.condition_ready();
+        let previous = old
+            .binary_search_by(|probe| order(probe, resource))
+            .ok()
+            .map(|position| &old[position])
+            .filter(|previous| previous.condition_ready() == ready)
+            .and_then(|previous| previous.verdict.as_ref().map(|v| v.since));
+        if let Some(verdict) = resource.verdict.as_mut() {
+            verdict.since = previous.unwrap_or(heard_at);
+        }
     }
 }
 
@@ -329,12 +434,13 @@ impl StatusIndex {
             .iter()
             .map(|resource| {
                 let gvk = self.intern(resource.gvk());
-                let (cluster, mut ready) = observe(bundle, &gvk, &resource.name);
+                let (cluster, mut ready, mut verdict) = observe(bundle, &gvk, &resource.name);
                 // A hook's object comes and goes by design (deleted by its policy once it succeeded, or not run
                 // yet because its event has not come): it counts for readiness only while the cluster reports
                 // it, never as NotPresent, so a completed and deleted hook Job leaves the app Ready.
                 if resource.role.hook().is_some() && ready == Some(ReadyStatus::NotPresent) {
                     ready = None;
+                    verdict = None;
                 }
                 ResourceEntry {
                     name: resource.name.as_str().into(),
@@ -343,15 +449,17 @@ impl StatusIndex {
                     cluster,
                     ready,
                     error: resource.error.as_deref().map(Into::into),
+                    verdict: verdict.map(Box::new),
                 }
             })
             .collect();
         // EMCO lists resources in `<name>+<Kind>` key order; '+' sorts below every character a name may hold, so
         // comparing (name, kind) gives the same order without building the keys.
         resources.sort_by(|a, b| (&*a.name, &a.gvk.kind).cmp(&(&*b.name, &b.gvk.kind)));
-        let cluster_only = bundle
+        let mut cluster_only = bundle
             .map(|bundle| self.cluster_only(bundle, &resources))
             .unwrap_or_default();
+        let heard_at: Option<jiff::Timestamp> = record.heard_at.as_deref().and_then(|text| text.parse().ok());
         let mut counts = Counts::default();
         for resource in &resources {
             counts.count(resource);
@@ -373,6 +481,18 @@ impl StatusIndex {
             }
         };
         let cluster = &mut app.clusters[position];
+        carry_transitions(
+            &mut resources,
+            &cluster.resources,
+            |a, b| (&*a.name, &a.gvk.kind).cmp(&(&*b.name, &b.gvk.kind)),
+            heard_at,
+        );
+        carry_transitions(
+            &mut cluster_only,
+            &cluster.cluster_only,
+            |a, b| (&a.gvk.kind, &*a.name).cmp(&(&b.gvk.kind, &*b.name)),
+            heard_at,
+        );
         let old = cluster.counts;
         cluster.resources = resources;
         cluster.cluster_only = cluster_only;
@@ -380,7 +500,7 @@ impl StatusIndex {
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
         cluster.has_bundle = bundle.is_some();
-        cluster.heard_at = record.heard_at.as_deref().and_then(|text| text.parse().ok());
+        cluster.heard_at = heard_at;
         app.counts.subtract(&old);
         app.counts.add(&counts);
         entry.counts.subtract(&old);
@@ -433,6 +553,7 @@ impl StatusIndex {
             })
             .map(|(gvk, name, object)| {
                 let ready = readiness(&gvk.group, &gvk.kind, object);
+                let verdict = verdict_of(&gvk, object);
                 ResourceEntry {
                     name: name.into(),
                     gvk: self.intern(gvk),
@@ -440,6 +561,7 @@ impl StatusIndex {
                     cluster: ClusterResourceStatus::Present,
                     ready: Some(ready),
                     error: None,
+                    verdict: Some(Box::new(verdict)),
                 }
             })
             .collect();

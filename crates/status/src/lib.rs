@@ -13,10 +13,15 @@ pub mod answer;
 pub mod freshness;
 pub mod index;
 pub mod query;
+pub mod state;
 
-pub use answer::{DetailSource, DigIdentity, NoDetail, StatusRequest, Subject, write_status};
-pub use freshness::{ClusterFreshness, Freshness};
-pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex};
-pub use query::{
-    ListQuery, Measure, Output, QueryError, Shape, StatusQuery, SubjectKind, parse_query, parse_query_for,
+pub use answer::{
+    DetailSource, DigIdentity, NoDetail, Propagation, StatusRequest, Subject, propagation, write_status,
 };
+pub use freshness::{ClusterFreshness, Freshness};
+pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex, Verdict};
+pub use query::{
+    ConditionsShown, ListQuery, Measure, Output, QueryError, Shape, StatusQuery, SubjectKind, parse_query,
+    parse_query_for,
+};
+pub use state::{Condition, POLICIES, Policy, StateObject, state_object};

@@ -1,5 +1,7 @@
 //! The parameters of a status query, checked before anything is read: `type`/`status`, `output`, `instance`,
-//! repeatable `app`, `cluster` and `resource`, and the list flags `apps`, `clusters`, `resources`.
+//! repeatable `app`, `cluster` and `resource`, the list flags `apps`, `clusters`, `resources`, and `conditions`
+//! (`notready`, the default, or `all`: which resources of a `status=ready` answer show their `Ready` condition)
+//! and `readiness` (the answer ends with the state object).
 //! Single-valued parameters use their first value and unknown parameters are ignored, as in EMCO.
 //! What applies depends on the subject (EMCO §1.2): a deployment intent group takes everything; cluster network
 //! intents have only the full query (list flags ignored, `app` checked but ignored); a logical cloud ignores `app` and
@@ -94,6 +96,20 @@ pub struct StatusQuery {
     pub instance: Option<ContextId>,
     /// A list query instead of the full status.
     pub list: Option<ListQuery>,
+    /// Which resources of a `status=ready` answer carry their `conditions`.
+    pub conditions: ConditionsShown,
+    /// Whether the answer ends with the state object (`readiness`, `readiness=true`; `readiness=false`: not).
+    pub readiness: bool,
+}
+
+/// Which resources show their `Ready` condition in a `status=ready` answer (`conditions=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConditionsShown {
+    /// Only resources that are not ready (the default, `conditions=notready`).
+    #[default]
+    NotReady,
+    /// Every resource with a verdict (`conditions=all`).
+    All,
 }
 
 impl Default for StatusQuery {
@@ -107,6 +123,8 @@ impl Default for StatusQuery {
             resources: Vec::new(),
             instance: None,
             list: None,
+            conditions: ConditionsShown::NotReady,
+            readiness: false,
         }
     }
 }
@@ -199,6 +217,30 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
         query.instance = Some(id);
     }
     // ncm checks `app` like the orchestrator but has one app only; dcm does not look at it.
+    if let Some(value) = first("conditions") {
+        query.conditions = match value {
+            "notready" => ConditionsShown::NotReady,
+            "all" => ConditionsShown::All,
+            other => {
+                return Err(invalid(
+                    "conditions",
+                    format!("'{other}' is not allowed; use notready or all"),
+                ));
+            }
+        };
+    }
+    if let Some(value) = first("readiness") {
+        query.readiness = match value {
+            "" | "true" => true,
+            "false" => false,
+            other => {
+                return Err(invalid(
+                    "readiness",
+                    format!("'{other}' is not allowed; use true or false (or no value)"),
+                ));
+            }
+        };
+    }
     if kind != SubjectKind::LogicalCloud {
         for app in all(pairs, "app") {
             validate_label_value("app", app).map_err(|err| invalid("app", err.to_string()))?;
@@ -286,6 +328,10 @@ mod tests {
         assert_eq!(query.resources, ["fw0-sink"]);
         assert_eq!(query.list, Some(ListQuery::Clusters));
         assert_eq!(
+            parse(&[("conditions", "all")]).unwrap().conditions,
+            ConditionsShown::All
+        );
+        assert_eq!(
             parse(&[("instance", "2621114006130701074")]).unwrap().instance,
             ContextId::new(2621114006130701074)
         );
@@ -303,6 +349,8 @@ mod tests {
             (vec![("instance", "")], "instance", "context id"),
             (vec![("instance", "abc")], "instance", "context id"),
             (vec![("resource", "a/b")], "resource", "a/b"),
+            (vec![("conditions", "some")], "conditions", "notready or all"),
+            (vec![("readiness", "yes")], "readiness", "true or false"),
         ];
         for (query, parameter, hint) in cases {
             let err = parse(&query).unwrap_err();

@@ -15,6 +15,7 @@ mod emcoctl;
 mod hooks;
 mod logical_clouds;
 mod network_intents;
+mod readiness;
 mod rsync;
 mod stale_status;
 mod support;

@@ -6,7 +6,7 @@ use axum::Json as JsonResponse;
 use axum::body::Body;
 use axum::extract::multipart::{Multipart, MultipartRejection};
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -17,7 +17,8 @@ use serde_json::{Value as Json, json};
 
 use super::body::{PathNames, decode, form_parts, path_names};
 use super::resources::{
-    Parsed, Reference, check_put_names, check_references, delete_resource, list_bodies, query_value,
+    Parsed, Reference, check_put_names, check_references, delete_resource, deleted_location, list_bodies,
+    location, query_value,
 };
 use crate::lifecycle::{Lifecycle, Subject};
 use crate::{ApiError, AppState, ServerConfig};
@@ -127,9 +128,10 @@ pub(crate) fn collection(desc: &'static FileKind) -> MethodRouter<AppState> {
         },
     )
     .post(
-        move |state: State<AppState>, path: PathNames, form: Result<Multipart, MultipartRejection>| {
-            create(desc, state, path, form)
-        },
+        move |state: State<AppState>,
+              uri: OriginalUri,
+              path: PathNames,
+              form: Result<Multipart, MultipartRejection>| { create(desc, state, uri, path, form) },
     )
 }
 
@@ -138,14 +140,20 @@ pub(crate) fn item(desc: &'static FileKind) -> MethodRouter<AppState> {
     let router = get(
         move |state: State<AppState>, path: PathNames, headers: HeaderMap| read(desc, state, path, headers),
     )
-    .delete(move |State(state): State<AppState>, path: PathNames| async move {
-        let path = ResourcePath::new(desc.kind, path_names(path)?);
-        delete_resource(&state, &path).await
-    });
+    .delete(
+        move |State(state): State<AppState>, OriginalUri(uri): OriginalUri, path: PathNames| async move {
+            let path = ResourcePath::new(desc.kind, path_names(path)?);
+            let answer = delete_resource(&state, &path).await?;
+            Ok::<_, ApiError>((location(&deleted_location(&path, uri.path())), answer).into_response())
+        },
+    );
     if desc.replaceable {
         router.put(
-            move |state: State<AppState>, path: PathNames, form: Result<Multipart, MultipartRejection>| {
-                replace(desc, state, path, form)
+            move |state: State<AppState>,
+                  uri: OriginalUri,
+                  path: PathNames,
+                  form: Result<Multipart, MultipartRejection>| {
+                replace(desc, state, uri, path, form)
             },
         )
     } else {
@@ -224,11 +232,13 @@ async fn read_upload(
 async fn create(
     desc: &'static FileKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
     let upload = read_upload(desc, &state, form).await?;
+    let created_url = format!("{}/{}", uri.path().trim_end_matches('/'), upload.own.join("/"));
     let mut names = parents.clone();
     names.extend(upload.own);
     let path = ResourcePath::new(desc.kind, names);
@@ -244,12 +254,18 @@ async fn create(
         .catalog()
         .create(&path, &upload.body, upload.file.as_deref(), extra)
         .await?;
-    Ok((StatusCode::CREATED, JsonResponse(upload.body)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        location(&created_url),
+        JsonResponse(upload.body),
+    )
+        .into_response())
 }
 
 async fn replace(
     desc: &'static FileKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
@@ -265,7 +281,12 @@ async fn replace(
         .upsert(&path, &upload.body, upload.file.as_deref(), Vec::new())
         .await?;
     // EMCO answers every app and app-profile PUT with 201.
-    Ok((StatusCode::CREATED, JsonResponse(upload.body)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        location(uri.path()),
+        JsonResponse(upload.body),
+    )
+        .into_response())
 }
 
 /// What a GET of a resource with a file asks for.
@@ -323,7 +344,9 @@ async fn read(
         Wanted::Metadata
     };
     if wanted == Wanted::Metadata {
-        return Ok(JsonResponse(entry.body).into_response());
+        // A cluster's metadata view shows the state of its network intents (seed 002).
+        let body = super::status_routes::with_state(&state, &path, entry.body).await?;
+        return Ok(JsonResponse(body).into_response());
     }
     let file = state.catalog().blob(&path).await?.unwrap_or_default();
     if wanted == Wanted::File {

@@ -4,7 +4,7 @@
 use axum::Json as JsonResponse;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{Query, State};
+use axum::extract::{OriginalUri, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
@@ -303,9 +303,10 @@ pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> 
     )
     .post(
         move |state: State<AppState>,
+              uri: OriginalUri,
               path: PathNames,
               headers: HeaderMap,
-              body: Result<Bytes, BytesRejection>| { create(desc, state, path, headers, body) },
+              body: Result<Bytes, BytesRejection>| { create(desc, state, uri, path, headers, body) },
     )
 }
 
@@ -314,13 +315,16 @@ pub(crate) fn item(desc: &'static ResourceKind) -> MethodRouter<AppState> {
     get(move |state: State<AppState>, path: PathNames| read(desc.kind, state, path))
         .put(
             move |state: State<AppState>,
+                  uri: OriginalUri,
                   path: PathNames,
                   headers: HeaderMap,
                   body: Result<Bytes, BytesRejection>| {
-                replace(desc, state, path, headers, body)
+                replace(desc, state, uri, path, headers, body)
             },
         )
-        .delete(move |state: State<AppState>, path: PathNames| remove(desc.kind, state, path))
+        .delete(move |state: State<AppState>, uri: OriginalUri, path: PathNames| {
+            remove(desc.kind, state, uri, path)
+        })
 }
 
 /// The `?app=` filter of a list, if any.
@@ -438,6 +442,7 @@ pub(crate) async fn write_ops(
 async fn create(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -445,6 +450,7 @@ async fn create(
     let parents = path_names(path)?;
     let raw = json_body(&headers, body, state.config().max_body_bytes)?;
     let (body, own) = (desc.parse)(raw)?;
+    let created_url = format!("{}/{}", uri.path().trim_end_matches('/'), own.join("/"));
     let mut names = parents.clone();
     names.extend(own);
     let path = ResourcePath::new(desc.kind, names);
@@ -477,12 +483,29 @@ async fn create(
     check_dependency_cycle(&state, &path, &body).await?;
     let extra = write_ops(&state, &path, false).await?;
     state.catalog().create(&path, &body, None, extra).await?;
-    Ok((StatusCode::CREATED, JsonResponse(body)).into_response())
+    Ok((StatusCode::CREATED, location(&created_url), JsonResponse(body)).into_response())
 }
 
 async fn read(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
     let path = ResourcePath::new(kind, path_names(path)?);
-    Ok(JsonResponse(state.catalog().get(&path).await?.body).into_response())
+    let body = state.catalog().get(&path).await?.body;
+    // A resource with a lifecycle shows its state object beside what was stored (seed 002).
+    let body = super::status_routes::with_state(&state, &path, body).await?;
+    Ok(JsonResponse(body).into_response())
+}
+
+/// The `Location` of a mutation's answer: where the state of what it changed is read.
+pub(crate) fn location(url: &str) -> [(axum::http::HeaderName, String); 1] {
+    [(axum::http::header::LOCATION, url.to_string())]
+}
+
+/// Where a deleted resource's state is read: the status of a resource with a lifecycle (its terminated contexts
+/// stay there until the history goes), else its own URL (which answers 404 once it is gone).
+pub(crate) fn deleted_location(path: &ResourcePath, url: &str) -> String {
+    match Subject::of(path.kind()) {
+        Some(subject) => super::lifecycle_routes::status_url(subject, path),
+        None => url.to_string(),
+    }
 }
 
 /// Checks that the names in a PUT body match the URL.
@@ -504,6 +527,7 @@ pub(crate) fn check_put_names(url_names: &[String], own: &[String]) -> Result<()
 async fn replace(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
@@ -525,12 +549,18 @@ async fn replace(
     } else {
         StatusCode::OK
     };
-    Ok((status, JsonResponse(body)).into_response())
+    Ok((status, location(uri.path()), JsonResponse(body)).into_response())
 }
 
-async fn remove(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
+async fn remove(
+    kind: Kind,
+    State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
+    path: PathNames,
+) -> Result<Response, ApiError> {
     let path = ResourcePath::new(kind, path_names(path)?);
-    delete_resource(&state, &path).await
+    let answer = delete_resource(&state, &path).await?;
+    Ok((location(&deleted_location(&path, uri.path())), answer).into_response())
 }
 
 /// Deletes a resource under the write lock, with the lifecycle rules of DIGs and their intents.

@@ -1,7 +1,8 @@
 //! `GET …/status` of every resource with a lifecycle — a DIG, a cluster's network intents, a logical cloud: the
 //! status query of seeds 000/001 and EMCO 22.x, answered from the in-memory index after it has caught up with every
 //! write made before the request. Clusters not heard from within [`crate::ServerConfig::status_grace`] are shown
-//! as stale: the answer is judged at the time of the request.
+//! as stale: the answer is judged at the time of the request. `?readiness` ends the answer with the state object
+//! (seed 002); [`with_state`] adds the same object under `state` to the GET of the resource itself.
 
 use std::collections::HashMap;
 
@@ -199,4 +200,47 @@ async fn check_app_filter(
         ));
     }
     Ok(())
+}
+
+/// The state object (seed 002) of a resource with a lifecycle, as its GET shows it under `state`; `None` for
+/// resources without one. It is judged like a status answer: after the index caught up, at the time of the
+/// request, on the context the status follows.
+pub(crate) async fn state_object_of(state: &AppState, path: &ResourcePath) -> Result<Option<Json>, ApiError> {
+    let Some(subject) = Subject::of(path.kind()) else {
+        return Ok(None);
+    };
+    let revision = state.store().revision();
+    let (history, _) = state.catalog().state(path).await?;
+    if !state.status().caught_up(revision).await {
+        tracing::warn!(
+            revision,
+            "status index is behind the store; the state is judged from what it has"
+        );
+    }
+    let index = state.status().read();
+    let context = history.last_context().and_then(|id| index.context(id));
+    let object = emco_status::state_object(
+        query_kind(subject),
+        &history,
+        context,
+        Some(Freshness {
+            now: jiff::Timestamp::now(),
+            grace: state.config().status_grace,
+        }),
+    );
+    serde_json::to_value(object).map(Some).map_err(ApiError::internal)
+}
+
+/// `body` with the state object of `path` (if it has one) under `state`, after the stored keys.
+pub(crate) async fn with_state(
+    state: &AppState,
+    path: &ResourcePath,
+    mut body: Json,
+) -> Result<Json, ApiError> {
+    if let Some(object) = state_object_of(state, path).await?
+        && let Some(map) = body.as_object_mut()
+    {
+        map.insert("state".into(), object);
+    }
+    Ok(body)
 }

@@ -14,5 +14,6 @@ mod multipart;
 mod onboarding;
 mod render_limits;
 mod serving;
+mod state;
 mod status;
 mod support;
