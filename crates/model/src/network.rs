@@ -416,14 +416,8 @@ pub fn is_dns_subdomain(text: &str) -> bool {
 /// Whether `text` is the name part of a Kubernetes label key or a non-empty label value: 1–63 characters of
 /// alphanumerics, `-`, `_`, `.`, starting and ending alphanumeric.
 fn is_label_name(text: &str) -> bool {
-    let bytes = text.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= 63
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
+    // The label-value rule emco checks everywhere (at most 63 characters, alphanumeric ends).
+    crate::names::validate_label_value("label", text).is_ok()
 }
 
 /// Checks a Kubernetes label key (`[prefix/]name`, the prefix a DNS subdomain); `field` names it in errors.

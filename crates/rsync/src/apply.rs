@@ -941,6 +941,14 @@ impl Batch<'_> {
         if self.cancel.is_cancelled() {
             return Ok(End::Cancelled);
         }
+        self.delete_bundle().await?;
+        Ok(if failed { End::Failed } else { End::Done })
+    }
+}
+
+impl Batch<'_> {
+    /// Deletes this context's ResourceBundleState of the app on the cluster (gone already counts as deleted).
+    async fn delete_bundle(&self) -> Result<(), SyncError> {
         if !self.record.resources.is_empty()
             && let Ok(api) = self.bundle_api().await
         {
@@ -950,11 +958,9 @@ impl Batch<'_> {
                 Err(err) => return Err(err.into()),
             }
         }
-        Ok(if failed { End::Failed } else { End::Done })
+        Ok(())
     }
-}
 
-impl Batch<'_> {
     /// Deletes, last first, the main resources whose objects `keep` (the taking-over context's resources on this
     /// cluster) does not hold, then this context's ResourceBundleState. Hooks do not run and CRDs stay: the
     /// application goes on under the new context.
@@ -972,15 +978,7 @@ impl Batch<'_> {
             failed |= outcome.0 == RsyncStatus::Failed;
             self.results[index] = Some(outcome);
         }
-        if !self.record.resources.is_empty()
-            && let Ok(api) = self.bundle_api().await
-        {
-            match api.delete(&self.label, &DeleteParams::background()).await {
-                Ok(_) => {}
-                Err(err) if is_not_found(&err) => {}
-                Err(err) => return Err(err.into()),
-            }
-        }
+        self.delete_bundle().await?;
         Ok(if failed { End::Failed } else { End::Done })
     }
 }

@@ -166,6 +166,20 @@ impl Rsync {
     }
 }
 
+/// The outcome of a set of batches: Cancelled if any was cancelled, else Failed if any failed (or panicked), else
+/// Succeeded.
+async fn overall(mut batches: JoinSet<BatchOutcome>) -> BatchOutcome {
+    let mut outcome = BatchOutcome::Succeeded;
+    while let Some(result) = batches.join_next().await {
+        match result.unwrap_or(BatchOutcome::Failed) {
+            BatchOutcome::Cancelled => outcome = BatchOutcome::Cancelled,
+            BatchOutcome::Failed if outcome == BatchOutcome::Succeeded => outcome = BatchOutcome::Failed,
+            _ => {}
+        }
+    }
+    outcome
+}
+
 /// Sets the context's final status unless a stop or another operation got there first.
 async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: ContextStatus) {
     let result = inner
@@ -297,17 +311,7 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
                     cancel.clone(),
                 ));
             }
-            let mut outcome = BatchOutcome::Succeeded;
-            while let Some(result) = clusters.join_next().await {
-                match result.unwrap_or(BatchOutcome::Failed) {
-                    BatchOutcome::Succeeded => {}
-                    BatchOutcome::Failed if outcome == BatchOutcome::Succeeded => {
-                        outcome = BatchOutcome::Failed
-                    }
-                    BatchOutcome::Cancelled => outcome = BatchOutcome::Cancelled,
-                    BatchOutcome::Failed => {}
-                }
-            }
+            let outcome = overall(clusters).await;
             if let Some(sender) = &sender {
                 let _ = sender.send(if outcome == BatchOutcome::Succeeded {
                     AppProgress::Deployed
@@ -318,14 +322,7 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
             outcome
         });
     }
-    let mut overall = BatchOutcome::Succeeded;
-    while let Some(result) = apps.join_next().await {
-        match result.unwrap_or(BatchOutcome::Failed) {
-            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
-            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
-            _ => {}
-        }
-    }
+    let overall = overall(apps).await;
     match overall {
         BatchOutcome::Succeeded => {
             finish(
@@ -376,14 +373,7 @@ async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationTok
             ));
         }
     }
-    let mut overall = BatchOutcome::Succeeded;
-    while let Some(result) = batches.join_next().await {
-        match result.unwrap_or(BatchOutcome::Failed) {
-            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
-            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
-            _ => {}
-        }
-    }
+    let overall = overall(batches).await;
     match overall {
         BatchOutcome::Succeeded => {
             finish(&inner, id, ContextStatus::Terminating, ContextStatus::Terminated).await
@@ -436,14 +426,7 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
             ));
         }
     }
-    let mut overall = BatchOutcome::Succeeded;
-    while let Some(result) = batches.join_next().await {
-        match result.unwrap_or(BatchOutcome::Failed) {
-            BatchOutcome::Cancelled => overall = BatchOutcome::Cancelled,
-            BatchOutcome::Failed if overall == BatchOutcome::Succeeded => overall = BatchOutcome::Failed,
-            _ => {}
-        }
-    }
+    let overall = overall(batches).await;
     let done = match overall {
         BatchOutcome::Succeeded => ContextStatus::Terminated,
         BatchOutcome::Failed => ContextStatus::TerminateFailed,
