@@ -55,8 +55,8 @@ pub struct ServeArgs {
     /// served (CORS); requests with any other `Origin` header are refused with 403.
     #[arg(long, env = "EMCO_CORS_ALLOWED_ORIGINS", value_delimiter = ',', value_parser = parse_origin)]
     pub cors_allowed_origins: Vec<String>,
-    /// Require `Authorization: Bearer <token>` on every request except `/healthz`. FILE is in kube-apiserver's
-    /// static token format, one CSV line per token: `token,user,uid[,"group1,group2"]`; group `emco:admin` may
+    /// Require `Authorization: Bearer <token>` on every request except `/healthz` and `/readyz` (`/metrics`: an
+    /// admin's token, unless --metrics-without-auth). FILE is in kube-apiserver's static token format, one CSV line per token: `token,user,uid[,"group1,group2"]`; group `emco:admin` may
     /// do everything, `emco:viewer` may only read. Re-read on SIGHUP (a bad file keeps the previous tokens).
     /// Without it, emco serves unauthenticated on a loopback address only.
     #[arg(long, env = "EMCO_TOKEN_AUTH_FILE", value_name = "FILE")]
@@ -140,6 +140,11 @@ pub struct ServeArgs {
     /// its resources as `Unknown` and the cluster as stale (SECONDS, or `90s`, `2m`).
     #[arg(long, env = "EMCO_STATUS_GRACE", value_name = "SECONDS", default_value = "60s", value_parser = parse_duration)]
     pub status_grace: Duration,
+    /// Serve `/metrics` (Prometheus text) without a token even with --token-auth-file, for a Prometheus that
+    /// scrapes without credentials; by default it then needs an `emco:admin` token. `/healthz` and `/readyz`
+    /// never need one.
+    #[arg(long, env = "EMCO_METRICS_WITHOUT_AUTH")]
+    pub metrics_without_auth: bool,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -268,6 +273,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         render_timeout,
         render_max_output_bytes,
         status_grace,
+        metrics_without_auth,
     } = args;
     check_exposure(
         listen,
@@ -354,6 +360,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 timeout: render_timeout,
             },
             status_grace,
+            metrics_without_auth,
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;

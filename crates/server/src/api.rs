@@ -6,6 +6,7 @@ mod browser;
 mod files;
 mod lifecycle_routes;
 mod logical_cloud_routes;
+mod ops_routes;
 mod resources;
 mod status_routes;
 mod strict_json;
@@ -13,14 +14,16 @@ mod strict_json;
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
-use axum::middleware::from_fn_with_state;
+use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::trace::TraceLayer;
 
 use crate::lifecycle::Subject;
+use crate::telemetry;
 use crate::{ApiError, AppState};
 
 pub use browser::normalize_origin;
+pub(crate) use ops_routes::{HEALTH_PATH, METRICS_PATH, READY_PATH};
 
 const COMPOSITE_APP: &str = "/v2/projects/{project}/composite-apps/{composite_app}/{version}";
 const DIG: &str =
@@ -170,15 +173,19 @@ pub(crate) fn router(state: AppState) -> Router {
         )
         .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
         .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
-        .route("/healthz", get(|| async { "ok" }))
+        .route(HEALTH_PATH, get(ops_routes::healthz))
+        .route(READY_PATH, get(ops_routes::readyz))
+        .route(METRICS_PATH, get(ops_routes::metrics))
         .fallback(unknown_path)
-        // Layers wrap from the inside out, so a request meets them bottom up: its log span first, then the
-        // browser guard (URI length, origin, CORS preflight — browsers send it without credentials — and JSON
-        // errors), then authentication and roles, then the body limit and the route.
+        // Layers wrap from the inside out, so a request meets them bottom up: its latency timer first (labelled
+        // with the route template, so refusals count too), then its log span, then the browser guard (URI length,
+        // origin, CORS preflight — browsers send it without credentials — and JSON errors), then authentication
+        // and roles, then the body limit and the route.
         .layer(DefaultBodyLimit::max(max_body))
         .layer(from_fn_with_state(state.clone(), auth::guard))
         .layer(from_fn_with_state(state.clone(), browser::guard))
         .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(from_fn(telemetry::record_request))
         .with_state(state)
 }
 

@@ -4,8 +4,9 @@
 //! [`Server::router`] is the whole API as an axum `Router` (tests call it without a socket);
 //! [`Server::run`] serves it on a listener until a shutdown future resolves, [`Server::run_with`] with TLS,
 //! timeouts and a connection limit ([`ServeOptions`], the serving loop of `serve.rs`). With
-//! [`ServerConfig::token_auth`] every request but `/healthz` and CORS preflights needs a bearer token of the
-//! [`auth`] table and a role allowing its method.
+//! [`ServerConfig::token_auth`] every request but `/healthz`, `/readyz` and CORS preflights needs a bearer token
+//! of the [`auth`] table and a role allowing its method (`/metrics`: an admin's, unless
+//! [`ServerConfig::metrics_without_auth`]).
 //!
 //! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
 
@@ -15,6 +16,7 @@ pub mod error;
 pub mod lifecycle;
 mod serve;
 mod status;
+mod telemetry;
 pub mod tls;
 mod usage;
 
@@ -61,6 +63,9 @@ pub struct ServerConfig {
     /// How long a cluster of a live context may go unheard before its status answers show its resources as
     /// `Unknown` and the cluster as stale (`emco serve --status-grace`).
     pub status_grace: std::time::Duration,
+    /// Serve `/metrics` without a token even when [`ServerConfig::token_auth`] is set (for a Prometheus that
+    /// scrapes without credentials); by default it needs an admin's token then.
+    pub metrics_without_auth: bool,
 }
 
 /// The default of [`ServerConfig::status_grace`]: three missed monitor heartbeats (20 s each).
@@ -75,6 +80,7 @@ impl Default for ServerConfig {
             kubeconfig_policy: KubeconfigPolicy::default(),
             render_limits: RenderLimits::default(),
             status_grace: DEFAULT_STATUS_GRACE,
+            metrics_without_auth: false,
         }
     }
 }

@@ -3,6 +3,7 @@
 //!
 //! One task owns the writing side; queries take short read locks and never wait on the store.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
@@ -21,6 +22,8 @@ pub(crate) struct StatusKeeper {
     index: RwLock<StatusIndex>,
     /// The store revision the index reflects.
     progress: watch::Sender<i64>,
+    /// Whether the first load of every AppContext finished (`/readyz` waits for it).
+    loaded: AtomicBool,
     /// Dropped with the keeper, which ends the background task (and its hold on the store).
     _stop: tokio::sync::oneshot::Sender<()>,
 }
@@ -33,6 +36,7 @@ impl StatusKeeper {
         let keeper = Arc::new(Self {
             index: RwLock::new(StatusIndex::new()),
             progress,
+            loaded: AtomicBool::new(false),
             _stop: stop,
         });
         let task = keep(Arc::downgrade(&keeper), store);
@@ -56,6 +60,11 @@ impl StatusKeeper {
         self.index
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether the index has loaded every AppContext once (it answers from then on, even while reloading).
+    pub(crate) fn is_loaded(&self) -> bool {
+        self.loaded.load(Ordering::Acquire)
     }
 
     /// Waits until the index reflects the store at `revision` (or a short timeout passes).
@@ -93,6 +102,7 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
             index.set_revision(revision);
             *keeper.write() = index;
             keeper.progress.send_replace(revision);
+            keeper.loaded.store(true, Ordering::Release);
             tracing::debug!(contexts = keeper.read().len(), revision, "status index loaded");
         }
         loop {

@@ -358,6 +358,11 @@ impl StatusIndex {
         self.contexts.get(&id)
     }
 
+    /// Every indexed context, in no particular order (`emco serve`'s metrics count them at scrape time).
+    pub fn contexts(&self) -> impl Iterator<Item = (ContextId, &ContextEntry)> + '_ {
+        self.contexts.iter().map(|(id, entry)| (*id, entry))
+    }
+
     /// How many contexts are indexed.
     #[must_use]
     pub fn len(&self) -> usize {

@@ -12,6 +12,7 @@
 mod embedded;
 mod engine;
 mod memory;
+mod op_metrics;
 mod watch;
 
 use std::path::Path;
@@ -19,6 +20,7 @@ use std::sync::Arc;
 
 pub use embedded::{OPEN_WAIT, RedbStore};
 pub use memory::MemoryStore;
+pub use op_metrics::OPERATION_DURATION_METRIC;
 pub use watch::Watcher;
 
 /// A store-wide revision; each write transaction raises it by one. `0` means "no such key".
@@ -348,6 +350,7 @@ impl Store {
 
     /// Reads one key.
     pub async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
+        let _timer = op_metrics::OpTimer::start("get");
         match self {
             Self::Memory(store) => Ok(store.get(key)),
             Self::Redb(store) => store.get(key),
@@ -361,6 +364,7 @@ impl Store {
 
     /// Reads at most `limit` keys starting with `prefix`, in key order.
     pub async fn range_limit(&self, prefix: &str, limit: usize) -> Result<(Vec<KeyValue>, Revision)> {
+        let _timer = op_metrics::OpTimer::start("range");
         match self {
             Self::Memory(store) => Ok(store.range(prefix, limit)),
             Self::Redb(store) => store.range(prefix, limit),
@@ -369,6 +373,7 @@ impl Store {
 
     /// Runs a transaction.
     pub async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
+        let _timer = op_metrics::OpTimer::start("txn");
         match self {
             Self::Memory(store) => Ok(store.txn(&txn)),
             Self::Redb(store) => store.txn(txn).await,

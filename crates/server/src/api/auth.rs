@@ -2,7 +2,8 @@
 //!
 //! It runs after the browser guard (so a CORS preflight, which browsers send without credentials, is answered
 //! before it, and its answers get CORS headers and the API's JSON error shape) and before any handler:
-//! - `/healthz` is open to everyone (load balancers and probes carry no token);
+//! - `/healthz` and `/readyz` are open to everyone (load balancers and probes carry no token), and so is
+//!   `/metrics` with `ServerConfig::metrics_without_auth`; otherwise `/metrics` is for admins only;
 //! - a request without `Authorization: Bearer <token>`, or with a token the table does not hold, is answered
 //!   401 `Unauthorized` with `WWW-Authenticate: Bearer realm="emco"`;
 //! - a user in `emco:viewer` may only GET and HEAD, and never read credentials (a logical cloud user's
@@ -16,13 +17,12 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::{HEALTH_PATH, METRICS_PATH, READY_PATH};
 use crate::auth::{ADMIN_GROUP, Role, VIEWER_GROUP};
 use crate::{ApiError, AppState};
 
 /// The challenge of a 401 answer.
 const CHALLENGE: &str = "Bearer realm=\"emco\"";
-/// The path served without a token.
-const HEALTH_PATH: &str = "/healthz";
 
 /// The middleware: bearer token → user → role → allowed or 401/403.
 pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
@@ -33,7 +33,9 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         anonymous();
         return next.run(request).await;
     };
-    if request.uri().path() == HEALTH_PATH {
+    let path = request.uri().path();
+    let open_metrics = path == METRICS_PATH && state.config().metrics_without_auth;
+    if path == HEALTH_PATH || path == READY_PATH || open_metrics {
         anonymous();
         return next.run(request).await;
     }
@@ -55,6 +57,12 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     match identity.role {
         Role::Admin => {}
+        Role::Viewer if request.uri().path() == METRICS_PATH => {
+            return forbidden(format!(
+                "user '{}' has role {VIEWER_GROUP}; only {ADMIN_GROUP} may read {METRICS_PATH}",
+                identity.user
+            ));
+        }
         Role::Viewer if reads && reads_credentials(request.uri().path()) => {
             return forbidden(format!(
                 "user '{}' has role {VIEWER_GROUP}, which may not read credentials (a logical cloud user's kubeconfig)",

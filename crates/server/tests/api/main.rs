@@ -12,6 +12,7 @@ mod kubeconfig;
 mod lifecycles;
 mod multipart;
 mod onboarding;
+mod ops;
 mod render_limits;
 mod serving;
 mod state;

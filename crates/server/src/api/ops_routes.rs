@@ -1,0 +1,120 @@
+//! The operator's routes beside the `/v2` API: liveness (`/healthz`), readiness (`/readyz`) and Prometheus
+//! metrics (`/metrics`).
+//!
+//! `/healthz` and `/readyz` need no token (kubelets and load balancers carry none); `/metrics` needs an admin's
+//! token when authentication is on, unless `ServerConfig::metrics_without_auth` (the auth guard decides). The
+//! readiness answer names what is not ready but never the store's own error text (it would be shown to anyone
+//! who can reach the port); the server log has it.
+
+use std::collections::HashSet;
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use emco_model::Connectivity;
+use serde_json::json;
+
+use crate::AppState;
+use crate::telemetry;
+
+/// The liveness path.
+pub(crate) const HEALTH_PATH: &str = "/healthz";
+/// The readiness path.
+pub(crate) const READY_PATH: &str = "/readyz";
+/// The metrics path.
+pub(crate) const METRICS_PATH: &str = "/metrics";
+
+/// How long the store may take to answer the readiness read.
+pub(crate) const STORE_READ_BOUND: Duration = Duration::from_secs(1);
+/// The key the readiness probe reads (absent: the answer is what matters, not the value).
+const PROBE_KEY: &str = "/emco/readiness-probe";
+/// Prometheus's text format.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4; charset=utf-8";
+
+/// `GET /healthz`: 200 while the process serves.
+pub(crate) async fn healthz() -> Response {
+    axum::Json(json!({"status": "ok"})).into_response()
+}
+
+/// `GET /readyz`: 200 when the store answers a read within [`STORE_READ_BOUND`] and the status index has loaded;
+/// 503 naming the first part that is not ready otherwise.
+pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
+    match tokio::time::timeout(STORE_READ_BOUND, state.store().get(PROBE_KEY)).await {
+        Err(_) => {
+            tracing::warn!(bound = ?STORE_READ_BOUND, "not ready: the store did not answer a read in time");
+            return not_ready(format!(
+                "store: no answer to a read within {} ms",
+                STORE_READ_BOUND.as_millis()
+            ));
+        }
+        Ok(Err(err)) => {
+            tracing::warn!(error = %err, "not ready: the store failed a read");
+            return not_ready("store: a read failed (the server log has the error)".to_string());
+        }
+        Ok(Ok(_)) => {}
+    }
+    if !state.status().is_loaded() {
+        return not_ready("status index: still loading the AppContexts".to_string());
+    }
+    axum::Json(json!({"status": "ok"})).into_response()
+}
+
+fn not_ready(reason: String) -> Response {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        axum::Json(json!({"status": "not ready", "reason": reason})),
+    )
+        .into_response()
+}
+
+/// `GET /metrics`: the recorder's histograms, then the server's gauges, in Prometheus's text format.
+pub(crate) async fn metrics(State(state): State<AppState>) -> Response {
+    let mut text = telemetry::recorder()
+        .map(|handle| handle.render())
+        .unwrap_or_default();
+    write_gauges(&state, &mut text);
+    ([(header::CONTENT_TYPE, PROMETHEUS_TEXT)], text).into_response()
+}
+
+/// The gauges computed at scrape time from the status index: build info, operations in progress (contexts
+/// instantiating or terminating) and clusters rsync is retrying for such a context.
+fn write_gauges(state: &AppState, text: &mut String) {
+    let (in_progress, retrying) = {
+        let index = state.status().read();
+        let mut in_progress = 0_usize;
+        let mut retrying = HashSet::new();
+        for (_, context) in index.contexts() {
+            if !context.status.is_running() {
+                continue;
+            }
+            in_progress += 1;
+            for app in &context.apps {
+                for cluster in &app.clusters {
+                    if cluster.connectivity == Connectivity::Retrying {
+                        retrying.insert(cluster.full_name.clone());
+                    }
+                }
+            }
+        }
+        (in_progress, retrying.len())
+    };
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    let version = env!("CARGO_PKG_VERSION");
+    // Writing to a String cannot fail.
+    let _ = write!(
+        text,
+        "# HELP emco_build_info The emco version serving, as a label; always 1.\n\
+         # TYPE emco_build_info gauge\n\
+         emco_build_info{{version=\"{version}\"}} 1\n\
+         # HELP emco_operations_in_progress AppContexts being instantiated or terminated.\n\
+         # TYPE emco_operations_in_progress gauge\n\
+         emco_operations_in_progress {in_progress}\n\
+         # HELP emco_clusters_retrying Clusters rsync cannot reach and keeps retrying for an operation in progress.\n\
+         # TYPE emco_clusters_retrying gauge\n\
+         emco_clusters_retrying {retrying}\n"
+    );
+}
