@@ -12,6 +12,7 @@ mod cluster_status;
 mod connections;
 mod demo;
 mod emcoctl;
+mod helm_chart;
 mod hooks;
 mod logical_clouds;
 mod network_intents;
