@@ -142,8 +142,10 @@ pub struct Server {
 impl Server {
     /// A server over `store`; `engine` applies AppContexts to clusters (`None`: an engine that applies nothing,
     /// leaving every resource Pending). Starts the status index's background task, so it must be called
-    /// inside a Tokio runtime.
+    /// inside a Tokio runtime. Installs the process-wide metrics recorder of `/metrics` on first call.
     pub fn new(store: Store, engine: Option<Arc<dyn Engine>>, config: ServerConfig) -> Self {
+        // Before anything touches the store, so that the status index's first load is timed too.
+        telemetry::recorder();
         let catalog = Catalog::new(store.clone());
         let contexts = AppContexts::new(store.clone());
         let status = StatusKeeper::start(store.clone());
