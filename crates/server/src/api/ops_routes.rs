@@ -41,32 +41,43 @@ pub(crate) async fn healthz() -> Response {
 /// `GET /readyz`: 200 when the store answers a read within [`STORE_READ_BOUND`] and the status index has loaded;
 /// 503 naming the first part that is not ready otherwise.
 pub(crate) async fn readyz(State(state): State<AppState>) -> Response {
-    match tokio::time::timeout(STORE_READ_BOUND, state.store().get(PROBE_KEY)).await {
+    let store_read = tokio::time::timeout(STORE_READ_BOUND, state.store().get(PROBE_KEY))
+        .await
+        .map(|read| read.map(drop));
+    match readiness(store_read, state.status().is_loaded()) {
+        Ok(()) => axum::Json(json!({"status": "ok"})).into_response(),
+        Err(reason) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            axum::Json(json!({"status": "not ready", "reason": reason})),
+        )
+            .into_response(),
+    }
+}
+
+/// The verdict from the store's answer to the probe read (`Err(Elapsed)`: none within the bound) and whether the
+/// status index has loaded: `Err` names what is not ready.
+fn readiness(
+    store_read: Result<Result<(), emco_store::Error>, tokio::time::error::Elapsed>,
+    index_loaded: bool,
+) -> Result<(), String> {
+    match store_read {
         Err(_) => {
             tracing::warn!(bound = ?STORE_READ_BOUND, "not ready: the store did not answer a read in time");
-            return not_ready(format!(
+            return Err(format!(
                 "store: no answer to a read within {} ms",
                 STORE_READ_BOUND.as_millis()
             ));
         }
         Ok(Err(err)) => {
             tracing::warn!(error = %err, "not ready: the store failed a read");
-            return not_ready("store: a read failed (the server log has the error)".to_string());
+            return Err("store: a read failed (the server log has the error)".to_string());
         }
-        Ok(Ok(_)) => {}
+        Ok(Ok(())) => {}
     }
-    if !state.status().is_loaded() {
-        return not_ready("status index: still loading the AppContexts".to_string());
+    if !index_loaded {
+        return Err("status index: still loading the AppContexts".to_string());
     }
-    axum::Json(json!({"status": "ok"})).into_response()
-}
-
-fn not_ready(reason: String) -> Response {
-    (
-        StatusCode::SERVICE_UNAVAILABLE,
-        axum::Json(json!({"status": "not ready", "reason": reason})),
-    )
-        .into_response()
+    Ok(())
 }
 
 /// `GET /metrics`: the recorder's histograms, then the server's gauges, in Prometheus's text format.
@@ -117,4 +128,38 @@ fn write_gauges(state: &AppState, text: &mut String) {
          # TYPE emco_clusters_retrying gauge\n\
          emco_clusters_retrying {retrying}\n"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn readiness_names_what_is_not_ready() {
+        assert_eq!(readiness(Ok(Ok(())), true), Ok(()));
+        let secret = "/var/lib/emco/emco.redb: permission denied";
+        let failed = readiness(Ok(Err(emco_store::Error::Backend(secret.to_string()))), true).unwrap_err();
+        assert!(failed.starts_with("store: "), "{failed}");
+        assert!(
+            !failed.contains("/var/lib"),
+            "the store's error text stays in the log: {failed}"
+        );
+        let elapsed = || async {
+            tokio::time::timeout(Duration::from_millis(1), std::future::pending::<()>())
+                .await
+                .unwrap_err()
+        };
+        let slow = readiness(Err(elapsed().await), true).unwrap_err();
+        assert_eq!(slow, "store: no answer to a read within 1000 ms");
+        // The store comes first: a failing store is named even while the index loads.
+        assert!(
+            readiness(Err(elapsed().await), false)
+                .unwrap_err()
+                .starts_with("store: ")
+        );
+        assert_eq!(
+            readiness(Ok(Ok(())), false).unwrap_err(),
+            "status index: still loading the AppContexts"
+        );
+    }
 }
