@@ -102,6 +102,14 @@ async fn metrics_need_an_admin_unless_opened() {
     assert_eq!(sample(&text, "emco_build_info", &[&version]), Some(1.0));
     // Opening /metrics opens nothing else.
     open.get("/v2/projects").await.expect(StatusCode::UNAUTHORIZED);
+    // Refused requests are timed under their route too.
+    let text = String::from_utf8(open.get("/metrics").await.bytes.to_vec()).unwrap();
+    let refused = sample(
+        &text,
+        "emco_http_request_duration_seconds_count",
+        &["method=\"GET\"", "route=\"/v2/projects\"", "status=\"4xx\""],
+    );
+    assert!(refused.is_some_and(|n| n >= 1.0), "{text}");
 }
 
 #[tokio::test]
@@ -116,6 +124,9 @@ async fn request_latency_is_labelled_by_route_template_and_status_class() {
             .await
             .expect(StatusCode::NOT_FOUND);
     }
+    // A method is any token: one the API does not know is labelled OTHER, not as sent.
+    let brew = axum::http::Method::from_bytes(b"BREWCOFFEE").unwrap();
+    api.request(brew, "/v2/projects", &[], Vec::new()).await;
     api.post("/v2/projects", json!({"metadata": {"name": "metrics-project"}}))
         .await
         .expect(StatusCode::CREATED);
@@ -149,6 +160,11 @@ async fn request_latency_is_labelled_by_route_template_and_status_class() {
     assert!(!text.contains("latency-probe"), "{text}");
     assert!(!text.contains("unmatched-probe"), "{text}");
     assert!(!text.contains("/no-such-path"), "{text}");
+    assert!(!text.contains("BREWCOFFEE"), "{text}");
+    assert!(
+        sample(&text, count, &["method=\"OTHER\"", "route=\"/v2/projects\""]).is_some(),
+        "{text}"
+    );
     // Histograms have buckets, not only a sum and count.
     assert!(
         text.contains("emco_http_request_duration_seconds_bucket{"),
