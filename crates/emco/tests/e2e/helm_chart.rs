@@ -143,7 +143,8 @@ fn default_values_render_emco_with_a_three_member_etcd() {
         [
             ("Deployment", 1),
             ("NetworkPolicy", 1),
-            ("PodDisruptionBudget", 2),
+            // etcd's only: one emco replica gets no budget.
+            ("PodDisruptionBudget", 1),
             ("Role", 1),
             ("RoleBinding", 1),
             ("Secret", 1),
@@ -155,7 +156,7 @@ fn default_values_render_emco_with_a_three_member_etcd() {
 
     let deployment = only(&by_kind, "Deployment");
     assert_eq!(deployment["metadata"]["name"], "emco");
-    assert_eq!(deployment["spec"]["replicas"], 2);
+    assert_eq!(deployment["spec"]["replicas"], 1);
     let pod = &deployment["spec"]["template"]["spec"];
     let container = &pod["containers"][0];
     assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
