@@ -362,9 +362,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let store = Store::open(&store_config)
         .await
         .with_context(|| match &store_config {
-            StoreConfig::Etcd { endpoints, .. } => {
-                format!("opening the store in etcd at {}", endpoints.join(","))
-            }
+            StoreConfig::Etcd { .. } => "opening the store in etcd".to_string(),
             StoreConfig::Redb { data_dir } => format!("opening the store in {}", data_dir.display()),
             StoreConfig::Memory => "opening the in-memory store".to_string(),
         })?;
