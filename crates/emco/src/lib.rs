@@ -49,7 +49,9 @@ pub struct ServeArgs {
     #[arg(long, conflicts_with = "data_dir")]
     pub in_memory: bool,
     /// Keep the store in etcd instead: its members' client URLs, comma-separated (`http://h1:2379,http://h2:2379`,
-    /// or `https://` with --etcd-ca-file). emco refuses to start when none answers within a few seconds.
+    /// or `https://` with --etcd-ca-file). emco refuses to start when none answers within a few seconds. etcd
+    /// allows 128 operations per transaction by default: an instantiation writes one per (app, cluster), so
+    /// large DIGs need etcd's --max-txn-ops raised.
     #[arg(
         long,
         env = "EMCO_ETCD_ENDPOINTS",

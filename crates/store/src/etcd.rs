@@ -1,23 +1,33 @@
 //! The etcd backend: the store's keys live in an etcd cluster (v3 API) under a prefix, with etcd's own
 //! revisions, compares, transactions and watches.
 //!
-//! Layout under the prefix (default `/emco`): a caller's key `K` is the etcd key `<prefix>/k<K>`; values larger
+//! Layout under the prefix (default `/emco`): a caller's key `K` is the etcd key `<prefix>/k<K>`. Values larger
 //! than [`CHUNK_THRESHOLD`] (etcd refuses requests above 1.5 MiB by default, and charts can be bigger) are stored
-//! as a small *head* at `<prefix>/k<K>` holding a manifest (magic, SHA-256, length, chunk count) plus chunk keys
-//! `<prefix>/c<K>\0<sha256>/<index>` that ranges and watches never show. Chunks are written first (each in its own
-//! request, last chunk first), then the caller's transaction writes the head, guarded by "the set's first chunk
-//! still exists" in an outer transaction around the caller's one, so the caller's compares keep their meaning.
-//! Chunk sets no head references any more (overwritten, deleted, or staged for a transaction whose compares
-//! failed) are removed by a guarded delete: right after such a transaction, by the background watch when a head
-//! changes, and by a sweep when the store is opened.
+//! as a small *head* at `<prefix>/k<K>` holding a manifest (magic, SHA-256, length, chunk count), plus chunk keys
+//! `<prefix>/c<K>\0<sha256>/<index>` that ranges and watches never show. The chunks are written first, each in its
+//! own request; then the caller's transaction writes the head, nested in an outer transaction guarded by "every
+//! chunk of the set still exists" (so the caller's compares keep their meaning, and a head never names missing
+//! chunks). A compare on a large value compares manifests, which are equal exactly when the values are.
+//! Chunk sets no head names any more (overwritten, deleted, or staged for a transaction whose compares failed) are
+//! removed by a delete guarded by "the head does not name this set": right after such a transaction, by the
+//! background watch when a head changes, and by a sweep when the store is opened.
 //!
-//! Revisions are etcd's. [`EtcdStore`]'s `revision()` is the newest revision of a change under the prefix this
-//! process has seen: from its own write transactions and from a background watch of the prefix (so writes by
-//! other processes count once the watch has delivered them). Reads' response revisions do not raise it, because
-//! they may name writes outside the prefix that no watch of the prefix ever delivers.
+//! Revisions are etcd's: they do not start at 0, and they skip numbers (chunk writes, other prefixes).
+//! [`EtcdStore`]'s `revision()` is the newest revision of a change under the prefix this process has seen: from its
+//! own write transactions and from a background watch of the prefix (so writes by other processes count once the
+//! watch has delivered them). Reads' response revisions do not raise it: they may name writes outside the prefix,
+//! which no watch of the prefix ever delivers, and whoever waits for a watch to reach `revision()` would wait
+//! forever.
 //!
 //! Every request is bounded by a timeout; a failure or an unreachable cluster is [`Error::Backend`] naming the
-//! endpoints. A watch at a compacted revision ends with [`Error::Compacted`] as its first item.
+//! endpoints (a write that timed out may still have taken effect; compares make retrying safe). A watch at a
+//! compacted revision ends with [`Error::Compacted`] as its first item. A transaction above etcd's request size
+//! (estimated before sending) or operation count (`--max-txn-ops`, 128 by default: raise it for large
+//! instantiations) is [`Error::TooLarge`]. Two stores' prefixes must not nest (`/emco` and `/emco/k1`).
+//!
+//! Within one transaction, writes of the same key are folded to the last one (etcd refuses a transaction that
+//! writes a key twice); a key deleted and put again in one transaction therefore keeps its create revision here,
+//! where the other backends start it anew.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -696,7 +706,7 @@ impl Inner {
         sets
     }
 
-    /// Writes a value's chunks, last first, so that the first chunk existing means the whole set does.
+    /// Writes a value's chunks (each in its own request, below etcd's request limit).
     async fn stage(&self, key: &str, manifest: &Manifest, value: &[u8]) -> Result<()> {
         for index in (0..manifest.chunks).rev() {
             let start = index * CHUNK_SIZE;
@@ -715,7 +725,7 @@ impl Inner {
 
     /// Deletes the chunk set `digest` of `key` unless `key`'s head names it — guarded inside etcd, so a set a
     /// writer has just made current is never lost, and one a writer is about to make current is noticed by that
-    /// writer's own guard (its first chunk), which then writes the set again.
+    /// writer's own guard (every chunk exists), which then writes the set again.
     async fn drop_chunk_set(&self, key: &str, digest: &str) -> Result<()> {
         let head_key = self.data_key(key);
         let set = format!("{}{key}\0{digest}/", self.chunk_root);
@@ -768,10 +778,17 @@ impl Inner {
             for (key, manifest, value) in &all_sets {
                 self.stage(key, manifest, value).await?;
             }
+            // Every chunk must still exist: a removal may have come between two chunks being written.
             let guards: Vec<EtcdCompare> = all_sets
                 .iter()
-                .map(|(key, manifest, _)| {
-                    EtcdCompare::create_revision(self.chunk_key(key, manifest, 0), EtcdCompareOp::Greater, 0)
+                .flat_map(|(key, manifest, _)| {
+                    (0..manifest.chunks).map(|index| {
+                        EtcdCompare::create_revision(
+                            self.chunk_key(key, manifest, index),
+                            EtcdCompareOp::Greater,
+                            0,
+                        )
+                    })
                 })
                 .collect();
             let outer = etcd_client::Txn::new()

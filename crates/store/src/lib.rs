@@ -34,7 +34,8 @@ pub type Revision = i64;
 /// not take effect and may be retried.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The backend failed to read or write (disk full, corrupt file, I/O error).
+    /// The backend failed to read or write (disk full, corrupt file, I/O error, etcd unreachable; on etcd a write
+    /// that timed out may still have taken effect).
     #[error("store backend failed: {0}")]
     Backend(String),
     /// The store file could not be opened.

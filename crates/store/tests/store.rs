@@ -673,3 +673,32 @@ async fn etcd_open_of_a_bad_endpoint_fails_soon_naming_it() {
         "{err}"
     );
 }
+
+#[tokio::test]
+async fn etcd_open_sweeps_chunk_sets_no_head_names() {
+    let Some((store, server)) = etcd_store().await else {
+        return;
+    };
+    let endpoint = server.endpoint().to_string();
+    let big = big_value(2 * 1024 * 1024, 5);
+    store.put("/kept", big.clone()).await.unwrap();
+    assert_eq!(chunk_keys(&endpoint, ETCD_PREFIX).await, 2);
+    drop(store);
+    // Chunks of a writer that stopped before its transaction: of a missing head, and of a head naming another set.
+    let mut client = etcd_client::Client::connect([endpoint.as_str()], None)
+        .await
+        .unwrap();
+    let digest = "ab".repeat(32);
+    for key in ["/gone", "/kept"] {
+        client
+            .put(format!("{ETCD_PREFIX}/c{key}\0{digest}/000000"), "stale", None)
+            .await
+            .unwrap();
+    }
+    assert_eq!(chunk_keys(&endpoint, ETCD_PREFIX).await, 4);
+    let reopened = Store::open_etcd(std::slice::from_ref(&endpoint), ETCD_PREFIX, None)
+        .await
+        .unwrap();
+    assert_eq!(settle_chunk_keys(&endpoint, ETCD_PREFIX, 2).await, 2);
+    assert!(reopened.get("/kept").await.unwrap().unwrap().value == big);
+}
