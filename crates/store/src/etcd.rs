@@ -421,7 +421,7 @@ impl EtcdStore {
     }
 }
 
-fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
+pub(crate) fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
     let read = |path: &Path| {
         std::fs::read(path).map_err(|err| Error::Open {
             path: path.display().to_string(),

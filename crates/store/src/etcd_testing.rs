@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::EtcdTls;
+
 /// Set to `1` to fail instead of skipping when no etcd binary is installed.
 pub const REQUIRE_ENV: &str = "EMCO_REQUIRE_ETCD";
 /// The etcd binary to run; by default `etcd` on the `PATH`.
@@ -80,6 +82,34 @@ impl EtcdServer {
 
     /// [`EtcdServer::start`] with extra etcd flags (e.g. `--max-txn-ops=1000`).
     pub async fn start_with(extra_args: &[&str]) -> Result<Option<Self>, EtcdTestingError> {
+        Self::start_inner(extra_args, None).await
+    }
+
+    /// An etcd serving clients over TLS with `server_cert`/`server_key` (PEM files), requiring client
+    /// certificates signed by `client.ca_file`; `client` is what a store needs to connect (it probes with it).
+    pub async fn start_tls(
+        server_cert: &Path,
+        server_key: &Path,
+        client: &EtcdTls,
+    ) -> Result<Option<Self>, EtcdTestingError> {
+        let ca = client.ca_file.as_deref().unwrap_or(server_cert);
+        let args = [
+            "--cert-file".to_string(),
+            server_cert.display().to_string(),
+            "--key-file".to_string(),
+            server_key.display().to_string(),
+            "--trusted-ca-file".to_string(),
+            ca.display().to_string(),
+            "--client-cert-auth".to_string(),
+        ];
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        Self::start_inner(&args, Some(client)).await
+    }
+
+    async fn start_inner(
+        extra_args: &[&str],
+        tls: Option<&EtcdTls>,
+    ) -> Result<Option<Self>, EtcdTestingError> {
         let Some(binary) = etcd_binary() else {
             if std::env::var(REQUIRE_ENV).is_ok_and(|value| value == "1") {
                 return Err(EtcdTestingError::Required);
@@ -89,7 +119,7 @@ impl EtcdServer {
         };
         let mut last_error = None;
         for _ in 0..START_ATTEMPTS {
-            match Self::try_start(&binary, extra_args).await {
+            match Self::try_start(&binary, extra_args, tls).await {
                 Ok(server) => return Ok(Some(server)),
                 Err(err) => last_error = Some(err),
             }
@@ -97,7 +127,11 @@ impl EtcdServer {
         Err(last_error.unwrap_or(EtcdTestingError::Required))
     }
 
-    async fn try_start(binary: &Path, extra_args: &[&str]) -> Result<Self, EtcdTestingError> {
+    async fn try_start(
+        binary: &Path,
+        extra_args: &[&str],
+        tls: Option<&EtcdTls>,
+    ) -> Result<Self, EtcdTestingError> {
         let start_error = |message: String| EtcdTestingError::Start {
             binary: binary.display().to_string(),
             message,
@@ -116,7 +150,8 @@ impl EtcdServer {
         std::fs::create_dir_all(&data_dir).map_err(|err| start_error(err.to_string()))?;
         let log_path = data_dir.join("etcd.log");
         let log = std::fs::File::create(&log_path).map_err(|err| start_error(err.to_string()))?;
-        let endpoint = format!("http://127.0.0.1:{client_port}");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let endpoint = format!("{scheme}://127.0.0.1:{client_port}");
         let child = Command::new(binary)
             .arg("--data-dir")
             .arg(data_dir.join("data"))
@@ -149,7 +184,7 @@ impl EtcdServer {
                     std::fs::read_to_string(&log_path).unwrap_or_default()
                 )));
             }
-            if server.answers().await {
+            if server.answers(tls).await {
                 return Ok(server);
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -163,9 +198,16 @@ impl EtcdServer {
         })
     }
 
-    async fn answers(&self) -> bool {
+    async fn answers(&self, tls: Option<&EtcdTls>) -> bool {
+        let mut options = etcd_client::ConnectOptions::new();
+        if let Some(tls) = tls {
+            match crate::etcd::tls_options(tls) {
+                Ok(tls) => options = options.with_tls(tls),
+                Err(_) => return false,
+            }
+        }
         let probe = async {
-            let mut client = etcd_client::Client::connect([self.endpoint.as_str()], None).await?;
+            let mut client = etcd_client::Client::connect([self.endpoint.as_str()], Some(options)).await?;
             client.get("probe", None).await
         };
         matches!(
@@ -174,7 +216,7 @@ impl EtcdServer {
         )
     }
 
-    /// The client URL (`http://127.0.0.1:PORT`).
+    /// The client URL (`http://127.0.0.1:PORT`, `https://` when started with TLS).
     #[must_use]
     pub fn endpoint(&self) -> &str {
         &self.endpoint

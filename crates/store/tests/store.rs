@@ -702,3 +702,80 @@ async fn etcd_open_sweeps_chunk_sets_no_head_names() {
     assert_eq!(settle_chunk_keys(&endpoint, ETCD_PREFIX, 2).await, 2);
     assert!(reopened.get("/kept").await.unwrap().unwrap().value == big);
 }
+
+/// PEM files of a CA, a serving certificate for 127.0.0.1 and a client certificate, in `dir`.
+fn tls_files(dir: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf, emco_store::EtcdTls) {
+    use rcgen::{BasicConstraints, CertificateParams, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair};
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let issue = |names: Vec<String>, usage: ExtendedKeyUsagePurpose| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.extended_key_usages = vec![usage];
+        (
+            params.signed_by(&key, &issuer).unwrap().pem(),
+            key.serialize_pem(),
+        )
+    };
+    let (server_cert, server_key) = issue(
+        vec!["127.0.0.1".into(), "localhost".into()],
+        ExtendedKeyUsagePurpose::ServerAuth,
+    );
+    let (client_cert, client_key) = issue(vec!["emco".into()], ExtendedKeyUsagePurpose::ClientAuth);
+    let write = |name: &str, pem: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, pem).unwrap();
+        path
+    };
+    let tls = emco_store::EtcdTls {
+        ca_file: Some(write("ca.pem", &ca.pem())),
+        cert_file: Some(write("client.pem", &client_cert)),
+        key_file: Some(write("client-key.pem", &client_key)),
+    };
+    (
+        write("server.pem", &server_cert),
+        write("server-key.pem", &server_key),
+        tls,
+    )
+}
+
+#[tokio::test]
+async fn etcd_over_tls_with_a_client_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server_cert, server_key, tls) = tls_files(dir.path());
+    let Some(server) = EtcdServer::start_tls(&server_cert, &server_key, &tls)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    let endpoints = [server.endpoint().to_string()];
+    assert!(endpoints[0].starts_with("https://"));
+    let store = Store::open_etcd(&endpoints, ETCD_PREFIX, Some(&tls))
+        .await
+        .unwrap();
+    store.put("/secure", "yes").await.unwrap();
+    assert_eq!(store.get("/secure").await.unwrap().unwrap().value, b"yes");
+    // Without the client certificate etcd refuses the connection, and the open says so.
+    let no_client_cert = emco_store::EtcdTls {
+        cert_file: None,
+        key_file: None,
+        ..tls.clone()
+    };
+    let err = Store::open_etcd(&endpoints, ETCD_PREFIX, Some(&no_client_cert))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains(&endpoints[0]), "{err}");
+    // A missing file is named.
+    let missing = emco_store::EtcdTls {
+        ca_file: Some(dir.path().join("nope.pem")),
+        ..tls
+    };
+    let err = Store::open_etcd(&endpoints, ETCD_PREFIX, Some(&missing))
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("nope.pem"), "{err}");
+}
