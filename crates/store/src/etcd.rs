@@ -63,8 +63,11 @@ pub const MAX_REQUEST_BYTES: usize = 1024 * 1024 + 512 * 1024;
 const REQUEST_OVERHEAD_PER_ITEM: usize = 32;
 /// The largest response decoded (a page of a range, a chunk set, a watch response).
 const MAX_RESPONSE_BYTES: usize = 256 * 1024 * 1024;
-/// Keys read per range request.
-const RANGE_PAGE: i64 = 256;
+/// Keys read per range request at first (fewer when a page's values exceed [`MAX_RESPONSE_BYTES`]). 1,000 keys
+/// of ~1 KiB read 30,000 keys about twice as fast as 256 per page.
+const RANGE_PAGE: i64 = 1000;
+/// What the gRPC client says of a response above [`MAX_RESPONSE_BYTES`].
+const TOO_LARGE_TO_DECODE: &str = "message length too large";
 /// How long one request may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long opening waits for the cluster to answer.
@@ -576,20 +579,30 @@ impl Inner {
         let mut from = start.into_bytes();
         let mut items = Vec::new();
         let mut revision = 0;
+        let mut page_size = RANGE_PAGE;
         while items.len() < limit {
-            let page = RANGE_PAGE.min(i64::try_from(limit - items.len()).unwrap_or(RANGE_PAGE));
+            let page = page_size.min(i64::try_from(limit - items.len()).unwrap_or(page_size));
             let mut options = GetOptions::new().with_range(end.clone()).with_limit(page);
             if revision > 0 {
                 // Every page reads the snapshot of the first one.
                 options = options.with_revision(revision);
             }
             let mut kv = self.kv.clone();
-            let response = self
+            let response = match self
                 .call(
                     &format!("range read of prefix '{prefix}'"),
                     kv.get(from.clone(), Some(options)),
                 )
-                .await?;
+                .await
+            {
+                Ok(response) => response,
+                // A page of large values may exceed the response limit: read fewer keys at a time.
+                Err(Error::Backend(message)) if message.contains(TOO_LARGE_TO_DECODE) && page_size > 1 => {
+                    page_size /= 2;
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
             if revision == 0 {
                 revision = response.header().map_or(0, |header| header.revision());
             }
