@@ -81,7 +81,7 @@ const STAGE_ATTEMPTS: usize = 3;
 const WATCH_BUFFER: usize = 64;
 /// The pause before the background watch starts again after it failed.
 const BACKGROUND_RETRY: Duration = Duration::from_secs(1);
-/// How many times a range is read again when etcd compacted its revision between two pages.
+/// How many times a range (or a get) is read again when etcd compacted its revision between two requests.
 const RANGE_ATTEMPTS: usize = 3;
 /// The start of a chunked value's head.
 const MAGIC: &[u8] = b"\0emco-chunked-v1\0";
@@ -393,7 +393,15 @@ impl EtcdStore {
     }
 
     pub(crate) async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
-        self.inner.get(key).await
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            // Compacted only when etcd compacted between reading a head and its chunks: read both again.
+            match self.inner.get(key).await {
+                Err(Error::Compacted { .. }) if attempt < RANGE_ATTEMPTS => {}
+                other => return other,
+            }
+        }
     }
 
     pub(crate) async fn range(&self, prefix: &str, limit: usize) -> Result<(Vec<KeyValue>, Revision)> {
@@ -542,7 +550,14 @@ impl Inner {
                 &format!("read of the chunks of key '{key}'"),
                 kv.get(self.chunk_set_prefix(key, &manifest), Some(options)),
             )
-            .await?;
+            .await
+            .map_err(|err| match err {
+                Error::Compacted { .. } => Error::Compacted {
+                    requested: revision,
+                    compacted: revision,
+                },
+                other => other,
+            })?;
         let mut value = Vec::with_capacity(manifest.length);
         for chunk in response.kvs() {
             value.extend_from_slice(chunk.value());
