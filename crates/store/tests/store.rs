@@ -779,3 +779,46 @@ async fn etcd_over_tls_with_a_client_certificate() {
         .unwrap_err();
     assert!(err.to_string().contains("nope.pem"), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn etcd_concurrent_writers_of_large_values_never_leave_a_torn_or_orphaned_value() {
+    let Some((first, server)) = etcd_store().await else {
+        return;
+    };
+    let endpoint = server.endpoint().to_string();
+    let second = Store::open_etcd(std::slice::from_ref(&endpoint), ETCD_PREFIX, None)
+        .await
+        .unwrap();
+    let values: Vec<Vec<u8>> = (0..3).map(|seed| big_value(1_500_000, seed)).collect();
+    let mut writers = Vec::new();
+    for (store, order) in [(first.clone(), [0, 1, 2]), (second.clone(), [2, 1, 0])] {
+        let values = values.clone();
+        writers.push(tokio::spawn(async move {
+            for round in 0..6 {
+                store
+                    .put("/shared", values[order[round % 3]].clone())
+                    .await
+                    .unwrap();
+            }
+        }));
+    }
+    let reader = {
+        let store = first.clone();
+        let values = values.clone();
+        tokio::spawn(async move {
+            for _ in 0..20 {
+                if let Some(kv) = store.get("/shared").await.unwrap() {
+                    assert!(values.contains(&kv.value), "a read saw a torn value");
+                }
+            }
+        })
+    };
+    for writer in writers {
+        writer.await.unwrap();
+    }
+    reader.await.unwrap();
+    let last = first.get("/shared").await.unwrap().unwrap();
+    assert!(values.contains(&last.value));
+    // Only the current value's two chunks stay.
+    assert_eq!(settle_chunk_keys(&endpoint, ETCD_PREFIX, 2).await, 2);
+}
