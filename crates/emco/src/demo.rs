@@ -114,6 +114,7 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
     let store = Store::open(&StoreConfig::Redb {
         data_dir: data_dir.join("store"),
     })
+    .await
     .with_context(|| format!("opening the store in {}", data_dir.display()))?;
     let rsync = Rsync::new(
         Catalog::new(store.clone()),

@@ -1,5 +1,5 @@
 //! Commands of the `emco` binary: `serve` runs the control plane (REST API, status index, rsync) with the embedded
-//! (or in-memory) store; `demo` runs it with simulated clusters and the vFW example ([`demo`]); `kubesim` serves
+//! store, an in-memory one, or etcd; `demo` runs it with simulated clusters and the vFW example ([`demo`]); `kubesim` serves
 //! simulated clusters.
 
 pub mod demo;
@@ -48,6 +48,45 @@ pub struct ServeArgs {
     /// Keep everything in memory instead (lost at exit).
     #[arg(long, conflicts_with = "data_dir")]
     pub in_memory: bool,
+    /// Keep the store in etcd instead: its members' client URLs, comma-separated (`http://h1:2379,http://h2:2379`,
+    /// or `https://` with --etcd-ca-file). emco refuses to start when none answers within a few seconds. etcd
+    /// allows 128 operations per transaction by default: an instantiation writes one per (app, cluster), so
+    /// large DIGs need etcd's --max-txn-ops raised.
+    #[arg(
+        long,
+        env = "EMCO_ETCD_ENDPOINTS",
+        value_delimiter = ',',
+        value_name = "URLS",
+        conflicts_with_all = ["data_dir", "in_memory"]
+    )]
+    pub etcd_endpoints: Vec<String>,
+    /// The etcd key prefix every key of the store is kept under.
+    #[arg(long, env = "EMCO_ETCD_PREFIX", default_value = emco_store::DEFAULT_ETCD_PREFIX, value_name = "PREFIX")]
+    pub etcd_prefix: String,
+    /// PEM CA bundle that verifies etcd's server certificates (for `https://` endpoints).
+    #[arg(
+        long,
+        env = "EMCO_ETCD_CA_FILE",
+        requires = "etcd_endpoints",
+        value_name = "FILE"
+    )]
+    pub etcd_ca_file: Option<PathBuf>,
+    /// PEM client certificate emco presents to etcd (with --etcd-key-file).
+    #[arg(
+        long,
+        env = "EMCO_ETCD_CERT_FILE",
+        requires_all = ["etcd_endpoints", "etcd_key_file"],
+        value_name = "FILE"
+    )]
+    pub etcd_cert_file: Option<PathBuf>,
+    /// PEM private key of --etcd-cert-file.
+    #[arg(
+        long,
+        env = "EMCO_ETCD_KEY_FILE",
+        requires_all = ["etcd_endpoints", "etcd_cert_file"],
+        value_name = "FILE"
+    )]
+    pub etcd_key_file: Option<PathBuf>,
     /// Largest request body accepted, in bytes.
     #[arg(long, env = "EMCO_MAX_BODY_BYTES", default_value_t = emco_server::DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -259,6 +298,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         listen,
         data_dir,
         in_memory,
+        etcd_endpoints,
+        etcd_prefix,
+        etcd_ca_file,
+        etcd_cert_file,
+        etcd_key_file,
         max_body_bytes,
         cors_allowed_origins,
         token_auth_file,
@@ -312,15 +356,24 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "connection limit capped below the file-descriptor limit"
         );
     }
-    let store_config = if in_memory {
-        StoreConfig::Memory
-    } else {
-        StoreConfig::Redb {
-            data_dir: data_dir.clone(),
-        }
-    };
-    let store =
-        Store::open(&store_config).with_context(|| format!("opening the store in {}", data_dir.display()))?;
+    let store_config = store_config(
+        data_dir,
+        in_memory,
+        etcd_endpoints,
+        etcd_prefix,
+        emco_store::EtcdTls {
+            ca_file: etcd_ca_file,
+            cert_file: etcd_cert_file,
+            key_file: etcd_key_file,
+        },
+    );
+    let store = Store::open(&store_config)
+        .await
+        .with_context(|| match &store_config {
+            StoreConfig::Etcd { .. } => "opening the store in etcd".to_string(),
+            StoreConfig::Redb { data_dir } => format!("opening the store in {}", data_dir.display()),
+            StoreConfig::Memory => "opening the in-memory store".to_string(),
+        })?;
     let listener = tokio::net::TcpListener::bind(listen)
         .await
         .with_context(|| format!("listening on {listen}"))?;
@@ -377,6 +430,29 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .context("serving")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// The store `emco serve` opens: etcd when endpoints are given (TLS when any TLS file is), else in memory or in
+/// the data directory.
+fn store_config(
+    data_dir: PathBuf,
+    in_memory: bool,
+    etcd_endpoints: Vec<String>,
+    etcd_prefix: String,
+    etcd_tls: emco_store::EtcdTls,
+) -> StoreConfig {
+    if !etcd_endpoints.is_empty() {
+        let tls = (etcd_tls != emco_store::EtcdTls::default()).then_some(etcd_tls);
+        StoreConfig::Etcd {
+            endpoints: etcd_endpoints,
+            prefix: etcd_prefix,
+            tls,
+        }
+    } else if in_memory {
+        StoreConfig::Memory
+    } else {
+        StoreConfig::Redb { data_dir }
+    }
 }
 
 /// Re-reads the token file on every SIGHUP; a file that is not valid keeps the previous tokens (and is logged,
@@ -440,7 +516,7 @@ mod tests {
 
     use clap::Parser;
 
-    use super::{Args, Command, ServeArgs, check_exposure};
+    use super::{Args, Command, ServeArgs, StoreConfig, check_exposure, store_config};
 
     fn serve_args(args: &[&str]) -> Result<ServeArgs, String> {
         let args = Args::try_parse_from(["emco", "serve"].iter().chain(args)).map_err(|e| e.to_string())?;
@@ -448,6 +524,73 @@ mod tests {
             Command::Serve(serve) => Ok(serve),
             other => panic!("not serve: {other:?}"),
         }
+    }
+
+    fn chosen_store(args: &[&str]) -> Result<StoreConfig, String> {
+        let serve = serve_args(args)?;
+        Ok(store_config(
+            serve.data_dir,
+            serve.in_memory,
+            serve.etcd_endpoints,
+            serve.etcd_prefix,
+            emco_store::EtcdTls {
+                ca_file: serve.etcd_ca_file,
+                cert_file: serve.etcd_cert_file,
+                key_file: serve.etcd_key_file,
+            },
+        ))
+    }
+
+    #[test]
+    fn etcd_flags_choose_the_etcd_store_and_exclude_the_others() {
+        assert_eq!(
+            chosen_store(&["--etcd-endpoints", "http://h1:2379,http://h2:2379"]).unwrap(),
+            StoreConfig::Etcd {
+                endpoints: vec!["http://h1:2379".into(), "http://h2:2379".into()],
+                prefix: "/emco".into(),
+                tls: None,
+            }
+        );
+        let with_tls = chosen_store(&[
+            "--etcd-endpoints=https://h1:2379",
+            "--etcd-prefix=/other",
+            "--etcd-ca-file=ca.pem",
+            "--etcd-cert-file=c.pem",
+            "--etcd-key-file=k.pem",
+        ])
+        .unwrap();
+        assert_eq!(
+            with_tls,
+            StoreConfig::Etcd {
+                endpoints: vec!["https://h1:2379".into()],
+                prefix: "/other".into(),
+                tls: Some(emco_store::EtcdTls {
+                    ca_file: Some("ca.pem".into()),
+                    cert_file: Some("c.pem".into()),
+                    key_file: Some("k.pem".into()),
+                }),
+            }
+        );
+        assert_eq!(chosen_store(&["--in-memory"]).unwrap(), StoreConfig::Memory);
+        assert_eq!(
+            chosen_store(&[]).unwrap(),
+            StoreConfig::Redb {
+                data_dir: "./emco-data".into()
+            }
+        );
+        for conflicting in [&["--data-dir", "d"][..], &["--in-memory"][..]] {
+            let err = chosen_store(&[&["--etcd-endpoints", "http://h:2379"][..], conflicting].concat())
+                .unwrap_err();
+            assert!(err.contains("cannot be used with"), "{err}");
+        }
+        let lone_cert =
+            chosen_store(&["--etcd-endpoints=https://h:2379", "--etcd-cert-file=c.pem"]).unwrap_err();
+        assert!(lone_cert.contains("--etcd-key-file"), "{lone_cert}");
+        let tls_without_etcd = chosen_store(&["--etcd-ca-file=ca.pem"]).unwrap_err();
+        assert!(
+            tls_without_etcd.contains("--etcd-endpoints"),
+            "{tls_without_etcd}"
+        );
     }
 
     #[test]

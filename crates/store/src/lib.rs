@@ -4,13 +4,18 @@
 //!
 //! The embedded backend ([`RedbStore`], the default) keeps everything in one redb file; [`MemoryStore`] keeps it in
 //! memory for tests. Both run every write through the same transaction engine ([`engine`]), so they agree on
-//! every semantic, and each maps one to one onto etcd's KV and Watch APIs (an etcd backend is a later addition).
+//! every semantic, and each maps one to one onto etcd's KV and Watch APIs. [`EtcdStore`] keeps the keys in an
+//! etcd cluster under a prefix, with etcd's revisions (see [`etcd`] for what differs: revisions do not start at 0
+//! and may skip numbers, large values are chunked).
 //!
-//! Architecture invariant: this crate knows no EMCO type and no key layout; it is the only crate that names redb.
+//! Architecture invariant: this crate knows no EMCO type and no key layout; it is the only crate that names redb
+//! or etcd.
 //! A write transaction is atomic: after a crash, every key holds either its old or its new record, never a mix.
 
 mod embedded;
 mod engine;
+pub mod etcd;
+pub mod etcd_testing;
 mod memory;
 mod op_metrics;
 mod watch;
@@ -19,6 +24,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use embedded::{OPEN_WAIT, RedbStore};
+pub use etcd::{DEFAULT_PREFIX as DEFAULT_ETCD_PREFIX, EtcdStore, EtcdTls};
 pub use memory::MemoryStore;
 pub use op_metrics::OPERATION_DURATION_METRIC;
 pub use watch::Watcher;
@@ -30,7 +36,8 @@ pub type Revision = i64;
 /// not take effect and may be retried.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The backend failed to read or write (disk full, corrupt file, I/O error).
+    /// The backend failed to read or write (disk full, corrupt file, I/O error, etcd unreachable; on etcd a write
+    /// that timed out may still have taken effect).
     #[error("store backend failed: {0}")]
     Backend(String),
     /// The store file could not be opened.
@@ -64,6 +71,10 @@ pub enum Error {
     /// A watcher fell too far behind the writers and lost events; re-list and watch again.
     #[error("watch fell behind by {0} events")]
     WatchLagged(u64),
+    /// A value or transaction is larger than the backend accepts (etcd's request size or operation count); the
+    /// message names the limit and the largest values. Nothing was written.
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl From<::redb::Error> for Error {
@@ -293,6 +304,15 @@ pub enum StoreConfig {
         /// The data directory (created when missing).
         data_dir: std::path::PathBuf,
     },
+    /// An etcd cluster.
+    Etcd {
+        /// `http://host:port` (or `https://` with `tls`) of one or more members.
+        endpoints: Vec<String>,
+        /// Every key is stored under it ([`DEFAULT_ETCD_PREFIX`] by default); callers never see it.
+        prefix: String,
+        /// TLS files, for `https://` endpoints.
+        tls: Option<EtcdTls>,
+    },
 }
 
 /// A store of any backend; callers see no generics (the backends are unified by match dispatch).
@@ -302,6 +322,8 @@ pub enum Store {
     Memory(Arc<MemoryStore>),
     /// Embedded redb file.
     Redb(Arc<RedbStore>),
+    /// An etcd cluster.
+    Etcd(Arc<EtcdStore>),
 }
 
 impl std::fmt::Debug for Store {
@@ -309,17 +331,31 @@ impl std::fmt::Debug for Store {
         match self {
             Self::Memory(_) => f.write_str("Store::Memory"),
             Self::Redb(store) => write!(f, "Store::Redb({})", store.path().display()),
+            Self::Etcd(store) => write!(f, "Store::Etcd({store:?})"),
         }
     }
 }
 
 impl Store {
-    /// Opens the configured backend.
-    pub fn open(config: &StoreConfig) -> Result<Self> {
+    /// Opens the configured backend (an etcd store needs to be inside a tokio runtime, which it keeps using).
+    pub async fn open(config: &StoreConfig) -> Result<Self> {
         match config {
             StoreConfig::Memory => Ok(Self::memory()),
             StoreConfig::Redb { data_dir } => Self::open_redb(data_dir),
+            StoreConfig::Etcd {
+                endpoints,
+                prefix,
+                tls,
+            } => Self::open_etcd(endpoints, prefix, tls.as_ref()).await,
         }
+    }
+
+    /// Connects to etcd at `endpoints`, keeping every key under `prefix`; fails within a few seconds, naming
+    /// the endpoints, when none answers.
+    pub async fn open_etcd(endpoints: &[String], prefix: &str, tls: Option<&EtcdTls>) -> Result<Self> {
+        Ok(Self::Etcd(Arc::new(
+            EtcdStore::open(endpoints, prefix, tls).await?,
+        )))
     }
 
     /// A fresh in-memory store.
@@ -339,12 +375,14 @@ impl Store {
         Ok(Self::Redb(Arc::new(RedbStore::open_waiting(data_dir, wait)?)))
     }
 
-    /// The current revision.
+    /// The current revision. On etcd: the newest revision of a change under the store's prefix this process has
+    /// seen (its own writes, and others' once its background watch delivered them).
     #[must_use]
     pub fn revision(&self) -> Revision {
         match self {
             Self::Memory(store) => store.revision(),
             Self::Redb(store) => store.revision(),
+            Self::Etcd(store) => store.revision(),
         }
     }
 
@@ -354,6 +392,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.get(key)),
             Self::Redb(store) => store.get(key),
+            Self::Etcd(store) => store.get(key).await,
         }
     }
 
@@ -368,6 +407,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.range(prefix, limit)),
             Self::Redb(store) => store.range(prefix, limit),
+            Self::Etcd(store) => store.range(prefix, limit).await,
         }
     }
 
@@ -377,6 +417,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.txn(&txn)),
             Self::Redb(store) => store.txn(txn).await,
+            Self::Etcd(store) => store.txn(txn).await,
         }
     }
 
@@ -408,11 +449,15 @@ impl Store {
             .revision)
     }
 
-    /// Watches keys under `prefix`, replaying every change after `after_revision` (`None`: only new changes).
+    /// Watches keys under `prefix`, replaying every change after `after_revision` (`None`: only changes after
+    /// [`Store::revision`]). A revision older than the kept history is [`Error::Compacted`]: returned here by the
+    /// memory and redb backends, and as the watcher's first item by etcd (whose watch starts asynchronously) —
+    /// handle both alike (re-list, watch again).
     pub fn watch(&self, prefix: &str, after_revision: Option<Revision>) -> Result<Watcher> {
         match self {
             Self::Memory(store) => store.watch(prefix, after_revision),
             Self::Redb(store) => store.watch(prefix, after_revision),
+            Self::Etcd(store) => store.watch(prefix, after_revision),
         }
     }
 }

@@ -1,11 +1,11 @@
-//! Watches served in-process: a bounded history of recent transactions (so a watcher can resume from a revision,
+//! Watchers, and the watches served in-process: a bounded history of recent transactions (so a watcher can resume from a revision,
 //! as with etcd before compaction) and a broadcast channel for live ones. Each message is one whole transaction,
 //! so a watcher can apply a transaction's changes together.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 use crate::{Error, Event, Result, Revision};
 
@@ -101,9 +101,12 @@ impl WatchHub {
             .cloned()
             .collect();
         Ok(Watcher {
-            prefix: prefix.to_string(),
-            replay,
-            live: inner.sender.subscribe(),
+            source: Source::Hub {
+                prefix: prefix.to_string(),
+                after,
+                replay,
+                live: inner.sender.subscribe(),
+            },
             pending: VecDeque::new(),
         })
     }
@@ -112,21 +115,52 @@ impl WatchHub {
 /// A stream of changes under a prefix, in revision order.
 #[derive(Debug)]
 pub struct Watcher {
-    prefix: String,
-    replay: VecDeque<Arc<Batch>>,
-    live: broadcast::Receiver<Arc<Batch>>,
+    source: Source,
     /// Events of the current transaction not yet returned by [`Watcher::next`].
     pending: VecDeque<Event>,
 }
 
+/// Where a watcher's transactions come from.
+#[derive(Debug)]
+enum Source {
+    /// An in-process hub (memory and redb backends).
+    Hub {
+        prefix: String,
+        /// Transactions at or below it were seen before the watch began (a live batch may repeat one).
+        after: Revision,
+        replay: VecDeque<Arc<Batch>>,
+        live: broadcast::Receiver<Arc<Batch>>,
+    },
+    /// A task that forwards a backend's own watch (etcd), already filtered by prefix.
+    Channel(mpsc::Receiver<Result<(Revision, Vec<Event>)>>),
+}
+
 impl Watcher {
+    /// A watcher fed by a task: each item is one transaction (or the error that ended the watch); the channel
+    /// closing means the store is gone.
+    pub(crate) fn from_channel(receiver: mpsc::Receiver<Result<(Revision, Vec<Event>)>>) -> Self {
+        Self {
+            source: Source::Channel(receiver),
+            pending: VecDeque::new(),
+        }
+    }
+
     /// The changes of the next transaction that touched the prefix, with its revision; `None` when the store is
     /// gone. After an error the watcher is finished: re-list and watch again from the list's revision.
     pub async fn next_batch(&mut self) -> Option<Result<(Revision, Vec<Event>)>> {
+        let (prefix, after, replay, live) = match &mut self.source {
+            Source::Channel(receiver) => return receiver.recv().await,
+            Source::Hub {
+                prefix,
+                after,
+                replay,
+                live,
+            } => (prefix, after, replay, live),
+        };
         loop {
-            let batch = match self.replay.pop_front() {
+            let batch = match replay.pop_front() {
                 Some(batch) => batch,
-                None => match self.live.recv().await {
+                None => match live.recv().await {
                     Ok(batch) => batch,
                     Err(broadcast::error::RecvError::Lagged(missed)) => {
                         return Some(Err(Error::WatchLagged(missed)));
@@ -134,10 +168,14 @@ impl Watcher {
                     Err(broadcast::error::RecvError::Closed) => return None,
                 },
             };
+            if batch.revision <= *after {
+                continue;
+            }
+            *after = batch.revision;
             let events: Vec<Event> = batch
                 .events
                 .iter()
-                .filter(|event| event.kv.key.starts_with(&self.prefix))
+                .filter(|event| event.kv.key.starts_with(prefix.as_str()))
                 .cloned()
                 .collect();
             if !events.is_empty() {

@@ -1,8 +1,8 @@
 //! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
-//! hooks and chart CRDs, `emco demo` as a newcomer runs it, and `emco serve`'s HTTPS, timeouts and connection
-//! limit.
+//! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
+//! limit, and `emco serve` on etcd.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -12,6 +12,7 @@ mod cluster_status;
 mod connections;
 mod demo;
 mod emcoctl;
+mod etcd;
 mod helm_chart;
 mod hooks;
 mod logical_clouds;
