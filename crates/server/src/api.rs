@@ -7,6 +7,7 @@ mod files;
 mod lifecycle_routes;
 mod logical_cloud_routes;
 mod resources;
+mod status_config_routes;
 mod status_routes;
 mod strict_json;
 
@@ -170,6 +171,8 @@ pub(crate) fn router(state: AppState) -> Router {
         )
         .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
         .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
+        .route("/v2/status-configs", status_config_routes::status_configs())
+        .route("/v2/status-configs/{name}", status_config_routes::status_config())
         .route("/healthz", get(|| async { "ok" }))
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its log span first, then the
