@@ -363,7 +363,7 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
         let text = format!(
             "{}\n{}",
             status::summary_line(&answers),
-            status::table(&status::rows(&answers))
+            status::view(&answers)
         );
         if text != shown {
             let clear_screen = if args.watch && terminal {
