@@ -230,9 +230,64 @@ pub struct ClusterEntry {
     pub cluster_only: Vec<ResourceEntry>,
     /// Counters over `resources` (and, for cluster status and readiness, `cluster_only`).
     pub counts: Counts,
+    /// Whether rsync propagated the resources here (no resource Failed, nothing retrying).
+    pub propagated: bool,
+    /// When the cluster was first heard from for this app.
+    pub first_heard: Option<jiff::Timestamp>,
+    /// Silences between two reports: (when it was heard again, how long it had been silent, in ms), oldest first,
+    /// each longer than every later one (a shorter silence before a longer one can never be the latest silence
+    /// longer than a grace, so it is dropped); at most [`MAX_HEARD_GAPS`]. From them, when the cluster last became
+    /// fresh again is known for any grace.
+    pub heard_gaps: Vec<(jiff::Timestamp, i64)>,
 }
 
+/// How many silences each (app, cluster) remembers (the longest ones, which only a grace as long would not count).
+pub const MAX_HEARD_GAPS: usize = 16;
+
 impl ClusterEntry {
+    /// Remembers that the cluster was heard at `heard_at` (after `previous`, if it was heard before).
+    fn heard(&mut self, previous: Option<jiff::Timestamp>, heard_at: Option<jiff::Timestamp>) {
+        let Some(now) = heard_at else {
+            return;
+        };
+        if self.first_heard.is_none() {
+            self.first_heard = Some(now);
+        }
+        let Some(before) = previous else {
+            return;
+        };
+        let silence = now.as_millisecond() - before.as_millisecond();
+        if silence <= 0 {
+            return;
+        }
+        self.heard_gaps.retain(|(_, longer)| *longer > silence);
+        self.heard_gaps.push((now, silence));
+        if self.heard_gaps.len() > MAX_HEARD_GAPS {
+            self.heard_gaps.remove(0);
+        }
+    }
+
+    /// When this (app, cluster) last became fresh under `grace_ms`: the end of its latest silence longer than the
+    /// grace; else, if it was first heard more than the grace after `started`, then; else `started`.
+    #[must_use]
+    pub fn fresh_since(&self, grace_ms: i64, started: Option<jiff::Timestamp>) -> Option<jiff::Timestamp> {
+        if let Some((again, _)) = self
+            .heard_gaps
+            .iter()
+            .rev()
+            .find(|(_, silence)| *silence > grace_ms)
+        {
+            return Some(*again);
+        }
+        match (self.first_heard, started) {
+            (Some(first), Some(start)) if first.as_millisecond() - start.as_millisecond() > grace_ms => {
+                Some(first)
+            }
+            (first, None) => first,
+            (_, start) => start,
+        }
+    }
+
     fn empty(full_name: &str) -> Self {
         Self {
             full_name: full_name.into(),
@@ -244,6 +299,9 @@ impl ClusterEntry {
             resources: Vec::new(),
             cluster_only: Vec::new(),
             counts: Counts::default(),
+            propagated: true,
+            first_heard: None,
+            heard_gaps: Vec::new(),
         }
     }
 
@@ -284,6 +342,10 @@ pub struct ContextEntry {
     pub apps: Vec<AppEntry>,
     /// Counters over every app.
     pub counts: Counts,
+    /// Whether every cluster took its resources (no (app, cluster) with a Failed resource or retrying), and since
+    /// when (the time of the record that changed it: its newest resource update, else when it was heard; `None`
+    /// when that record had neither). `None` until a record was applied.
+    pub propagation: Option<(bool, Option<jiff::Timestamp>)>,
 }
 
 impl ContextEntry {
@@ -293,6 +355,19 @@ impl ContextEntry {
             started_at: None,
             apps: Vec::new(),
             counts: Counts::default(),
+            propagation: None,
+        }
+    }
+
+    /// Records whether every cluster is propagated now; the time moves only when that changes.
+    fn note_propagation(&mut self, at: Option<jiff::Timestamp>) {
+        let propagated = self
+            .apps
+            .iter()
+            .all(|app| app.clusters.iter().all(|cluster| cluster.propagated));
+        match self.propagation {
+            Some((known, _)) if known == propagated => {}
+            _ => self.propagation = Some((propagated, at)),
         }
     }
 
@@ -563,6 +638,15 @@ impl StatusIndex {
             }
         };
         let cluster = &mut app.clusters[position];
+        let previous_heard = cluster.heard_at;
+        if heard_at != previous_heard {
+            cluster.heard(previous_heard, heard_at);
+        }
+        let propagated = !resources
+            .iter()
+            .any(|r| matches!(r.rsync, RsyncStatus::Failed | RsyncStatus::Retrying))
+            && record.connectivity != Connectivity::Retrying;
+        cluster.propagated = propagated;
         carry_transitions(
             &mut resources,
             &cluster.resources,
@@ -587,6 +671,13 @@ impl StatusIndex {
         app.counts.add(&counts);
         entry.counts.subtract(&old);
         entry.counts.add(&counts);
+        // The time of this record: its newest resource update, else when the cluster was heard.
+        let updated = record
+            .resources
+            .iter()
+            .filter_map(|resource| resource.updated.as_deref()?.parse::<jiff::Timestamp>().ok())
+            .max();
+        entry.note_propagation(updated.or(heard_at));
     }
 
     /// The objects of a bundle that are not among `resources`.
@@ -672,6 +763,7 @@ impl StatusIndex {
         let removed = app.clusters.remove(position);
         app.counts.subtract(&removed.counts);
         entry.counts.subtract(&removed.counts);
+        entry.note_propagation(None);
     }
 }
 

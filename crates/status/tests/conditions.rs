@@ -469,3 +469,108 @@ proptest::proptest! {
         }
     }
 }
+
+/// `Propagation` and `StatusFresh` carry a `lastTransitionTime` that moves only when their status does: the time of
+/// the record that changed propagation, and when the cluster went stale (its last report plus the grace) or became
+/// fresh again (the report that ended a silence longer than the grace).
+#[test]
+fn aggregate_conditions_say_when_they_last_changed() {
+    let mut index = StatusIndex::new();
+    index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
+    let instantiated = state(StateValue::Instantiated);
+    let judged_at = |now: i64| {
+        Some(Freshness {
+            now: at(now),
+            grace: Duration::from_secs(60),
+        })
+    };
+    let transition = |index: &StatusIndex, now: i64, condition: &str| {
+        let object = state_object(
+            SubjectKind::Dig,
+            &instantiated,
+            index.context(id()),
+            judged_at(now),
+        );
+        let found = object.condition(condition).unwrap().clone();
+        (found.status, found.last_transition_time)
+    };
+    let applied = |heard: i64, updated: i64, status: RsyncStatus| {
+        let mut record = record("sink", "p+edge02", Some(bundle(2, &[])), heard);
+        record.resources[0].status = status;
+        record.resources[0].updated = Some(at(updated).to_string());
+        record
+    };
+
+    index.apply_cluster(id(), &applied(10, 5, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 20, "Propagation"),
+        ("True", Some(at(5).to_string())),
+        "the time of the record that set it"
+    );
+    // Heard again, nothing changed in propagation: the time stays.
+    index.apply_cluster(id(), &applied(30, 5, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 40, "Propagation"),
+        ("True", Some(at(5).to_string()))
+    );
+    // A refused update: False since the resource's update.
+    index.apply_cluster(id(), &applied(50, 45, RsyncStatus::Failed));
+    assert_eq!(
+        transition(&index, 60, "Propagation"),
+        ("False", Some(at(45).to_string()))
+    );
+    index.apply_cluster(id(), &applied(55, 45, RsyncStatus::Failed));
+    assert_eq!(
+        transition(&index, 60, "Propagation"),
+        ("False", Some(at(45).to_string()))
+    );
+    index.apply_cluster(id(), &applied(70, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 80, "Propagation"),
+        ("True", Some(at(65).to_string()))
+    );
+
+    // Fresh since the deployment started (never silent longer than the grace), whenever it is asked.
+    assert_eq!(
+        transition(&index, 80, "StatusFresh"),
+        ("True", Some(at(0).to_string()))
+    );
+    assert_eq!(
+        transition(&index, 120, "StatusFresh"),
+        ("True", Some(at(0).to_string()))
+    );
+    // Silent since 70: stale from 130 on, and it says so at any later time.
+    assert_eq!(
+        transition(&index, 200, "StatusFresh"),
+        ("False", Some(at(130).to_string()))
+    );
+    assert_eq!(
+        transition(&index, 300, "StatusFresh"),
+        ("False", Some(at(130).to_string()))
+    );
+    // Heard again at 310: fresh since then; a later short silence does not move it.
+    index.apply_cluster(id(), &applied(310, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 320, "StatusFresh"),
+        ("True", Some(at(310).to_string()))
+    );
+    index.apply_cluster(id(), &applied(330, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 340, "StatusFresh"),
+        ("True", Some(at(310).to_string()))
+    );
+    // Under a longer grace, the silence from 70 to 310 (240 s) still counts; one of 300 s would not.
+    let object = state_object(
+        SubjectKind::Dig,
+        &instantiated,
+        index.context(id()),
+        Some(Freshness {
+            now: at(340),
+            grace: Duration::from_secs(300),
+        }),
+    );
+    assert_eq!(
+        object.condition("StatusFresh").unwrap().last_transition_time,
+        Some(at(0).to_string())
+    );
+}
