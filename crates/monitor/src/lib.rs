@@ -13,7 +13,9 @@
 //!
 //! Status configs (issue #16 §4) reach it through its own cluster, never by calling emco: rsync writes the configs
 //! of an app's kinds into the app's ResourceBundleState spec (`spec.statusConfigs`), and the monitor watches the
-//! ResourceBundleStates. Each bundle's status is built under its own configs ([`bundle::status_with`]); the kinds
+//! ResourceBundleStates of the namespaces it has objects in (at most [`MAX_BUNDLE_NAMESPACES`]; an app whose only
+//! objects are of kinds not watched by default, in a namespace with nothing else, is not seen). Each bundle's status
+//! is built under its own configs ([`bundle::status_with`]); the kinds
 //! they name that are not watched already are watched while some bundle names them (at most
 //! [`MAX_DYNAMIC_KINDS`]), and forgotten when none does.
 //!
@@ -86,6 +88,9 @@ impl WatchedKind {
 
 /// How many kinds status configs may add to the watched ones: each is one more watch on the API server.
 pub const MAX_DYNAMIC_KINDS: usize = 32;
+
+/// How many namespaces' ResourceBundleStates are followed for their status configs: one watch each.
+pub const MAX_BUNDLE_NAMESPACES: usize = 256;
 
 /// The kinds the seed's ResourceBundleState has arrays for.
 #[must_use]
@@ -355,9 +360,16 @@ fn bundle_key_of(object: &DynamicObject) -> BundleKey {
     )
 }
 
-/// Follows the ResourceBundleStates of the cluster for the status configs their specs carry.
-async fn watch_bundles(client: kube::Client, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
-    let api: Api<DynamicObject> = Api::all_with(client, &bundle_resource());
+/// Follows the ResourceBundleStates of `namespace` for the status configs their specs carry. Per namespace, not
+/// cluster-wide: the monitor only reads bundles where it has objects to report (and rsync's own cluster-wide
+/// watch stays the only one).
+async fn watch_bundles(
+    client: kube::Client,
+    namespace: String,
+    state: Arc<Mutex<State>>,
+    changed: Arc<Notify>,
+) {
+    let api: Api<DynamicObject> = Api::namespaced_with(client, &namespace, &bundle_resource());
     let mut stream = watcher::watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
@@ -381,7 +393,7 @@ async fn watch_bundles(client: kube::Client, state: Arc<Mutex<State>>, changed: 
                 let gone: Vec<BundleKey> = state
                     .configs
                     .keys()
-                    .filter(|key| !listed.contains(*key))
+                    .filter(|key| key.0 == namespace && !listed.contains(*key))
                     .cloned()
                     .collect();
                 for key in gone {
@@ -558,12 +570,41 @@ pub async fn run(
     for kind in config.kinds.clone() {
         watches.spawn(watch_kind(client.clone(), kind, state.clone(), changed.clone()));
     }
-    watches.spawn(watch_bundles(client.clone(), state.clone(), changed.clone()));
+    // The namespaces whose ResourceBundleStates are followed (those the monitor has objects in).
+    let mut bundle_namespaces: HashSet<String> = HashSet::new();
     // The kinds status configs added, with the handle that stops each one's watch.
     let mut extra: HashMap<WatchedKind, tokio::task::AbortHandle> = HashMap::new();
     let mut seen_generation = 0;
     tokio::pin!(shutdown);
     loop {
+        let namespaces: Vec<String> = {
+            let state = lock(&state);
+            state
+                .bundles
+                .keys()
+                .map(|(namespace, _)| namespace)
+                .filter(|namespace| !bundle_namespaces.contains(*namespace))
+                .cloned()
+                .collect::<HashSet<String>>()
+                .into_iter()
+                .collect()
+        };
+        for namespace in namespaces {
+            if bundle_namespaces.len() >= MAX_BUNDLE_NAMESPACES {
+                tracing::warn!(
+                    namespace,
+                    "too many namespaces; their status configs are not followed"
+                );
+                break;
+            }
+            bundle_namespaces.insert(namespace.clone());
+            watches.spawn(watch_bundles(
+                client.clone(),
+                namespace,
+                state.clone(),
+                changed.clone(),
+            ));
+        }
         let generation = lock(&state).configs_generation;
         if generation != seen_generation {
             seen_generation = generation;

@@ -36,7 +36,9 @@ pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
-/// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist).
+/// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist). The count
+/// is read before the create takes the write lock, so creates racing each other may pass it by a few; the monitor
+/// and rsync bound what they read on their own.
 pub(crate) fn status_configs() -> MethodRouter<AppState> {
     get(|state: State<AppState>| async move {
         list_bodies(&state, Kind::StatusConfig, &[], None)

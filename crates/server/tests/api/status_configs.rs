@@ -79,3 +79,22 @@ async fn bad_status_configs_are_refused_naming_the_field() {
         json!([])
     );
 }
+
+#[tokio::test]
+async fn status_configs_are_bounded_in_number() {
+    let api = Api::new(Store::memory());
+    for index in 0..emco_model::status_config::MAX_STATUS_CONFIGS {
+        let mut body = deployments(".status.replicas");
+        body["metadata"]["name"] = json!(format!("config{index}"));
+        api.post("/v2/status-configs", body)
+            .await
+            .expect(StatusCode::CREATED);
+    }
+    let mut body = deployments(".status.replicas");
+    body["metadata"]["name"] = json!("one-too-many");
+    let refused = api
+        .post("/v2/status-configs", body)
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert_eq!(refused.code(), "TooManyStatusConfigs");
+}
