@@ -574,3 +574,54 @@ fn aggregate_conditions_say_when_they_last_changed() {
         Some(at(0).to_string())
     );
 }
+
+/// A status config's rolled-up value shows as `statusRemote` in cluster/ready answers, not in the rsync view, and
+/// not for a stale cluster; a kind whose collection is disabled says so.
+#[test]
+fn status_remote_shows_where_the_cluster_is_believed() {
+    let with_remote = |heard: i64| {
+        let mut deployment = deployment("sink", 2, 3);
+        deployment["statusRemote"] = json!(2);
+        record(
+            "sink",
+            "p+edge02",
+            Some(json!({"deploymentStatuses": [deployment]})),
+            heard,
+        )
+    };
+    let mut index = StatusIndex::new();
+    index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
+    index.apply_cluster(id(), &with_remote(90));
+    let instantiated = state(StateValue::Instantiated);
+    let shown = |index: &StatusIndex, query: &str| {
+        answer(index, dig(), &instantiated, query)["apps"][0]["clusters"][0]["resources"][0].clone()
+    };
+    assert_eq!(shown(&index, "status=ready")["statusRemote"], 2);
+    assert!(
+        shown(&index, "type=cluster")["statusRemote"].is_null(),
+        "seed shape: only with output=detail"
+    );
+    assert!(
+        shown(&index, "status=deployed").get("statusRemote").is_none(),
+        "not in the rsync view"
+    );
+    // Heard last at 10, judged at 100 with a 60 s grace: stale, its report (and value) not believed.
+    index.apply_cluster(id(), &with_remote(10));
+    let stale = shown(&index, "status=ready");
+    assert_eq!(stale["readyStatus"], "Unknown");
+    assert!(stale.get("statusRemote").is_none(), "{stale}");
+
+    let mut disabled = record(
+        "sink",
+        "p+edge02",
+        Some(
+            json!({"deploymentStatuses": [], "statusCollectionDisabled": [{"group": "apps", "kind": "Deployment"}]}),
+        ),
+        95,
+    );
+    disabled.resources[0].status = RsyncStatus::Applied;
+    index.apply_cluster(id(), &disabled);
+    let resource = shown(&index, "status=ready");
+    assert_eq!(resource["statusCollection"], "Disabled", "{resource}");
+    assert!(resource.get("readyStatus").is_none(), "{resource}");
+}
