@@ -126,11 +126,13 @@ pub enum Kind {
     LogicalCloudKv,
     /// `/dtc-controllers/{c}`
     DtcController,
+    /// `/status-configs/{name}` (per-kind status configuration, issue #16 §4)
+    StatusConfig,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 22] = [
+    pub const ALL: [Kind; 23] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -153,6 +155,7 @@ impl Kind {
         Kind::ClusterQuota,
         Kind::LogicalCloudKv,
         Kind::DtcController,
+        Kind::StatusConfig,
     ];
 
     fn segment(self) -> &'static str {
@@ -179,6 +182,7 @@ impl Kind {
             Self::ClusterQuota => "clusterquota",
             Self::LogicalCloudKv => "logicalcloudkv",
             Self::DtcController => "dtccontroller",
+            Self::StatusConfig => "statusconfig",
         }
     }
 
@@ -208,6 +212,7 @@ impl Kind {
             Self::ClusterQuota => "ClusterQuota",
             Self::LogicalCloudKv => "LogicalCloudKeyValue",
             Self::DtcController => "DtcController",
+            Self::StatusConfig => "StatusConfig",
         }
     }
 
@@ -215,7 +220,11 @@ impl Kind {
     #[must_use]
     pub fn parent(self) -> Option<Kind> {
         match self {
-            Self::Controller | Self::Project | Self::ClusterProvider | Self::DtcController => None,
+            Self::Controller
+            | Self::Project
+            | Self::ClusterProvider
+            | Self::DtcController
+            | Self::StatusConfig => None,
             Self::CompositeApp => Some(Self::Project),
             Self::App | Self::CompositeProfile | Self::DeploymentIntentGroup => Some(Self::CompositeApp),
             Self::AppDependency => Some(Self::App),

@@ -360,11 +360,7 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        let text = format!(
-            "{}\n{}",
-            status::summary_line(&answers),
-            status::table(&status::rows(&answers))
-        );
+        let text = format!("{}\n{}", status::summary_line(&answers), status::view(&answers));
         if text != shown {
             let clear_screen = if args.watch && terminal {
                 "\x1b[2J\x1b[H"

@@ -10,6 +10,8 @@
 //! not-ready resource's condition message, the cluster's `propagation`); stale clusters are named apart, as stale.
 //! The readiness answer asks for the state object (`readiness`), whose message ends the summary line when the
 //! resource is not ready.
+//! When any resource carries a `statusRemote` (the value a status config rolls up, issue #16 §4), the table gains a
+//! REMOTE column with it. On a terminal, the CLUSTER cells of stale clusters are shown in their own colour.
 
 use serde_json::Value as Json;
 
@@ -198,17 +200,111 @@ fn colour(word: &str) -> Option<comfy_table::Color> {
 /// The rows as a table; on a terminal the status columns are coloured (piped output stays plain text).
 #[must_use]
 pub fn table(rows: &[Row]) -> comfy_table::Table {
+    table_with(rows, None, &[])
+}
+
+/// The longest REMOTE cell, in characters (longer values end in `…`).
+pub const MAX_REMOTE_CELL_CHARS: usize = 40;
+
+/// A `statusRemote` value as a cell: a string as is, anything else as JSON, cut to [`MAX_REMOTE_CELL_CHARS`].
+fn remote_text(value: &Json) -> String {
+    let text = match value {
+        Json::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    if text.chars().count() <= MAX_REMOTE_CELL_CHARS {
+        return text;
+    }
+    let cut: String = text.chars().take(MAX_REMOTE_CELL_CHARS - 1).collect();
+    format!("{cut}…")
+}
+
+/// The REMOTE column of `rows`: each row's `statusRemote` from the readiness answer (`-` where it has none), or
+/// `None` when no resource has one (the table then has no such column).
+#[must_use]
+pub fn remote_column(answers: &Answers, rows: &[Row]) -> Option<Vec<String>> {
+    let mut values: Vec<([String; 4], String)> = Vec::new();
+    for app in apps_of(&answers.ready) {
+        for cluster in app["clusters"].as_array().into_iter().flatten() {
+            for resource in cluster["resources"].as_array().into_iter().flatten() {
+                if let Some(remote) = resource.get("statusRemote") {
+                    let key = [
+                        app["name"].as_str().unwrap_or_default().to_string(),
+                        cluster["cluster"].as_str().unwrap_or_default().to_string(),
+                        resource["GVK"]["Kind"].as_str().unwrap_or_default().to_string(),
+                        resource["name"].as_str().unwrap_or_default().to_string(),
+                    ];
+                    values.push((key, remote_text(remote)));
+                }
+            }
+        }
+    }
+    if values.is_empty() {
+        return None;
+    }
+    Some(
+        rows.iter()
+            .map(|row| {
+                values
+                    .iter()
+                    .find(|(key, _)| row[..4] == key[..])
+                    .map_or_else(|| "-".to_string(), |(_, text)| text.clone())
+            })
+            .collect(),
+    )
+}
+
+/// The colour of a CLUSTER cell on a terminal: stale clusters (emco no longer believes their reports) stand out in
+/// magenta; fresh ones keep the terminal's colour.
+#[must_use]
+pub fn cluster_colour(cluster: &str, stale: &[(String, String)]) -> Option<comfy_table::Color> {
+    stale
+        .iter()
+        .any(|(name, _)| name == cluster)
+        .then_some(comfy_table::Color::Magenta)
+}
+
+/// The table of `answers`: the rows, a REMOTE column when any resource has a `statusRemote`, and stale clusters in
+/// their own colour (on a terminal only, as every colour).
+#[must_use]
+pub fn view(answers: &Answers) -> comfy_table::Table {
+    let rows = rows(answers);
+    let remote = remote_column(answers, &rows);
+    table_with(&rows, remote.as_deref(), &stale_clusters(answers))
+}
+
+/// The rows as a table with an optional REMOTE column (one cell per row) and the stale clusters marked.
+fn table_with(rows: &[Row], remote: Option<&[String]>, stale: &[(String, String)]) -> comfy_table::Table {
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
-    table.set_header(HEADER);
-    for row in rows {
-        table.add_row(row.iter().enumerate().map(|(column, text)| {
-            let cell = comfy_table::Cell::new(text);
-            match (column >= 4).then(|| colour(text)).flatten() {
-                Some(colour) => cell.fg(colour),
-                None => cell,
-            }
-        }));
+    let mut header: Vec<&str> = HEADER.to_vec();
+    if remote.is_some() {
+        header.push("REMOTE");
+    }
+    table.set_header(header);
+    for (index, row) in rows.iter().enumerate() {
+        let mut cells: Vec<comfy_table::Cell> = row
+            .iter()
+            .enumerate()
+            .map(|(column, text)| {
+                let cell = comfy_table::Cell::new(text);
+                let colour = match column {
+                    1 => cluster_colour(text, stale),
+                    4.. => colour(text),
+                    _ => None,
+                };
+                match colour {
+                    Some(colour) => cell.fg(colour),
+                    None => cell,
+                }
+            })
+            .collect();
+        if let Some(remote) = remote {
+            cells.push(comfy_table::Cell::new(
+                remote.get(index).map_or("-", String::as_str),
+            ));
+        }
+        table.add_row(cells);
     }
     table
 }
@@ -466,6 +562,65 @@ mod tests {
         );
         assert_eq!(lines.len(), 2, "edge01 is ready, edge03 is named as stale only");
         assert!(lines[1].starts_with("  sink on edge02: CreationFailed"));
+    }
+
+    #[test]
+    fn a_remote_column_appears_when_a_resource_rolls_up_a_value() {
+        let mut answers = answers();
+        assert_eq!(remote_column(&answers, &rows(&answers)), None);
+        assert!(
+            !view(&answers).to_string().contains("REMOTE"),
+            "no status config: no column"
+        );
+        answers.ready["apps"][1]["clusters"][0]["resources"][0]["statusRemote"] = json!(3);
+        answers.ready["apps"][1]["clusters"][0]["resources"][1]["statusRemote"] =
+            json!({"phase": "x".repeat(60)});
+        let rows = rows(&answers);
+        let remote = remote_column(&answers, &rows).unwrap();
+        assert_eq!(remote[0], "3");
+        assert!(remote[1].starts_with("{\"phase\"") && remote[1].chars().count() == MAX_REMOTE_CELL_CHARS);
+        assert_eq!(remote[2], "-", "the ConfigMap has none");
+        let text = view(&answers).to_string();
+        assert!(text.lines().nth(1).unwrap().contains("REMOTE"), "{text}");
+        assert!(!text.contains('\u{1b}'), "not a terminal: plain text");
+    }
+
+    #[test]
+    fn stale_clusters_have_their_own_colour() {
+        let stale = [("edge02".to_string(), "no report from edge02 for 95 s".to_string())];
+        assert_eq!(
+            cluster_colour("edge02", &stale),
+            Some(comfy_table::Color::Magenta)
+        );
+        assert_eq!(cluster_colour("edge01", &stale), None);
+        assert_eq!(cluster_colour("edge02", &[]), None);
+        let rows = [[
+            "web",
+            "edge02",
+            "Deployment",
+            "web",
+            "Applied",
+            "Unknown",
+            "Unknown",
+        ]
+        .map(String::from)];
+        let plain = table_with(&rows, None, &stale).to_string();
+        assert_eq!(plain, table(&rows).to_string(), "piped output is unchanged");
+        let mut coloured = table_with(&rows, None, &stale);
+        coloured.enforce_styling();
+        let mut fresh = table(&rows);
+        fresh.enforce_styling();
+        let (coloured, fresh) = (coloured.to_string(), fresh.to_string());
+        let edge02_line = |text: &str| {
+            text.lines()
+                .find(|line| line.contains("edge02"))
+                .unwrap()
+                .to_string()
+        };
+        assert!(
+            edge02_line(&coloured).contains("\u{1b}[") && edge02_line(&coloured) != edge02_line(&fresh),
+            "on a terminal the stale cluster's cell is coloured: {coloured:?} vs {fresh:?}"
+        );
     }
 
     /// EMCO 22.x's network-intents (`cluster`) and logical-cloud (`clusters`) readiness answers fill the READY

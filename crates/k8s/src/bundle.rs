@@ -1,8 +1,130 @@
 //! What a ResourceBundleState (the monitor's report from inside a cluster) says about one rsync resource:
 //! Present, NotPresent or Unknown by the seed's rules, and the object itself for `output=detail`.
+//!
+//! Also the status configs a ResourceBundleState's spec carries (issue #16 §4): rsync writes, per app, the configs
+//! of the kinds the app holds into `spec.statusConfigs` ([`BundleStatusConfig`], [`rbs_object_with_configs`]); the
+//! monitor watches those kinds, leaves out the objects of kinds whose collection is disabled (listing the kinds in
+//! `status.statusCollectionDisabled`) and writes each object's rolled-up value beside it as `statusRemote` (and the
+//! condition that means ready for its kind as `readyCondition`), which [`status_remote`] and [`ready_condition`]
+//! read back.
 
-use emco_model::ClusterResourceStatus;
-use serde_json::Value as Json;
+use emco_model::{ClusterResourceStatus, StatusCollection, StatusConfig};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value as Json, json};
+
+/// How many status configs one ResourceBundleState spec carries at most (more are ignored).
+pub const MAX_BUNDLE_STATUS_CONFIGS: usize = 64;
+
+/// The field of a bundle entry that holds its rolled-up value.
+pub const STATUS_REMOTE_FIELD: &str = "statusRemote";
+/// The field of a bundle entry that names the condition that means ready for its kind.
+pub const READY_CONDITION_FIELD: &str = "readyCondition";
+/// The status field listing the kinds (`{group, kind}`) whose collection a status config disabled.
+pub const COLLECTION_DISABLED_FIELD: &str = "statusCollectionDisabled";
+
+/// One status config as a ResourceBundleState spec carries it (`spec.statusConfigs[]`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BundleStatusConfig {
+    /// API group (empty: core).
+    #[serde(default)]
+    pub group: String,
+    /// Version.
+    pub version: String,
+    /// Kind.
+    pub kind: String,
+    /// Plural resource name (what the monitor watches).
+    pub plural: String,
+    /// The path rolled up as `statusRemote` (empty: none).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub status_path: String,
+    /// The condition type whose `True` means ready (empty: the kind's own rule).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub ready_condition: String,
+    /// Whether objects of the kind are collected.
+    #[serde(default = "collect_by_default")]
+    pub collect: bool,
+    /// Roll up the whole `.status` as `statusRemote`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub raw_status: bool,
+}
+
+fn collect_by_default() -> bool {
+    true
+}
+
+impl BundleStatusConfig {
+    /// The bundle form of `config`, with the kind's plural (`plural`, found by the caller).
+    #[must_use]
+    pub fn from_config(config: &StatusConfig, plural: &str) -> Self {
+        let spec = &config.spec;
+        Self {
+            group: spec.target_type.group.clone(),
+            version: spec.target_type.version.clone(),
+            kind: spec.target_type.kind.clone(),
+            plural: plural.to_string(),
+            status_path: spec.status_path.clone(),
+            ready_condition: spec.ready_condition.clone(),
+            collect: spec.status_collection == StatusCollection::Enabled,
+            raw_status: spec.raw_status,
+        }
+    }
+
+    /// Whether it is about objects of `group`/`kind`.
+    #[must_use]
+    pub fn is_for(&self, group: &str, kind: &str) -> bool {
+        self.group == group && self.kind == kind
+    }
+}
+
+/// The status configs of a ResourceBundleState (its `spec.statusConfigs`): entries that do not parse are skipped,
+/// and at most [`MAX_BUNDLE_STATUS_CONFIGS`] are read.
+#[must_use]
+pub fn bundle_status_configs(rbs: &Json) -> Vec<BundleStatusConfig> {
+    rbs["spec"]["statusConfigs"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+        .iter()
+        .take(MAX_BUNDLE_STATUS_CONFIGS)
+        .filter_map(|entry| serde_json::from_value(entry.clone()).ok())
+        .collect()
+}
+
+/// [`crate::rbs_object`] whose spec carries `configs` (`spec.statusConfigs`; absent when there are none, so a
+/// bundle without configs is the seed's).
+#[must_use]
+pub fn rbs_object_with_configs(label_value: &str, namespace: &str, configs: &[BundleStatusConfig]) -> Json {
+    let mut object = crate::rbs_object(label_value, namespace);
+    if !configs.is_empty() {
+        object["spec"]["statusConfigs"] = json!(configs);
+    }
+    object
+}
+
+/// The rolled-up value the monitor wrote beside an object of a bundle, if any.
+#[must_use]
+pub fn status_remote<'a>(bundle: &'a Json, group: &str, kind: &str, name: &str) -> Option<&'a Json> {
+    find_object(bundle, group, kind, name)?.get(STATUS_REMOTE_FIELD)
+}
+
+/// The condition the monitor wrote as meaning ready for a bundle entry's kind, if any.
+#[must_use]
+pub fn ready_condition(entry: &Json) -> Option<&str> {
+    entry[READY_CONDITION_FIELD]
+        .as_str()
+        .filter(|condition| !condition.is_empty())
+}
+
+/// Whether a status config disabled the collection of `group`/`kind` in this bundle.
+#[must_use]
+pub fn collection_disabled(bundle: &Json, group: &str, kind: &str) -> bool {
+    bundle[COLLECTION_DISABLED_FIELD]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|entry| entry["group"].as_str().unwrap_or_default() == group && entry["kind"] == kind)
+}
 
 /// The typed arrays of a ResourceBundleState status and the kind each holds (group, kind).
 pub const TYPED_ARRAYS: &[(&str, &str, &str)] = &[
@@ -64,6 +186,53 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn status_configs_travel_in_the_bundle_spec() {
+        let config: StatusConfig = serde_json::from_value(json!({"metadata": {"name": "d"},
+            "spec": {"targetType": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                     "statusCollection": "Disabled", "statusPath": ".status.replicas"}}))
+        .unwrap();
+        let entry = BundleStatusConfig::from_config(&config, "deployments");
+        assert!(!entry.collect);
+        let rbs = rbs_object_with_configs("1-web", "default", std::slice::from_ref(&entry));
+        assert_eq!(rbs["spec"]["statusConfigs"][0]["plural"], "deployments");
+        assert_eq!(bundle_status_configs(&rbs), vec![entry]);
+        assert_eq!(
+            rbs_object_with_configs("1-web", "default", &[]),
+            crate::rbs_object("1-web", "default"),
+            "no configs: the seed's bundle"
+        );
+        let garbage =
+            json!({"spec": {"statusConfigs": [{"kind": 3}, {"version": "v1", "kind": "W", "plural": "ws"}]}});
+        assert_eq!(
+            bundle_status_configs(&garbage).len(),
+            1,
+            "entries that do not parse are skipped"
+        );
+    }
+
+    #[test]
+    fn a_bundle_entry_carries_its_remote_status() {
+        let bundle = json!({
+            "deploymentStatuses": [{"metadata": {"name": "web"}, "statusRemote": 2}],
+            "resourceStatuses": [{"group": "example.com", "version": "v1", "kind": "Widget", "name": "w",
+                                  "statusRemote": "Synced", "readyCondition": "Synced", "res": {}}],
+            "statusCollectionDisabled": [{"group": "", "kind": "ConfigMap"}],
+        });
+        assert_eq!(
+            status_remote(&bundle, "apps", "Deployment", "web"),
+            Some(&json!(2))
+        );
+        assert_eq!(
+            status_remote(&bundle, "example.com", "Widget", "w"),
+            Some(&json!("Synced"))
+        );
+        assert_eq!(status_remote(&bundle, "apps", "Deployment", "other"), None);
+        assert_eq!(ready_condition(&bundle["resourceStatuses"][0]), Some("Synced"));
+        assert!(collection_disabled(&bundle, "", "ConfigMap"));
+        assert!(!collection_disabled(&bundle, "apps", "Deployment"));
+    }
 
     #[test]
     fn presence_follows_the_seed_rules() {

@@ -15,6 +15,7 @@
 //! - [`dependencies`]: app dependencies as a graph (the cycle check).
 //! - [`network`]: ncm's network and provider-network bodies.
 //! - [`logical_cloud`]: dcm's logical cloud, cluster reference, user permission, quota and kv bodies.
+//! - [`status_config`]: per-kind status configurations (`/v2/status-configs`) and their status paths.
 
 pub mod context;
 pub mod dependencies;
@@ -25,6 +26,7 @@ pub mod names;
 pub mod network;
 pub mod resources;
 pub mod state;
+pub mod status_config;
 
 pub use context::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
@@ -43,3 +45,6 @@ pub use network::{
 };
 pub use resources::*;
 pub use state::{Action, StateInfo, StateValue, now_timestamp};
+pub use status_config::{
+    StatusCollection, StatusConfig, StatusConfigError, StatusConfigSpec, StatusPath, TargetType,
+};

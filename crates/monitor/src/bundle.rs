@@ -2,13 +2,26 @@
 //! no last-applied annotation, no Secret data), sorted into the seed's typed arrays (`podStatuses`, …) or the
 //! generic `resourceStatuses`, with `ready` and `resourceCount`, and kept under a size budget for apps with
 //! thousands of pods.
+//!
+//! The bundle's status configs (its spec's `statusConfigs`, issue #16 §4) refine it per kind: objects of a kind whose
+//! collection is disabled are left out (the kind is listed in `statusCollectionDisabled`); an object of a kind with a
+//! `statusPath` carries the value found there as `statusRemote` (with `rawStatus`, its whole `.status`), at most
+//! [`MAX_STATUS_REMOTE_BYTES`]; a kind's `readyCondition` decides its objects' readiness and is written beside
+//! them as `readyCondition` so emco judges them the same way.
 
 use std::borrow::Borrow;
 use std::collections::BTreeMap;
 
-use emco_k8s::readiness::readiness;
-use emco_model::ReadyStatus;
+use emco_k8s::bundle::{
+    BundleStatusConfig, COLLECTION_DISABLED_FIELD, READY_CONDITION_FIELD, STATUS_REMOTE_FIELD,
+};
+use emco_k8s::readiness::{Hints, assess_with, readiness};
+use emco_model::{ReadyStatus, StatusPath};
 use serde_json::{Map, Value as Json, json};
+
+/// The most bytes one object's `statusRemote` may take (as JSON); a larger value is replaced by its first bytes as
+/// a string ending in `…`.
+pub const MAX_STATUS_REMOTE_BYTES: usize = 4096;
 
 /// The most bytes a status may take; the API server refuses objects near 1.5 MiB (etcd's request limit), and the
 /// rest of the object and the request need room too.
@@ -80,35 +93,121 @@ fn compact_pod(pod: &Json, minimal: bool) -> Json {
         slim["containerStatuses"] = status["containerStatuses"].clone();
         slim["podIP"] = status["podIP"].clone();
     }
-    json!({"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "status": slim})
+    let mut compact = json!({"kind": "Pod", "apiVersion": "v1", "metadata": metadata, "status": slim});
+    for field in [STATUS_REMOTE_FIELD, READY_CONDITION_FIELD] {
+        if let Some(value) = pod.get(field) {
+            compact[field] = value.clone();
+        }
+    }
+    compact
 }
 
-/// Builds the status of a bundle from its (already sanitized) objects.
+/// `value` if its JSON fits [`MAX_STATUS_REMOTE_BYTES`], else its first bytes as a string ending in `…`.
+fn bounded_remote(value: Json) -> Json {
+    let text = value.to_string();
+    if text.len() <= MAX_STATUS_REMOTE_BYTES {
+        return value;
+    }
+    let mut end = MAX_STATUS_REMOTE_BYTES - '…'.len_utf8();
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    json!(format!("{}…", &text[..end]))
+}
+
+/// The value an object rolls up under `config`, if any.
+fn remote_value(config: &BundleStatusConfig, path: Option<&StatusPath>, object: &Json) -> Option<Json> {
+    let value = if config.raw_status {
+        object.get("status").cloned()
+    } else {
+        path?.values(object)
+    };
+    value.map(bounded_remote)
+}
+
+/// Builds the status of a bundle from its (already sanitized) objects, with no status configs.
 #[must_use]
 pub fn status<O: Borrow<Json>>(objects: &BTreeMap<ObjectKey, O>) -> Json {
+    status_with(objects, &[])
+}
+
+/// Builds the status of a bundle from its (already sanitized) objects under the bundle's status configs.
+#[must_use]
+pub fn status_with<O: Borrow<Json>>(
+    objects: &BTreeMap<ObjectKey, O>,
+    configs: &[BundleStatusConfig],
+) -> Json {
+    // Each path is parsed once per build; one that does not parse (emco checks them at create) rolls up nothing.
+    let paths: Vec<Option<StatusPath>> = configs
+        .iter()
+        .map(|config| {
+            (!config.status_path.is_empty())
+                .then(|| StatusPath::parse(&config.status_path).ok())
+                .flatten()
+        })
+        .collect();
     let mut ready = true;
+    let mut count = 0_usize;
     let mut arrays: BTreeMap<&str, Vec<Json>> =
         TYPED.iter().map(|(_, _, field)| (*field, Vec::new())).collect();
     let mut generic = Vec::new();
     for (key, object) in objects {
         let object: &Json = object.borrow();
-        if readiness(&key.group, &key.kind, object) != ReadyStatus::Ready {
+        let config = configs
+            .iter()
+            .position(|config| config.is_for(&key.group, &key.kind));
+        if config.is_some_and(|index| !configs[index].collect) {
+            continue;
+        }
+        count += 1;
+        let mut entry = object.clone();
+        let mut extra = Map::new();
+        let mut object_ready = readiness(&key.group, &key.kind, object);
+        if let Some(index) = config {
+            let config = &configs[index];
+            if let Some(remote) = remote_value(config, paths[index].as_ref(), object) {
+                extra.insert(STATUS_REMOTE_FIELD.into(), remote);
+            }
+            if !config.ready_condition.is_empty() {
+                extra.insert(READY_CONDITION_FIELD.into(), json!(config.ready_condition));
+                let hints = Hints::default().ready_condition(config.ready_condition.clone());
+                object_ready = assess_with(object, &hints).health.ready_status();
+            }
+        }
+        if object_ready != ReadyStatus::Ready {
             ready = false;
         }
         match TYPED
             .iter()
             .find(|(group, kind, _)| *group == key.group && *kind == key.kind)
         {
-            Some((_, _, field)) => arrays.entry(field).or_default().push(object.clone()),
-            None => generic.push(
-                json!({"group": key.group, "version": key.version, "kind": key.kind, "name": key.name,
-                                        "namespace": key.namespace, "res": object.clone()}),
-            ),
+            Some((_, _, field)) => {
+                if let Some(map) = entry.as_object_mut() {
+                    map.extend(extra);
+                }
+                arrays.entry(field).or_default().push(entry);
+            }
+            None => {
+                let mut generic_entry = json!({"group": key.group, "version": key.version, "kind": key.kind, "name": key.name,
+                                        "namespace": key.namespace, "res": entry});
+                if let Some(map) = generic_entry.as_object_mut() {
+                    map.extend(extra);
+                }
+                generic.push(generic_entry);
+            }
         }
     }
     let mut status = Map::new();
     status.insert("ready".into(), json!(ready));
-    status.insert("resourceCount".into(), json!(objects.len()));
+    status.insert("resourceCount".into(), json!(count));
+    let disabled: Vec<Json> = configs
+        .iter()
+        .filter(|config| !config.collect)
+        .map(|config| json!({"group": config.group, "kind": config.kind}))
+        .collect();
+    if !disabled.is_empty() {
+        status.insert(COLLECTION_DISABLED_FIELD.into(), Json::Array(disabled));
+    }
     for (_, _, field) in TYPED {
         status.insert(
             (*field).into(),
@@ -175,6 +274,89 @@ mod tests {
             (Some(3), Some(false))
         );
         assert_eq!(status["deploymentStatuses"], json!([]));
+    }
+
+    fn config(group: &str, kind: &str, plural: &str) -> BundleStatusConfig {
+        BundleStatusConfig {
+            group: group.into(),
+            version: "v1".into(),
+            kind: kind.into(),
+            plural: plural.into(),
+            status_path: String::new(),
+            ready_condition: String::new(),
+            collect: true,
+            raw_status: false,
+        }
+    }
+
+    #[test]
+    fn status_configs_roll_up_values_and_leave_out_disabled_kinds() {
+        let mut objects = BTreeMap::new();
+        objects.insert(
+            key("apps", "Deployment", "web"),
+            json!({"kind": "Deployment", "apiVersion": "apps/v1", "metadata": {"name": "web"}, "spec": {"replicas": 2},
+                   "status": {"replicas": 2, "readyReplicas": 2, "updatedReplicas": 2, "availableReplicas": 2}}),
+        );
+        objects.insert(
+            key("", "ConfigMap", "settings"),
+            json!({"metadata": {"name": "settings"}}),
+        );
+        objects.insert(
+            key("example.com", "Widget", "w"),
+            json!({"kind": "Widget", "apiVersion": "example.com/v1", "metadata": {"name": "w"},
+                   "status": {"phase": "Synced", "conditions": [{"type": "Synced", "status": "False"}]}}),
+        );
+        let deployments = BundleStatusConfig {
+            status_path: ".status.readyReplicas".into(),
+            ..config("apps", "Deployment", "deployments")
+        };
+        let widgets = BundleStatusConfig {
+            raw_status: true,
+            ready_condition: "Synced".into(),
+            ..config("example.com", "Widget", "widgets")
+        };
+        let configmaps = BundleStatusConfig {
+            collect: false,
+            ..config("", "ConfigMap", "configmaps")
+        };
+        let status = status_with(&objects, &[deployments, widgets, configmaps]);
+        assert_eq!(status["deploymentStatuses"][0]["statusRemote"], 2);
+        assert_eq!(status["resourceStatuses"][0]["statusRemote"]["phase"], "Synced");
+        assert_eq!(status["resourceStatuses"][0]["readyCondition"], "Synced");
+        assert_eq!(
+            status["configMapStatuses"],
+            json!([]),
+            "a disabled kind is not collected"
+        );
+        assert_eq!(
+            status["statusCollectionDisabled"],
+            json!([{"group": "", "kind": "ConfigMap"}])
+        );
+        assert_eq!(status["resourceCount"], 2);
+        assert_eq!(
+            status["ready"], false,
+            "the widget's Synced condition is False: not ready by its readyCondition"
+        );
+        let plain = status_with(&objects, &[]);
+        assert!(plain["deploymentStatuses"][0].get("statusRemote").is_none());
+        assert!(plain.get("statusCollectionDisabled").is_none());
+        assert_eq!(plain["resourceCount"], 3);
+    }
+
+    #[test]
+    fn a_huge_remote_value_is_cut() {
+        let mut objects = BTreeMap::new();
+        objects.insert(
+            key("example.com", "Widget", "w"),
+            json!({"metadata": {"name": "w"}, "status": {"blob": "x".repeat(3 * MAX_STATUS_REMOTE_BYTES)}}),
+        );
+        let raw = BundleStatusConfig {
+            raw_status: true,
+            ..config("example.com", "Widget", "widgets")
+        };
+        let status = status_with(&objects, &[raw]);
+        let remote = status["resourceStatuses"][0]["statusRemote"].as_str().unwrap();
+        assert!(remote.len() <= MAX_STATUS_REMOTE_BYTES && remote.ends_with('…'));
     }
 
     #[test]

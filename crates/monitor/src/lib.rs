@@ -11,6 +11,14 @@
 //! nothing changed, so that emco can tell a live monitor with nothing to say from a dead one: a write that carries
 //! changes carries the heartbeat too; a bundle that did not change gets a merge patch of the heartbeat alone.
 //!
+//! Status configs (issue #16 §4) reach it through its own cluster, never by calling emco: rsync writes the configs
+//! of an app's kinds into the app's ResourceBundleState spec (`spec.statusConfigs`), and the monitor watches the
+//! ResourceBundleStates of the namespaces it has objects in (at most [`MAX_BUNDLE_NAMESPACES`]; an app whose only
+//! objects are of kinds not watched by default, in a namespace with nothing else, is not seen). Each bundle's status
+//! is built under its own configs ([`bundle::status_with`]); the kinds
+//! they name that are not watched already are watched while some bundle names them (at most
+//! [`MAX_DYNAMIC_KINDS`]), and forgotten when none does.
+//!
 //! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
 
 pub mod bundle;
@@ -22,6 +30,7 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use bundle::ObjectKey;
+use emco_k8s::bundle::{BundleStatusConfig, bundle_status_configs};
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -30,7 +39,7 @@ use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value as Json, json};
 
 /// A kind the monitor watches.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct WatchedKind {
     /// API group.
     pub group: String,
@@ -76,6 +85,12 @@ impl WatchedKind {
         )
     }
 }
+
+/// How many kinds status configs may add to the watched ones: each is one more watch on the API server.
+pub const MAX_DYNAMIC_KINDS: usize = 32;
+
+/// How many namespaces' ResourceBundleStates are followed for their status configs: one watch each.
+pub const MAX_BUNDLE_NAMESPACES: usize = 256;
 
 /// The kinds the seed's ResourceBundleState has arrays for.
 #[must_use]
@@ -169,6 +184,69 @@ type BundleKey = (String, String);
 struct State {
     /// By (namespace, label value).
     bundles: HashMap<(String, String), Bundle>,
+    /// The status configs each ResourceBundleState's spec carries, by (namespace, name = label value).
+    configs: HashMap<BundleKey, Arc<Vec<BundleStatusConfig>>>,
+    /// Bumped whenever `configs` changes, so the kinds to watch are worked out again.
+    configs_generation: u64,
+}
+
+impl State {
+    /// Records the configs of a bundle's ResourceBundleState; a change marks the bundle for rewriting.
+    fn set_configs(&mut self, key: BundleKey, configs: Vec<BundleStatusConfig>) {
+        let unchanged = self
+            .configs
+            .get(&key)
+            .map_or(configs.is_empty(), |known| **known == configs);
+        if unchanged {
+            return;
+        }
+        if configs.is_empty() {
+            self.configs.remove(&key);
+        } else {
+            self.configs.insert(key.clone(), Arc::new(configs));
+        }
+        self.configs_generation += 1;
+        if let Some(bundle) = self.bundles.get_mut(&key) {
+            bundle.mark_dirty();
+        }
+    }
+
+    /// The kinds the configs name that `fixed` does not hold and whose objects are collected, in a stable order,
+    /// at most [`MAX_DYNAMIC_KINDS`].
+    fn extra_kinds(&self, fixed: &[WatchedKind]) -> Vec<WatchedKind> {
+        let mut kinds: Vec<WatchedKind> = self
+            .configs
+            .values()
+            .flat_map(|configs| configs.iter())
+            .filter(|config| config.collect && !config.plural.is_empty())
+            .filter(|config| !fixed.iter().any(|kind| config.is_for(&kind.group, &kind.kind)))
+            .map(|config| WatchedKind::new(&config.group, &config.version, &config.kind, &config.plural))
+            .collect();
+        kinds.sort_by(|a, b| (&a.group, &a.kind, &a.version).cmp(&(&b.group, &b.kind, &b.version)));
+        kinds.dedup_by(|a, b| a.group == b.group && a.kind == b.kind);
+        if kinds.len() > MAX_DYNAMIC_KINDS {
+            tracing::warn!(
+                named = kinds.len(),
+                watched = MAX_DYNAMIC_KINDS,
+                "status configs name more kinds than are watched"
+            );
+            kinds.truncate(MAX_DYNAMIC_KINDS);
+        }
+        kinds
+    }
+
+    /// Drops every object of `kind` (no longer watched) from the bundles.
+    fn forget_kind(&mut self, kind: &WatchedKind) {
+        for bundle in self.bundles.values_mut() {
+            let before = bundle.objects.len();
+            bundle
+                .objects
+                .retain(|key, _| !(key.group == kind.group && key.kind == kind.kind));
+            if bundle.objects.len() != before {
+                bundle.mark_dirty();
+            }
+        }
+    }
 }
 
 fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
@@ -263,6 +341,71 @@ async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<St
     }
 }
 
+/// The ResourceBundleState resource.
+fn bundle_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
+        RBS_PLURAL,
+    )
+}
+
+fn bundle_key_of(object: &DynamicObject) -> BundleKey {
+    (
+        object
+            .metadata
+            .namespace
+            .clone()
+            .unwrap_or_else(|| "default".to_string()),
+        object.metadata.name.clone().unwrap_or_default(),
+    )
+}
+
+/// Follows the ResourceBundleStates of `namespace` for the status configs their specs carry. Per namespace, not
+/// cluster-wide: the monitor only reads bundles where it has objects to report (and rsync's own cluster-wide
+/// watch stays the only one).
+async fn watch_bundles(
+    client: kube::Client,
+    namespace: String,
+    state: Arc<Mutex<State>>,
+    changed: Arc<Notify>,
+) {
+    let api: Api<DynamicObject> = Api::namespaced_with(client, &namespace, &bundle_resource());
+    let mut stream = watcher::watcher(api, watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let mut listed: HashSet<BundleKey> = HashSet::new();
+    while let Some(event) = stream.next().await {
+        match event {
+            Ok(watcher::Event::Apply(object)) => {
+                lock(&state).set_configs(bundle_key_of(&object), bundle_status_configs(&object.data));
+            }
+            Ok(watcher::Event::Delete(object)) => {
+                lock(&state).set_configs(bundle_key_of(&object), Vec::new())
+            }
+            Ok(watcher::Event::Init) => listed.clear(),
+            Ok(watcher::Event::InitApply(object)) => {
+                let key = bundle_key_of(&object);
+                listed.insert(key.clone());
+                lock(&state).set_configs(key, bundle_status_configs(&object.data));
+            }
+            Ok(watcher::Event::InitDone) => {
+                let mut state = lock(&state);
+                let gone: Vec<BundleKey> = state
+                    .configs
+                    .keys()
+                    .filter(|key| key.0 == namespace && !listed.contains(*key))
+                    .cloned()
+                    .collect();
+                for key in gone {
+                    state.set_configs(key, Vec::new());
+                }
+            }
+            Err(err) => tracing::debug!(error = %err, "ResourceBundleState watch failed; retrying"),
+        }
+        changed.notify_one();
+    }
+}
+
 /// When a bundle may be written next (a dirty one, or one whose heartbeat is due), if any.
 fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instant> {
     let dirty = state.bundles.values().filter(|b| b.dirty).map(|b| {
@@ -284,20 +427,25 @@ fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instan
 
 /// What one flush writes of a bundle.
 enum Write {
-    /// Its status, built from the snapshot, with a heartbeat.
-    Status(BTreeMap<ObjectKey, Arc<Json>>),
+    /// Its status, built from the snapshot under the bundle's status configs, with a heartbeat.
+    Status(BTreeMap<ObjectKey, Arc<Json>>, Arc<Vec<BundleStatusConfig>>),
     /// The heartbeat alone (nothing changed since the last write).
     Heartbeat,
 }
 
 /// The merge patch of a write: the status (if it changed) and the heartbeat.
+/// A status that no longer lists disabled kinds clears the list (a merge patch keeps the fields it does not name).
 fn patch_of(status: Option<&Json>, heartbeat: &str) -> Json {
     let mut patched = match status {
         Some(status) => status.clone(),
         None => json!({}),
     };
+    let full = status.is_some();
     if let Some(map) = patched.as_object_mut() {
         map.insert(HEARTBEAT_FIELD.into(), json!(heartbeat));
+        if full && !map.contains_key(emco_k8s::bundle::COLLECTION_DISABLED_FIELD) {
+            map.insert(emco_k8s::bundle::COLLECTION_DISABLED_FIELD.into(), Json::Null);
+        }
     }
     json!({ "status": patched })
 }
@@ -313,9 +461,9 @@ async fn flush(
     // Snapshots under the lock (reference counts only); the statuses, which for thousands of pods take a while, are
     // built off the async workers so the watches keep flowing meanwhile.
     let snapshots: Vec<(BundleKey, Write)> = {
-        let mut state = lock(state);
-        state
-            .bundles
+        let mut guard = lock(state);
+        let State { bundles, configs, .. } = &mut *guard;
+        bundles
             .iter_mut()
             .filter_map(|(key, b)| {
                 let write_due = b.dirty
@@ -328,7 +476,7 @@ async fn flush(
                 let beat_due = !b.dirty && b.heartbeat_due(config).is_some_and(|due| due <= now);
                 let write = if write_due {
                     b.dirty = false;
-                    Write::Status(b.objects.clone())
+                    Write::Status(b.objects.clone(), configs.get(key).cloned().unwrap_or_default())
                 } else if beat_due {
                     Write::Heartbeat
                 } else {
@@ -347,7 +495,7 @@ async fn flush(
             .into_iter()
             .map(|(key, write)| {
                 let status = match write {
-                    Write::Status(objects) => Some(bundle::status(&objects)),
+                    Write::Status(objects, configs) => Some(bundle::status_with(&objects, &configs)),
                     Write::Heartbeat => None,
                 };
                 (key, status)
@@ -362,10 +510,7 @@ async fn flush(
             return next_due(&lock(state), config);
         }
     };
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
-        RBS_PLURAL,
-    );
+    let resource = bundle_resource();
     for ((namespace, label), status) in due {
         // A rewrite of the same status is skipped unless its heartbeat is due; then only the heartbeat goes.
         let status = {
@@ -425,8 +570,77 @@ pub async fn run(
     for kind in config.kinds.clone() {
         watches.spawn(watch_kind(client.clone(), kind, state.clone(), changed.clone()));
     }
+    // The namespaces whose ResourceBundleStates are followed (those the monitor has objects in).
+    let mut bundle_namespaces: HashSet<String> = HashSet::new();
+    // The kinds status configs added, with the handle that stops each one's watch.
+    let mut extra: HashMap<WatchedKind, tokio::task::AbortHandle> = HashMap::new();
+    let mut seen_generation = 0;
     tokio::pin!(shutdown);
     loop {
+        let namespaces: Vec<String> = {
+            let state = lock(&state);
+            state
+                .bundles
+                .keys()
+                .map(|(namespace, _)| namespace)
+                .filter(|namespace| !bundle_namespaces.contains(*namespace))
+                .cloned()
+                .collect::<HashSet<String>>()
+                .into_iter()
+                .collect()
+        };
+        for namespace in namespaces {
+            if bundle_namespaces.len() >= MAX_BUNDLE_NAMESPACES {
+                tracing::warn!(
+                    namespace,
+                    "too many namespaces; their status configs are not followed"
+                );
+                break;
+            }
+            bundle_namespaces.insert(namespace.clone());
+            watches.spawn(watch_bundles(
+                client.clone(),
+                namespace,
+                state.clone(),
+                changed.clone(),
+            ));
+        }
+        let generation = lock(&state).configs_generation;
+        if generation != seen_generation {
+            seen_generation = generation;
+            let wanted = lock(&state).extra_kinds(&config.kinds);
+            let dropped: Vec<WatchedKind> = extra
+                .keys()
+                .filter(|kind| !wanted.contains(kind))
+                .cloned()
+                .collect();
+            for kind in dropped {
+                if let Some(handle) = extra.remove(&kind) {
+                    handle.abort();
+                }
+                lock(&state).forget_kind(&kind);
+                tracing::info!(
+                    kind = kind.kind,
+                    group = kind.group,
+                    "no status config names the kind any more; not watched"
+                );
+            }
+            for kind in wanted {
+                if let std::collections::hash_map::Entry::Vacant(slot) = extra.entry(kind.clone()) {
+                    tracing::info!(
+                        kind = kind.kind,
+                        group = kind.group,
+                        "watching a kind a status config names"
+                    );
+                    slot.insert(watches.spawn(watch_kind(
+                        client.clone(),
+                        kind,
+                        state.clone(),
+                        changed.clone(),
+                    )));
+                }
+            }
+        }
         // A change to a bundle not written within the last `coalesce` goes out at once; changes that follow soon
         // after are gathered into one write at the end of the interval.
         let next = flush(&client, &state, &config).await;
@@ -455,7 +669,9 @@ mod tests {
         let status = json!({"ready": true, "resourceCount": 0});
         assert_eq!(
             patch_of(Some(&status), "2026-11-23T10:00:01Z"),
-            json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z"}})
+            json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z",
+                              "statusCollectionDisabled": null}}),
+            "a status without disabled kinds clears an earlier list"
         );
     }
 

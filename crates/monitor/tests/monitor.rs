@@ -325,3 +325,141 @@ async fn the_deploy_manifests_apply_and_grant_what_the_monitor_needs() {
     .unwrap();
     assert_eq!(binding["subjects"][0]["namespace"], "emco-system");
 }
+
+/// Status configs reach the monitor through the ResourceBundleState spec: a custom kind it did not watch is watched
+/// while a bundle names it, its objects carry the value at `statusPath` as `statusRemote`, a kind whose collection
+/// is disabled is left out, and the kind is dropped again once no bundle names it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn status_configs_in_the_bundle_spec_add_kinds_and_remote_values() {
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    let crds = Api::<DynamicObject>::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let widget_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {"group": "example.com", "scope": "Namespaced",
+                 "names": {"plural": "widgets", "singular": "widget", "kind": "Widget", "listKind": "WidgetList"},
+                 "versions": [{"name": "v1", "served": true, "storage": true,
+                               "schema": {"openAPIV3Schema": {"type": "object", "x-kubernetes-preserve-unknown-fields": true}}}]}});
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(widget_crd).unwrap(),
+    )
+    .await
+    .unwrap();
+    let widgets = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("example.com", "v1", "Widget"), "widgets"),
+    );
+    let widget = json!({"apiVersion": "example.com/v1", "kind": "Widget",
+        "metadata": {"name": "gizmo", "labels": {"emco/deployment-id": "1-cfg"}},
+        "spec": {"size": 3},
+        "status": {"phase": "Synced", "conditions": [{"type": "Synced", "status": "True"}]}});
+    widgets
+        .create(&PostParams::default(), &serde_json::from_value(widget).unwrap())
+        .await
+        .unwrap();
+    let configmaps = Api::<DynamicObject>::namespaced_with(
+        client.clone(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "ConfigMap"), "configmaps"),
+    );
+    let configmap = json!({"apiVersion": "v1", "kind": "ConfigMap",
+        "metadata": {"name": "settings", "labels": {"emco/deployment-id": "1-cfg"}}, "data": {"a": "1"}});
+    configmaps
+        .patch("settings", &PatchParams::apply("test"), &Patch::Apply(&configmap))
+        .await
+        .unwrap();
+
+    let rbs = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
+        "resourcebundlestates",
+    );
+    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    let configs = [
+        emco_k8s::bundle::BundleStatusConfig {
+            group: "example.com".into(),
+            version: "v1".into(),
+            kind: "Widget".into(),
+            plural: "widgets".into(),
+            status_path: ".status.phase".into(),
+            ready_condition: "Synced".into(),
+            collect: true,
+            raw_status: false,
+        },
+        emco_k8s::bundle::BundleStatusConfig {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "ConfigMap".into(),
+            plural: "configmaps".into(),
+            status_path: String::new(),
+            ready_condition: String::new(),
+            collect: false,
+            raw_status: false,
+        },
+    ];
+    bundles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(emco_k8s::bundle::rbs_object_with_configs(
+                "1-cfg", "default", &configs,
+            ))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let monitor = tokio::spawn(emco_monitor::run(
+        client.clone(),
+        MonitorConfig::default(),
+        std::future::pending(),
+    ));
+
+    let status = status_when(
+        &bundles,
+        "1-cfg",
+        "the widget is reported with its phase",
+        |status| status["resourceStatuses"][0]["statusRemote"] == "Synced",
+    )
+    .await;
+    assert_eq!(status["resourceStatuses"][0]["name"], "gizmo");
+    assert_eq!(status["resourceStatuses"][0]["readyCondition"], "Synced");
+    assert_eq!(
+        status["configMapStatuses"],
+        json!([]),
+        "ConfigMaps are not collected"
+    );
+    assert_eq!(
+        status["statusCollectionDisabled"],
+        json!([{"group": "", "kind": "ConfigMap"}])
+    );
+    assert_eq!(status["ready"], true);
+
+    // No status configs any more: the ConfigMap is collected again and the widget kind is no longer watched.
+    bundles
+        .patch(
+            "1-cfg",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"statusConfigs": null}})),
+        )
+        .await
+        .unwrap();
+    let status = status_when(&bundles, "1-cfg", "the configs are gone", |status| {
+        status["configMapStatuses"][0]["metadata"]["name"] == "settings"
+            && status["resourceStatuses"] == json!([])
+    })
+    .await;
+    assert!(status.get("statusCollectionDisabled").is_none());
+    monitor.abort();
+}

@@ -863,12 +863,18 @@ impl Batch<'_> {
         // The app's ResourceBundleState, once the resources are there.
         if !self.record.resources.is_empty() {
             let api = self.bundle_api().await?;
-            api.patch(
-                &self.label,
-                &self.params,
-                &Patch::Apply(emco_k8s::rbs_object(&self.label, self.namespace)),
+            let clients = &self.inner.clients;
+            let configs = crate::status_configs::for_record(
+                clients.catalog(),
+                clients,
+                self.cluster,
+                &self.client,
+                self.record,
             )
-            .await?;
+            .await;
+            let bundle = emco_k8s::bundle::rbs_object_with_configs(&self.label, self.namespace, &configs);
+            api.patch(&self.label, &self.params, &Patch::Apply(bundle))
+                .await?;
         }
         if failed {
             // Post-install hooks run after the release's resources are created, and not all of them were.

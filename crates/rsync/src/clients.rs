@@ -232,6 +232,11 @@ impl Clients {
         Ok(client)
     }
 
+    /// The catalog the kubeconfigs (and status configs) are read from.
+    pub(crate) fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
     /// The API resource of `gvk` in `cluster`.
     pub(crate) async fn resolve(
         &self,

@@ -22,6 +22,7 @@ mod engine;
 mod error;
 mod labels;
 mod retry_after;
+mod status_configs;
 mod watch;
 
 pub use config::RsyncConfig;

@@ -8,6 +8,7 @@ mod lifecycle_routes;
 mod logical_cloud_routes;
 mod ops_routes;
 mod resources;
+mod status_config_routes;
 mod status_routes;
 mod strict_json;
 
@@ -173,6 +174,8 @@ pub(crate) fn router(state: AppState) -> Router {
         )
         .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
         .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
+        .route("/v2/status-configs", status_config_routes::status_configs())
+        .route("/v2/status-configs/{name}", status_config_routes::status_config())
         .route(HEALTH_PATH, get(ops_routes::healthz))
         .route(READY_PATH, get(ops_routes::readyz))
         .route(METRICS_PATH, get(ops_routes::metrics))

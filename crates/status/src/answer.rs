@@ -12,6 +12,11 @@
 //! `statusMessage` (seed shape: `status-fresh`, `status-message`), with `lastHeard` (seed shape: `last-heard`, in
 //! `output=detail` only). Answers about fresh clusters are unchanged.
 //!
+//! Beyond both, a resource whose kind has a status config carries `statusRemote` (the value at the config's
+//! `statusPath`, or the whole status) in EMCO 22.x's cluster/ready answers and in every `output=detail` answer,
+//! unless its cluster is stale; a resource whose kind's collection is disabled says `statusCollection: Disabled`
+//! (seed shape: `status-collection`) in cluster/ready answers.
+//!
 //! Counts are written before the resources they count, so a filtered query makes two passes over what it selects:
 //! one to count, one to write; an unfiltered summary reads only the context's counters.
 
@@ -813,6 +818,25 @@ impl Serialize for ResourceView<'_> {
                     }
                 }
             }
+        }
+        // Beyond both: what status configs roll up (issue #16 §4), unless the cluster's report is stale.
+        let seed = self.query.shape == Shape::Seed;
+        let cluster_view = self.query.measure == Measure::Cluster;
+        if let Some(remote) = resource.status_remote.as_deref()
+            && !self.stale
+            && ((cluster_view && !seed) || self.detail.is_some())
+        {
+            map.serialize_entry("statusRemote", remote)?;
+        }
+        if resource.collection_disabled && cluster_view {
+            map.serialize_entry(
+                if seed {
+                    "status-collection"
+                } else {
+                    "statusCollection"
+                },
+                "Disabled",
+            )?;
         }
         map.end()
     }

@@ -72,6 +72,38 @@ fn longer_than(since: jiff::Timestamp, now: jiff::Timestamp, grace: Duration) ->
     now.as_millisecond().saturating_sub(since.as_millisecond()) > grace_ms
 }
 
+/// When the context's `StatusFresh` took its present status under `freshness` (`None` when unknown or not judged):
+/// with stale clusters, when the first of them went stale (its last report, or the context's start if it never
+/// reported, plus the grace); with none, when the last of them became fresh again
+/// ([`crate::ClusterEntry::fresh_since`]). It depends on the reports alone, not on the time of the answer, so it
+/// moves only when the status does.
+pub(crate) fn fresh_transition(
+    context: &ContextEntry,
+    freshness: Option<Freshness>,
+    staleness: &Staleness<'_>,
+) -> Option<jiff::Timestamp> {
+    let Freshness { grace, .. } = freshness.filter(|_| expects_reports(context.status))?;
+    let grace_ms = i64::try_from(grace.as_millis()).unwrap_or(i64::MAX);
+    let after_grace = |since: jiff::Timestamp| {
+        jiff::Timestamp::from_millisecond(since.as_millisecond().saturating_add(grace_ms)).ok()
+    };
+    if staleness.any_stale() {
+        return staleness
+            .clusters
+            .values()
+            .filter(|cluster| cluster.stale.is_some())
+            .filter_map(|cluster| cluster.last_heard.or(context.started_at))
+            .filter_map(after_grace)
+            .min();
+    }
+    context
+        .apps
+        .iter()
+        .flat_map(|app| &app.clusters)
+        .filter_map(|cluster| cluster.fresh_since(grace_ms, context.started_at))
+        .max()
+}
+
 /// Judges every cluster of `context` by `freshness`; with no `freshness`, every cluster is only described (its
 /// `lastHeard`), never stale.
 pub(crate) fn judge<'a>(context: &'a ContextEntry, freshness: Option<Freshness>) -> Staleness<'a> {

@@ -16,8 +16,8 @@ use emco_model::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
 
-use emco_k8s::bundle::{find_object, typed_array};
-use emco_k8s::readiness::{Health, assess, is_tracked, readiness};
+use emco_k8s::bundle::{STATUS_REMOTE_FIELD, collection_disabled, find_object, ready_condition, typed_array};
+use emco_k8s::readiness::{Health, Hints, assess_with, is_tracked, readiness};
 
 /// The longest message a verdict keeps (bytes; longer ones are cut at a character boundary with `…`).
 pub const MAX_VERDICT_MESSAGE: usize = 256;
@@ -49,10 +49,11 @@ fn bounded(message: &str) -> Box<str> {
 }
 
 /// The verdict on an object the cluster reported as `gvk` (objects in a bundle's typed arrays may lack their
-/// `kind` and `apiVersion`; they are given the listed ones).
-fn verdict_of(gvk: &Gvk, object: &serde_json::Value) -> Verdict {
+/// `kind` and `apiVersion`; they are given the listed ones); `hints` name the condition that means ready for its
+/// kind when a status config does.
+fn verdict_of(gvk: &Gvk, object: &serde_json::Value, hints: &Hints) -> Verdict {
     let assessment = if object["kind"].is_string() {
-        assess(object)
+        assess_with(object, hints)
     } else {
         let mut typed = object.clone();
         if let Some(map) = typed.as_object_mut() {
@@ -64,12 +65,46 @@ fn verdict_of(gvk: &Gvk, object: &serde_json::Value) -> Verdict {
             };
             map.insert("apiVersion".into(), api_version.into());
         }
-        assess(&typed)
+        assess_with(&typed, hints)
     };
     Verdict {
         health: assessment.health,
         message: bounded(&assessment.message),
         generation: object["metadata"]["generation"].as_i64(),
+        since: None,
+    }
+}
+
+/// The readiness and verdict of a reported object: by the kind's own rule, or, when the monitor wrote the
+/// condition a status config names as meaning ready (`entry` is the bundle entry, `object` the object), by that
+/// condition.
+fn judge_object(gvk: &Gvk, entry: &serde_json::Value, object: &serde_json::Value) -> (ReadyStatus, Verdict) {
+    match ready_condition(entry) {
+        Some(condition) => {
+            let verdict = verdict_of(gvk, object, &Hints::default().ready_condition(condition));
+            (verdict.health.ready_status(), verdict)
+        }
+        None => (
+            readiness(&gvk.group, &gvk.kind, object),
+            verdict_of(gvk, object, &Hints::default()),
+        ),
+    }
+}
+
+/// The value the monitor rolled up for a bundle entry (`statusRemote`), if any.
+fn remote_of(entry: &serde_json::Value) -> Option<Box<serde_json::Value>> {
+    entry.get(STATUS_REMOTE_FIELD).cloned().map(Box::new)
+}
+
+/// The verdict on a resource of a kind whose collection a status config disabled.
+fn disabled_verdict(gvk: &Gvk, name: &str) -> Verdict {
+    Verdict {
+        health: Health::Unknown,
+        message: bounded(&format!(
+            "{} {name}: not collected (a status config disables the collection of its kind)",
+            gvk.kind
+        )),
+        generation: None,
         since: None,
     }
 }
@@ -155,6 +190,11 @@ pub struct ResourceEntry {
     pub error: Option<Box<str>>,
     /// What the cluster's report says of it (`None` for kinds without a readiness the cluster did not list).
     pub verdict: Option<Box<Verdict>>,
+    /// The value a status config rolls up for it (`statusRemote`: the field at its `statusPath`, or its whole
+    /// status), as the cluster last reported it.
+    pub status_remote: Option<Box<serde_json::Value>>,
+    /// Whether a status config disabled the collection of its kind (the cluster then says nothing of it).
+    pub collection_disabled: bool,
 }
 
 impl ResourceEntry {
@@ -190,9 +230,64 @@ pub struct ClusterEntry {
     pub cluster_only: Vec<ResourceEntry>,
     /// Counters over `resources` (and, for cluster status and readiness, `cluster_only`).
     pub counts: Counts,
+    /// Whether rsync propagated the resources here (no resource Failed, nothing retrying).
+    pub propagated: bool,
+    /// When the cluster was first heard from for this app.
+    pub first_heard: Option<jiff::Timestamp>,
+    /// Silences between two reports: (when it was heard again, how long it had been silent, in ms), oldest first,
+    /// each longer than every later one (a shorter silence before a longer one can never be the latest silence
+    /// longer than a grace, so it is dropped); at most [`MAX_HEARD_GAPS`]. From them, when the cluster last became
+    /// fresh again is known for any grace.
+    pub heard_gaps: Vec<(jiff::Timestamp, i64)>,
 }
 
+/// How many silences each (app, cluster) remembers (the longest ones, which only a grace as long would not count).
+pub const MAX_HEARD_GAPS: usize = 16;
+
 impl ClusterEntry {
+    /// Remembers that the cluster was heard at `heard_at` (after `previous`, if it was heard before).
+    fn heard(&mut self, previous: Option<jiff::Timestamp>, heard_at: Option<jiff::Timestamp>) {
+        let Some(now) = heard_at else {
+            return;
+        };
+        if self.first_heard.is_none() {
+            self.first_heard = Some(now);
+        }
+        let Some(before) = previous else {
+            return;
+        };
+        let silence = now.as_millisecond() - before.as_millisecond();
+        if silence <= 0 {
+            return;
+        }
+        self.heard_gaps.retain(|(_, longer)| *longer > silence);
+        self.heard_gaps.push((now, silence));
+        if self.heard_gaps.len() > MAX_HEARD_GAPS {
+            self.heard_gaps.remove(0);
+        }
+    }
+
+    /// When this (app, cluster) last became fresh under `grace_ms`: the end of its latest silence longer than the
+    /// grace; else, if it was first heard more than the grace after `started`, then; else `started`.
+    #[must_use]
+    pub fn fresh_since(&self, grace_ms: i64, started: Option<jiff::Timestamp>) -> Option<jiff::Timestamp> {
+        if let Some((again, _)) = self
+            .heard_gaps
+            .iter()
+            .rev()
+            .find(|(_, silence)| *silence > grace_ms)
+        {
+            return Some(*again);
+        }
+        match (self.first_heard, started) {
+            (Some(first), Some(start)) if first.as_millisecond() - start.as_millisecond() > grace_ms => {
+                Some(first)
+            }
+            (first, None) => first,
+            (_, start) => start,
+        }
+    }
+
     fn empty(full_name: &str) -> Self {
         Self {
             full_name: full_name.into(),
@@ -204,6 +299,9 @@ impl ClusterEntry {
             resources: Vec::new(),
             cluster_only: Vec::new(),
             counts: Counts::default(),
+            propagated: true,
+            first_heard: None,
+            heard_gaps: Vec::new(),
         }
     }
 
@@ -244,6 +342,10 @@ pub struct ContextEntry {
     pub apps: Vec<AppEntry>,
     /// Counters over every app.
     pub counts: Counts,
+    /// Whether every cluster took its resources (no (app, cluster) with a Failed resource or retrying), and since
+    /// when (the time of the record that changed it: its newest resource update, else when it was heard; `None`
+    /// when that record had neither). `None` until a record was applied.
+    pub propagation: Option<(bool, Option<jiff::Timestamp>)>,
 }
 
 impl ContextEntry {
@@ -253,6 +355,19 @@ impl ContextEntry {
             started_at: None,
             apps: Vec::new(),
             counts: Counts::default(),
+            propagation: None,
+        }
+    }
+
+    /// Records whether every cluster is propagated now; the time moves only when that changes.
+    fn note_propagation(&mut self, at: Option<jiff::Timestamp>) {
+        let propagated = self
+            .apps
+            .iter()
+            .all(|app| app.clusters.iter().all(|cluster| cluster.propagated));
+        match self.propagation {
+            Some((known, _)) if known == propagated => {}
+            _ => self.propagation = Some((propagated, at)),
         }
     }
 
@@ -272,33 +387,67 @@ impl ContextEntry {
     }
 }
 
-/// What the cluster's ResourceBundleState says of one resource: presence by the seed's rules, readiness by EMCO's.
-fn observe(
-    bundle: Option<&serde_json::Value>,
-    gvk: &Gvk,
-    name: &str,
-) -> (ClusterResourceStatus, Option<ReadyStatus>, Option<Verdict>) {
+/// What the cluster's ResourceBundleState says of one resource.
+struct Observed {
+    cluster: ClusterResourceStatus,
+    ready: Option<ReadyStatus>,
+    verdict: Option<Verdict>,
+    status_remote: Option<Box<serde_json::Value>>,
+    collection_disabled: bool,
+}
+
+/// What the cluster's ResourceBundleState says of one resource: presence by the seed's rules, readiness by EMCO's
+/// (or by the condition a status config names), the value a status config rolls up.
+fn observe(bundle: Option<&serde_json::Value>, gvk: &Gvk, name: &str) -> Observed {
     let tracked = is_tracked(&gvk.group, &gvk.kind);
-    let absent = |status| {
+    let absent = |cluster| {
         if tracked {
-            (
-                status,
-                Some(ReadyStatus::NotPresent),
-                Some(absent_verdict(gvk, name)),
-            )
+            Observed {
+                cluster,
+                ready: Some(ReadyStatus::NotPresent),
+                verdict: Some(absent_verdict(gvk, name)),
+                status_remote: None,
+                collection_disabled: false,
+            }
         } else {
-            (status, None, None)
+            Observed {
+                cluster,
+                ready: None,
+                verdict: None,
+                status_remote: None,
+                collection_disabled: false,
+            }
         }
     };
     let Some(bundle) = bundle else {
         return absent(ClusterResourceStatus::Unknown);
     };
+    if collection_disabled(bundle, &gvk.group, &gvk.kind) {
+        return Observed {
+            cluster: ClusterResourceStatus::Unknown,
+            ready: None,
+            verdict: Some(disabled_verdict(gvk, name)),
+            status_remote: None,
+            collection_disabled: true,
+        };
+    }
     match find_object(bundle, &gvk.group, &gvk.kind, name) {
-        Some(object) => (
-            ClusterResourceStatus::Present,
-            Some(readiness(&gvk.group, &gvk.kind, object)),
-            Some(verdict_of(gvk, object)),
-        ),
+        Some(entry) => {
+            // A generic entry holds the object under `res`; a typed one is the object.
+            let object = if typed_array(&gvk.group, &gvk.kind).is_some() {
+                entry
+            } else {
+                entry.get("res").unwrap_or(entry)
+            };
+            let (ready, verdict) = judge_object(gvk, entry, object);
+            Observed {
+                cluster: ClusterResourceStatus::Present,
+                ready: Some(ready),
+                verdict: Some(verdict),
+                status_remote: remote_of(entry),
+                collection_disabled: false,
+            }
+        }
         None if typed_array(&gvk.group, &gvk.kind).is_some() => absent(ClusterResourceStatus::NotPresent),
         None => absent(ClusterResourceStatus::Unknown),
     }
@@ -439,7 +588,13 @@ impl StatusIndex {
             .iter()
             .map(|resource| {
                 let gvk = self.intern(resource.gvk());
-                let (cluster, mut ready, mut verdict) = observe(bundle, &gvk, &resource.name);
+                let Observed {
+                    cluster,
+                    mut ready,
+                    mut verdict,
+                    status_remote,
+                    collection_disabled,
+                } = observe(bundle, &gvk, &resource.name);
                 // A hook's object comes and goes by design (deleted by its policy once it succeeded, or not run
                 // yet because its event has not come): it counts for readiness only while the cluster reports
                 // it, never as NotPresent, so a completed and deleted hook Job leaves the app Ready.
@@ -455,6 +610,8 @@ impl StatusIndex {
                     ready,
                     error: resource.error.as_deref().map(Into::into),
                     verdict: verdict.map(Box::new),
+                    status_remote,
+                    collection_disabled,
                 }
             })
             .collect();
@@ -486,6 +643,15 @@ impl StatusIndex {
             }
         };
         let cluster = &mut app.clusters[position];
+        let previous_heard = cluster.heard_at;
+        if heard_at != previous_heard {
+            cluster.heard(previous_heard, heard_at);
+        }
+        let propagated = !resources
+            .iter()
+            .any(|r| matches!(r.rsync, RsyncStatus::Failed | RsyncStatus::Retrying))
+            && record.connectivity != Connectivity::Retrying;
+        cluster.propagated = propagated;
         carry_transitions(
             &mut resources,
             &cluster.resources,
@@ -510,6 +676,13 @@ impl StatusIndex {
         app.counts.add(&counts);
         entry.counts.subtract(&old);
         entry.counts.add(&counts);
+        // The time of this record: its newest resource update, else when the cluster was heard.
+        let updated = record
+            .resources
+            .iter()
+            .filter_map(|resource| resource.updated.as_deref()?.parse::<jiff::Timestamp>().ok())
+            .max();
+        entry.note_propagation(updated.or(heard_at));
     }
 
     /// The objects of a bundle that are not among `resources`.
@@ -534,6 +707,7 @@ impl StatusIndex {
                     },
                     name.to_string(),
                     object,
+                    object,
                 ));
             }
         }
@@ -546,19 +720,20 @@ impl StatusIndex {
             found.push((
                 gvk,
                 entry["name"].as_str().unwrap_or_default().to_string(),
+                entry,
                 entry.get("res").unwrap_or(entry),
             ));
         }
         let mut extras: Vec<ResourceEntry> = found
             .into_iter()
-            .filter(|(gvk, name, _)| {
+            .filter(|(gvk, name, _, _)| {
                 !resources
                     .iter()
                     .any(|r| *r.name == **name && r.gvk.kind == gvk.kind && r.gvk.group == gvk.group)
             })
-            .map(|(gvk, name, object)| {
-                let ready = readiness(&gvk.group, &gvk.kind, object);
-                let verdict = verdict_of(&gvk, object);
+            .map(|(gvk, name, entry, object)| {
+                let (ready, verdict) = judge_object(&gvk, entry, object);
+                let status_remote = remote_of(entry);
                 ResourceEntry {
                     name: name.into(),
                     gvk: self.intern(gvk),
@@ -567,6 +742,8 @@ impl StatusIndex {
                     ready: Some(ready),
                     error: None,
                     verdict: Some(Box::new(verdict)),
+                    status_remote,
+                    collection_disabled: false,
                 }
             })
             .collect();
@@ -591,6 +768,7 @@ impl StatusIndex {
         let removed = app.clusters.remove(position);
         app.counts.subtract(&removed.counts);
         entry.counts.subtract(&removed.counts);
+        entry.note_propagation(None);
     }
 }
 
@@ -649,6 +827,58 @@ mod tests {
         );
         record.connectivity = Connectivity::Available;
         record
+    }
+
+    #[test]
+    fn status_configs_show_through_the_index() {
+        let id = ContextId::new(7).unwrap();
+        let mut index = StatusIndex::new();
+        index.apply_meta(&meta(id, &[("web", &["p+c1"])]));
+        let mut record = record(
+            "web",
+            "p+c1",
+            &[
+                ("web", "Deployment", RsyncStatus::Applied),
+                ("settings", "ConfigMap", RsyncStatus::Applied),
+                ("gizmo", "Widget", RsyncStatus::Applied),
+            ],
+        );
+        record.resources[2] = ResourceRecord::pending("gizmo", "Widget", "example.com/v1", json!({}));
+        record.resources[2].status = RsyncStatus::Applied;
+        record.cluster_status = Some(json!({
+            "deploymentStatuses": [{"metadata": {"name": "web", "generation": 1}, "spec": {"replicas": 1},
+                "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1, "updatedReplicas": 1, "availableReplicas": 1},
+                "statusRemote": 1}],
+            "resourceStatuses": [{"group": "example.com", "version": "v1", "kind": "Widget", "name": "gizmo",
+                "statusRemote": "Pending", "readyCondition": "Synced",
+                "res": {"kind": "Widget", "apiVersion": "example.com/v1", "metadata": {"name": "gizmo"},
+                        "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]}}}],
+            "statusCollectionDisabled": [{"group": "", "kind": "ConfigMap"}],
+        }));
+        index.apply_cluster(id, &record);
+        let cluster = &index.context(id).unwrap().apps[0].clusters[0];
+        let by_name = |name: &str| cluster.resources.iter().find(|r| &*r.name == name).unwrap();
+        assert_eq!(by_name("web").status_remote.as_deref(), Some(&json!(1)));
+        assert_eq!(by_name("web").ready, Some(ReadyStatus::Ready));
+        let gizmo = by_name("gizmo");
+        assert_eq!(gizmo.status_remote.as_deref(), Some(&json!("Pending")));
+        assert_eq!(
+            gizmo.ready,
+            Some(ReadyStatus::NotReady),
+            "Synced is the condition that means ready, and it is False (Ready=True does not count)"
+        );
+        let settings = by_name("settings");
+        assert!(settings.collection_disabled);
+        assert_eq!(settings.cluster, ClusterResourceStatus::Unknown);
+        assert_eq!(settings.ready, None);
+        assert!(
+            settings
+                .verdict
+                .as_ref()
+                .unwrap()
+                .message
+                .contains("not collected")
+        );
     }
 
     #[test]

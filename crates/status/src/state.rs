@@ -14,7 +14,7 @@ use emco_k8s::readiness::Health;
 use emco_model::{ContextStatus, ReadyStatus, RsyncStatus, StateInfo, StateValue};
 
 use crate::answer::propagation;
-use crate::freshness::{Freshness, judge};
+use crate::freshness::{Freshness, fresh_transition, judge};
 use crate::index::{ContextEntry, ResourceEntry};
 use crate::query::SubjectKind;
 
@@ -301,14 +301,18 @@ pub fn state_object(
                     })
                 })
             });
+            let since = context
+                .propagation
+                .and_then(|(_, since)| since)
+                .map(|at| at.to_string());
             match problem {
-                Some((found, message)) => condition("Propagation", "False", found.as_str(), message, None),
+                Some((found, message)) => condition("Propagation", "False", found.as_str(), message, since),
                 None => condition(
                     "Propagation",
                     "True",
                     "Propagated",
                     "every cluster took its resources",
-                    None,
+                    since,
                 ),
             }
         }
@@ -326,6 +330,10 @@ pub fn state_object(
             })
         })
     });
+    let fresh_since = live
+        .zip(staleness.as_ref())
+        .and_then(|(context, staleness)| fresh_transition(context, freshness, staleness))
+        .map(|at| at.to_string());
     conditions.push(match (live, &stale_message) {
         (None, _) => condition(
             "StatusFresh",
@@ -334,13 +342,19 @@ pub fn state_object(
             "no cluster is expected to report",
             None,
         ),
-        (Some(_), Some(message)) => condition("StatusFresh", "False", "ClusterSilent", message.clone(), None),
+        (Some(_), Some(message)) => condition(
+            "StatusFresh",
+            "False",
+            "ClusterSilent",
+            message.clone(),
+            fresh_since,
+        ),
         (Some(_), None) => condition(
             "StatusFresh",
             "True",
             "Fresh",
             "every cluster reported within the grace",
-            None,
+            fresh_since,
         ),
     });
 

@@ -469,3 +469,159 @@ proptest::proptest! {
         }
     }
 }
+
+/// `Propagation` and `StatusFresh` carry a `lastTransitionTime` that moves only when their status does: the time of
+/// the record that changed propagation, and when the cluster went stale (its last report plus the grace) or became
+/// fresh again (the report that ended a silence longer than the grace).
+#[test]
+fn aggregate_conditions_say_when_they_last_changed() {
+    let mut index = StatusIndex::new();
+    index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
+    let instantiated = state(StateValue::Instantiated);
+    let judged_at = |now: i64| {
+        Some(Freshness {
+            now: at(now),
+            grace: Duration::from_secs(60),
+        })
+    };
+    let transition = |index: &StatusIndex, now: i64, condition: &str| {
+        let object = state_object(
+            SubjectKind::Dig,
+            &instantiated,
+            index.context(id()),
+            judged_at(now),
+        );
+        let found = object.condition(condition).unwrap().clone();
+        (found.status, found.last_transition_time)
+    };
+    let applied = |heard: i64, updated: i64, status: RsyncStatus| {
+        let mut record = record("sink", "p+edge02", Some(bundle(2, &[])), heard);
+        record.resources[0].status = status;
+        record.resources[0].updated = Some(at(updated).to_string());
+        record
+    };
+
+    index.apply_cluster(id(), &applied(10, 5, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 20, "Propagation"),
+        ("True", Some(at(5).to_string())),
+        "the time of the record that set it"
+    );
+    // Heard again, nothing changed in propagation: the time stays.
+    index.apply_cluster(id(), &applied(30, 5, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 40, "Propagation"),
+        ("True", Some(at(5).to_string()))
+    );
+    // A refused update: False since the resource's update.
+    index.apply_cluster(id(), &applied(50, 45, RsyncStatus::Failed));
+    assert_eq!(
+        transition(&index, 60, "Propagation"),
+        ("False", Some(at(45).to_string()))
+    );
+    index.apply_cluster(id(), &applied(55, 45, RsyncStatus::Failed));
+    assert_eq!(
+        transition(&index, 60, "Propagation"),
+        ("False", Some(at(45).to_string()))
+    );
+    index.apply_cluster(id(), &applied(70, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 80, "Propagation"),
+        ("True", Some(at(65).to_string()))
+    );
+
+    // Fresh since the deployment started (never silent longer than the grace), whenever it is asked.
+    assert_eq!(
+        transition(&index, 80, "StatusFresh"),
+        ("True", Some(at(0).to_string()))
+    );
+    assert_eq!(
+        transition(&index, 120, "StatusFresh"),
+        ("True", Some(at(0).to_string()))
+    );
+    // Silent since 70: stale from 130 on, and it says so at any later time.
+    assert_eq!(
+        transition(&index, 200, "StatusFresh"),
+        ("False", Some(at(130).to_string()))
+    );
+    assert_eq!(
+        transition(&index, 300, "StatusFresh"),
+        ("False", Some(at(130).to_string()))
+    );
+    // Heard again at 310: fresh since then; a later short silence does not move it.
+    index.apply_cluster(id(), &applied(310, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 320, "StatusFresh"),
+        ("True", Some(at(310).to_string()))
+    );
+    index.apply_cluster(id(), &applied(330, 65, RsyncStatus::Applied));
+    assert_eq!(
+        transition(&index, 340, "StatusFresh"),
+        ("True", Some(at(310).to_string()))
+    );
+    // Under a longer grace, the silence from 70 to 310 (240 s) still counts; one of 300 s would not.
+    let object = state_object(
+        SubjectKind::Dig,
+        &instantiated,
+        index.context(id()),
+        Some(Freshness {
+            now: at(340),
+            grace: Duration::from_secs(300),
+        }),
+    );
+    assert_eq!(
+        object.condition("StatusFresh").unwrap().last_transition_time,
+        Some(at(0).to_string())
+    );
+}
+
+/// A status config's rolled-up value shows as `statusRemote` in cluster/ready answers, not in the rsync view, and
+/// not for a stale cluster; a kind whose collection is disabled says so.
+#[test]
+fn status_remote_shows_where_the_cluster_is_believed() {
+    let with_remote = |heard: i64| {
+        let mut deployment = deployment("sink", 2, 3);
+        deployment["statusRemote"] = json!(2);
+        record(
+            "sink",
+            "p+edge02",
+            Some(json!({"deploymentStatuses": [deployment]})),
+            heard,
+        )
+    };
+    let mut index = StatusIndex::new();
+    index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
+    index.apply_cluster(id(), &with_remote(90));
+    let instantiated = state(StateValue::Instantiated);
+    let shown = |index: &StatusIndex, query: &str| {
+        answer(index, dig(), &instantiated, query)["apps"][0]["clusters"][0]["resources"][0].clone()
+    };
+    assert_eq!(shown(&index, "status=ready")["statusRemote"], 2);
+    assert!(
+        shown(&index, "type=cluster")["statusRemote"].is_null(),
+        "seed shape: only with output=detail"
+    );
+    assert!(
+        shown(&index, "status=deployed").get("statusRemote").is_none(),
+        "not in the rsync view"
+    );
+    // Heard last at 10, judged at 100 with a 60 s grace: stale, its report (and value) not believed.
+    index.apply_cluster(id(), &with_remote(10));
+    let stale = shown(&index, "status=ready");
+    assert_eq!(stale["readyStatus"], "Unknown");
+    assert!(stale.get("statusRemote").is_none(), "{stale}");
+
+    let mut disabled = record(
+        "sink",
+        "p+edge02",
+        Some(
+            json!({"deploymentStatuses": [], "statusCollectionDisabled": [{"group": "apps", "kind": "Deployment"}]}),
+        ),
+        95,
+    );
+    disabled.resources[0].status = RsyncStatus::Applied;
+    index.apply_cluster(id(), &disabled);
+    let resource = shown(&index, "status=ready");
+    assert_eq!(resource["statusCollection"], "Disabled", "{resource}");
+    assert!(resource.get("readyStatus").is_none(), "{resource}");
+}

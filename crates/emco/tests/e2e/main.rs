@@ -20,5 +20,6 @@ mod network_intents;
 mod readiness;
 mod rsync;
 mod stale_status;
+mod status_configs;
 mod support;
 mod tls;

@@ -143,6 +143,49 @@ async fn a_failing_pod_makes_the_dig_not_ready_and_says_where() {
             "a rollout under way is not a failure: {deployment}"
         );
     }
+    // With every condition shown, while its new pod crash-loops: the Deployment's condition names it and counts its
+    // replicas (EMCO's own rule may still call it ready: its old pod serves), and its verdict — what the index
+    // assesses the reported object by — is InProgress, never Failed.
+    let all = emco
+        .http
+        .wait_for("?status=ready&conditions=all&app=sink", SETTLE, |a| {
+            resources(a, "sink").iter().any(|r| {
+                r["GVK"]["Kind"] == "Deployment"
+                    && r["conditions"][0]["message"]
+                        .as_str()
+                        .is_some_and(|m| m.contains("replica"))
+            })
+        })
+        .await;
+    let sink = resources(&all, "sink");
+    let deployment = sink.iter().find(|r| r["GVK"]["Kind"] == "Deployment").unwrap();
+    let rollout = &deployment["conditions"][0];
+    assert_eq!(rollout["type"], "Ready", "{deployment}");
+    assert_ne!(rollout["reason"], "Failed", "{deployment}");
+    assert!(
+        rollout["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("Deployment fw0-sink: "),
+        "{deployment}"
+    );
+    let live = Api::<Deployment>::namespaced(cluster.client().unwrap(), "default")
+        .get("fw0-sink")
+        .await
+        .unwrap();
+    let mut object = serde_json::to_value(&live).unwrap();
+    object["kind"] = json!("Deployment");
+    object["apiVersion"] = json!("apps/v1");
+    let verdict = emco_k8s::readiness::assess(&object);
+    assert_eq!(
+        verdict.health,
+        emco_k8s::readiness::Health::InProgress,
+        "a rollout waiting on a crash-looping pod is in progress: {verdict:?}"
+    );
+    assert!(
+        verdict.message.starts_with("Deployment fw0-sink: ") && verdict.message.contains("replica"),
+        "{verdict:?}"
+    );
     let state = emco.http.get(DIG).await.expect(200).json()["state"].clone();
     assert_eq!(state["ready"], false);
     assert!(

@@ -439,7 +439,7 @@ pub(crate) async fn write_ops(
     }
 }
 
-async fn create(
+pub(crate) async fn create(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,

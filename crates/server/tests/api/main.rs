@@ -17,4 +17,5 @@ mod render_limits;
 mod serving;
 mod state;
 mod status;
+mod status_configs;
 mod support;

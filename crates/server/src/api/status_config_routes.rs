@@ -1,0 +1,69 @@
+//! `/v2/status-configs[/{name}]`: per-kind status configurations (issue #16 §4; emco-model's
+//! [`StatusConfig`]), served by the generic onboarding handlers (strict JSON, 400s naming the field, `Location`,
+//! the write lock; writes need the admin role like every other write) plus a bound on how many may exist.
+//!
+//! A config takes effect at the next instantiate or update of a deployment: rsync copies the configs of the kinds an
+//! app holds into the app's ResourceBundleState spec when it applies the app, and each cluster's monitor learns
+//! them from there (never by calling emco).
+
+use axum::Json as JsonResponse;
+use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
+use axum::extract::{OriginalUri, State};
+use axum::http::HeaderMap;
+use axum::response::IntoResponse;
+use axum::routing::{MethodRouter, get};
+use emco_appcontext::Kind;
+use emco_model::status_config::{MAX_STATUS_CONFIGS, StatusConfig};
+
+use super::body::{PathNames, decode};
+use super::resources::{ResourceKind, create, item, list_bodies};
+use crate::{ApiError, AppState};
+
+/// The status config kind: the body is checked by [`StatusConfig::validate`] (a bad `statusPath` is a 400 naming
+/// `spec.statusPath`).
+pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
+    kind: Kind::StatusConfig,
+    parse: |raw| {
+        let (typed, body) = decode::<StatusConfig>(raw, |config| {
+            config
+                .validate()
+                .map_err(|err| ApiError::invalid(err.to_string()))
+        })?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |_, _| Vec::new(),
+    put_always_created: false,
+};
+
+/// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist). The count
+/// is read before the create takes the write lock, so creates racing each other may pass it by a few; the monitor
+/// and rsync bound what they read on their own.
+pub(crate) fn status_configs() -> MethodRouter<AppState> {
+    get(|state: State<AppState>| async move {
+        list_bodies(&state, Kind::StatusConfig, &[], None)
+            .await
+            .map(|bodies| JsonResponse(bodies).into_response())
+    })
+    .post(
+        |state: State<AppState>,
+         uri: OriginalUri,
+         path: PathNames,
+         headers: HeaderMap,
+         body: Result<Bytes, BytesRejection>| async move {
+            let existing = state.catalog().list(Kind::StatusConfig, &[]).await?.len();
+            if existing >= MAX_STATUS_CONFIGS {
+                return Err(ApiError::conflict(
+                    "TooManyStatusConfigs",
+                    format!("{existing} status configs exist; at most {MAX_STATUS_CONFIGS} are allowed"),
+                ));
+            }
+            create(&STATUS_CONFIG, state, uri, path, headers, body).await
+        },
+    )
+}
+
+/// GET, PUT, DELETE of one status config.
+pub(crate) fn status_config() -> MethodRouter<AppState> {
+    item(&STATUS_CONFIG)
+}
