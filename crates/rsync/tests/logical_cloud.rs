@@ -667,7 +667,7 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
 }
 
 /// An update's context takes over from the one before: once it is instantiated, the objects only the old one has
-/// are deleted, the shared ones stay, and the old context ends Terminated — also when rsync restarts between the
+/// are deleted, the shared ones stay, and the old context ends Updated — also when rsync restarts between the
 /// two steps (`resume` finishes the handover).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
@@ -725,10 +725,7 @@ async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
     let restarted = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
     restarted.resume().await.unwrap();
     idle(&restarted).await;
-    assert_eq!(
-        contexts.meta(old).await.unwrap().status,
-        ContextStatus::Terminated
-    );
+    assert_eq!(contexts.meta(old).await.unwrap().status, ContextStatus::Updated);
     assert_eq!(
         contexts.meta(new).await.unwrap().status,
         ContextStatus::Instantiated
