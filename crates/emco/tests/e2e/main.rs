@@ -1,8 +1,8 @@
 //! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
-//! hooks and chart CRDs, `emco demo` as a newcomer runs it, and `emco serve`'s HTTPS, timeouts and connection
-//! limit.
+//! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
+//! limit, and a DIG's update and rollback.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -20,3 +20,4 @@ mod rsync;
 mod stale_status;
 mod support;
 mod tls;
+mod updates;
