@@ -382,3 +382,70 @@ async fn an_update_interrupted_by_sigkill_finishes_after_the_restart() {
     assert_eq!(emco_objects(edge02).await, (3, 2, 1));
     emco.start_kill().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emcoctl_updates_rolls_back_and_shows_the_history() {
+    use emcoctl::client::EmcoClient;
+    use emcoctl::commands;
+    let sim = vfw_clusters(1).await;
+    let emco = Emco::start().await;
+    let http = &emco.http;
+    let first = instantiated_on_edge01(http, &sim).await;
+    let client = EmcoClient::new(&format!("http://{}", http.address)).unwrap();
+    let names = "testvfw/compositevfw/v1/vfw_deployment_intent_group";
+
+    set_sink_replicas(http, 2).await;
+    let mut out = Vec::new();
+    assert!(commands::update_dig(&client, names, &mut out).await.unwrap());
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains(&format!("POST  --> URL: http://{}{DIG}/update", http.address))
+            && out.contains("Response Code: 202\nResponse: 2"),
+        "{out}"
+    );
+    let updated = wait_handed_over(http, &first).await;
+    let second = last_context(&updated);
+
+    let mut out = Vec::new();
+    assert!(!commands::rollback_dig(&client, DIG, 7, &mut out).await.unwrap());
+    let out = String::from_utf8(out).unwrap();
+    assert!(
+        out.contains("Response Code: 404") && out.contains("no revision 7"),
+        "{out}"
+    );
+    let mut out = Vec::new();
+    assert!(commands::rollback_dig(&client, DIG, 1, &mut out).await.unwrap());
+    assert!(String::from_utf8(out).unwrap().contains("Response: 3"));
+    let rolled_back = wait_handed_over(http, &second).await;
+    let third = last_context(&rolled_back);
+
+    let mut out = Vec::new();
+    assert!(commands::history(&client, names, &mut out).await.unwrap());
+    let table = String::from_utf8(out).unwrap();
+    let rows: Vec<Vec<&str>> = table
+        .lines()
+        .filter(|line| line.starts_with('│'))
+        .map(|line| {
+            line.split(['│', '┆'])
+                .map(str::trim)
+                .filter(|cell| !cell.is_empty())
+                .collect()
+        })
+        .collect();
+    let summary: Vec<(&str, &str, &str, &str)> = rows
+        .iter()
+        .skip(1)
+        .map(|row| (row[0], row[1], row[3], row[4]))
+        .collect();
+    assert_eq!(
+        summary,
+        [
+            ("1", "Instantiate", first.as_str(), "Updated"),
+            ("2", "Update", second.as_str(), "Updated"),
+            ("3", "Update", third.as_str(), "Instantiated"),
+        ],
+        "{table}"
+    );
+    let refused = commands::history(&client, "not/a/dig", &mut Vec::new()).await;
+    assert!(refused.is_err());
+}
