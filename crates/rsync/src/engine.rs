@@ -457,8 +457,8 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
     let Some(mut old) = meta.supersedes else { return };
     match meta.status {
         ContextStatus::Instantiated => {}
-        ContextStatus::InstantiateFailed if !meta.stop_requested => {
-            let _ = mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+        ContextStatus::InstantiateFailed => {
+            mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
             return;
         }
         _ => return,
@@ -472,10 +472,7 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
         };
         if superseding_pending(previous.status) {
             match hand_over(&inner, id, &previous, &cancel).await {
-                Some(done) => {
-                    let _ = mark_superseded(&inner, old, done).await;
-                    crate::watch::settle(&inner, old).await;
-                }
+                Some(done) => mark_superseded(&inner, old, done).await,
                 None => return tracing::info!(context = %old, "handover cancelled"),
             }
         }
@@ -498,7 +495,7 @@ async fn hand_over(
 ) -> Option<ContextStatus> {
     let old = previous.id;
     tracing::info!(context = %old, successor = %successor, "handing over to the updated context");
-    let _ = mark_superseded(inner, old, ContextStatus::Updating).await;
+    mark_superseded(inner, old, ContextStatus::Updating).await;
     let mut batches = JoinSet::new();
     for app in previous.apps.iter().rev() {
         for cluster in &app.clusters {
@@ -522,8 +519,8 @@ async fn hand_over(
 }
 
 /// Records the status of a context an update takes over from, unless it left the update meanwhile (a
-/// terminate took it).
-async fn mark_superseded(inner: &Inner, id: ContextId, status: ContextStatus) -> Option<ContextMeta> {
+/// terminate took it); its clusters stay watched only while it is still live.
+async fn mark_superseded(inner: &Arc<Inner>, id: ContextId, status: ContextStatus) {
     let result = inner
         .contexts
         .update_meta(id, |meta| {
@@ -533,15 +530,10 @@ async fn mark_superseded(inner: &Inner, id: ContextId, status: ContextStatus) ->
         })
         .await;
     match result {
-        Ok(meta) => {
-            tracing::info!(context = %id, status = %meta.status, "superseded context");
-            Some(meta)
-        }
-        Err(err) => {
-            tracing::warn!(context = %id, error = %err, "cannot record the handover");
-            None
-        }
+        Ok(meta) => tracing::info!(context = %id, status = %meta.status, "superseded context"),
+        Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the handover"),
     }
+    crate::watch::settle(inner, id).await;
 }
 
 /// Whether a context superseded by an update still holds objects to hand over (it was never terminated, nor
@@ -550,6 +542,8 @@ fn superseding_pending(status: ContextStatus) -> bool {
     status.may_hold_objects()
 }
 
+/// Ends the running operation of `id` as stopped; a stopped update leaves the context it was taking over from
+/// `UpdateFailed` (it keeps its objects until a terminate).
 async fn run_stop(inner: Arc<Inner>, id: ContextId) {
     let result = inner
         .contexts
@@ -562,7 +556,14 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
         })
         .await;
     match result {
-        Ok(meta) => tracing::info!(context = %id, status = %meta.status, "operation stopped"),
+        Ok(meta) => {
+            tracing::info!(context = %id, status = %meta.status, "operation stopped");
+            if let Some(old) = meta.supersedes
+                && meta.status == ContextStatus::InstantiateFailed
+            {
+                mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+            }
+        }
         Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the stopped operation"),
     }
 }

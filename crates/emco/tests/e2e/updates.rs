@@ -144,6 +144,22 @@ async fn bundles(cluster: &kubesim::SimCluster) -> Vec<String> {
     names
 }
 
+/// The writes (not GET, not watches) to the vFW's objects (`fw0-*`, `sink-configmap`) a cluster served since
+/// `since`, as `METHOD path`.
+fn writes_since(cluster: &kubesim::SimCluster, since: std::time::Instant) -> Vec<String> {
+    cluster
+        .shared()
+        .requests()
+        .into_iter()
+        .filter(|request| request.at >= since && request.method != "GET")
+        .filter(|request| {
+            let name = request.path.rsplit('/').next().unwrap_or_default();
+            name.starts_with("fw0-") || name == "sink-configmap"
+        })
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect()
+}
+
 fn replicas(deployment: &Deployment) -> Option<i32> {
     deployment.spec.replicas
 }
@@ -163,6 +179,7 @@ fn condition<'a>(dig: &'a Json, kind: &str) -> Option<&'a Json> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1() {
     let sim = vfw_clusters(2).await;
+    let _monitors = spawn_monitors(&sim);
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let emco = Emco::start().await;
     let http = &emco.http;
@@ -196,6 +213,7 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
     assert_eq!(replicas(&deployment(edge01, "fw0-sink").await.unwrap()), Some(1));
 
     // The update: revision 2.
+    let before_update = std::time::Instant::now();
     let reply = http.post_empty(&format!("{DIG}/update")).await.expect(202);
     assert_eq!(reply.json(), json!(2));
     let updated = wait_handed_over(http, &first).await;
@@ -211,10 +229,14 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
     // edge01: the sink patched in place, the unchanged objects not written at all.
     let patched = deployment(edge01, "fw0-sink").await.unwrap();
     assert_eq!((uid(&patched), replicas(&patched)), (uid(&sink), Some(3)));
-    let firewall_after = deployment(edge01, "fw0-firewall").await.unwrap();
     assert_eq!(
-        firewall_after.metadata.resource_version,
-        firewall.metadata.resource_version
+        writes_since(edge01, before_update),
+        ["PATCH /apis/apps/v1/namespaces/default/deployments/fw0-sink"],
+        "the only object written on edge01"
+    );
+    assert_eq!(
+        uid(&deployment(edge01, "fw0-firewall").await.unwrap()),
+        uid(&firewall)
     );
     let config_after = config_map(edge01, "sink-configmap").await.unwrap();
     assert_eq!(
@@ -235,6 +257,26 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
         .collect();
     assert_eq!(bundles(edge02).await, expected_bundles);
     assert_eq!(bundles(edge01).await, expected_bundles);
+    // The monitors' bundles report to the new context: every resource on both clusters is ready.
+    let ready = http
+        .wait_for("?status=ready&output=summary", SETTLE, |a| {
+            a["readyStatus"] == "Ready"
+        })
+        .await;
+    // EMCO's `states`: `Updated` carries revision 1 (what it ends), the new instantiation revision 2.
+    let revisions: Vec<(&str, u64)> = ready["states"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| (a["state"].as_str().unwrap(), a["revision"].as_u64().unwrap()))
+        .filter(|(state, _)| *state != "Created" && *state != "Approved")
+        .collect();
+    assert_eq!(
+        revisions,
+        [("Instantiated", 1), ("Updated", 1), ("Instantiated", 2)],
+        "{ready}"
+    );
+    assert_eq!(ready["states"]["statusctxid"], second, "{ready}");
     // Applied, and no longer pending.
     let dig = http.get(DIG).await.expect(200).json();
     assert!(condition(&dig, "UpToDate").is_none(), "{dig}");
@@ -275,6 +317,7 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
     );
 
     // Rollback to revision 1: revision 3, edge02 cleaned, edge01 back to the old values in place.
+    let before_rollback = std::time::Instant::now();
     let reply = http
         .post(
             &format!("{DIG}/rollback"),
@@ -290,6 +333,10 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
     let restored = deployment(edge01, "fw0-sink").await.unwrap();
     assert_eq!((uid(&restored), replicas(&restored)), (uid(&sink), Some(1)));
     assert_eq!(
+        writes_since(edge01, before_rollback),
+        ["PATCH /apis/apps/v1/namespaces/default/deployments/fw0-sink"]
+    );
+    assert_eq!(
         uid(&deployment(edge01, "fw0-firewall").await.unwrap()),
         uid(&firewall)
     );
@@ -301,6 +348,10 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
             .resource_version,
         sink_config.metadata.resource_version
     );
+    http.wait_for("?status=ready&output=summary", SETTLE, |a| {
+        a["readyStatus"] == "Ready"
+    })
+    .await;
     // A rollback is an action after the modification: nothing is pending any more.
     let dig = http.get(DIG).await.expect(200).json();
     assert!(condition(&dig, "UpToDate").is_none(), "{dig}");
@@ -448,4 +499,62 @@ async fn emcoctl_updates_rolls_back_and_shows_the_history() {
     );
     let refused = commands::history(&client, "not/a/dig", &mut Vec::new()).await;
     assert!(refused.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_update_names_its_clusters_and_a_rollback_repairs_it() {
+    let sim = vfw_clusters(2).await;
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let emco = Emco::start().await;
+    let http = &emco.http;
+    let first = instantiated_on_edge01(http, &sim).await;
+    let sink = deployment(edge01, "fw0-sink").await.unwrap();
+    edge02
+        .set_faults(Faults {
+            reject_kinds: vec!["Deployment".into()],
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    set_sink_replicas(http, 2).await;
+    place_on(http, &["edge01", "edge02"]).await;
+    http.post_empty(&format!("{DIG}/update")).await.expect(202);
+    let failed = http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "InstantiateFailed")
+        .await;
+    assert_eq!(counts(&failed), json!({"Applied": 9, "Failed": 3}), "{failed}");
+    http.wait_until(
+        &format!("{DIG}/status?output=summary&instance={first}"),
+        SETTLE,
+        |a| a["status"] == "UpdateFailed",
+    )
+    .await;
+    let dig = http.get(DIG).await.expect(200).json();
+    let last_operation = condition(&dig, "last_operation").unwrap();
+    assert_eq!(
+        (&last_operation["name"], &last_operation["status"]),
+        (&json!("Update"), &json!("failed")),
+        "{dig}"
+    );
+    let message = last_operation["message"].as_str().unwrap();
+    assert!(message.starts_with("update failed on edge02: "), "{message}");
+    // edge01 took the change in place.
+    assert_eq!(replicas(&deployment(edge01, "fw0-sink").await.unwrap()), Some(2));
+
+    // A rollback from the failed update: edge02 cleaned, edge01 back to revision 1.
+    edge02.set_faults(Faults::default()).await.unwrap();
+    let reply = http
+        .post(
+            &format!("{DIG}/rollback"),
+            json!({"metadata": {"description": ""}, "spec": {"revision": "1"}}),
+        )
+        .await
+        .expect(202);
+    assert_eq!(reply.json(), json!(3));
+    let failed_context = last_context(&failed);
+    let repaired = wait_handed_over(http, &failed_context).await;
+    assert_eq!(counts(&repaired), json!({"Applied": 6}), "{repaired}");
+    assert_eq!(emco_objects(edge02).await, (0, 0, 0));
+    let restored = deployment(edge01, "fw0-sink").await.unwrap();
+    assert_eq!((uid(&restored), replicas(&restored)), (uid(&sink), Some(1)));
 }
