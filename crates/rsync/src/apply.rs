@@ -1032,20 +1032,37 @@ impl Batch<'_> {
 
     /// Deletes, last first, the main resources whose objects `keep` (the taking-over context's resources on this
     /// cluster) does not hold. Hooks do not run, CRDs and the ResourceBundleState stay (the taking-over context
-    /// carries the same tracking label): the application goes on under the new context.
-    async fn supersede_all(&mut self, keep: &[ResourceRecord]) -> Result<End, SyncError> {
+    /// carries the same tracking label): the application goes on under the new context. An object without a
+    /// namespace of its own lives in its context's namespace: when the successor deploys to another one
+    /// (`successor_namespace`), it holds none of this context's namespaced objects of that kind (cluster-scoped
+    /// ones it does hold).
+    async fn supersede_all(
+        &mut self,
+        keep: &[ResourceRecord],
+        successor_namespace: &str,
+    ) -> Result<End, SyncError> {
         let kept: HashSet<_> = keep.iter().map(object_identity).collect();
+        let moved = successor_namespace != self.namespace;
         let mut failed = false;
         for index in self.indices(in_main_phase).into_iter().rev() {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
-            if kept.contains(&object_identity(&self.record.resources[index])) {
-                continue;
+            let identity = object_identity(&self.record.resources[index]);
+            if kept.contains(&identity) {
+                let stays =
+                    !moved || !identity.2.is_empty() || matches!(self.api(index).await, Ok((_, None)));
+                if stays {
+                    continue;
+                }
             }
             let outcome = self.delete(index).await?;
             failed |= outcome.0 == RsyncStatus::Failed;
             self.results[index] = Some(outcome);
+        }
+        if moved {
+            // The successor's ResourceBundleState is in its own namespace.
+            self.delete_bundle().await?;
         }
         Ok(if failed { End::Failed } else { End::Done })
     }
@@ -1101,8 +1118,16 @@ async fn attempt(
         }
         Direction::Delete => batch.delete_all().await?,
         Direction::Supersede(successor) => {
+            let successor_namespace = match inner.contexts.meta(successor).await {
+                Ok(meta) => meta.namespace,
+                Err(err) => return Err(SyncError::Context(err.to_string())),
+            };
             match inner.contexts.cluster(successor, &record.app, cluster).await {
-                Ok(successor) => batch.supersede_all(&successor.resources).await?,
+                Ok(successor) => {
+                    batch
+                        .supersede_all(&successor.resources, &successor_namespace)
+                        .await?
+                }
                 // The successor no longer places the app here: the app leaves the cluster as in a terminate.
                 Err(ContextError::NoSuchCluster { .. }) => batch.delete_all().await?,
                 Err(err) => return Err(SyncError::Context(err.to_string())),
