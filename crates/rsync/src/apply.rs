@@ -1477,6 +1477,50 @@ mod tests {
     }
 
     #[test]
+    fn only_what_the_predecessor_applied_unchanged_is_skipped() {
+        let config_map = |name: &str, value: &str| {
+            ResourceRecord::pending(
+                name,
+                "ConfigMap",
+                "v1",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": value}}),
+            )
+        };
+        let applied = |mut resource: ResourceRecord| {
+            resource.status = RsyncStatus::Applied;
+            resource
+        };
+        let mut failed = config_map("failed", "v");
+        failed.status = RsyncStatus::Failed;
+        let previous = ClusterRecord::pending(
+            "app",
+            "p+c",
+            vec![
+                applied(config_map("changed", "old")),
+                applied(config_map("same", "v")),
+                failed,
+                applied(config_map("hook", "v")).with_role(hook(&[HookEvent::PreInstall])),
+            ],
+        );
+        let record = ClusterRecord::pending(
+            "app",
+            "p+c",
+            vec![
+                config_map("new", "v"),
+                config_map("same", "v"),
+                config_map("changed", "new"),
+                config_map("failed", "v"),
+                config_map("hook", "v"),
+            ],
+        );
+        assert_eq!(
+            unchanged_resources(&record, Some(&previous)),
+            [None, Some(1), None, None, None]
+        );
+        assert_eq!(unchanged_resources(&record, None), [None; 5]);
+    }
+
+    #[test]
     fn phases_follow_roles() {
         let resource = |kind: &str, api_version: &str, role: ResourceRole| {
             ResourceRecord::pending("x", kind, api_version, json!({})).with_role(role)

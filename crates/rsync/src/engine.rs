@@ -41,6 +41,15 @@ pub(crate) struct Inner {
     roots: Mutex<HashMap<ContextId, ContextId>>,
 }
 
+/// Forgets the chain of a context that is no longer live (the memo stays bounded by the live contexts).
+pub(crate) fn forget_root(inner: &Inner, id: ContextId) {
+    inner
+        .roots
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&id);
+}
+
 /// At most this many contexts are followed back along an update chain.
 const MAX_LINEAGE: usize = 10_000;
 

@@ -240,8 +240,10 @@ pub(crate) async fn settle(inner: &Arc<Inner>, id: ContextId) {
                 }
             }
         }
-        Ok(_) => inner.watchers.release(id),
-        Err(emco_appcontext::ContextError::NotFound(_)) => inner.watchers.release(id),
+        Ok(_) | Err(emco_appcontext::ContextError::NotFound(_)) => {
+            inner.watchers.release(id);
+            crate::engine::forget_root(inner, id);
+        }
         Err(err) => {
             tracing::warn!(context = %id, error = %err, "cannot read the context to settle its watchers")
         }
