@@ -82,8 +82,8 @@ pub struct StateInfo {
     /// Every action ever taken, oldest first; never shortened.
     #[serde(rename = "Actions")]
     pub actions: Vec<Action>,
-    /// The last change made to the resource (or what it is built from) while it was instantiated; it is not
-    /// applied until an `/update` (pending while no action followed it).
+    /// The last change made to the resource (or what it is built from) while it was instantiated, which no
+    /// action has followed yet (an `/update` would apply it).
     #[serde(rename = "Modified", default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<Modification>,
 }
@@ -153,8 +153,10 @@ impl StateInfo {
         ids
     }
 
-    /// Appends an action.
+    /// Appends an action (which ends any pending modification: an update applied it, or the resource left the
+    /// state it was made in).
     pub fn push(&mut self, state: StateValue, context_id: Option<ContextId>, timestamp: String) {
+        self.modified = None;
         self.actions.push(Action {
             state,
             context_id,
@@ -242,6 +244,7 @@ mod tests {
         assert_eq!(back, info);
         info.push(StateValue::Updated, ContextId::new(7), "t3".into());
         assert!(info.pending_modification().is_none());
+        assert!(!serde_json::to_string(&info).unwrap().contains("Modified"));
     }
 
     #[test]

@@ -363,10 +363,14 @@ impl Serialize for Answer<'_, '_> {
         // order and answers that do not ask are unchanged.
         let readiness = |map: &mut S::SerializeMap, context: Option<&ContextEntry>| {
             if query.readiness {
-                map.serialize_entry(
-                    "readiness",
-                    &state_object(kind, request.state, context, request.freshness),
-                )
+                let mut object = state_object(kind, request.state, context, request.freshness);
+                if let Subject::Dig(dig) = request.subject {
+                    object.name_update_url(&format!(
+                        "/v2/projects/{}/composite-apps/{}/{}/deployment-intent-groups/{}/update",
+                        dig.project, dig.composite_app, dig.version, dig.name
+                    ));
+                }
+                map.serialize_entry("readiness", &object)
             } else {
                 Ok(())
             }

@@ -211,6 +211,19 @@ async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1()
         "{dig}"
     );
     assert_eq!(replicas(&deployment(edge01, "fw0-sink").await.unwrap()), Some(1));
+    // The status answer's state object says the same.
+    let status = http
+        .get(&format!("{DIG}/status?status=ready&readiness"))
+        .await
+        .expect(200)
+        .json();
+    let pending = status["readiness"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|condition| condition["type"] == "UpToDate")
+        .unwrap();
+    assert_eq!(pending["message"], up_to_date["message"], "{status}");
 
     // The update: revision 2.
     let before_update = std::time::Instant::now();
