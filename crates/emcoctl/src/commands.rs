@@ -2,6 +2,10 @@
 //! `anchor/<name>`, `get` GETs `anchor/<name>`, `delete` walks the documents in reverse and DELETEs them (an
 //! `instantiate` anchor becomes a `terminate`). Each request is printed as `<METHOD>  --> URL: …`,
 //! `Response Code: …`, `Response: …`, the format scripts parse.
+//!
+//! The DIG commands: `update` POSTs a DIG's `/update`, `rollback` its `/rollback` with a revision, each printed
+//! as above (the answer is the new revision); `history` prints the DIG's revisions, when each was made and how
+//! its context ended, from the DIG's state actions.
 
 use std::io::Write;
 use std::path::Path;
@@ -55,6 +59,160 @@ pub enum CommandError {
     /// The output cannot be written.
     #[error("cannot write the output: {0}")]
     Output(#[from] std::io::Error),
+    /// What names a DIG does not.
+    #[error(
+        "'{0}' does not name a deployment intent group: give projects/P/composite-apps/CA/V/deployment-intent-groups/DIG (or its URL), or P/CA/V/DIG"
+    )]
+    NotADig(String),
+    /// The DIG's status could not be read.
+    #[error(transparent)]
+    Status(#[from] crate::status::StatusError),
+}
+
+/// At most this many revisions are looked up by `history` (the latest).
+pub const MAX_HISTORY_REVISIONS: usize = 100;
+
+/// The `/v2/…/deployment-intent-groups/{dig}` path of a DIG named by `spec`: its URL or path (with or without
+/// `/v2/`, ending in the DIG or one of its operations: `/update`, `/rollback`, `/status`), or the four names
+/// `project/composite-app/version/dig`.
+pub fn dig_path(spec: &str) -> Result<String, CommandError> {
+    let not_a_dig = || CommandError::NotADig(spec.chars().take(200).collect());
+    let mut path = spec.trim();
+    if let Some((_, rest)) = path.split_once("://") {
+        path = rest.find('/').map_or("", |slash| &rest[slash..]);
+    }
+    let path = path.trim_matches('/');
+    let path = path.strip_prefix("v2/").unwrap_or(path);
+    let segments: Vec<&str> = path.split('/').collect();
+    let names: Vec<&str> = match segments.as_slice() {
+        // Four names, unless they read as another API path (a project named `projects` needs its path).
+        [project, composite_app, version, dig] if !matches!(*project, "projects" | "cluster-providers") => {
+            vec![project, composite_app, version, dig]
+        }
+        [
+            "projects",
+            project,
+            "composite-apps",
+            composite_app,
+            version,
+            "deployment-intent-groups",
+            dig,
+            rest @ ..,
+        ] if rest.is_empty() || matches!(rest, ["update" | "rollback" | "status" | "history"]) => {
+            vec![project, composite_app, version, dig]
+        }
+        _ => return Err(not_a_dig()),
+    };
+    if names
+        .iter()
+        .any(|name| name.is_empty() || name.contains(['?', '#', '%', ' ']) || *name == "." || *name == "..")
+    {
+        return Err(not_a_dig());
+    }
+    Ok(format!(
+        "/v2/projects/{}/composite-apps/{}/{}/deployment-intent-groups/{}",
+        names[0], names[1], names[2], names[3]
+    ))
+}
+
+/// `emcoctl update DIG`: POSTs the DIG's `/update` (a new revision from its intents as they are now).
+pub async fn update_dig(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Result<bool, CommandError> {
+    let path = format!("{}/update", dig_path(dig)?);
+    let reply = client.send("POST", &path, false, Body::Empty).await?;
+    print(out, "POST", &client.url(&path), &reply)?;
+    Ok(reply.is_success())
+}
+
+/// `emcoctl rollback DIG --revision N`: POSTs the DIG's `/rollback` to revision `revision`.
+pub async fn rollback_dig(
+    client: &EmcoClient,
+    dig: &str,
+    revision: u64,
+    out: &mut impl Write,
+) -> Result<bool, CommandError> {
+    let path = format!("{}/rollback", dig_path(dig)?);
+    let body =
+        serde_json::json!({"metadata": {"description": ""}, "spec": {"revision": revision.to_string()}});
+    let reply = client.send("POST", &path, false, Body::Json(body)).await?;
+    print(out, "POST", &client.url(&path), &reply)?;
+    Ok(reply.is_success())
+}
+
+/// One revision of a DIG: an instantiation (1) or an update or rollback (2, 3, …) of its current or an earlier
+/// instantiation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    /// The revision.
+    pub revision: u64,
+    /// `Instantiate`, or `Update` (an update or a rollback: EMCO records both alike).
+    pub operation: &'static str,
+    /// When it was asked for.
+    pub time: String,
+    /// Its context.
+    pub context: String,
+    /// How its context stands: `Instantiated`, `Updated` (a later revision took over), `InstantiateFailed`, …
+    pub outcome: String,
+}
+
+/// The revisions of a DIG's state actions (`state.Actions` of a status answer), oldest first, without outcomes;
+/// none when the actions cannot be read. The revisions are emco's (`emco_model::lifecycle::revisions`).
+#[must_use]
+pub fn revisions_of(actions: &Json) -> Vec<Revision> {
+    let Ok(actions) = serde_json::from_value::<Vec<emco_model::Action>>(actions.clone()) else {
+        return Vec::new();
+    };
+    let numbers = emco_model::lifecycle::revisions(&actions);
+    actions
+        .iter()
+        .enumerate()
+        .filter(|(_, action)| action.state == emco_model::StateValue::Instantiated)
+        .map(|(index, action)| {
+            let updated = index > 0 && actions[index - 1].state == emco_model::StateValue::Updated;
+            Revision {
+                revision: numbers[index],
+                operation: if updated { "Update" } else { "Instantiate" },
+                time: action.timestamp.clone(),
+                context: action.context_id.map(|id| id.to_string()).unwrap_or_default(),
+                outcome: String::new(),
+            }
+        })
+        .collect()
+}
+
+/// `emcoctl history DIG`: a table of the DIG's revisions (the latest [`MAX_HISTORY_REVISIONS`]), each with its
+/// time, context and the status of that context.
+pub async fn history(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Result<bool, CommandError> {
+    let dig = dig_path(dig)?;
+    let answer = crate::status::query(client, &dig, "output=summary").await?;
+    let mut revisions = revisions_of(&answer["state"]["Actions"]);
+    let skip = revisions.len().saturating_sub(MAX_HISTORY_REVISIONS);
+    let mut revisions = revisions.split_off(skip);
+    for revision in &mut revisions {
+        revision.outcome = match crate::status::query(
+            client,
+            &dig,
+            &format!("output=summary&instance={}", revision.context),
+        )
+        .await
+        {
+            Ok(answer) => answer["status"].as_str().unwrap_or("-").to_string(),
+            Err(_) => "-".to_string(),
+        };
+    }
+    let mut table = comfy_table::Table::new();
+    table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
+    table.set_header(["REVISION", "OPERATION", "TIME", "CONTEXT", "OUTCOME"]);
+    for revision in &revisions {
+        table.add_row([
+            revision.revision.to_string(),
+            revision.operation.to_string(),
+            revision.time.clone(),
+            revision.context.clone(),
+            revision.outcome.clone(),
+        ]);
+    }
+    writeln!(out, "{table}")?;
+    Ok(true)
 }
 
 /// The lifecycle segment an anchor ends with, if it is a lifecycle anchor.
@@ -275,5 +433,66 @@ mod tests {
         assert_eq!(lifecycle("projects/p/composite-apps"), None);
         assert!(wants_json("projects/p/composite-apps/ca/v1/apps"));
         assert!(!wants_json("projects"));
+    }
+
+    #[test]
+    fn a_dig_is_named_by_its_url_path_or_names() {
+        let expected = "/v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/d";
+        for spec in [
+            "p/ca/v1/d",
+            "projects/p/composite-apps/ca/v1/deployment-intent-groups/d",
+            "/v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/d/",
+            "http://emco:9015/v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/d/update",
+            "v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/d/status",
+        ] {
+            assert_eq!(dig_path(spec).unwrap(), expected, "{spec}");
+        }
+        for bad in [
+            "",
+            "p/ca/v1",
+            "projects/p/logical-clouds/lc",
+            "projects/p/composite-apps/ca/v1/deployment-intent-groups/d/apps",
+            "p/ca/v1/d?x",
+            "p/../v1/d",
+        ] {
+            let err = dig_path(bad).unwrap_err();
+            assert!(
+                err.to_string()
+                    .contains("does not name a deployment intent group"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn revisions_count_up_with_updates_and_restart_with_an_instantiation() {
+        let action = |state: &str, context: &str, time: &str| json!({"State": state, "ContextId": context, "TimeStamp": time});
+        let actions = json!([
+            action("Created", "", "t0"),
+            action("Approved", "", "t1"),
+            action("Instantiated", "1", "t2"),
+            action("Updated", "1", "t3"),
+            action("Instantiated", "2", "t3"),
+            action("Updated", "2", "t4"),
+            action("Instantiated", "3", "t4"),
+            action("Terminated", "3", "t5"),
+            action("Instantiated", "4", "t6"),
+        ]);
+        let revisions = revisions_of(&actions);
+        let summary: Vec<(u64, &str, &str)> = revisions
+            .iter()
+            .map(|r| (r.revision, r.operation, r.context.as_str()))
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                (1, "Instantiate", "1"),
+                (2, "Update", "2"),
+                (3, "Update", "3"),
+                (1, "Instantiate", "4")
+            ]
+        );
+        assert_eq!(revisions[1].time, "t3");
+        assert!(revisions_of(&Json::Null).is_empty());
     }
 }

@@ -37,8 +37,14 @@ enum Command {
     Apply(FileArgs),
     /// GET each document's resource (or ANCHOR).
     Get(FileArgs),
-    /// PUT each document to its resource.
+    /// PUT each document to its resource; given a deployment intent group instead of files (its path, URL, or
+    /// P/CA/V/DIG), POST its /update: a new revision from its intents as they are now.
     Update(FileArgs),
+    /// Roll a deployment intent group back to an earlier revision of its current instantiation (a new revision
+    /// with that one's content).
+    Rollback(RollbackArgs),
+    /// The revisions of a deployment intent group: when each was made and how its context stands.
+    History(HistoryArgs),
     /// DELETE each document's resource, last document first (an instantiate anchor becomes terminate).
     Delete(FileArgs),
     /// The status of a deployment intent group, a cluster's network intents or a logical cloud: a table (apps ×
@@ -49,6 +55,23 @@ enum Command {
     /// The health of every Kubernetes object in a file (no API needed): exit 0 all Ready, 1 some not, 2 the file
     /// is unreadable or not Kubernetes objects.
     Readiness(ReadinessArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct RollbackArgs {
+    /// The deployment intent group: projects/P/composite-apps/CA/V/deployment-intent-groups/DIG, its URL, or
+    /// P/CA/V/DIG.
+    dig: String,
+    /// The revision to roll back to (see `emcoctl history`).
+    #[arg(long)]
+    revision: u64,
+}
+
+#[derive(Debug, clap::Args)]
+struct HistoryArgs {
+    /// The deployment intent group: projects/P/composite-apps/CA/V/deployment-intent-groups/DIG, its URL, or
+    /// P/CA/V/DIG.
+    dig: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -182,6 +205,21 @@ fn main() -> ExitCode {
         };
     let (verb, file_args) = match args.command {
         Command::Status(status_args) => return status(&client, &status_args),
+        Command::Rollback(rollback_args) => {
+            return dig_command(
+                &client,
+                DigCommand::Rollback(rollback_args.dig, rollback_args.revision),
+            );
+        }
+        Command::History(history_args) => return dig_command(&client, DigCommand::History(history_args.dig)),
+        Command::Update(a)
+            if a.files.is_empty()
+                && a.anchor
+                    .as_deref()
+                    .is_some_and(|anchor| commands::dig_path(anchor).is_ok()) =>
+        {
+            return dig_command(&client, DigCommand::Update(a.anchor.unwrap_or_default()));
+        }
         Command::Template(template_args) => return template(&template_args),
         Command::Readiness(readiness_args) => return readiness(&readiness_args),
         Command::Apply(a) => (Verb::Apply, a),
@@ -245,6 +283,47 @@ fn main() -> ExitCode {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(err @ commands::CommandError::File { .. }) => usage(&err.to_string()),
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A command on one deployment intent group.
+enum DigCommand {
+    /// POST its /update.
+    Update(String),
+    /// POST its /rollback to a revision.
+    Rollback(String, u64),
+    /// Print its revisions.
+    History(String),
+}
+
+/// Runs a DIG command: exit 0 when it succeeded, 1 when the API refused it or did not answer, 2 when the DIG is
+/// not named right.
+fn dig_command(client: &emcoctl::client::EmcoClient, command: DigCommand) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let result = runtime.block_on(async {
+        match &command {
+            DigCommand::Update(dig) => commands::update_dig(client, dig, &mut out).await,
+            DigCommand::Rollback(dig, revision) => {
+                commands::rollback_dig(client, dig, *revision, &mut out).await
+            }
+            DigCommand::History(dig) => commands::history(client, dig, &mut out).await,
+        }
+    });
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(err @ commands::CommandError::NotADig(_)) => usage(&err.to_string()),
         Err(err) => {
             eprintln!("emcoctl: {err}");
             ExitCode::FAILURE

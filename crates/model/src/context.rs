@@ -116,6 +116,14 @@ string_enum! {
         Terminated,
         /// A delete failed, or the termination was stopped.
         TerminateFailed,
+        /// An update's new context is taking over from this one (`/update`, `/rollback`): this one deletes, once
+        /// the new one is instantiated, what only it holds.
+        Updating,
+        /// An update's new context took over from this one; it holds nothing in the clusters any more.
+        Updated,
+        /// The update taking over from this one failed (the new context failed to instantiate, or a deletion of
+        /// the handover failed); this one may still hold objects. EMCO writes this value as `UpdatedFailed`.
+        UpdateFailed,
     }
 }
 
@@ -124,6 +132,16 @@ impl ContextStatus {
     #[must_use]
     pub fn is_running(self) -> bool {
         matches!(self, Self::Instantiating | Self::Terminating)
+    }
+
+    /// Whether a context in this status may still hold objects in its clusters that no newer context holds
+    /// (instantiated, or an update or instantiation that did not finish), so a terminate must delete them.
+    #[must_use]
+    pub fn may_hold_objects(self) -> bool {
+        matches!(
+            self,
+            Self::Instantiated | Self::InstantiateFailed | Self::Updating | Self::UpdateFailed
+        )
     }
 
     /// Whether a terminate has finished (successfully or not), so the context may be deleted.

@@ -3,7 +3,7 @@
 //! (seed 001; `reference/emco.md` §2.2–2.4). One engine (the server's `lifecycle` module) carries out every
 //! operation of every kind; it learns the differences between the kinds only from these tables.
 
-use crate::StateValue;
+use crate::{Action, StateValue};
 
 /// An operation on a resource with a lifecycle.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -22,10 +22,14 @@ pub enum Operation {
     /// table without rows for it treats it as [`Operation::Modify`].
     ModifyPart,
     /// `/update`: a new AppContext from the resource as it is now, which takes over from the current one (the
-    /// objects only the current one has are deleted once the new one is instantiated).
+    /// objects only the current one has are deleted once the new one is instantiated). A DIG's `/rollback` is an
+    /// update to the content of an earlier revision.
     Update,
     /// Deleting the resource.
     Delete,
+    /// Deleting something the resource is built from (a DIG's intents, placement intents, app intents); from a
+    /// state without a row for it, it counts as [`Operation::ModifyPart`].
+    DeletePart,
 }
 
 impl Operation {
@@ -39,7 +43,7 @@ impl Operation {
             Self::Stop => "stop",
             Self::Modify | Self::ModifyPart => "modify",
             Self::Update => "update",
-            Self::Delete => "delete",
+            Self::Delete | Self::DeletePart => "delete",
         }
     }
 }
@@ -68,6 +72,16 @@ pub struct Rule {
     pub outcome: Outcome,
 }
 
+/// How an `/update` is recorded in `state.Actions`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdateRecord {
+    /// One action naming the new context (dcm: `Updated`).
+    NewContext,
+    /// `Updated` naming the context taken over from, then the rule's state naming the new one (the
+    /// orchestrator: `Updated`, `Instantiated`; the revision counts up, see [`revisions`]).
+    Handover,
+}
+
 /// The lifecycle of one kind of resource.
 #[derive(Debug)]
 pub struct LifecycleTable {
@@ -75,6 +89,11 @@ pub struct LifecycleTable {
     pub subject: &'static str,
     /// The state a successful instantiation is recorded as.
     pub instantiated: StateValue,
+    /// How an update is recorded (kinds without an Update rule never use it).
+    pub update_record: UpdateRecord,
+    /// Whether a modification the table allows from a state an update runs from is recorded
+    /// ([`crate::StateInfo::mark_modified`]), so the resource can show it is not up to date.
+    pub tracks_modifications: bool,
     /// The rows; an operation from a state no row names is refused with [`LifecycleTable::refusal`].
     pub rules: &'static [Rule],
 }
@@ -84,11 +103,18 @@ impl LifecycleTable {
     #[must_use]
     pub fn outcome(&self, operation: Operation, state: Option<StateValue>) -> Outcome {
         let state = state.unwrap_or(StateValue::Created);
-        let operation = if operation == Operation::ModifyPart && !self.offers(Operation::ModifyPart) {
-            Operation::Modify
-        } else {
-            operation
+        let mut operation = operation;
+        let has_rule = |operation: Operation| {
+            self.rules
+                .iter()
+                .any(|rule| rule.operation == operation && rule.from.contains(&state))
         };
+        if operation == Operation::DeletePart && !has_rule(Operation::DeletePart) {
+            operation = Operation::ModifyPart;
+        }
+        if operation == Operation::ModifyPart && !self.offers(Operation::ModifyPart) {
+            operation = Operation::Modify;
+        }
         self.rules
             .iter()
             .find(|rule| rule.operation == operation && rule.from.contains(&state))
@@ -119,12 +145,61 @@ impl LifecycleTable {
             Operation::Stop => "there is no instantiation or termination to stop",
             Operation::Modify | Operation::ModifyPart => "it cannot be modified now",
             Operation::Update => "only an instantiated resource can be updated",
-            Operation::Delete => "it cannot be deleted now",
+            Operation::Delete | Operation::DeletePart => "it cannot be deleted now",
         }
+    }
+
+    /// Whether a modification from `state` is one an `/update` applies later (it must be recorded).
+    #[must_use]
+    pub fn modification_is_pending_update(&self, state: Option<StateValue>) -> bool {
+        self.tracks_modifications
+            && matches!(self.outcome(Operation::Update, state), Outcome::Enter(_))
+            && matches!(self.outcome(Operation::Modify, state), Outcome::Unchanged)
     }
 }
 
-use Operation::{Approve, Delete, Instantiate, Modify, ModifyPart, Stop, Terminate, Update};
+/// The revision of every action of a history kept by [`UpdateRecord::Handover`] (EMCO's orchestrator): an
+/// instantiation is revision 1; an `Updated` carries the revision of the instantiation it ends, and the
+/// instantiation right after it that revision + 1; every other action 0.
+#[must_use]
+pub fn revisions(actions: &[Action]) -> Vec<u64> {
+    let mut current = 0;
+    let mut previous: Option<StateValue> = None;
+    let mut revisions = Vec::with_capacity(actions.len());
+    for action in actions {
+        let revision = match action.state {
+            Instantiated | Applied if previous == Some(Updated) => current + 1,
+            Instantiated | Applied => 1,
+            Updated => current,
+            _ => 0,
+        };
+        if matches!(action.state, Instantiated | Applied) {
+            current = revision;
+        }
+        previous = Some(action.state);
+        revisions.push(revision);
+    }
+    revisions
+}
+
+/// The context of revision `revision` within the current instantiation (since the last instantiation that was
+/// not an update): EMCO looks for the first action with that revision; an older instantiation's revisions are
+/// terminated and not offered.
+#[must_use]
+pub fn revision_context(actions: &[Action], revision: u64) -> Option<crate::ContextId> {
+    let revisions = revisions(actions);
+    let start = actions.iter().enumerate().rposition(|(index, action)| {
+        matches!(action.state, Instantiated | Applied) && (index == 0 || actions[index - 1].state != Updated)
+    })?;
+    actions
+        .iter()
+        .zip(&revisions)
+        .skip(start)
+        .find(|(action, rev)| **rev == revision && matches!(action.state, Instantiated | Applied))
+        .and_then(|(action, _)| action.context_id)
+}
+
+use Operation::{Approve, Delete, DeletePart, Instantiate, Modify, ModifyPart, Stop, Terminate, Update};
 use Outcome::{Enter, Refused, Unchanged};
 use StateValue::{
     Applied, Approved, Created, InstantiateStopped, Instantiated, TerminateStopped, Terminated, Updated,
@@ -134,9 +209,13 @@ const STOPPED: &[StateValue] = &[InstantiateStopped, TerminateStopped];
 
 /// Deployment intent groups (seed 001, `reference/emco.md` §2.2): Created → Approved → Instantiated →
 /// Terminated, the stop states; modifying an approved or terminated DIG (or its intents) returns it to Created.
+/// An instantiated DIG, its override values and intents may change (recorded, applied by `/update`, which
+/// appends `Updated` then `Instantiated`); deleting it or its parts waits for its termination.
 pub static DEPLOYMENT_INTENT_GROUP: LifecycleTable = LifecycleTable {
     subject: "DeploymentIntentGroup",
     instantiated: Instantiated,
+    update_record: UpdateRecord::Handover,
+    tracks_modifications: true,
     rules: &[
         Rule {
             operation: Approve,
@@ -198,10 +277,28 @@ pub static DEPLOYMENT_INTENT_GROUP: LifecycleTable = LifecycleTable {
             from: &[Approved, Terminated, TerminateStopped, Updated],
             outcome: Enter(Created),
         },
+        // Changes to an instantiated DIG wait for `/update`.
         Rule {
             operation: Modify,
+            from: &[Instantiated],
+            outcome: Unchanged,
+        },
+        Rule {
+            operation: Modify,
+            from: &[InstantiateStopped],
+            outcome: Refused("the DIG and its intents cannot be modified while stopped; terminate it first"),
+        },
+        Rule {
+            operation: Update,
+            from: &[Instantiated],
+            outcome: Enter(Instantiated),
+        },
+        Rule {
+            operation: DeletePart,
             from: &[Instantiated, InstantiateStopped],
-            outcome: Refused("the DIG and its intents cannot be modified or deleted; terminate it first"),
+            outcome: Refused(
+                "the intents of an instantiated DIG cannot be deleted (change them and /update); terminate it first",
+            ),
         },
         Rule {
             operation: Delete,
@@ -222,6 +319,8 @@ pub static DEPLOYMENT_INTENT_GROUP: LifecycleTable = LifecycleTable {
 pub static CLUSTER_NETWORK_INTENTS: LifecycleTable = LifecycleTable {
     subject: "Cluster network intents",
     instantiated: Applied,
+    update_record: UpdateRecord::NewContext,
+    tracks_modifications: false,
     rules: &[
         Rule {
             operation: Instantiate,
@@ -291,6 +390,8 @@ pub static CLUSTER_NETWORK_INTENTS: LifecycleTable = LifecycleTable {
 pub static LOGICAL_CLOUD: LifecycleTable = LifecycleTable {
     subject: "LogicalCloud",
     instantiated: Instantiated,
+    update_record: UpdateRecord::NewContext,
+    tracks_modifications: false,
     rules: &[
         Rule {
             operation: Instantiate,
@@ -400,7 +501,10 @@ mod tests {
         assert_eq!(dig.outcome(Stop, Some(Instantiated)), Enter(InstantiateStopped));
         assert_eq!(dig.outcome(Stop, Some(Terminated)), Enter(TerminateStopped));
         assert_eq!(dig.outcome(Modify, Some(Approved)), Enter(Created));
-        assert!(matches!(dig.outcome(Modify, Some(Instantiated)), Refused(_)));
+        assert!(matches!(
+            dig.outcome(Modify, Some(InstantiateStopped)),
+            Refused(_)
+        ));
         assert!(matches!(dig.outcome(Terminate, Some(Approved)), Refused(_)));
     }
 
@@ -425,14 +529,66 @@ mod tests {
         assert_eq!(dcm.outcome(ModifyPart, Some(Instantiated)), Unchanged);
         // Tables without parts rules judge a part's change as the resource's own.
         assert!(matches!(
-            DEPLOYMENT_INTENT_GROUP.outcome(ModifyPart, Some(Instantiated)),
+            DEPLOYMENT_INTENT_GROUP.outcome(ModifyPart, Some(InstantiateStopped)),
             Refused(_)
         ));
-        assert!(!DEPLOYMENT_INTENT_GROUP.offers(Update) && !CLUSTER_NETWORK_INTENTS.offers(Update));
+        assert!(!CLUSTER_NETWORK_INTENTS.offers(Update));
+        // A part's deletion is judged as its change where the table has no rule for it.
+        assert_eq!(dcm.outcome(DeletePart, Some(Instantiated)), Unchanged);
+        assert!(!dcm.modification_is_pending_update(Some(Instantiated)));
         assert!(!dcm.offers(Approve));
         assert_eq!(dcm.outcome(Instantiate, Some(Created)), Enter(Instantiated));
         assert!(matches!(dcm.outcome(Instantiate, Some(Instantiated)), Refused(_)));
         assert!(matches!(dcm.outcome(Stop, Some(Created)), Refused(_)));
+    }
+
+    #[test]
+    fn an_instantiated_dig_may_change_and_update_but_not_lose_parts() {
+        let dig = &DEPLOYMENT_INTENT_GROUP;
+        assert_eq!(dig.outcome(Modify, Some(Instantiated)), Unchanged);
+        assert_eq!(dig.outcome(ModifyPart, Some(Instantiated)), Unchanged);
+        assert!(matches!(dig.outcome(DeletePart, Some(Instantiated)), Refused(_)));
+        assert!(matches!(dig.outcome(Delete, Some(Instantiated)), Refused(_)));
+        // Parts of a DIG that is not instantiated are deleted as they are changed.
+        assert_eq!(dig.outcome(DeletePart, Some(Approved)), Enter(Created));
+        assert_eq!(dig.outcome(DeletePart, Some(Created)), Unchanged);
+        assert_eq!(dig.outcome(Update, Some(Instantiated)), Enter(Instantiated));
+        for state in [
+            Created,
+            Approved,
+            Terminated,
+            InstantiateStopped,
+            TerminateStopped,
+        ] {
+            assert!(matches!(dig.outcome(Update, Some(state)), Refused(_)), "{state}");
+            assert!(!dig.modification_is_pending_update(Some(state)), "{state}");
+        }
+        assert!(dig.modification_is_pending_update(Some(Instantiated)));
+        assert_eq!(dig.update_record, UpdateRecord::Handover);
+        assert_eq!(LOGICAL_CLOUD.update_record, UpdateRecord::NewContext);
+    }
+
+    #[test]
+    fn revisions_count_up_with_updates_and_restart_with_instantiation() {
+        let id = |n| crate::ContextId::new(n);
+        let mut info = crate::StateInfo::created("t".into());
+        info.push(Approved, None, "t".into());
+        info.push(Instantiated, id(1), "t".into());
+        info.push(Updated, id(1), "t".into());
+        info.push(Instantiated, id(2), "t".into());
+        info.push(Updated, id(2), "t".into());
+        info.push(Instantiated, id(3), "t".into());
+        assert_eq!(revisions(&info.actions), [0, 0, 1, 1, 2, 2, 3]);
+        assert_eq!(revision_context(&info.actions, 1), id(1));
+        assert_eq!(revision_context(&info.actions, 3), id(3));
+        assert_eq!(revision_context(&info.actions, 4), None);
+        info.push(Terminated, id(3), "t".into());
+        info.push(Instantiated, id(4), "t".into());
+        assert_eq!(revisions(&info.actions)[7..], [0, 1]);
+        // The terminated instantiation's revisions are gone: revision 1 is the new instantiation's.
+        assert_eq!(revision_context(&info.actions, 1), id(4));
+        assert_eq!(revision_context(&info.actions, 2), None);
+        assert_eq!(revision_context(&[], 1), None);
     }
 
     /// Every table answers every (operation, state) pair, and a stop always enters a stop state: the engine

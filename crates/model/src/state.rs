@@ -82,6 +82,21 @@ pub struct StateInfo {
     /// Every action ever taken, oldest first; never shortened.
     #[serde(rename = "Actions")]
     pub actions: Vec<Action>,
+    /// The last change made to the resource (or what it is built from) while it was instantiated, which no
+    /// action has followed yet (an `/update` would apply it).
+    #[serde(rename = "Modified", default, skip_serializing_if = "Option::is_none")]
+    pub modified: Option<Modification>,
+}
+
+/// A change made to an instantiated resource that only an `/update` applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Modification {
+    /// When it was made.
+    #[serde(rename = "TimeStamp")]
+    pub timestamp: String,
+    /// How many actions the history had then: the modification is pending while no action followed it.
+    #[serde(rename = "Actions")]
+    pub after_actions: usize,
 }
 
 impl StateInfo {
@@ -94,7 +109,24 @@ impl StateInfo {
                 context_id: None,
                 timestamp,
             }],
+            modified: None,
         }
+    }
+
+    /// Records a modification made now (the history as it is).
+    pub fn mark_modified(&mut self, timestamp: String) {
+        self.modified = Some(Modification {
+            timestamp,
+            after_actions: self.actions.len(),
+        });
+    }
+
+    /// The modification no action has followed yet (an `/update` would apply it).
+    #[must_use]
+    pub fn pending_modification(&self) -> Option<&Modification> {
+        self.modified
+            .as_ref()
+            .filter(|modified| modified.after_actions == self.actions.len())
     }
 
     /// The current state, if any action was recorded.
@@ -121,8 +153,10 @@ impl StateInfo {
         ids
     }
 
-    /// Appends an action.
+    /// Appends an action (which ends any pending modification: an update applied it, or the resource left the
+    /// state it was made in).
     pub fn push(&mut self, state: StateValue, context_id: Option<ContextId>, timestamp: String) {
+        self.modified = None;
         self.actions.push(Action {
             state,
             context_id,
@@ -190,8 +224,27 @@ mod tests {
         );
         let back: StateInfo = serde_json::from_str(&json).unwrap();
         assert_eq!(back, info);
+        assert!(back.pending_modification().is_none());
         assert_eq!(back.current(), Some(StateValue::Instantiated));
         assert_eq!(back.last_context(), ContextId::new(2621114006130701074));
+    }
+
+    #[test]
+    fn a_modification_is_pending_until_the_next_action() {
+        let mut info = StateInfo::created("2020-08-21T05:36:54.186Z".to_string());
+        info.push(StateValue::Instantiated, ContextId::new(7), "t1".into());
+        info.mark_modified("t2".into());
+        assert_eq!(info.pending_modification().unwrap().timestamp, "t2");
+        let json = serde_json::to_string(&info).unwrap();
+        assert!(
+            json.ends_with(r#""Modified":{"TimeStamp":"t2","Actions":2}}"#),
+            "{json}"
+        );
+        let back: StateInfo = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, info);
+        info.push(StateValue::Updated, ContextId::new(7), "t3".into());
+        assert!(info.pending_modification().is_none());
+        assert!(!serde_json::to_string(&info).unwrap().contains("Modified"));
     }
 
     #[test]

@@ -45,13 +45,19 @@ pub(crate) enum BatchOutcome {
     Cancelled,
 }
 
-/// Apply, delete, or hand over to a successor.
+/// Apply, update from a predecessor, delete, or hand over to a successor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Direction {
     Apply,
+    /// Apply a context that takes over from the one named (an `/update` or `/rollback`): a resource whose
+    /// manifest, role and namespace are those the predecessor applied on the same cluster is marked Applied
+    /// without a request; the others are server-side applied (in place: same object, same uid). Upgrade hooks
+    /// run instead of install hooks.
+    Update(ContextId),
     Delete,
-    /// Delete what this context applied and the context it names does not hold (an `/update` took over):
-    /// main resources only — no hooks run, CRDs stay — and the context's ResourceBundleState.
+    /// Delete what this context applied and the context it names does not hold (an `/update` took over): on a
+    /// cluster the successor still uses for the app, main resources only — no hooks run, CRDs and the shared
+    /// ResourceBundleState stay; on a cluster it no longer uses, everything, as a terminate does.
     Supersede(ContextId),
 }
 
@@ -92,6 +98,9 @@ fn touched(resource: &ResourceRecord, direction: Direction) -> bool {
         (ResourceRole::Hook(hook), Direction::Apply) => {
             hook.runs_at(HookEvent::PreInstall) || hook.runs_at(HookEvent::PostInstall)
         }
+        (ResourceRole::Hook(hook), Direction::Update(_)) => {
+            hook.runs_at(HookEvent::PreUpgrade) || hook.runs_at(HookEvent::PostUpgrade)
+        }
         (_, Direction::Supersede(_)) => in_main_phase(resource),
         _ => true,
     }
@@ -109,6 +118,30 @@ fn object_identity(resource: &ResourceRecord) -> (String, String, String, String
             .to_string(),
         resource.name.clone(),
     )
+}
+
+/// The index of each resource the predecessor applied, by object identity, when the batch updates from one.
+/// A resource is unchanged when the predecessor applied (status Applied) an object of the same identity with the
+/// same role and byte-identical manifest, in the same namespace with the same credentials (the caller passes no
+/// predecessor otherwise): it needs no request.
+fn unchanged_resources(record: &ClusterRecord, previous: Option<&ClusterRecord>) -> Vec<Option<usize>> {
+    let Some(previous) = previous else {
+        return vec![None; record.resources.len()];
+    };
+    record
+        .resources
+        .iter()
+        .map(|resource| {
+            let identity = object_identity(resource);
+            previous.resources.iter().position(|before| {
+                before.status == RsyncStatus::Applied
+                    && before.role == resource.role
+                    && object_identity(before) == identity
+                    && before.api_version == resource.api_version
+                    && before.manifest == resource.manifest
+            })
+        })
+        .collect()
 }
 
 fn gvk_of(resource: &ResourceRecord) -> GroupVersionKind {
@@ -390,6 +423,9 @@ struct Batch<'a> {
     certificates: Certificates,
     /// Hooks that succeeded in an earlier attempt of the same batch (not run again).
     hooks_done: &'a mut HashSet<(usize, HookEvent)>,
+    /// An update's predecessor's record of the same app and cluster, when it had one in the same namespace with
+    /// the same credentials.
+    previous: Option<ClusterRecord>,
 }
 
 impl Batch<'_> {
@@ -813,16 +849,36 @@ impl Batch<'_> {
         ))
     }
 
-    async fn apply_all(&mut self) -> Result<End, SyncError> {
+    /// Applies the batch; with `update`, the resources its predecessor applied unchanged are only marked Applied
+    /// and the upgrade hooks run instead of the install hooks.
+    async fn apply_all(&mut self, update: bool) -> Result<End, SyncError> {
+        let (pre, post) = if update {
+            (HookEvent::PreUpgrade, HookEvent::PostUpgrade)
+        } else {
+            (HookEvent::PreInstall, HookEvent::PostInstall)
+        };
+        let unchanged = unchanged_resources(self.record, self.previous.as_ref());
+        let mut written = 0_usize;
         self.inner
             .clients
             .ensure_bundle_crd(self.cluster, &self.client)
             .await?;
-        let crds = self.indices(in_crd_phase);
+        let crds: Vec<usize> = self
+            .indices(in_crd_phase)
+            .into_iter()
+            .filter(|index| {
+                let same = unchanged[*index].is_some();
+                if same {
+                    self.results[*index] = Some((RsyncStatus::Applied, None));
+                }
+                !same
+            })
+            .collect();
         for index in &crds {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
+            written += 1;
             let outcome = self.create_if_absent(*index).await?;
             let failed = outcome.0 == RsyncStatus::Failed;
             self.results[*index] = Some(outcome);
@@ -834,7 +890,7 @@ impl Batch<'_> {
             // Kinds the CRDs just added must be discovered afresh.
             self.inner.clients.forget_kinds(self.cluster);
         }
-        match self.run_hooks(HookEvent::PreInstall).await? {
+        match self.run_hooks(pre).await? {
             End::Done => {}
             other => return Ok(other),
         }
@@ -843,6 +899,18 @@ impl Batch<'_> {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
+            if let Some(before) = unchanged[index] {
+                // Unchanged since the predecessor applied it: no request (a certificate request keeps the
+                // certificate issued to it; without one it is applied again, to collect it).
+                let previous = self.previous.as_ref().map(|previous| &previous.resources[before]);
+                let certificate = previous.and_then(|previous| previous.certificate.clone());
+                if !is_certificate(&self.record.resources[index]) || certificate.is_some() {
+                    self.certificates[index] = certificate;
+                    self.results[index] = Some((RsyncStatus::Applied, None));
+                    continue;
+                }
+            }
+            written += 1;
             let mut outcome = self.apply(index).await?;
             if outcome.0 == RsyncStatus::Applied && is_certificate(&self.record.resources[index]) {
                 match self.collect_certificate(index).await? {
@@ -860,8 +928,9 @@ impl Batch<'_> {
         if self.cancel.is_cancelled() {
             return Ok(End::Cancelled);
         }
-        // The app's ResourceBundleState, once the resources are there.
-        if !self.record.resources.is_empty() {
+        // The app's ResourceBundleState, once the resources are there (an update that wrote nothing on a cluster
+        // its predecessor used finds it there already).
+        if !self.record.resources.is_empty() && (written > 0 || self.previous.is_none()) {
             let api = self.bundle_api().await?;
             let clients = &self.inner.clients;
             let configs = crate::status_configs::for_record(
@@ -880,7 +949,7 @@ impl Batch<'_> {
             // Post-install hooks run after the release's resources are created, and not all of them were.
             return Ok(End::Failed);
         }
-        self.run_hooks(HookEvent::PostInstall).await
+        self.run_hooks(post).await
     }
 
     async fn delete_all(&mut self) -> Result<End, SyncError> {
@@ -968,23 +1037,39 @@ impl Batch<'_> {
     }
 
     /// Deletes, last first, the main resources whose objects `keep` (the taking-over context's resources on this
-    /// cluster) does not hold, then this context's ResourceBundleState. Hooks do not run and CRDs stay: the
-    /// application goes on under the new context.
-    async fn supersede_all(&mut self, keep: &[ResourceRecord]) -> Result<End, SyncError> {
+    /// cluster) does not hold. Hooks do not run, CRDs and the ResourceBundleState stay (the taking-over context
+    /// carries the same tracking label): the application goes on under the new context. An object without a
+    /// namespace of its own lives in its context's namespace: when the successor deploys to another one
+    /// (`successor_namespace`), it holds none of this context's namespaced objects of that kind (cluster-scoped
+    /// ones it does hold).
+    async fn supersede_all(
+        &mut self,
+        keep: &[ResourceRecord],
+        successor_namespace: &str,
+    ) -> Result<End, SyncError> {
         let kept: HashSet<_> = keep.iter().map(object_identity).collect();
+        let moved = successor_namespace != self.namespace;
         let mut failed = false;
         for index in self.indices(in_main_phase).into_iter().rev() {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
-            if kept.contains(&object_identity(&self.record.resources[index])) {
-                continue;
+            let identity = object_identity(&self.record.resources[index]);
+            if kept.contains(&identity) {
+                let stays =
+                    !moved || !identity.2.is_empty() || matches!(self.api(index).await, Ok((_, None)));
+                if stays {
+                    continue;
+                }
             }
             let outcome = self.delete(index).await?;
             failed |= outcome.0 == RsyncStatus::Failed;
             self.results[index] = Some(outcome);
         }
-        self.delete_bundle().await?;
+        if moved {
+            // The successor's ResourceBundleState is in its own namespace.
+            self.delete_bundle().await?;
+        }
         Ok(if failed { End::Failed } else { End::Done })
     }
 }
@@ -994,7 +1079,7 @@ impl Batch<'_> {
 #[allow(clippy::too_many_arguments)] // the batch's parts: what, where, which way, as whom, and its cancellation
 async fn attempt(
     inner: &Inner,
-    id: ContextId,
+    label_id: ContextId,
     record: &ClusterRecord,
     namespace: &str,
     direction: Direction,
@@ -1018,7 +1103,7 @@ async fn attempt(
         cluster,
         client,
         user_client,
-        label: format!("{id}-{}", record.app),
+        label: format!("{label_id}-{}", record.app),
         params: PatchParams::apply(&inner.config.field_manager).force(),
         namespace,
         record,
@@ -1026,20 +1111,33 @@ async fn attempt(
         results: vec![None; record.resources.len()],
         certificates: vec![None; record.resources.len()],
         hooks_done,
+        previous: None,
     };
     if cancel.is_cancelled() {
         return Ok((batch.results, batch.certificates, End::Cancelled));
     }
     let end = match direction {
-        Direction::Apply => batch.apply_all().await?,
+        Direction::Apply => batch.apply_all(false).await?,
+        Direction::Update(predecessor) => {
+            batch.previous = predecessor_record(inner, predecessor, record, namespace, credentials).await?;
+            batch.apply_all(true).await?
+        }
         Direction::Delete => batch.delete_all().await?,
         Direction::Supersede(successor) => {
-            let keep = match inner.contexts.cluster(successor, &record.app, cluster).await {
-                Ok(successor) => successor.resources,
-                Err(ContextError::NoSuchCluster { .. }) => Vec::new(),
+            let successor_namespace = match inner.contexts.meta(successor).await {
+                Ok(meta) => meta.namespace,
                 Err(err) => return Err(SyncError::Context(err.to_string())),
             };
-            batch.supersede_all(&keep).await?
+            match inner.contexts.cluster(successor, &record.app, cluster).await {
+                Ok(successor) => {
+                    batch
+                        .supersede_all(&successor.resources, &successor_namespace)
+                        .await?
+                }
+                // The successor no longer places the app here: the app leaves the cluster as in a terminate.
+                Err(ContextError::NoSuchCluster { .. }) => batch.delete_all().await?,
+                Err(err) => return Err(SyncError::Context(err.to_string())),
+            }
         }
     };
     let end = if cancel.is_cancelled() {
@@ -1048,6 +1146,34 @@ async fn attempt(
         end
     };
     Ok((batch.results, batch.certificates, end))
+}
+
+/// The record of the same app and cluster in the context an update takes over from, when that context applied
+/// it in the same namespace with the same credentials (otherwise nothing counts as unchanged).
+async fn predecessor_record(
+    inner: &Inner,
+    predecessor: ContextId,
+    record: &ClusterRecord,
+    namespace: &str,
+    credentials: Option<&UserCredentials>,
+) -> Result<Option<ClusterRecord>, SyncError> {
+    let meta = match inner.contexts.meta(predecessor).await {
+        Ok(meta) => meta,
+        Err(ContextError::NotFound(_)) => return Ok(None),
+        Err(err) => return Err(SyncError::Context(err.to_string())),
+    };
+    if meta.namespace != namespace || meta.credentials.as_ref() != credentials {
+        return Ok(None);
+    }
+    match inner
+        .contexts
+        .cluster(predecessor, &record.app, &record.cluster)
+        .await
+    {
+        Ok(previous) => Ok(Some(previous)),
+        Err(ContextError::NoSuchCluster { .. }) => Ok(None),
+        Err(err) => Err(SyncError::Context(err.to_string())),
+    }
 }
 
 /// Writes a batch's outcome: every resource's status and error, the certificates issued to its certificate
@@ -1102,7 +1228,11 @@ pub(crate) async fn sync_cluster(
     credentials: Option<UserCredentials>,
     cancel: CancellationToken,
 ) -> BatchOutcome {
+    // Every context of an update chain labels its objects with the first one's id, so that an object the update
+    // leaves unchanged needs no write and stays in the same ResourceBundleState.
+    let label_id = crate::engine::lineage_root(&inner, id).await;
     inner.watchers.hold(&inner, id, &cluster);
+    inner.watchers.join_lineage(label_id, id);
     let mut attempt_number = 0u32;
     // The reason last recorded with connectivity Retrying (written again only when it changes).
     let mut recorded_reason: Option<String> = None;
@@ -1128,7 +1258,7 @@ pub(crate) async fn sync_cluster(
             };
             attempt(
                 &inner,
-                id,
+                label_id,
                 &record,
                 &namespace,
                 direction,
@@ -1350,6 +1480,50 @@ mod tests {
         assert!(issued_certificate(&json!({"status": {"certificate": "not base64!"}})).is_err());
         let key = json!({"status": {"certificate": base64::engine::general_purpose::STANDARD.encode("-----BEGIN PRIVATE KEY-----")}});
         assert!(issued_certificate(&key).is_err());
+    }
+
+    #[test]
+    fn only_what_the_predecessor_applied_unchanged_is_skipped() {
+        let config_map = |name: &str, value: &str| {
+            ResourceRecord::pending(
+                name,
+                "ConfigMap",
+                "v1",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}, "data": {"k": value}}),
+            )
+        };
+        let applied = |mut resource: ResourceRecord| {
+            resource.status = RsyncStatus::Applied;
+            resource
+        };
+        let mut failed = config_map("failed", "v");
+        failed.status = RsyncStatus::Failed;
+        let previous = ClusterRecord::pending(
+            "app",
+            "p+c",
+            vec![
+                applied(config_map("changed", "old")),
+                applied(config_map("same", "v")),
+                failed,
+                applied(config_map("hook", "v")).with_role(hook(&[HookEvent::PreInstall])),
+            ],
+        );
+        let record = ClusterRecord::pending(
+            "app",
+            "p+c",
+            vec![
+                config_map("new", "v"),
+                config_map("same", "v"),
+                config_map("changed", "new"),
+                config_map("failed", "v"),
+                config_map("hook", "v"),
+            ],
+        );
+        assert_eq!(
+            unchanged_resources(&record, Some(&previous)),
+            [None, Some(1), None, None, None]
+        );
+        assert_eq!(unchanged_resources(&record, None), [None; 5]);
     }
 
     #[test]

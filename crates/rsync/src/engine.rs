@@ -1,5 +1,12 @@
 //! The engine: a worker per context (instantiate or terminate), stop and cancellation, app dependencies, and
 //! resuming unfinished operations after a restart.
+//!
+//! An update (a context whose meta `supersedes` another: a DIG's `/update` or `/rollback`, a logical cloud's
+//! `/update`) is instantiated against its predecessor (only what differs is written, see
+//! [`Direction::Update`]); once it is instantiated, the contexts it takes over from delete what only they hold
+//! ([`Direction::Supersede`]) and end `Updated` (`UpdateFailed` when a deletion failed, or when the new context
+//! failed to instantiate). Every context of such a chain labels its objects with the chain's first context
+//! ([`lineage_root`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -30,6 +37,57 @@ pub(crate) struct Inner {
     next_worker: std::sync::atomic::AtomicU64,
     /// The ResourceBundleState watcher of each cluster a live context uses.
     pub(crate) watchers: Watchers,
+    /// The first context of each context's update chain, once looked up (chains never change).
+    roots: Mutex<HashMap<ContextId, ContextId>>,
+}
+
+/// Forgets the chain of a context that is no longer live (the memo stays bounded by the live contexts).
+pub(crate) fn forget_root(inner: &Inner, id: ContextId) {
+    inner
+        .roots
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(&id);
+}
+
+/// At most this many contexts are followed back along an update chain.
+const MAX_LINEAGE: usize = 10_000;
+
+/// The first context of the update chain `id` belongs to (following `supersedes` back; `id` itself when it
+/// supersedes nothing): its id is the tracking label of every object of the chain. A context that cannot be
+/// read ends the walk.
+pub(crate) async fn lineage_root(inner: &Inner, id: ContextId) -> ContextId {
+    let known = |id| {
+        inner
+            .roots
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+            .copied()
+    };
+    let mut current = id;
+    for _ in 0..MAX_LINEAGE {
+        if let Some(root) = known(current) {
+            current = root;
+            break;
+        }
+        match inner.contexts.meta(current).await {
+            Ok(meta) => match meta.supersedes {
+                Some(previous) => current = previous,
+                None => break,
+            },
+            Err(err) => {
+                tracing::warn!(context = %current, error = %err, "cannot follow the update chain");
+                break;
+            }
+        }
+    }
+    inner
+        .roots
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(id, current);
+    current
 }
 
 impl Drop for Inner {
@@ -74,6 +132,7 @@ impl Rsync {
                 workers: Mutex::new(HashMap::new()),
                 next_worker: std::sync::atomic::AtomicU64::new(1),
                 watchers: Watchers::default(),
+                roots: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -93,6 +152,8 @@ impl Rsync {
             let meta = self.inner.contexts.meta(id).await?;
             // Status keeps flowing from every cluster a live context uses.
             if crate::watch::is_live(meta.status) {
+                let root = lineage_root(&self.inner, id).await;
+                self.inner.watchers.join_lineage(root, id);
                 for app in &meta.apps {
                     for cluster in &app.clusters {
                         self.inner.watchers.hold(&self.inner, id, cluster);
@@ -259,7 +320,8 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
     if meta.status != ContextStatus::Instantiating || meta.stop_requested {
         return;
     }
-    tracing::info!(context = %id, apps = meta.apps.len(), "instantiating");
+    tracing::info!(context = %id, apps = meta.apps.len(), supersedes = ?meta.supersedes, "instantiating");
+    let direction = meta.supersedes.map_or(Direction::Apply, Direction::Update);
     let mut senders = HashMap::new();
     let mut receivers = HashMap::new();
     for app in &meta.apps {
@@ -306,7 +368,7 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
                     app.name.clone(),
                     cluster.clone(),
                     meta.namespace.clone(),
-                    Direction::Apply,
+                    direction,
                     meta.credentials.clone(),
                     cancel.clone(),
                 ));
@@ -391,26 +453,58 @@ async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationTok
     }
 }
 
-/// After context `id` finished instantiating: if it takes over from another context (an `/update`), deletes the
-/// objects only that one has and marks it `Terminated` (`TerminateFailed` when a deletion failed). Also run by
-/// `resume`, so a restart between the two steps finishes the handover.
+/// After context `id` finished instantiating: if it takes over from other contexts (an update), each of them
+/// still holding objects — the one it supersedes and, before that one, those whose own update failed — deletes
+/// the objects only it has and ends `Updated` (`UpdateFailed` when a deletion failed). When `id` failed to
+/// instantiate, the context it supersedes ends `UpdateFailed` and keeps its objects. Also run by `resume`, so a
+/// restart between the two steps finishes the handover.
 async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {
     let meta = match inner.contexts.meta(id).await {
         Ok(meta) => meta,
         Err(err) => return tracing::warn!(context = %id, error = %err, "cannot read the updated context"),
     };
-    let Some(old) = meta.supersedes else { return };
-    if meta.status != ContextStatus::Instantiated {
-        return;
+    let Some(mut old) = meta.supersedes else { return };
+    match meta.status {
+        ContextStatus::Instantiated => {}
+        ContextStatus::InstantiateFailed => {
+            mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+            return;
+        }
+        _ => return,
     }
-    let previous = match inner.contexts.meta(old).await {
-        Ok(previous) => previous,
-        Err(err) => return tracing::warn!(context = %old, error = %err, "cannot read the superseded context"),
-    };
-    if !superseding_pending(previous.status) {
-        return;
+    for _ in 0..MAX_LINEAGE {
+        let previous = match inner.contexts.meta(old).await {
+            Ok(previous) => previous,
+            Err(err) => {
+                return tracing::warn!(context = %old, error = %err, "cannot read the superseded context");
+            }
+        };
+        if superseding_pending(previous.status) {
+            match hand_over(&inner, id, &previous, &cancel).await {
+                Some(done) => mark_superseded(&inner, old, done).await,
+                None => return tracing::info!(context = %old, "handover cancelled"),
+            }
+        }
+        // An older context whose own update failed may still hold objects nobody else does; a context that was
+        // not pending had its own predecessors handed over when it took over (or was terminated with them).
+        match previous.supersedes {
+            Some(older) if superseding_pending(previous.status) => old = older,
+            _ => return,
+        }
     }
-    tracing::info!(context = %old, successor = %id, "handing over to the updated context");
+}
+
+/// Deletes what `previous` holds and `successor` does not, on every cluster of every app of `previous`: the
+/// status `previous` ends with, or `None` when cancelled.
+async fn hand_over(
+    inner: &Arc<Inner>,
+    successor: ContextId,
+    previous: &ContextMeta,
+    cancel: &CancellationToken,
+) -> Option<ContextStatus> {
+    let old = previous.id;
+    tracing::info!(context = %old, successor = %successor, "handing over to the updated context");
+    mark_superseded(inner, old, ContextStatus::Updating).await;
     let mut batches = JoinSet::new();
     for app in previous.apps.iter().rev() {
         for cluster in &app.clusters {
@@ -420,42 +514,45 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
                 app.name.clone(),
                 cluster.clone(),
                 previous.namespace.clone(),
-                Direction::Supersede(id),
+                Direction::Supersede(successor),
                 previous.credentials.clone(),
                 cancel.clone(),
             ));
         }
     }
-    let overall = overall(batches).await;
-    let done = match overall {
-        BatchOutcome::Succeeded => ContextStatus::Terminated,
-        BatchOutcome::Failed => ContextStatus::TerminateFailed,
-        BatchOutcome::Cancelled => return tracing::info!(context = %old, "handover cancelled"),
-    };
+    match overall(batches).await {
+        BatchOutcome::Succeeded => Some(ContextStatus::Updated),
+        BatchOutcome::Failed => Some(ContextStatus::UpdateFailed),
+        BatchOutcome::Cancelled => None,
+    }
+}
+
+/// Records the status of a context an update takes over from, unless it left the update meanwhile (a
+/// terminate took it); its clusters stay watched only while it is still live.
+async fn mark_superseded(inner: &Arc<Inner>, id: ContextId, status: ContextStatus) {
     let result = inner
         .contexts
-        .update_meta(old, |meta| {
+        .update_meta(id, |meta| {
             if superseding_pending(meta.status) {
-                meta.status = done;
+                meta.status = status;
             }
         })
         .await;
     match result {
-        Ok(meta) => {
-            tracing::info!(context = %old, status = %meta.status, "handed over to the updated context")
-        }
-        Err(err) => tracing::warn!(context = %old, error = %err, "cannot record the handover"),
+        Ok(meta) => tracing::info!(context = %id, status = %meta.status, "superseded context"),
+        Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the handover"),
     }
+    crate::watch::settle(inner, id).await;
 }
 
-/// Whether a context superseded by an update still holds objects to hand over (it was never terminated).
+/// Whether a context superseded by an update still holds objects to hand over (it was never terminated, nor
+/// handed over completely).
 fn superseding_pending(status: ContextStatus) -> bool {
-    matches!(
-        status,
-        ContextStatus::Instantiated | ContextStatus::InstantiateFailed
-    )
+    status.may_hold_objects()
 }
 
+/// Ends the running operation of `id` as stopped; a stopped update leaves the context it was taking over from
+/// `UpdateFailed` (it keeps its objects until a terminate).
 async fn run_stop(inner: Arc<Inner>, id: ContextId) {
     let result = inner
         .contexts
@@ -468,7 +565,14 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
         })
         .await;
     match result {
-        Ok(meta) => tracing::info!(context = %id, status = %meta.status, "operation stopped"),
+        Ok(meta) => {
+            tracing::info!(context = %id, status = %meta.status, "operation stopped");
+            if let Some(old) = meta.supersedes
+                && meta.status == ContextStatus::InstantiateFailed
+            {
+                mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+            }
+        }
         Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the stopped operation"),
     }
 }

@@ -1,5 +1,6 @@
 //! One watcher per cluster on its ResourceBundleStates: each status the monitor writes is stored in the AppContext
-//! named by the bundle's label (`<contextId>-<app>`), with the time it was heard (`heard_at`). The monitor's
+//! named by the bundle's label (`<contextId>-<app>`), and in the live contexts of that context's update chain
+//! (which label their objects with its id), with the time it was heard (`heard_at`). The monitor's
 //! heartbeat (`status.heartbeat`) changes the status even when nothing else did, so a live monitor keeps `heard_at`
 //! recent and the status answers can tell a silent cluster from a quiet one. A deleted bundle leaves the last
 //! status in place (the final state of a terminated app). The watcher relists after errors and is restarted if it
@@ -44,13 +45,19 @@ async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject) {
     else {
         return;
     };
-    let Some((id, app)) = parse_label(label) else {
+    let Some((root, app)) = parse_label(label) else {
         return;
     };
     let status = &bundle.data["status"];
     if status.is_null() {
         return;
     }
+    for id in inner.watchers.lineage(root) {
+        store_in(inner, id, app, cluster, status).await;
+    }
+}
+
+async fn store_in(inner: &Inner, id: ContextId, app: &str, cluster: &str, status: &serde_json::Value) {
     // Skip writes that would change nothing (the watcher relists now and then); a new heartbeat is a change, so
     // a live monitor's bundle is stored, with its time, at every beat.
     match inner.contexts.cluster(id, app, cluster).await {
@@ -115,11 +122,15 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     }
 }
 
-/// Whether a context in `status` uses its clusters: an operation runs, or it is instantiated.
+/// Whether a context in `status` uses its clusters: an operation runs, it is instantiated, or an update is
+/// taking over from it.
 pub(crate) fn is_live(status: ContextStatus) -> bool {
     matches!(
         status,
-        ContextStatus::Instantiating | ContextStatus::Instantiated | ContextStatus::Terminating
+        ContextStatus::Instantiating
+            | ContextStatus::Instantiated
+            | ContextStatus::Terminating
+            | ContextStatus::Updating
     )
 }
 
@@ -135,6 +146,8 @@ struct WatcherState {
     holders: HashMap<ContextId, HashSet<String>>,
     /// The watcher of each held cluster.
     tasks: HashMap<String, JoinHandle<()>>,
+    /// The live contexts of each update chain, by the chain's first context (the label's id).
+    lineages: HashMap<ContextId, BTreeSet<ContextId>>,
 }
 
 impl Watchers {
@@ -158,13 +171,31 @@ impl Watchers {
         );
     }
 
+    /// Notes that live context `id` belongs to the update chain whose first context is `root`.
+    pub(crate) fn join_lineage(&self, root: ContextId, id: ContextId) {
+        self.state().lineages.entry(root).or_default().insert(id);
+    }
+
+    /// The contexts whose status a bundle labelled with `root` reports: the live contexts of its chain (`root`
+    /// itself until an update takes over from it), else `root`.
+    pub(crate) fn lineage(&self, root: ContextId) -> Vec<ContextId> {
+        match self.state().lineages.get(&root) {
+            Some(members) if !members.is_empty() => members.iter().copied().collect(),
+            _ => vec![root],
+        }
+    }
+
     /// Context `id` uses no cluster any more: ends the watchers no other live context holds.
     pub(crate) fn release(&self, id: ContextId) {
         let mut state = self.state();
+        for members in state.lineages.values_mut() {
+            members.remove(&id);
+        }
+        state.lineages.retain(|_, members| !members.is_empty());
         if state.holders.remove(&id).is_none() {
             return;
         }
-        let WatcherState { holders, tasks } = &mut *state;
+        let WatcherState { holders, tasks, .. } = &mut *state;
         tasks.retain(|cluster, task| {
             let held = holders.values().any(|clusters| clusters.contains(cluster));
             if !held {
@@ -209,8 +240,10 @@ pub(crate) async fn settle(inner: &Arc<Inner>, id: ContextId) {
                 }
             }
         }
-        Ok(_) => inner.watchers.release(id),
-        Err(emco_appcontext::ContextError::NotFound(_)) => inner.watchers.release(id),
+        Ok(_) | Err(emco_appcontext::ContextError::NotFound(_)) => {
+            inner.watchers.release(id);
+            crate::engine::forget_root(inner, id);
+        }
         Err(err) => {
             tracing::warn!(context = %id, error = %err, "cannot read the context to settle its watchers")
         }

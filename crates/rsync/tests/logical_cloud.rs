@@ -667,7 +667,7 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
 }
 
 /// An update's context takes over from the one before: once it is instantiated, the objects only the old one has
-/// are deleted, the shared ones stay, and the old context ends Terminated — also when rsync restarts between the
+/// are deleted, the shared ones stay, and the old context ends Updated — also when rsync restarts between the
 /// two steps (`resume` finishes the handover).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
@@ -725,10 +725,7 @@ async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
     let restarted = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
     restarted.resume().await.unwrap();
     idle(&restarted).await;
-    assert_eq!(
-        contexts.meta(old).await.unwrap().status,
-        ContextStatus::Terminated
-    );
+    assert_eq!(contexts.meta(old).await.unwrap().status, ContextStatus::Updated);
     assert_eq!(
         contexts.meta(new).await.unwrap().status,
         ContextStatus::Instantiated
@@ -746,4 +743,94 @@ async fn an_updated_context_takes_over_and_a_restart_finishes_the_handover() {
     restarted.resume().await.unwrap();
     idle(&restarted).await;
     assert_eq!(names().await, ["only-new", "shared"]);
+}
+
+/// An update to another namespace: the objects without a namespace of their own move (applied in the new one,
+/// deleted from the old one, its ResourceBundleState too); a cluster-scoped object both contexts hold stays.
+/// An update in the same namespace writes nothing for what its predecessor applied unchanged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_to_another_namespace_moves_namespaced_objects_and_keeps_cluster_scoped_ones() {
+    use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+    let sim = Simulator::start_named(1).await.unwrap();
+    let store = onboarded_store(&sim, None).await;
+    let contexts = AppContexts::new(store.clone());
+    let rsync = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
+    let client = sim.clusters()[0].client().unwrap();
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    namespaces
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "moved"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let cluster_scoped =
+        || resource(json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "kept"}}));
+    let first = ContextId::new(81).unwrap();
+    store_context(
+        &store,
+        &logical_cloud_meta(first),
+        vec![cluster_scoped(), config_map("app-config", None)],
+    )
+    .await;
+    run(&rsync, first).await;
+    let kept_uid = namespaces.get("kept").await.unwrap().metadata.uid;
+
+    // The same content again (an update that changed nothing): no write at all.
+    let second = ContextId::new(82).unwrap();
+    let mut meta = logical_cloud_meta(second);
+    meta.supersedes = Some(first);
+    store_context(
+        &store,
+        &meta,
+        vec![cluster_scoped(), config_map("app-config", None)],
+    )
+    .await;
+    let before = std::time::Instant::now();
+    run(&rsync, second).await;
+    let writes: Vec<String> = sim.clusters()[0]
+        .shared()
+        .requests()
+        .into_iter()
+        .filter(|request| request.at >= before && request.method != "GET")
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert_eq!(contexts.meta(first).await.unwrap().status, ContextStatus::Updated);
+    assert_eq!(
+        outcome(&contexts, second, "logical-cloud", "app-config").await.0,
+        RsyncStatus::Applied
+    );
+
+    // Another namespace.
+    let third = ContextId::new(83).unwrap();
+    let mut meta = logical_cloud_meta(third);
+    meta.namespace = "moved".into();
+    meta.supersedes = Some(second);
+    store_context(
+        &store,
+        &meta,
+        vec![cluster_scoped(), config_map("app-config", None)],
+    )
+    .await;
+    run(&rsync, third).await;
+    assert_eq!(
+        contexts.meta(third).await.unwrap().status,
+        ContextStatus::Instantiated
+    );
+    assert_eq!(
+        contexts.meta(second).await.unwrap().status,
+        ContextStatus::Updated
+    );
+    let in_default: Api<ConfigMap> = Api::namespaced(client.clone(), "default");
+    let in_moved: Api<ConfigMap> = Api::namespaced(client.clone(), "moved");
+    assert!(in_default.get_opt("app-config").await.unwrap().is_none());
+    assert!(in_moved.get_opt("app-config").await.unwrap().is_some());
+    assert_eq!(namespaces.get("kept").await.unwrap().metadata.uid, kept_uid);
+    // Every object of the chain carries the first context's label.
+    let moved = in_moved.get("app-config").await.unwrap();
+    assert_eq!(
+        moved.metadata.labels.unwrap()["emco/deployment-id"],
+        "81-logical-cloud"
+    );
 }

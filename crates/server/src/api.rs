@@ -34,7 +34,7 @@ const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_clou
 
 /// Every route of the API.
 pub(crate) fn router(state: AppState) -> Router {
-    use lifecycle_routes::{approve, instantiate, stop, terminate, update};
+    use lifecycle_routes::{approve, instantiate, rollback, stop, terminate, update, update_dig};
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
         COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
@@ -99,6 +99,8 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(&format!("{DIG}/instantiate"), instantiate(dig))
         .route(&format!("{DIG}/terminate"), terminate(dig))
         .route(&format!("{DIG}/stop"), stop(dig))
+        .route(&format!("{DIG}/update"), update_dig())
+        .route(&format!("{DIG}/rollback"), rollback())
         .route(&format!("{DIG}/status"), status_routes::status(dig))
         .route("/v2/cluster-providers", collection(&CLUSTER_PROVIDER))
         .route("/v2/cluster-providers/{provider}", item(&CLUSTER_PROVIDER))

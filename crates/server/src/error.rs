@@ -135,6 +135,7 @@ impl From<LifecycleError> for ApiError {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "RenderLimitExceeded", message)
             }
             LifecycleError::InputsChanged { .. } => Self::conflict("Conflict", message),
+            LifecycleError::UnknownRevision { .. } => Self::not_found(message),
             LifecycleError::Renderer(_) => Self::internal(message),
         }
     }

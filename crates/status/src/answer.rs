@@ -368,10 +368,14 @@ impl Serialize for Answer<'_, '_> {
         // order and answers that do not ask are unchanged.
         let readiness = |map: &mut S::SerializeMap, context: Option<&ContextEntry>| {
             if query.readiness {
-                map.serialize_entry(
-                    "readiness",
-                    &state_object(kind, request.state, context, request.freshness),
-                )
+                let mut object = state_object(kind, request.state, context, request.freshness);
+                if let Subject::Dig(dig) = request.subject {
+                    object.name_update_url(&format!(
+                        "/v2/projects/{}/composite-apps/{}/{}/deployment-intent-groups/{}/update",
+                        dig.project, dig.composite_app, dig.version, dig.name
+                    ));
+                }
+                map.serialize_entry("readiness", &object)
             } else {
                 Ok(())
             }
@@ -527,8 +531,9 @@ fn write_emco22_identity<M: SerializeMap>(map: &mut M, subject: Subject<'_>) -> 
 
 /// EMCO 22.x's `states`: the status context and the actions with lower-case keys and a revision.
 ///
-/// The orchestrator and ncm record revision 1 for every instantiation (ncm: apply) and 0 for every other action,
-/// and take the status context from the last of them. dcm counts a revision up with every action and takes the
+/// The orchestrator and ncm record revision 1 for every instantiation (ncm: apply), and 0 for every other action
+/// except a DIG's update, whose `Updated` carries the revision it ends and whose instantiation that one + 1
+/// (`emco_model::lifecycle::revisions`); they take the status context from the last instantiation. dcm counts a revision up with every action and takes the
 /// status context from every action but `Updated`.
 struct States<'a> {
     state: &'a StateInfo,
@@ -547,13 +552,12 @@ impl Serialize for States<'_> {
             fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 let States { state, kind } = self.0;
                 let mut seq = serializer.serialize_seq(Some(state.actions.len()))?;
+                let handover = emco_model::lifecycle::revisions(&state.actions);
                 for (position, action) in state.actions.iter().enumerate() {
                     let instance = action.context_id.map(|id| id.to_string()).unwrap_or_default();
                     let revision = match kind {
-                        SubjectKind::LogicalCloud => position,
-                        SubjectKind::Dig | SubjectKind::ClusterNetworks => {
-                            usize::from(instantiates(action.state))
-                        }
+                        SubjectKind::LogicalCloud => position as u64,
+                        SubjectKind::Dig | SubjectKind::ClusterNetworks => handover[position],
                     };
                     seq.serialize_element(&serde_json::json!({
                         "state": action.state, "instance": instance, "time": action.timestamp, "revision": revision,

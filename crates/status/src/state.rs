@@ -7,6 +7,11 @@
 //! a `message` and, where known, a `lastTransitionTime`. Whether the resource is `ready` follows its kind's
 //! [`Policy`] (data, in [`POLICIES`]); the `message` is that of the first condition the policy requires that is
 //! not as required, an operator-actionable sentence (`sink on edge02: Pod fw0-sink-x: …`).
+//!
+//! A DIG changed while instantiated (its pending modification, `StateInfo::modified`) adds `UpToDate=False`,
+//! reason `Modified`, naming the revision it was changed after and the `/update` that applies the change
+//! ([`StateObject::name_update_url`] puts the URL in). A DIG's last instantiation that follows an `Updated` is its
+//! `Update` operation; a failed one names every cluster that failed.
 
 use serde::Serialize;
 
@@ -51,7 +56,19 @@ pub struct StateObject {
     pub conditions: Vec<Condition>,
 }
 
+/// Where the `UpToDate` message names the update to POST until [`StateObject::name_update_url`] names it.
+const UPDATE_URL_PLACEHOLDER: &str = "…/update";
+
 impl StateObject {
+    /// Names the URL of the resource's `/update` in the `UpToDate` condition's message.
+    pub fn name_update_url(&mut self, url: &str) {
+        for condition in &mut self.conditions {
+            if condition.condition_type == "UpToDate" {
+                condition.message = condition.message.replace(UPDATE_URL_PLACEHOLDER, url);
+            }
+        }
+    }
+
     /// The condition of `condition_type`, if present.
     #[must_use]
     pub fn condition(&self, condition_type: &str) -> Option<&Condition> {
@@ -193,6 +210,21 @@ pub fn state_object(
         .find(|action| !policy.ignored.contains(&action.state));
     let last_time = last.map(|action| action.timestamp.clone());
     let status = context.map(|context| context.status);
+    // An instantiation right after `Updated` is a DIG's update (or rollback).
+    let updating = last.is_some_and(|action| action.state == StateValue::Instantiated)
+        && state
+            .actions
+            .iter()
+            .rev()
+            .nth(1)
+            .is_some_and(|before| before.state == StateValue::Updated);
+    let operation_of = |action: &emco_model::Action| {
+        if updating && action.state == StateValue::Instantiated {
+            "Update"
+        } else {
+            operation(action.state)
+        }
+    };
     let mut conditions = Vec::with_capacity(6);
 
     // last_operation: the last action; one that ran on clusters follows its context's status.
@@ -205,32 +237,39 @@ pub fn state_object(
         (Some(action), _) if action.context_id.is_none() => (
             "succeeded",
             action.state.as_str().to_string(),
-            format!("{} succeeded", operation(action.state).to_lowercase()),
+            format!("{} succeeded", operation_of(action).to_lowercase()),
         ),
         (Some(action), None) => (
             "in_progress",
             "Pending".to_string(),
             format!(
                 "{}: not started on any cluster yet",
-                operation(action.state).to_lowercase()
+                operation_of(action).to_lowercase()
             ),
         ),
         (Some(action), Some(status)) => {
-            let verb = operation(action.state).to_lowercase();
+            let verb = operation_of(action).to_lowercase();
             match status {
-                ContextStatus::Instantiating | ContextStatus::Terminating => (
+                ContextStatus::Instantiating | ContextStatus::Terminating | ContextStatus::Updating => (
                     "in_progress",
                     status.as_str().to_string(),
                     progress(context, status),
                 ),
-                ContextStatus::InstantiateFailed | ContextStatus::TerminateFailed => (
-                    "failed",
-                    status.as_str().to_string(),
-                    context
+                ContextStatus::InstantiateFailed
+                | ContextStatus::TerminateFailed
+                | ContextStatus::UpdateFailed => {
+                    let first = context
                         .and_then(first_failure)
-                        .unwrap_or_else(|| format!("{verb} failed")),
-                ),
-                ContextStatus::Instantiated | ContextStatus::Terminated => (
+                        .unwrap_or_else(|| format!("{verb} failed"));
+                    let message = match context.map(failed_clusters) {
+                        Some(clusters) if updating && !clusters.is_empty() => {
+                            format!("update failed on {}: {first}", clusters.join(", "))
+                        }
+                        _ => first,
+                    };
+                    ("failed", status.as_str().to_string(), message)
+                }
+                ContextStatus::Instantiated | ContextStatus::Terminated | ContextStatus::Updated => (
                     "succeeded",
                     status.as_str().to_string(),
                     format!("{verb} succeeded"),
@@ -241,7 +280,7 @@ pub fn state_object(
     conditions.push(Condition {
         condition_type: "last_operation",
         status: op_status,
-        name: Some(last.map_or("Create", |action| operation(action.state))),
+        name: Some(last.map_or("Create", operation_of)),
         reason: op_reason,
         message: op_message,
         last_transition_time: last_time.clone(),
@@ -450,6 +489,23 @@ pub fn state_object(
         condition("Stopped", "False", "NotStopped", "no stop requested", None)
     });
 
+    // A change made while instantiated waits for /update (DIGs record it).
+    if kind == SubjectKind::Dig
+        && let Some(modified) = state.pending_modification()
+    {
+        let revision = emco_model::lifecycle::revisions(&state.actions)
+            .last()
+            .copied()
+            .unwrap_or(0);
+        conditions.push(condition(
+            "UpToDate",
+            "False",
+            "Modified",
+            format!("modified since revision {revision}; POST {UPDATE_URL_PLACEHOLDER} to apply"),
+            Some(modified.timestamp.clone()),
+        ));
+    }
+
     let unmet = policy.requires.iter().find_map(|required| {
         let found = conditions
             .iter()
@@ -506,6 +562,25 @@ fn resource_failure(resource: &ResourceEntry) -> String {
         resource.name,
         resource.error.as_deref().unwrap_or("refused by the cluster")
     )
+}
+
+/// The clusters (`provider+cluster`, without repeats, in app order) where a resource of the context failed.
+fn failed_clusters(context: &ContextEntry) -> Vec<String> {
+    let mut clusters: Vec<String> = Vec::new();
+    for app in &context.apps {
+        for cluster in &app.clusters {
+            let name = cluster.cluster().to_string();
+            if cluster
+                .resources
+                .iter()
+                .any(|resource| resource.rsync == RsyncStatus::Failed)
+                && !clusters.contains(&name)
+            {
+                clusters.push(name);
+            }
+        }
+    }
+    clusters
 }
 
 /// The first Failed resource of a context, as `<app> on <cluster>: <Kind> <name>: <error>`.

@@ -431,7 +431,7 @@ async fn network_intents_and_a_logical_cloud_resume_after_sigkill() {
 
 /// `/update` applies what changed in an instantiated logical cloud: a new cluster gets the cloud's objects, a
 /// removed quota goes, what stays is untouched (the namespace survives the handover), the old context ends
-/// Terminated; an update that would take a cluster from a DIG deployed there is refused.
+/// Updated; an update that would take a cluster from a DIG deployed there is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_update_applies_the_changes_of_an_instantiated_logical_cloud() {
     use emco_k8s::k8s_openapi::api::core::v1::ResourceQuota;
@@ -495,7 +495,7 @@ async fn an_update_applies_the_changes_of_an_instantiated_logical_cloud() {
         .wait_until(
             &format!("{LC}/status?status=deployed&instance={first_context}"),
             SETTLE,
-            |a| a["deployedStatus"] == "Terminated",
+            |a| a["deployedStatus"] == "Updated",
         )
         .await;
     assert_eq!(

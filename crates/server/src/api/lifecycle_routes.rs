@@ -1,19 +1,22 @@
-//! The lifecycle POSTs of every resource with a lifecycle — a DIG's approve, instantiate, terminate and stop; a
-//! cluster's network-intents apply, terminate and stop; a logical cloud's instantiate, update, terminate and stop — one
-//! set of handlers over the one lifecycle engine. Each answers `202 Accepted` with a `Location` header naming the
-//! status URL, where the progress of the asynchronous work shows.
+//! The lifecycle POSTs of every resource with a lifecycle — a DIG's approve, instantiate, update, rollback,
+//! terminate and stop; a cluster's network-intents apply, terminate and stop; a logical cloud's instantiate,
+//! update, terminate and stop — one set of handlers over the one lifecycle engine. Each answers `202 Accepted`
+//! with a `Location` header naming the status URL, where the progress of the asynchronous work shows. A DIG's
+//! update and rollback answer, as EMCO's orchestrator does, the new revision as a bare JSON integer.
 //!
 //! Instantiate builds without the write lock and takes it only to check and write; stop records the stop under
 //! the lock, then (without it) waits a bounded time for the engine to carry it out, so that an instantiate sent
 //! right after it finds the operation stopped.
 
+use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{StatusCode, header};
+use axum::extract::rejection::BytesRejection;
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, post};
 use emco_appcontext::ResourcePath;
 
-use super::body::{PathNames, path_names};
+use super::body::{PathNames, json_body, path_names};
 use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
@@ -34,6 +37,52 @@ pub(crate) fn status_url(subject: Subject, path: &ResourcePath) -> String {
         }
         Subject::LogicalCloud => format!("/v2/projects/{}/logical-clouds/{}/status", names[0], names[1]),
     }
+}
+
+/// The URL of a lifecycle operation (`update`, `rollback`, …) of a resource: its status URL with the operation in
+/// place of `status`.
+pub(crate) fn operation_url(subject: Subject, path: &ResourcePath, operation: &str) -> String {
+    let status = status_url(subject, path);
+    let base = status.strip_suffix("/status").unwrap_or(&status);
+    format!("{base}/{operation}")
+}
+
+/// `202` naming the status URL, with the new revision as the body.
+fn accepted_revision(subject: Subject, path: &ResourcePath, revision: u64) -> Response {
+    (
+        StatusCode::ACCEPTED,
+        [
+            (header::LOCATION, status_url(subject, path)),
+            (header::CONTENT_TYPE, "application/json".to_string()),
+        ],
+        revision.to_string(),
+    )
+        .into_response()
+}
+
+/// The revision a rollback body asks for: `{"metadata":{"description":""},"spec":{"revision":"1"}}`, the
+/// revision a string of digits, as EMCO's schema has it (400 naming the field otherwise).
+fn rollback_revision(body: &serde_json::Value) -> Result<u64, ApiError> {
+    let field = &body["spec"]["revision"];
+    let text = field.as_str().ok_or_else(|| {
+        ApiError::invalid(format!(
+            "spec.revision must be a string holding a revision number (e.g. \"1\"), not {}",
+            if field.is_null() {
+                "absent".to_string()
+            } else {
+                field.to_string()
+            }
+        ))
+    })?;
+    text.parse::<u64>()
+        .ok()
+        .filter(|revision| *revision > 0 && text.len() <= 20)
+        .ok_or_else(|| {
+            ApiError::invalid(format!(
+                "spec.revision '{}' is not a revision number (a positive integer)",
+                text.chars().take(40).collect::<String>()
+            ))
+        })
 }
 
 fn accepted(subject: Subject, path: &ResourcePath) -> Response {
@@ -76,6 +125,42 @@ pub(crate) fn update(subject: Subject) -> MethodRouter<AppState> {
     })
 }
 
+/// `POST …/deployment-intent-groups/{dig}/update`: a new context from the DIG and its intents as they are now
+/// takes over from the current one; answers the new revision.
+pub(crate) fn update_dig() -> MethodRouter<AppState> {
+    let subject = Subject::DeploymentIntentGroup;
+    post(move |State(state): State<AppState>, path: PathNames| async move {
+        let path = subject_path(subject, path)?;
+        let prepared = state.lifecycle().prepare_update(&path).await?;
+        let _writing = state.write_lock().await;
+        state.lifecycle().commit_prepared(&path, prepared).await?;
+        let revision = state.lifecycle().revision(&path).await?;
+        Ok::<_, ApiError>(accepted_revision(subject, &path, revision))
+    })
+}
+
+/// `POST …/deployment-intent-groups/{dig}/rollback`: a new context with the content of the revision the body
+/// names takes over from the current one; answers the new revision (404 for a revision the current
+/// instantiation does not have).
+pub(crate) fn rollback() -> MethodRouter<AppState> {
+    let subject = Subject::DeploymentIntentGroup;
+    post(
+        move |State(state): State<AppState>,
+              path: PathNames,
+              headers: HeaderMap,
+              body: Result<Bytes, BytesRejection>| async move {
+            let path = subject_path(subject, path)?;
+            let body = json_body(&headers, body, state.config().max_body_bytes)?;
+            let revision = rollback_revision(&body)?;
+            let _writing = state.write_lock().await;
+            let prepared = state.lifecycle().prepare_rollback(&path, revision).await?;
+            state.lifecycle().commit_prepared(&path, prepared).await?;
+            let revision = state.lifecycle().revision(&path).await?;
+            Ok::<_, ApiError>(accepted_revision(subject, &path, revision))
+        },
+    )
+}
+
 /// `POST …/terminate`.
 pub(crate) fn terminate(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
@@ -97,4 +182,41 @@ pub(crate) fn stop(subject: Subject) -> MethodRouter<AppState> {
         state.lifecycle().wait_stopped(stopping).await;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn a_rollback_names_its_revision_as_a_string() {
+        let body = |revision: serde_json::Value| json!({"metadata": {"description": ""}, "spec": {"revision": revision}});
+        assert_eq!(rollback_revision(&body(json!("2"))).unwrap(), 2);
+        for (bad, says) in [
+            (json!(2), "not 2"),
+            (json!("two"), "'two' is not a revision number"),
+            (json!("0"), "'0' is not"),
+            (json!("-1"), "'-1' is not"),
+            (serde_json::Value::Null, "not absent"),
+        ] {
+            let err = rollback_revision(&body(bad)).unwrap_err();
+            let text = format!("{err:?}");
+            assert!(text.contains("spec.revision") && text.contains(says), "{text}");
+        }
+        assert!(rollback_revision(&json!({})).is_err());
+    }
+
+    #[test]
+    fn operation_urls_sit_beside_the_status_url() {
+        let path = ResourcePath::new(
+            emco_appcontext::Kind::DeploymentIntentGroup,
+            vec!["p".into(), "ca".into(), "v1".into(), "dig".into()],
+        );
+        assert_eq!(
+            operation_url(Subject::DeploymentIntentGroup, &path, "update"),
+            "/v2/projects/p/composite-apps/ca/v1/deployment-intent-groups/dig/update"
+        );
+    }
 }

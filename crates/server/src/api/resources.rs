@@ -570,6 +570,8 @@ pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Re
     crate::usage::check_unused(state.catalog(), state.contexts(), path).await?;
     let extra = if Subject::of(path.kind()).is_some() {
         state.lifecycle().deletion_ops(path).await?
+    } else if let Some(governing) = Subject::governing(path) {
+        state.lifecycle().part_deletion_ops(&governing).await?
     } else {
         write_ops(state, path, true).await?
     };

@@ -219,7 +219,7 @@ pub(crate) async fn state_object_of(state: &AppState, path: &ResourcePath) -> Re
     }
     let index = state.status().read();
     let context = history.last_context().and_then(|id| index.context(id));
-    let object = emco_status::state_object(
+    let mut object = emco_status::state_object(
         query_kind(subject),
         &history,
         context,
@@ -228,6 +228,7 @@ pub(crate) async fn state_object_of(state: &AppState, path: &ResourcePath) -> Re
             grace: state.config().status_grace,
         }),
     );
+    object.name_update_url(&super::lifecycle_routes::operation_url(subject, path, "update"));
     serde_json::to_value(object).map(Some).map_err(ApiError::internal)
 }
 

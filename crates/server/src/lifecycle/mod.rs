@@ -18,6 +18,14 @@
 //! [`STOP_WAIT`]); an instantiation after a stopped termination supersedes it even if the engine has not recorded
 //! it yet (the old context is marked `TerminateFailed` in the same transaction that creates the new one).
 //!
+//! Updates (`/update` of a logical cloud or a DIG, a DIG's `/rollback`) create a context whose meta `supersedes`
+//! the current one, which goes `Updating` in the same transaction; the engine applies only what differs and
+//! then hands over (the old context deletes what only it holds and ends `Updated`). A DIG records an update as
+//! EMCO's orchestrator does, `Updated` (old context) then `Instantiated` (new context), its revision counting up
+//! (`emco_model::lifecycle::revisions`); a rollback is an update whose context is a copy of an earlier
+//! revision's. A change to an instantiated DIG (or its intents) is allowed and recorded as pending
+//! (`StateInfo::modified`) until the next action; deleting its parts waits for its termination.
+//!
 //! No HTTP here: errors are [`LifecycleError`]s, which the API maps to status codes.
 
 mod dig;
@@ -29,10 +37,12 @@ use std::time::{Duration, Instant};
 
 use emco_appcontext::{
     AppContexts, Catalog, CatalogError, ClusterRecord, ContextError, ContextMeta, Engine, Kind, ResourcePath,
+    ResourceRecord,
 };
 use emco_helm::RenderLimits;
 use emco_model::lifecycle::{
     CLUSTER_NETWORK_INTENTS, DEPLOYMENT_INTENT_GROUP, LOGICAL_CLOUD, LifecycleTable, Operation, Outcome,
+    UpdateRecord, revision_context, revisions,
 };
 use emco_model::{ContextId, ContextStatus, StateInfo, StateValue, now_timestamp};
 use emco_store::{Op, Txn};
@@ -231,6 +241,20 @@ pub enum LifecycleError {
     /// answer).
     #[error("building the context failed: {0}")]
     Renderer(String),
+    /// A rollback names a revision the current instantiation does not have.
+    #[error(
+        "{subject} '{name}' has no revision {revision} in its current instantiation (revisions 1 to {latest})"
+    )]
+    UnknownRevision {
+        /// What has the lifecycle.
+        subject: &'static str,
+        /// Its name.
+        name: String,
+        /// The revision asked for.
+        revision: u64,
+        /// The latest revision.
+        latest: u64,
+    },
     /// The resource or what it instantiates changed while its context was being built.
     #[error(
         "{subject} '{name}' or what it is built from changed while it was being instantiated; instantiate it again"
@@ -274,6 +298,12 @@ enum Prepared {
     Unchanged,
     /// The inputs read and the context built from them.
     Build(Box<(Inputs, Built)>),
+    /// A rollback: a copy of the context of an earlier revision (`revision`), taking over from `current`.
+    Copy {
+        built: Box<Built>,
+        current: ContextId,
+        revision: u64,
+    },
 }
 
 /// A stop that was recorded; [`Lifecycle::wait_stopped`] waits until the engine has carried it out.
@@ -398,13 +428,45 @@ impl Lifecycle {
         } else {
             Operation::Modify
         };
-        match Self::outcome(path, &state, operation)? {
+        self.change_ops(path, &mut state, operation)
+    }
+
+    /// What deleting something the resource at `path` is built from (a DIG's intents, a logical cloud's
+    /// references, …) does to its state: as [`Lifecycle::modification_ops`], except that an instantiated DIG
+    /// keeps its intents until it is terminated.
+    pub async fn part_deletion_ops(&self, path: &ResourcePath) -> Result<Vec<Op>> {
+        let (mut state, _) = self.state(path).await?;
+        self.change_ops(path, &mut state, Operation::DeletePart)
+    }
+
+    fn change_ops(
+        &self,
+        path: &ResourcePath,
+        state: &mut StateInfo,
+        operation: Operation,
+    ) -> Result<Vec<Op>> {
+        match Self::outcome(path, state, operation)? {
             Outcome::Enter(next) if state.current() != Some(next) => {
                 state.push(next, None, now_timestamp());
-                Ok(vec![Catalog::state_op(path, &state)])
+                Ok(vec![Catalog::state_op(path, state)])
+            }
+            _ if Self::subject(path)
+                .table()
+                .modification_is_pending_update(state.current()) =>
+            {
+                // Applied by the next /update; the state object shows it is pending.
+                state.mark_modified(now_timestamp());
+                Ok(vec![Catalog::state_op(path, state)])
             }
             _ => Ok(Vec::new()),
         }
+    }
+
+    /// The revision of the resource's last action (a DIG's revisions count up with every update; see
+    /// `emco_model::lifecycle::revisions`).
+    pub async fn revision(&self, path: &ResourcePath) -> Result<u64> {
+        let (state, _) = self.state(path).await?;
+        Ok(revisions(&state.actions).last().copied().unwrap_or(0))
     }
 
     /// The ops that delete a resource's AppContexts, after checking that its state allows deleting and that its
@@ -447,6 +509,62 @@ impl Lifecycle {
     /// context that takes over from the current one, which must have finished instantiating.
     pub async fn prepare_update(&self, path: &ResourcePath) -> Result<PreparedInstance> {
         self.prepare(path, Operation::Update).await
+    }
+
+    /// The first half of a DIG's `/rollback` to `revision`: checks the state as an update does, finds the context
+    /// of that revision (404 [`LifecycleError::UnknownRevision`] if the current instantiation has none) and
+    /// copies its content into a new context, every resource pending. Reads and writes nothing else.
+    pub async fn prepare_rollback(&self, path: &ResourcePath, revision: u64) -> Result<PreparedInstance> {
+        let (state, _) = self.state(path).await?;
+        let current = self.check_updatable(path, &state).await?;
+        let subject = Self::subject(path);
+        let target =
+            revision_context(&state.actions, revision).ok_or_else(|| LifecycleError::UnknownRevision {
+                subject: subject.table().subject,
+                name: subject.display(path),
+                revision,
+                latest: revisions(&state.actions).iter().copied().max().unwrap_or(0),
+            })?;
+        let mut meta = self.contexts.meta(target).await?;
+        let records = self
+            .contexts
+            .clusters(target)
+            .await?
+            .into_iter()
+            .map(|record| {
+                let resources = record
+                    .resources
+                    .into_iter()
+                    .map(|resource| {
+                        ResourceRecord::pending(
+                            &resource.name,
+                            &resource.kind,
+                            &resource.api_version,
+                            resource.manifest,
+                        )
+                        .with_role(resource.role)
+                    })
+                    .collect();
+                ClusterRecord::pending(&record.app, &record.cluster, resources)
+            })
+            .collect();
+        meta.id = AppContexts::new_id();
+        meta.supersedes = None;
+        meta.status = ContextStatus::Instantiating;
+        meta.stop_requested = false;
+        meta.created = now_timestamp();
+        Ok(PreparedInstance {
+            operation: Operation::Update,
+            prepared: Prepared::Copy {
+                built: Box::new(Built {
+                    meta,
+                    records,
+                    extra: Vec::new(),
+                }),
+                current,
+                revision,
+            },
+        })
     }
 
     /// Updates a resource: both halves in one call.
@@ -519,28 +637,57 @@ impl Lifecycle {
         prepared: PreparedInstance,
     ) -> Result<ContextId> {
         let operation = prepared.operation;
-        let Prepared::Build(prepared) = prepared.prepared else {
-            let (state, _) = self.state(path).await?;
-            return state
-                .last_context()
-                .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+        // The inputs to check again (none for a rollback's copy, which must still take over from the context it
+        // was prepared against).
+        let (inputs, expected_current, built) = match prepared.prepared {
+            Prepared::Unchanged => {
+                let (state, _) = self.state(path).await?;
+                return state
+                    .last_context()
+                    .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to apply"));
+            }
+            Prepared::Build(prepared) => {
+                let (inputs, built) = *prepared;
+                (Some(inputs), None, built)
+            }
+            Prepared::Copy {
+                built,
+                current,
+                revision,
+            } => {
+                tracing::info!(name = %path.display_name(), revision, "rolling back");
+                (None, Some(current), *built)
+            }
         };
-        let (
-            inputs,
-            Built {
-                mut meta,
-                records,
-                extra,
-            },
-        ) = *prepared;
+        let Built {
+            mut meta,
+            records,
+            extra,
+        } = built;
         let subject = Self::subject(path);
         let id = meta.id;
         let mut attempts = 0;
         loop {
             let (mut state, revision) = self.state(path).await?;
+            let mut taken_over = None;
             let (superseded, entered) = if operation == Operation::Update {
-                meta.supersedes = Some(self.check_updatable(path, &state).await?);
-                (None, StateValue::Updated)
+                let current = self.check_updatable(path, &state).await?;
+                if expected_current.is_some_and(|expected| expected != current) {
+                    return Err(LifecycleError::InputsChanged {
+                        subject: subject.table().subject,
+                        name: subject.display(path),
+                    });
+                }
+                meta.supersedes = Some(current);
+                taken_over = Some(current);
+                let Outcome::Enter(entered) = Self::outcome(path, &state, Operation::Update)? else {
+                    return Err(Self::refused(
+                        path,
+                        state_name(state.current()),
+                        "nothing to update",
+                    ));
+                };
+                (None, entered)
             } else {
                 let Some(superseded) = self.check_instantiable(path, &state).await? else {
                     // Instantiated by someone else meanwhile (an /apply that is a no-op now).
@@ -550,7 +697,9 @@ impl Lifecycle {
                 };
                 (superseded, subject.table().instantiated)
             };
-            if self.read_inputs(path, operation).await? != inputs {
+            if let Some(inputs) = &inputs
+                && self.read_inputs(path, operation).await? != *inputs
+            {
                 return Err(LifecycleError::InputsChanged {
                     subject: subject.table().subject,
                     name: subject.display(path),
@@ -565,6 +714,17 @@ impl Lifecycle {
                 txn = txn
                     .when([AppContexts::meta_unchanged_since(old.id, old_revision)])
                     .and_then([AppContexts::meta_op(&old)]);
+            }
+            if let Some(current) = taken_over {
+                // The current context is being taken over from: Updating until the engine has handed over.
+                let (mut old, old_revision) = self.contexts.meta_with_revision(current).await?;
+                old.status = ContextStatus::Updating;
+                txn = txn
+                    .when([AppContexts::meta_unchanged_since(current, old_revision)])
+                    .and_then([AppContexts::meta_op(&old)]);
+                if subject.table().update_record == UpdateRecord::Handover {
+                    state.push(StateValue::Updated, Some(current), now_timestamp());
+                }
             }
             state.push(entered, Some(id), now_timestamp());
             match self.commit(path, revision, &state, txn).await {
@@ -589,8 +749,11 @@ impl Lifecycle {
         let current = state
             .last_context()
             .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to update"))?;
-        let status = self.contexts.meta(current).await?.status;
-        if status != ContextStatus::Instantiated {
+        let meta = self.contexts.meta(current).await?;
+        let status = meta.status;
+        // A failed update may be followed by another update (or a rollback) that repairs it.
+        let failed_update = status == ContextStatus::InstantiateFailed && meta.supersedes.is_some();
+        if status != ContextStatus::Instantiated && !failed_update {
             return Err(Self::refused(
                 path,
                 format!("{} (context {current} is {status})", state_name(state.current())),
@@ -661,10 +824,7 @@ impl Lifecycle {
             for previous in state.contexts().into_iter().filter(|previous| *previous != id) {
                 let (mut previous_meta, previous_revision) =
                     self.contexts.meta_with_revision(previous).await?;
-                if matches!(
-                    previous_meta.status,
-                    ContextStatus::Instantiated | ContextStatus::InstantiateFailed
-                ) {
+                if previous_meta.status.may_hold_objects() {
                     previous_meta.status = ContextStatus::Terminating;
                     previous_meta.stop_requested = false;
                     txn = txn

@@ -150,20 +150,24 @@ async fn lifecycle_transitions_are_allowed_and_refused_as_the_seeds_say() {
         "{}",
         reply.message()
     );
-    let reply = api.put(DIG, json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "r2"}})).await;
-    let reply = reply.expect(StatusCode::CONFLICT);
-    assert!(reply.message().contains("Instantiated"), "{}", reply.message());
-    api.delete(&format!(
-        "{DIG}/generic-placement-intents/fw-placement-intent/app-intents/sink-placement"
-    ))
-    .await
-    .expect(StatusCode::CONFLICT);
-    api.post(
-        &format!("{DIG}/intents"),
-        json!({"metadata": {"name": "more"}, "spec": {"intent": {}}}),
-    )
-    .await
-    .expect(StatusCode::CONFLICT);
+    // A change waits for /update (issue #20): allowed, recorded, the state unchanged; parts stay until terminated.
+    let reply = api.put(DIG, json!({"metadata": {"name": "vfw_deployment_intent_group", "description": "changed"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0"}})).await;
+    reply.expect(StatusCode::OK);
+    assert_eq!(
+        api.states().await.last().map(String::as_str),
+        Some("Instantiated")
+    );
+    let reply = api
+        .delete(&format!(
+            "{DIG}/generic-placement-intents/fw-placement-intent/app-intents/sink-placement"
+        ))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        reply.message().contains("cannot be deleted"),
+        "{}",
+        reply.message()
+    );
     let reply = api.delete(DIG).await.expect(StatusCode::CONFLICT);
     assert!(
         reply.message().contains("terminated before it can be deleted"),
