@@ -805,6 +805,7 @@ impl Serialize for ResourceView<'_> {
                         {
                             let shown = match self.query.conditions {
                                 ConditionsShown::All => true,
+                                ConditionsShown::None => false,
                                 ConditionsShown::NotReady => {
                                     resource.ready.is_some() && !resource.condition_ready()
                                 }

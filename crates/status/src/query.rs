@@ -98,7 +98,8 @@ pub struct StatusQuery {
     pub list: Option<ListQuery>,
     /// Which resources of a `status=ready` answer carry their `conditions`.
     pub conditions: ConditionsShown,
-    /// Whether the answer ends with the state object (`readiness`, `readiness=true`; `readiness=false`: not).
+    /// Whether the answer ends with the state object (`readiness`, `readiness=true`; `readiness=false`: not); by
+    /// default in EMCO 22.x answers only.
     pub readiness: bool,
 }
 
@@ -110,6 +111,8 @@ pub enum ConditionsShown {
     NotReady,
     /// Every resource with a verdict (`conditions=all`).
     All,
+    /// None (`conditions=none`): the leanest answer, for scripts that read `readyStatus` only.
+    None,
 }
 
 impl Default for StatusQuery {
@@ -221,14 +224,18 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
         query.conditions = match value {
             "notready" => ConditionsShown::NotReady,
             "all" => ConditionsShown::All,
+            "none" => ConditionsShown::None,
             other => {
                 return Err(invalid(
                     "conditions",
-                    format!("'{other}' is not allowed; use notready or all"),
+                    format!("'{other}' is not allowed; use notready, all or none"),
                 ));
             }
         };
     }
+    // EMCO 22.x answers (`status=`, a logical cloud's default) end with the state object unless `readiness=false`;
+    // the seeds' shape keeps seed 000's exact keys unless `readiness` asks for it.
+    query.readiness = query.shape == Shape::Emco22;
     if let Some(value) = first("readiness") {
         query.readiness = match value {
             "" | "true" => true,
@@ -332,6 +339,23 @@ mod tests {
             ConditionsShown::All
         );
         assert_eq!(
+            parse(&[("conditions", "none")]).unwrap().conditions,
+            ConditionsShown::None
+        );
+        // The state object ends EMCO 22.x answers unless turned off; the seeds' shape asks for it.
+        assert!(parse(&[("status", "ready")]).unwrap().readiness);
+        assert!(
+            !parse(&[("status", "ready"), ("readiness", "false")])
+                .unwrap()
+                .readiness
+        );
+        assert!(!parse(&[("type", "cluster")]).unwrap().readiness);
+        assert!(
+            parse(&[("type", "cluster"), ("readiness", "")])
+                .unwrap()
+                .readiness
+        );
+        assert_eq!(
             parse(&[("instance", "2621114006130701074")]).unwrap().instance,
             ContextId::new(2621114006130701074)
         );
@@ -349,7 +373,11 @@ mod tests {
             (vec![("instance", "")], "instance", "context id"),
             (vec![("instance", "abc")], "instance", "context id"),
             (vec![("resource", "a/b")], "resource", "a/b"),
-            (vec![("conditions", "some")], "conditions", "notready or all"),
+            (
+                vec![("conditions", "some")],
+                "conditions",
+                "notready, all or none",
+            ),
             (vec![("readiness", "yes")], "readiness", "true or false"),
         ];
         for (query, parameter, hint) in cases {

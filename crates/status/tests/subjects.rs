@@ -302,7 +302,14 @@ fn cluster_network_intents_emco22_answer_holds_one_cluster() {
     let deployed = ncm_answer(&[("status", "deployed")]);
     assert_eq!(
         keys(&deployed),
-        ["name", "states", "deployedStatus", "deployedCounts", "cluster"]
+        [
+            "name",
+            "states",
+            "deployedStatus",
+            "deployedCounts",
+            "cluster",
+            "readiness"
+        ]
     );
     assert_eq!(deployed["name"], "vfw-cluster-provider+edge01");
     // Applied counts as ncm's instantiation: it sets the status context and has revision 1.
@@ -352,7 +359,14 @@ fn cluster_network_intents_emco22_answer_holds_one_cluster() {
     let ready = ncm_answer(&[("status", "ready")]);
     assert_eq!(
         keys(&ready),
-        ["name", "states", "deployedStatus", "readyStatus", "cluster"]
+        [
+            "name",
+            "states",
+            "deployedStatus",
+            "readyStatus",
+            "cluster",
+            "readiness"
+        ]
     );
     assert_eq!(ready["readyStatus"], "Ready");
     assert_eq!(keys(&ready["cluster"]["resources"][2]), ["GVK", "name"]);
@@ -368,19 +382,35 @@ fn cluster_network_intents_emco22_cluster_is_empty_without_anything_to_show() {
     let summary = ncm_answer(&[("status", "deployed"), ("output", "summary")]);
     assert_eq!(
         keys(&summary),
-        ["name", "states", "deployedStatus", "deployedCounts", "cluster"]
+        [
+            "name",
+            "states",
+            "deployedStatus",
+            "deployedCounts",
+            "cluster",
+            "readiness"
+        ]
     );
     assert_eq!(summary["cluster"], json!({}));
 
     let nothing = ncm_answer(&[("status", "deployed"), ("resource", "no-such-net")]);
-    assert_eq!(keys(&nothing), ["name", "states", "deployedStatus", "cluster"]);
+    assert_eq!(
+        keys(&nothing),
+        ["name", "states", "deployedStatus", "cluster", "readiness"]
+    );
     assert_eq!(nothing["cluster"], json!({}));
     let elsewhere = ncm_answer(&[("status", "ready"), ("cluster", "vfw-cluster-provider+edge02")]);
     assert_eq!(elsewhere["cluster"], json!({}));
 
     // Before the first apply: the name, the history and an empty cluster.
     let created = StateInfo::created("2020-08-21T18:17:02.464Z".into());
-    let text = answer_text(NCM, &created, &StatusIndex::new(), None, &[("status", "ready")]);
+    let text = answer_text(
+        NCM,
+        &created,
+        &StatusIndex::new(),
+        None,
+        &[("status", "ready"), ("readiness", "false")],
+    );
     assert_eq!(
         text,
         r#"{"name":"vfw-cluster-provider+edge01","states":{"statusctxid":"","actions":[{"state":"Created","instance":"","time":"2020-08-21T18:17:02.464Z","revision":0}]},"cluster":{}}"#
@@ -422,7 +452,8 @@ fn logical_clouds_default_to_status_ready_with_the_clusters_lifted() {
             "deployedStatus",
             "readyStatus",
             "readyCounts",
-            "clusters"
+            "clusters",
+            "readiness"
         ]
     );
     assert_eq!(
@@ -467,7 +498,8 @@ fn logical_clouds_default_to_status_ready_with_the_clusters_lifted() {
             "states",
             "deployedStatus",
             "deployedCounts",
-            "clusters"
+            "clusters",
+            "readiness"
         ]
     );
     assert_eq!(deployed["deployedCounts"], json!({"Applied": 10}));
@@ -543,7 +575,14 @@ fn a_level_0_logical_cloud_shows_its_status_only() {
     let answer: Json = serde_json::from_str(&answer_text(LC, &state, &index, Some(5), &[])).unwrap();
     assert_eq!(
         keys(&answer),
-        ["project", "name", "states", "deployedStatus", "readyStatus"]
+        [
+            "project",
+            "name",
+            "states",
+            "deployedStatus",
+            "readyStatus",
+            "readiness"
+        ]
     );
     assert_eq!(
         (&answer["deployedStatus"], &answer["readyStatus"]),
