@@ -319,7 +319,7 @@ fn new_keys_appear_only_where_expected() {
         let last_key = serde_json::from_str::<Json>(text)
             .unwrap()
             .as_object()
-            .and_then(|map| map.keys().last().cloned());
+            .and_then(|map| map.keys().next_back().cloned());
         assert_eq!(
             last_key.as_deref() == Some("readiness"),
             emco22 && !list,

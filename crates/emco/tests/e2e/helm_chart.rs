@@ -196,6 +196,9 @@ fn default_values_render_emco_with_a_three_member_etcd() {
         .collect::<Vec<_>>()
         .join(",");
     assert!(command.contains(&json!(format!("--initial-cluster={initial_cluster}"))));
+    // emco writes a whole context in one transaction: etcd's limits are raised for large deployments.
+    assert!(command.contains(&json!("--max-txn-ops=100000")), "{command:?}");
+    assert!(command.contains(&json!("--max-request-bytes=67108864")), "{command:?}");
     let headless = by_kind["Service"]
         .iter()
         .find(|service| service.name == "emco-etcd")
