@@ -228,6 +228,15 @@ fn alias_name(err: &ScanError, text: &str) -> String {
         .collect()
 }
 
+/// The parser's defaults without comment events: comments mean nothing to values, and capturing their text (on
+/// by default when any crate of the build enables granit's `comments` feature) is a large share of reading a
+/// commented `values.yaml`. Comments are still scanned and validated as YAML syntax.
+fn parser_options() -> granit_parser::Options {
+    let mut options = granit_parser::Options::default();
+    options.set_emit_comments(false);
+    options
+}
+
 struct Builder<'a> {
     text: &'a str,
     /// Whether only the first document is read (go-yaml's `Unmarshal`: what follows its root node is never parsed).
@@ -325,7 +334,7 @@ impl<'a> Builder<'a> {
             first_only,
             misplaced_at: None,
             dash_at: None,
-            parser: Parser::new_from_str(text),
+            parser: Parser::new_from_str_with_options(text, parser_options()),
             anchors: HashMap::new(),
             last_empty: false,
             last_start: None,
