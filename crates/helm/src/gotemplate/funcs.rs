@@ -127,8 +127,9 @@ pub struct FuncMap {
 
 /// FNV-1a over a function name. Every identifier of every template is looked up here while parsing, and the
 /// names are short, where SipHash's setup dominates; only the map's own fixed names are ever inserted, so no
-/// template can make lookups collide.
-struct NameHasher(u64);
+/// template can make lookups collide. (The parser's table of a text's own names uses it too: that table holds one
+/// entry per distinct name of the text, so collisions cost at most what the text's size allows.)
+pub(crate) struct NameHasher(u64);
 
 impl Default for NameHasher {
     fn default() -> Self {

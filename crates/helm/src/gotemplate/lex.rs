@@ -436,11 +436,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_space(&mut self) {
-        let mut spaces = 0;
-        while self.rest().first().is_some_and(|&b| is_space(b)) {
-            self.next();
-            spaces += 1;
-        }
+        let spaces = self.rest().iter().take_while(|&&b| is_space(b)).count();
+        self.line += self.rest()[..spaces].iter().filter(|&&b| b == b'\n').count();
+        self.pos += spaces;
         // A trim-marked right delimiter starts with a space: leave that space to it.
         let before = self.bytes.get(self.pos - 1..).unwrap_or(&[]);
         if before.len() >= 4 && before[1] == b'-' && before[2..].starts_with(RIGHT.as_bytes()) {
@@ -479,9 +477,7 @@ impl<'a> Lexer<'a> {
             });
             return true;
         }
-        while self.peek().is_some_and(is_alnum) {
-            self.next();
-        }
+        self.skip_alnum();
         if !self.at_terminator() {
             return self.bad_char();
         }
@@ -489,10 +485,21 @@ impl<'a> Lexer<'a> {
         true
     }
 
-    fn lex_identifier(&mut self) -> bool {
-        while self.peek().is_some_and(is_alnum) {
-            self.next();
+    /// Skips letters, digits and `_` (ASCII by bytes, the rest by characters).
+    fn skip_alnum(&mut self) {
+        loop {
+            match self.bytes.get(self.pos) {
+                Some(&b) if b.is_ascii_alphanumeric() || b == b'_' => self.pos += 1,
+                Some(&b) if !b.is_ascii() && self.peek().is_some_and(is_alnum) => {
+                    self.next();
+                }
+                _ => return,
+            }
         }
+    }
+
+    fn lex_identifier(&mut self) -> bool {
+        self.skip_alnum();
         if !self.at_terminator() {
             return self.bad_char();
         }
@@ -538,20 +545,36 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_quote(&mut self) -> bool {
+        // The bytes that matter are ASCII, which never occur inside a multi-byte character: scan bytes.
         loop {
-            match self.next() {
-                Some('\\') => {
+            let Some(offset) = self
+                .rest()
+                .iter()
+                .position(|&b| matches!(b, b'\\' | b'"' | b'\n'))
+            else {
+                self.pos = self.bytes.len();
+                self.error("unterminated quoted string".into());
+                return false;
+            };
+            self.pos += offset;
+            match self.bytes[self.pos] {
+                b'\\' => {
+                    self.pos += 1;
                     if !matches!(self.next(), Some(c) if c != '\n') {
                         self.error("unterminated quoted string".into());
                         return false;
                     }
                 }
-                None | Some('\n') => {
+                b'"' => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => {
+                    self.pos += 1;
+                    self.line += 1;
                     self.error("unterminated quoted string".into());
                     return false;
                 }
-                Some('"') => break,
-                Some(_) => {}
             }
         }
         self.emit(Tok::String);
@@ -559,16 +582,14 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_raw_quote(&mut self) -> bool {
-        loop {
-            match self.next() {
-                None => {
-                    self.error("unterminated raw quoted string".into());
-                    return false;
-                }
-                Some('`') => break,
-                Some(_) => {}
-            }
-        }
+        let Some(offset) = self.rest().iter().position(|&b| b == b'`') else {
+            self.line += self.rest().iter().filter(|&&b| b == b'\n').count();
+            self.pos = self.bytes.len();
+            self.error("unterminated raw quoted string".into());
+            return false;
+        };
+        self.line += self.rest()[..offset].iter().filter(|&&b| b == b'\n').count();
+        self.pos += offset + 1;
         self.emit(Tok::RawString);
         true
     }

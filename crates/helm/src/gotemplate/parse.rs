@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use super::Limit;
 use super::builtins::Callee;
+use super::funcs::NameHasher;
 use super::lex::{Item, Tok, go_quote, lex};
 use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
 
@@ -34,6 +35,7 @@ pub(crate) fn parse(
     let text: Rc<str> = Rc::from(text);
     let parse_name: Rc<str> = Rc::from(name);
     let mut p = Parser {
+        names: std::collections::HashMap::default(),
         items: lexed.items,
         lex_error: lexed.error.unwrap_or_default(),
         index: 0,
@@ -98,6 +100,8 @@ pub(crate) fn parse(
 }
 
 struct Parser<'f, 'a> {
+    /// Every field, variable and function name of the text, allocated once and shared by the nodes naming it.
+    names: std::collections::HashMap<&'a str, Rc<str>, std::hash::BuildHasherDefault<NameHasher>>,
     items: Vec<Item<'a>>,
     /// The message of the lexer's error token (the last token when lexing failed).
     lex_error: String,
@@ -117,6 +121,11 @@ struct Parser<'f, 'a> {
 }
 
 impl<'a> Parser<'_, 'a> {
+    /// The shared allocation of `name`.
+    fn name(&mut self, name: &'a str) -> Rc<str> {
+        self.names.entry(name).or_insert_with(|| Rc::from(name)).clone()
+    }
+
     fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
         Err(ParseError {
             line: self.last_line,
@@ -500,15 +509,17 @@ impl<'a> Parser<'_, 'a> {
                 Tok::Assign | Tok::Declare => {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val));
+                    let name = self.name(v.val);
+                    pipe.decl.push(name.clone());
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val));
+                    self.vars.push(name);
                 }
                 Tok::Char if next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(v.val));
+                    let name = self.name(v.val);
+                    pipe.decl.push(name.clone());
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(v.val));
+                    self.vars.push(name);
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -610,7 +621,7 @@ impl<'a> Parser<'_, 'a> {
         let mut fields: Vec<Rc<str>> = Vec::new();
         while self.peek().typ == Tok::Field {
             let item = self.next();
-            fields.push(Rc::from(item.val.get(1..).unwrap_or("")));
+            fields.push(self.name(item.val.get(1..).unwrap_or("")));
         }
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
@@ -651,7 +662,7 @@ impl<'a> Parser<'_, 'a> {
                 };
                 Arg::Identifier {
                     pos: token.pos,
-                    name: Rc::from(token.val),
+                    name: self.name(token.val),
                     callee,
                 }
             }
@@ -663,12 +674,12 @@ impl<'a> Parser<'_, 'a> {
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![Rc::from(token.val)],
+                    idents: vec![self.name(token.val)],
                 }
             }
             Tok::Field => Arg::Field {
                 pos: token.pos,
-                idents: vec![Rc::from(token.val.get(1..).unwrap_or(""))],
+                idents: vec![self.name(token.val.get(1..).unwrap_or(""))],
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,

@@ -340,7 +340,7 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             block_allowed: false,
         };
     }
-    let chars: Vec<char> = value.chars().collect();
+    let mut chars = value.chars().peekable();
     let mut block_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
@@ -357,11 +357,12 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
         block_indicators = true;
     }
     let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = chars
-            .get(i + 1)
-            .is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
-        if i == 0 {
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
+        if first {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@'
                 | '`' => {
@@ -385,10 +386,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             special_characters = true;
         }
         if c == ' ' {
-            if i == 0 {
+            if first {
                 leading_space = true;
             }
-            if i + 1 == chars.len() {
+            if last {
                 trailing_space = true;
             }
             if previous_break {
@@ -398,10 +399,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             previous_break = false;
         } else if is_break(c) {
             line_breaks = true;
-            if i == 0 {
+            if first {
                 leading_break = true;
             }
-            if i + 1 == chars.len() {
+            if last {
                 trailing_break = true;
             }
             if previous_space {
@@ -414,6 +415,7 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        first = false;
     }
     let mut analysis = Analysis {
         multiline: line_breaks,
@@ -643,6 +645,14 @@ impl Emitter {
         if !self.whitespace {
             self.put(' ');
         }
+        if !text.contains(' ') {
+            // Without spaces there is nowhere to break: the text goes out as it is (most keys and values).
+            self.out.push_str(text);
+            self.column += text.chars().count();
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
@@ -805,18 +815,24 @@ impl Emitter {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
-        for &c in &chars {
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
             if is_break(c) {
                 self.write_break(c);
                 self.indention = true;
                 breaks = true;
+                rest = &rest[c.len_utf8()..];
             } else {
                 if breaks {
                     self.write_indent();
                     breaks = false;
                 }
-                self.put(c);
+                // The rest of the line goes out as it is.
+                let end = rest.find(is_break).unwrap_or(rest.len());
+                self.out.push_str(&rest[..end]);
+                self.column += rest[..end].chars().count();
                 self.indention = false;
+                rest = &rest[end..];
             }
         }
     }
