@@ -289,9 +289,9 @@ impl<'a> Exec<'a> {
 
     fn walk(&mut self, node: &Node, dot: Dot<'_>) -> R<Flow> {
         match node {
-            Node::Text { pos, text } => {
+            Node::Text { pos, len, source } => {
                 self.steps += 1;
-                self.write(text, *pos, node)?;
+                self.write(super::node::text_at(source, *pos, *len), *pos, node)?;
             }
             Node::Action { pos, pipe } => {
                 self.step(*pos, node)?;

@@ -320,7 +320,8 @@ impl<'a> Parser<'_, 'a> {
         match token.typ {
             Tok::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: Rc::from(token.val),
+                len: token.val.len(),
+                source: self.text.clone(),
             })),
             Tok::LeftDelim => {
                 self.action_line = token.line;

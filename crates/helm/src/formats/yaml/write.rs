@@ -340,7 +340,16 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             block_allowed: false,
         };
     }
-    let mut chars = value.chars().peekable();
+    // ASCII text (nearly all) is walked by bytes, which skips UTF-8 decoding; the analysis is the same.
+    if value.is_ascii() {
+        analyze_chars(value, value.bytes().map(char::from), flavor)
+    } else {
+        analyze_chars(value, value.chars(), flavor)
+    }
+}
+
+fn analyze_chars(value: &str, chars: impl Iterator<Item = char>, flavor: Flavor) -> Analysis {
+    let mut chars = chars.peekable();
     let mut block_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
@@ -733,7 +742,23 @@ impl Emitter {
         // go-yaml's `is_bom` looks at the start of the text, not at the current character: once a text starts with
         // a BOM, every character is escaped.
         let starts_with_bom = text.starts_with('\u{FEFF}');
-        for (i, &c) in chars.iter().enumerate() {
+        let ordinary = |c: char| is_printable(c) && !is_break(c) && !matches!(c, '"' | '\\' | ' ');
+        let mut i = 0;
+        while let Some(&c) = chars.get(i) {
+            if !starts_with_bom && ordinary(c) {
+                // A run of characters written as they are.
+                let start = byte_pos;
+                let mut count = 0;
+                while let Some(&c) = chars.get(i).filter(|&&c| ordinary(c)) {
+                    byte_pos += c.len_utf8();
+                    count += 1;
+                    i += 1;
+                }
+                self.out.push_str(&text[start..byte_pos]);
+                self.column += count;
+                spaces = false;
+                continue;
+            }
             if starts_with_bom || !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
@@ -789,6 +814,7 @@ impl Emitter {
                 spaces = false;
             }
             byte_pos += c.len_utf8();
+            i += 1;
         }
         self.write_indicator("\"", false, false, false);
         self.whitespace = false;
