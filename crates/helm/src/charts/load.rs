@@ -123,10 +123,7 @@ fn strip_top_folder(files: Vec<ArchiveFile>) -> Result<Vec<File>, ChartError> {
             Some(rest) => rest.to_vec(),
             None => file.bytes,
         };
-        out.push(File {
-            name,
-            data: data.into(),
-        });
+        out.push(File { name, data });
     }
     if out.is_empty() {
         return Err(ChartError::Load("no files in chart archive".into()));
@@ -211,7 +208,7 @@ fn load_chart_files(files: Vec<File>, budget: &mut Budget, depth: usize) -> Resu
                 chart_values = load_values(&file.data)
                     .map_err(|err| ChartError::Load(format!("cannot load values.yaml: {err}")))?;
             }
-            "values.schema.json" => schema = Some(file.data.to_vec()),
+            "values.schema.json" => schema = Some(file.data),
             "requirements.yaml" | "requirements.lock" => {
                 let md = metadata.get_or_insert_with(Metadata::default);
                 let json = parse_yaml(&file.data)

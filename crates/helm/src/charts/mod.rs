@@ -77,8 +77,8 @@ pub enum ChartError {
 pub struct File {
     /// Its path relative to its chart, e.g. `templates/deployment.yaml`.
     pub name: String,
-    /// Its bytes (a leading UTF-8 byte order mark removed, as Helm does), shared: every render clones the chart.
-    pub data: std::sync::Arc<[u8]>,
+    /// Its bytes (a leading UTF-8 byte order mark removed, as Helm does).
+    pub data: Vec<u8>,
 }
 
 /// A loaded chart with its subcharts (Helm's `chart.Chart`).
@@ -126,7 +126,7 @@ impl Chart {
                 .iter()
                 .any(|ext| file.name.ends_with(ext));
             if file.name.starts_with("crds/") && manifest {
-                out.push((format!("{full_path}/{}", file.name), file.data.to_vec()));
+                out.push((format!("{full_path}/{}", file.name), file.data.clone()));
             }
         }
         for dep in &self.dependencies {

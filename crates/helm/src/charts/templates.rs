@@ -131,7 +131,7 @@ fn collect(
 ) -> Value {
     let dot = Map::new();
     dot.insert("Chart", chart.metadata.to_template_map(is_root));
-    let files = Files::new(chart.files.iter().map(|f| (f.name.as_str(), &*f.data)));
+    let files = Files::new(chart.files.iter().map(|f| (f.name.as_str(), f.data.as_slice())));
     dot.insert("Files", Value::Object(Rc::new(files)));
     dot.insert("Release", shared.release.clone());
     dot.insert("Capabilities", shared.caps.clone());
@@ -218,12 +218,12 @@ mod tests {
                 .iter()
                 .map(|name| File {
                     name: format!("templates/{name}"),
-                    data: b"x".as_slice().into(),
+                    data: b"x".to_vec(),
                 })
                 .collect(),
             files: vec![File {
                 name: "files/a.txt".into(),
-                data: b"a".as_slice().into(),
+                data: b"a".to_vec(),
             }],
             dependencies: deps,
         }
