@@ -94,7 +94,7 @@ fn tpl(runtime: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
     // The executor parses and wraps errors as Helm's `tpl` does (`cannot parse template …`,
     // `error during tpl function execution for …`); Helm blanks `<no value>` in the result.
     let output = runtime.tpl(&text, &data)?;
-    Ok(Value::from(output.replace("<no value>", "")))
+    Ok(Value::from(blank_no_value(output)))
 }
 
 fn required(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncError> {
@@ -130,6 +130,25 @@ fn get_host_by_name(_: &mut dyn Runtime, args: &[Value]) -> Result<Value, FuncEr
     Ok(Value::from(""))
 }
 
+/// Helm blanks Go's `<no value>` in what templates render. Most texts hold none: they are kept as they are, found
+/// by a byte scan for `<` rather than a substring search that copies the whole text.
+fn blank_no_value(text: String) -> String {
+    const NO_VALUE: &str = "<no value>";
+    let bytes = text.as_bytes();
+    let mut from = 0;
+    while let Some(offset) = bytes
+        .get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b == b'<'))
+    {
+        let at = from + offset;
+        if bytes[at..].starts_with(NO_VALUE.as_bytes()) {
+            return text.replace(NO_VALUE, "");
+        }
+        from = at + 1;
+    }
+    text
+}
+
 /// Parses every job into one template set and executes each template that renders, both in the order given —
 /// [`charts::template_jobs`](crate::charts::template_jobs)'s, which is Helm's. Returns template name → output.
 ///
@@ -155,7 +174,7 @@ pub fn render_jobs(jobs: &[TemplateJob], limits: Limits) -> Result<BTreeMap<Stri
                 message: exec_error_message(&job.name, &err),
                 limit: err.limit_exceeded(),
             })?;
-        rendered.insert(job.name.clone(), output.replace("<no value>", ""));
+        rendered.insert(job.name.clone(), blank_no_value(output));
     }
     Ok(rendered)
 }
@@ -294,6 +313,17 @@ impl Trace {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blanks_no_value_only_where_it_is() {
+        assert_eq!(
+            blank_no_value("a: <no value>\nb: <x> <no value>".into()),
+            "a: \nb: <x> "
+        );
+        assert_eq!(blank_no_value("a: <no val".into()), "a: <no val");
+        assert_eq!(blank_no_value("<<no value>>".into()), "<>");
+        assert_eq!(blank_no_value(String::new()), "");
+    }
 
     #[test]
     fn sorts_templates_as_helm_does() {

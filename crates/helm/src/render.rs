@@ -240,8 +240,10 @@ fn split_documents(text: &str) -> Vec<&str> {
     let mut line_start = 0;
     let bytes = text.as_bytes();
     while line_start <= text.len() {
-        let line_end = text[line_start..]
-            .find('\n')
+        // A byte scan: rendered output has many short lines, where a searcher's setup per line dominates.
+        let line_end = bytes[line_start..]
+            .iter()
+            .position(|&b| b == b'\n')
             .map_or(text.len(), |at| line_start + at);
         if text[line_start..line_end].starts_with("---") {
             documents.push(&text[start..line_start]);

@@ -65,6 +65,8 @@ pub(crate) struct Exec<'a> {
     vars: Vec<Var>,
     out: String,
     tree: Rc<Tree>,
+    /// The name `$`, shared by the first variable of every template run.
+    dollar: Rc<str>,
 }
 
 fn stack_addr() -> usize {
@@ -115,6 +117,7 @@ impl<'a> Exec<'a> {
             vars: Vec::new(),
             out: String::new(),
             tree: top.clone(),
+            dollar: Rc::from("$"),
         }
     }
 
@@ -143,7 +146,7 @@ impl<'a> Exec<'a> {
         let saved_vars = std::mem::replace(
             &mut self.vars,
             vec![Var {
-                name: Rc::from("$"),
+                name: self.dollar.clone(),
                 value: data.clone(),
                 iface: false,
             }],
@@ -286,9 +289,9 @@ impl<'a> Exec<'a> {
 
     fn walk(&mut self, node: &Node, dot: Dot<'_>) -> R<Flow> {
         match node {
-            Node::Text { pos, text } => {
+            Node::Text { pos, len, source } => {
                 self.steps += 1;
-                self.write(text, *pos, node)?;
+                self.write(super::node::text_at(source, *pos, *len), *pos, node)?;
             }
             Node::Action { pos, pipe } => {
                 self.step(*pos, node)?;
@@ -296,6 +299,9 @@ impl<'a> Exec<'a> {
                 if pipe.decl.is_empty() {
                     if value.is_nil() {
                         self.write("<no value>", *pos, node)?;
+                    } else if let Value::String(text) = &value {
+                        // `%v` of a string is the string: no printer needed for the most common action.
+                        self.write(text, *pos, node)?;
                     } else {
                         let text = fmt::sprint_value(&value);
                         self.write(&text, *pos, node)?;
@@ -489,7 +495,7 @@ impl<'a> Exec<'a> {
         let saved_vars = std::mem::replace(
             &mut self.vars,
             vec![Var {
-                name: Rc::from("$"),
+                name: self.dollar.clone(),
                 value: new_dot.clone(),
                 iface: false,
             }],

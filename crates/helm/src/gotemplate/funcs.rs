@@ -122,7 +122,31 @@ pub struct FuncDef {
 /// The functions a template set knows, by name. Parsing refuses a call to a name not in the map, as Go does.
 #[derive(Clone, Default)]
 pub struct FuncMap {
-    funcs: HashMap<&'static str, FuncDef>,
+    funcs: HashMap<&'static str, FuncDef, std::hash::BuildHasherDefault<NameHasher>>,
+}
+
+/// FNV-1a over a function name. Every identifier of every template is looked up here while parsing, and the
+/// names are short, where SipHash's setup dominates; only the map's own fixed names are ever inserted, so no
+/// template can make lookups collide. (The parser's table of a text's own names uses it too: that table holds one
+/// entry per distinct name of the text, so collisions cost at most what the text's size allows.)
+pub(crate) struct NameHasher(u64);
+
+impl Default for NameHasher {
+    fn default() -> Self {
+        Self(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for NameHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
 }
 
 impl FuncMap {

@@ -5,7 +5,6 @@
 //! becomes the last token, as Go's `itemError` does, so the parser reports it where Go would.
 
 pub(crate) use super::fmt::quote as go_quote;
-use std::borrow::Cow;
 
 /// Token kinds (Go's `itemType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,14 +64,20 @@ impl Tok {
     }
 }
 
-/// A token: kind, byte offset in the text, text, and 1-based line.
-#[derive(Debug, Clone)]
+/// A token: kind, byte offset in the text, text, and 1-based line. Copied freely by the parser's look-ahead.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Item<'a> {
     pub(crate) typ: Tok,
     pub(crate) pos: usize,
-    /// The token's text, borrowed from the template (an error token's message is owned).
-    pub(crate) val: Cow<'a, str>,
+    /// The token's text, borrowed from the template (empty for an error token: its message is [`Lexed::error`]).
+    pub(crate) val: &'a str,
     pub(crate) line: usize,
+}
+
+/// The tokens of a text, and the message of the error token that ends them, if lexing failed.
+pub(crate) struct Lexed<'a> {
+    pub(crate) items: Vec<Item<'a>>,
+    pub(crate) error: Option<String>,
 }
 
 impl std::fmt::Display for Item<'_> {
@@ -80,13 +85,13 @@ impl std::fmt::Display for Item<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self.typ {
             Tok::Eof => f.write_str("EOF"),
-            Tok::Error => f.write_str(&self.val),
+            Tok::Error => f.write_str(self.val),
             t if t.is_keyword() => write!(f, "<{}>", self.val),
             _ if self.val.chars().count() > 10 => {
                 let head: String = self.val.chars().take(10).collect();
                 write!(f, "{}...", go_quote(&head))
             }
-            _ => f.write_str(&go_quote(&self.val)),
+            _ => f.write_str(&go_quote(self.val)),
         }
     }
 }
@@ -99,7 +104,24 @@ fn is_space(b: u8) -> bool {
 }
 
 fn is_alnum(c: char) -> bool {
-    c == '_' || c.is_alphabetic() || c.is_numeric()
+    if c.is_ascii() {
+        return c == '_' || c.is_ascii_alphanumeric();
+    }
+    c.is_alphabetic() || c.is_numeric()
+}
+
+/// Where the two-byte `pair` first occurs in `haystack`: a byte scan for its first byte, far cheaper than a
+/// general substring search set up anew for every run of text between actions.
+fn find_pair(haystack: &[u8], pair: &[u8; 2]) -> Option<usize> {
+    let mut from = 0;
+    while let Some(offset) = haystack.get(from..)?.iter().position(|&b| b == pair[0]) {
+        let at = from + offset;
+        if haystack.get(at + 1) == Some(&pair[1]) {
+            return Some(at);
+        }
+        from = at + 1;
+    }
+    None
 }
 
 fn has_left_trim(s: &[u8]) -> bool {
@@ -112,7 +134,7 @@ fn has_right_trim(s: &[u8]) -> bool {
 
 /// Lexes `input` into tokens, ending with `Eof` or `Error`. `break_ok`/`continue_ok` say whether `break` and
 /// `continue` are keywords (they are not when the function map defines them, as in Go).
-pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item<'_>> {
+pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Lexed<'_> {
     let mut lx = Lexer {
         input,
         bytes: input.as_bytes(),
@@ -121,12 +143,16 @@ pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Vec<Item<'_
         line: 1,
         start_line: 1,
         items: Vec::new(),
+        error: None,
         paren_depth: 0,
         break_ok,
         continue_ok,
     };
     lx.run();
-    lx.items
+    Lexed {
+        items: lx.items,
+        error: lx.error,
+    }
 }
 
 struct Lexer<'a> {
@@ -137,6 +163,7 @@ struct Lexer<'a> {
     line: usize,
     start_line: usize,
     items: Vec<Item<'a>>,
+    error: Option<String>,
     paren_depth: i64,
     break_ok: bool,
     continue_ok: bool,
@@ -144,7 +171,7 @@ struct Lexer<'a> {
 
 impl<'a> Lexer<'a> {
     fn emit(&mut self, typ: Tok) {
-        let val = Cow::Borrowed(self.input.get(self.start..self.pos).unwrap_or(""));
+        let val = self.input.get(self.start..self.pos).unwrap_or("");
         self.items.push(Item {
             typ,
             pos: self.start,
@@ -166,12 +193,17 @@ impl<'a> Lexer<'a> {
         self.items.push(Item {
             typ: Tok::Error,
             pos: self.start,
-            val: Cow::Owned(message),
+            val: "",
             line: self.start_line,
         });
+        self.error = Some(message);
     }
 
     fn peek(&self) -> Option<char> {
+        let first = *self.bytes.get(self.pos)?;
+        if first.is_ascii() {
+            return Some(char::from(first));
+        }
         self.input.get(self.pos..).and_then(|s| s.chars().next())
     }
 
@@ -201,7 +233,7 @@ impl<'a> Lexer<'a> {
 
     /// Text up to the next left delimiter; false at EOF.
     fn lex_text(&mut self) -> bool {
-        let Some(x) = self.input.get(self.pos..).and_then(|s| s.find(LEFT)) else {
+        let Some(x) = find_pair(self.rest(), b"{{") else {
             self.pos = self.input.len();
             if self.pos > self.start {
                 let text = &self.bytes[self.start..self.pos];
@@ -251,7 +283,7 @@ impl<'a> Lexer<'a> {
         let item = Item {
             typ: Tok::LeftDelim,
             pos: self.start,
-            val: Cow::Borrowed(LEFT),
+            val: LEFT,
             line: self.start_line,
         };
         self.pos += after;
@@ -271,7 +303,7 @@ impl<'a> Lexer<'a> {
 
     fn lex_comment(&mut self) -> bool {
         self.pos += 2;
-        let Some(end) = self.input.get(self.pos..).and_then(|s| s.find("*/")) else {
+        let Some(end) = find_pair(self.rest(), b"*/") else {
             self.error("unclosed comment".into());
             return false;
         };
@@ -404,11 +436,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_space(&mut self) {
-        let mut spaces = 0;
-        while self.rest().first().is_some_and(|&b| is_space(b)) {
-            self.next();
-            spaces += 1;
-        }
+        let spaces = self.rest().iter().take_while(|&&b| is_space(b)).count();
+        self.line += self.rest()[..spaces].iter().filter(|&&b| b == b'\n').count();
+        self.pos += spaces;
         // A trim-marked right delimiter starts with a space: leave that space to it.
         let before = self.bytes.get(self.pos - 1..).unwrap_or(&[]);
         if before.len() >= 4 && before[1] == b'-' && before[2..].starts_with(RIGHT.as_bytes()) {
@@ -447,9 +477,7 @@ impl<'a> Lexer<'a> {
             });
             return true;
         }
-        while self.peek().is_some_and(is_alnum) {
-            self.next();
-        }
+        self.skip_alnum();
         if !self.at_terminator() {
             return self.bad_char();
         }
@@ -457,10 +485,21 @@ impl<'a> Lexer<'a> {
         true
     }
 
-    fn lex_identifier(&mut self) -> bool {
-        while self.peek().is_some_and(is_alnum) {
-            self.next();
+    /// Skips letters, digits and `_` (ASCII by bytes, the rest by characters).
+    fn skip_alnum(&mut self) {
+        loop {
+            match self.bytes.get(self.pos) {
+                Some(&b) if b.is_ascii_alphanumeric() || b == b'_' => self.pos += 1,
+                Some(&b) if !b.is_ascii() && self.peek().is_some_and(is_alnum) => {
+                    self.next();
+                }
+                _ => return,
+            }
         }
+    }
+
+    fn lex_identifier(&mut self) -> bool {
+        self.skip_alnum();
         if !self.at_terminator() {
             return self.bad_char();
         }
@@ -506,20 +545,36 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_quote(&mut self) -> bool {
+        // The bytes that matter are ASCII, which never occur inside a multi-byte character: scan bytes.
         loop {
-            match self.next() {
-                Some('\\') => {
+            let Some(offset) = self
+                .rest()
+                .iter()
+                .position(|&b| matches!(b, b'\\' | b'"' | b'\n'))
+            else {
+                self.pos = self.bytes.len();
+                self.error("unterminated quoted string".into());
+                return false;
+            };
+            self.pos += offset;
+            match self.bytes[self.pos] {
+                b'\\' => {
+                    self.pos += 1;
                     if !matches!(self.next(), Some(c) if c != '\n') {
                         self.error("unterminated quoted string".into());
                         return false;
                     }
                 }
-                None | Some('\n') => {
+                b'"' => {
+                    self.pos += 1;
+                    break;
+                }
+                _ => {
+                    self.pos += 1;
+                    self.line += 1;
                     self.error("unterminated quoted string".into());
                     return false;
                 }
-                Some('"') => break,
-                Some(_) => {}
             }
         }
         self.emit(Tok::String);
@@ -527,16 +582,14 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_raw_quote(&mut self) -> bool {
-        loop {
-            match self.next() {
-                None => {
-                    self.error("unterminated raw quoted string".into());
-                    return false;
-                }
-                Some('`') => break,
-                Some(_) => {}
-            }
-        }
+        let Some(offset) = self.rest().iter().position(|&b| b == b'`') else {
+            self.line += self.rest().iter().filter(|&&b| b == b'\n').count();
+            self.pos = self.bytes.len();
+            self.error("unterminated raw quoted string".into());
+            return false;
+        };
+        self.line += self.rest()[..offset].iter().filter(|&&b| b == b'\n').count();
+        self.pos += offset + 1;
         self.emit(Tok::RawString);
         true
     }
@@ -610,9 +663,14 @@ mod tests {
     use super::*;
 
     fn kinds(text: &str) -> Vec<(Tok, String)> {
-        lex(text, true, true)
-            .into_iter()
-            .map(|i| (i.typ, i.val.to_string()))
+        let lexed = lex(text, true, true);
+        lexed
+            .items
+            .iter()
+            .map(|i| match i.typ {
+                Tok::Error => (i.typ, lexed.error.clone().unwrap_or_default()),
+                _ => (i.typ, i.val.to_string()),
+            })
             .collect()
     }
 

@@ -19,7 +19,7 @@ impl Tree {
     /// Whether the body is empty or only whitespace text (Go's `IsEmptyTree`).
     pub(crate) fn is_empty(&self) -> bool {
         self.root.iter().all(|node| match node {
-            Node::Text { text, .. } => text.trim().is_empty(),
+            Node::Text { pos, len, source } => text_at(source, *pos, *len).trim().is_empty(),
             _ => false,
         })
     }
@@ -33,12 +33,19 @@ impl Tree {
     }
 }
 
+/// The `len` bytes at `pos` of `source` (a text node's text).
+pub(crate) fn text_at(source: &str, pos: usize, len: usize) -> &str {
+    source.get(pos..pos.saturating_add(len)).unwrap_or_default()
+}
+
 /// A statement-level node.
 #[derive(Debug)]
 pub(crate) enum Node {
+    /// Text between actions: `len` bytes at `pos` of the template's whole text `source` (shared, not copied).
     Text {
         pos: usize,
-        text: Rc<str>,
+        len: usize,
+        source: Rc<str>,
     },
     Action {
         pos: usize,
@@ -162,7 +169,7 @@ fn write_list(f: &mut fmt::Formatter<'_>, list: &[Node]) -> fmt::Result {
 impl Display for Node {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Node::Text { text, .. } => f.write_str(text),
+            Node::Text { pos, len, source } => f.write_str(text_at(source, *pos, *len)),
             Node::Action { pipe, .. } => write!(f, "{{{{{pipe}}}}}"),
             Node::If(b) => write_branch(f, "if", b),
             Node::With(b) => write_branch(f, "with", b),

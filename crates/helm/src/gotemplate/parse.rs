@@ -6,6 +6,7 @@ use std::rc::Rc;
 
 use super::Limit;
 use super::builtins::Callee;
+use super::funcs::NameHasher;
 use super::lex::{Item, Tok, go_quote, lex};
 use super::node::{Arg, Branch, Command, Node, Num, Pipe, Tree};
 
@@ -30,11 +31,13 @@ pub(crate) fn parse(
 ) -> PResult<Vec<Tree>> {
     let marker = 0u8;
     let stack_base = std::hint::black_box(&marker as *const u8 as usize);
-    let items = lex(text, resolve("break").is_none(), resolve("continue").is_none());
+    let lexed = lex(text, resolve("break").is_none(), resolve("continue").is_none());
     let text: Rc<str> = Rc::from(text);
     let parse_name: Rc<str> = Rc::from(name);
     let mut p = Parser {
-        items,
+        names: std::collections::HashMap::default(),
+        items: lexed.items,
+        lex_error: lexed.error.unwrap_or_default(),
         index: 0,
         vars: vec![Rc::from("$")],
         range_depth: 0,
@@ -97,7 +100,11 @@ pub(crate) fn parse(
 }
 
 struct Parser<'f, 'a> {
+    /// Every field, variable and function name of the text, allocated once and shared by the nodes naming it.
+    names: std::collections::HashMap<&'a str, Rc<str>, std::hash::BuildHasherDefault<NameHasher>>,
     items: Vec<Item<'a>>,
+    /// The message of the lexer's error token (the last token when lexing failed).
+    lex_error: String,
     index: usize,
     vars: Vec<Rc<str>>,
     range_depth: usize,
@@ -114,6 +121,11 @@ struct Parser<'f, 'a> {
 }
 
 impl<'a> Parser<'_, 'a> {
+    /// The shared allocation of `name`.
+    fn name(&mut self, name: &'a str) -> Rc<str> {
+        self.names.entry(name).or_insert_with(|| Rc::from(name)).clone()
+    }
+
     fn err<T>(&self, message: impl Into<String>) -> PResult<T> {
         Err(ParseError {
             line: self.last_line,
@@ -133,11 +145,11 @@ impl<'a> Parser<'_, 'a> {
 
     fn next(&mut self) -> Item<'a> {
         let item = match self.items.get(self.index) {
-            Some(item) => item.clone(),
-            None => self.items.last().cloned().unwrap_or(Item {
+            Some(item) => *item,
+            None => self.items.last().copied().unwrap_or(Item {
                 typ: Tok::Eof,
                 pos: self.text.len(),
-                val: std::borrow::Cow::Borrowed(""),
+                val: "",
                 line: 1,
             }),
         };
@@ -184,11 +196,11 @@ impl<'a> Parser<'_, 'a> {
             let mut extra = String::new();
             if self.action_line != 0 && self.action_line != item.line {
                 extra = format!(" in action started at {}:{}", self.parse_name, self.action_line);
-                if item.val.ends_with(" action") {
+                if self.lex_error.ends_with(" action") {
                     extra = extra.split_off(" in action".len());
                 }
             }
-            return self.err(format!("{}{extra}", item.val));
+            return self.err(format!("{}{extra}", self.lex_error));
         }
         self.err(format!("unexpected {item} in {context}"))
     }
@@ -245,7 +257,7 @@ impl<'a> Parser<'_, 'a> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.to_string());
+            return self.err(self.lex_error.clone());
         }
         Ok(root)
     }
@@ -256,7 +268,7 @@ impl<'a> Parser<'_, 'a> {
         if !matches!(token.typ, Tok::String | Tok::RawString) {
             return self.unexpected(&token, context);
         }
-        let name = self.unquote(&token.val)?;
+        let name = self.unquote(token.val)?;
         self.expect(Tok::RightDelim, context)?;
         let saved_vars = std::mem::replace(&mut self.vars, vec![Rc::from("$")]);
         let (list, end) = self.item_list()?;
@@ -298,7 +310,7 @@ impl<'a> Parser<'_, 'a> {
             && item.typ == Tok::Error
         {
             self.last_line = item.line;
-            return self.err(item.val.to_string());
+            return self.err(self.lex_error.clone());
         }
         self.err("unexpected EOF")
     }
@@ -308,7 +320,8 @@ impl<'a> Parser<'_, 'a> {
         match token.typ {
             Tok::Text => Ok(Parsed::Node(Node::Text {
                 pos: token.pos,
-                text: Rc::from(&*token.val),
+                len: token.val.len(),
+                source: self.text.clone(),
             })),
             Tok::LeftDelim => {
                 self.action_line = token.line;
@@ -465,7 +478,7 @@ impl<'a> Parser<'_, 'a> {
 
     fn template_name(&mut self, token: &Item<'_>, context: &str) -> PResult<String> {
         match token.typ {
-            Tok::String | Tok::RawString => self.unquote(&token.val),
+            Tok::String | Tok::RawString => self.unquote(token.val),
             _ => self.unexpected(token, context),
         }
     }
@@ -497,15 +510,17 @@ impl<'a> Parser<'_, 'a> {
                 Tok::Assign | Tok::Declare => {
                     pipe.is_assign = next.typ == Tok::Assign;
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(&*v.val));
+                    let name = self.name(v.val);
+                    pipe.decl.push(name.clone());
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(&*v.val));
+                    self.vars.push(name);
                 }
-                Tok::Char if &*next.val == "," => {
+                Tok::Char if next.val == "," => {
                     self.next_non_space();
-                    pipe.decl.push(Rc::from(&*v.val));
+                    let name = self.name(v.val);
+                    pipe.decl.push(name.clone());
                     pipe.decl_pos.push(v.pos);
-                    self.vars.push(Rc::from(&*v.val));
+                    self.vars.push(name);
                     if context == "range" && pipe.decl.len() < 2 {
                         match self.peek_non_space().typ {
                             Tok::Variable | Tok::RightDelim | Tok::RightParen => continue 'decls,
@@ -607,7 +622,7 @@ impl<'a> Parser<'_, 'a> {
         let mut fields: Vec<Rc<str>> = Vec::new();
         while self.peek().typ == Tok::Field {
             let item = self.next();
-            fields.push(Rc::from(item.val.get(1..).unwrap_or("")));
+            fields.push(self.name(item.val.get(1..).unwrap_or("")));
         }
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
@@ -643,12 +658,12 @@ impl<'a> Parser<'_, 'a> {
         let token = self.next_non_space();
         Ok(Some(match token.typ {
             Tok::Identifier => {
-                let Some(callee) = (self.resolve)(&token.val) else {
-                    return self.err(format!("function {} not defined", go_quote(&token.val)));
+                let Some(callee) = (self.resolve)(token.val) else {
+                    return self.err(format!("function {} not defined", go_quote(token.val)));
                 };
                 Arg::Identifier {
                     pos: token.pos,
-                    name: Rc::from(&*token.val),
+                    name: self.name(token.val),
                     callee,
                 }
             }
@@ -656,26 +671,26 @@ impl<'a> Parser<'_, 'a> {
             Tok::Nil => Arg::Nil { pos: token.pos },
             Tok::Variable => {
                 if !self.vars.iter().any(|v| **v == *token.val) {
-                    return self.err(format!("undefined variable {}", go_quote(&token.val)));
+                    return self.err(format!("undefined variable {}", go_quote(token.val)));
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![Rc::from(&*token.val)],
+                    idents: vec![self.name(token.val)],
                 }
             }
             Tok::Field => Arg::Field {
                 pos: token.pos,
-                idents: vec![Rc::from(token.val.get(1..).unwrap_or(""))],
+                idents: vec![self.name(token.val.get(1..).unwrap_or(""))],
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,
-                value: &*token.val == "true",
+                value: token.val == "true",
             },
             Tok::CharConstant | Tok::Number => {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
-                    text: Rc::from(&*token.val),
+                    text: Rc::from(token.val),
                     value,
                 }
             }
@@ -683,10 +698,10 @@ impl<'a> Parser<'_, 'a> {
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
             Tok::String | Tok::RawString => {
-                let text = self.unquote(&token.val)?;
+                let text = self.unquote(token.val)?;
                 Arg::String {
                     pos: token.pos,
-                    quoted: Rc::from(&*token.val),
+                    quoted: Rc::from(token.val),
                     text: Rc::from(text.as_str()),
                 }
             }
@@ -698,7 +713,7 @@ impl<'a> Parser<'_, 'a> {
     }
 
     fn number(&self, token: &Item<'_>) -> PResult<Num> {
-        let text = &*token.val;
+        let text = token.val;
         if token.typ == Tok::CharConstant {
             let inner = text.get(1..).unwrap_or("");
             let Some((c, rest)) = unquote_char(inner, '\'') else {
@@ -817,6 +832,10 @@ pub(crate) fn unquote(quoted: &str) -> Option<String> {
         return Some(raw.replace('\r', ""));
     }
     let mut rest = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    if !rest.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n')) {
+        // Nothing to unescape (most strings in templates): the text is the value.
+        return Some(rest.to_string());
+    }
     let mut out = String::with_capacity(rest.len());
     while !rest.is_empty() {
         if rest.starts_with('"') || rest.starts_with('\n') {

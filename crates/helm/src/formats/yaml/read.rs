@@ -23,7 +23,8 @@ pub const MAX_DEPTH: usize = 1_000;
 /// How many nodes a document may expand to once aliases are followed.
 pub const MAX_EXPANDED_NODES: usize = 4_000_000;
 
-/// A parsed node; aliases share their anchor's node.
+/// A parsed node. Children are held directly (one allocation per collection, not per node); only an anchored
+/// node is shared, between its place in the tree ([`Node::Anchored`]) and the aliases to it.
 #[derive(Debug)]
 enum Node {
     Scalar {
@@ -32,10 +33,12 @@ enum Node {
         tag: Option<String>,
         line: usize,
     },
-    Seq(Vec<Rc<Node>>),
-    Map(Vec<(Rc<Node>, Rc<Node>)>),
+    Seq(Vec<Node>),
+    Map(Vec<(Node, Node)>),
     /// An alias of an anchored node (counted apart: go-yaml bounds how much of a document aliases may make).
     Alias(Rc<Node>),
+    /// A node with an anchor, where it stands in the tree: the node itself in every respect (see [`plain`]).
+    Anchored(Rc<Node>),
 }
 
 /// go-yaml v2's guard against alias bombs (`allowedAliasRatio`): once past 1,000 decoded nodes and 100 nodes
@@ -77,9 +80,17 @@ impl Budget {
     }
 }
 
+/// The node itself, seen through the sharing of an anchored node.
+fn plain(node: &Node) -> &Node {
+    match node {
+        Node::Anchored(inner) => inner,
+        other => other,
+    }
+}
+
 /// The node an alias stands for.
 fn target(node: &Node) -> &Node {
-    match node {
+    match plain(node) {
         Node::Alias(target) => target,
         other => other,
     }
@@ -228,6 +239,15 @@ fn alias_name(err: &ScanError, text: &str) -> String {
         .collect()
 }
 
+/// The parser's defaults without comment events: comments mean nothing to values, and capturing their text (on
+/// by default when any crate of the build enables granit's `comments` feature) is a large share of reading a
+/// commented `values.yaml`. Comments are still scanned and validated as YAML syntax.
+fn parser_options() -> granit_parser::Options {
+    let mut options = granit_parser::Options::default();
+    options.set_emit_comments(false);
+    options
+}
+
 struct Builder<'a> {
     text: &'a str,
     /// Whether only the first document is read (go-yaml's `Unmarshal`: what follows its root node is never parsed).
@@ -244,7 +264,7 @@ struct Builder<'a> {
     last_start: Option<usize>,
 }
 
-fn parse_first(text: &str) -> Result<Option<Rc<Node>>, String> {
+fn parse_first(text: &str) -> Result<Option<Node>, String> {
     let mut text = std::borrow::Cow::Borrowed(text);
     let mut retries = 0;
     loop {
@@ -288,7 +308,7 @@ fn quote_dash(text: &str, dash: Option<usize>) -> Option<String> {
     Some(format!("{}\"-\"{}", &text[..offset], &text[offset + 1..]))
 }
 
-fn parse_nodes(text: &str) -> Result<Vec<Option<Rc<Node>>>, String> {
+fn parse_nodes(text: &str) -> Result<Vec<Option<Node>>, String> {
     let mut text = std::borrow::Cow::Borrowed(text);
     let mut retries = 0;
     loop {
@@ -325,7 +345,7 @@ impl<'a> Builder<'a> {
             first_only,
             misplaced_at: None,
             dash_at: None,
-            parser: Parser::new_from_str(text),
+            parser: Parser::new_from_str_with_options(text, parser_options()),
             anchors: HashMap::new(),
             last_empty: false,
             last_start: None,
@@ -389,7 +409,7 @@ impl<'a> Builder<'a> {
     }
 
     /// The next document: `None` at the end of the stream, `Some(None)` for a document without content.
-    fn next_document(&mut self) -> Result<Option<Option<Rc<Node>>>, String> {
+    fn next_document(&mut self) -> Result<Option<Option<Node>>, String> {
         let (event, _) = self.next_content()?;
         match event {
             Event::StreamEnd => Ok(None),
@@ -417,7 +437,17 @@ impl<'a> Builder<'a> {
         }
     }
 
-    fn node(&mut self, event: Event<'a>, line: usize, depth: usize) -> Result<Rc<Node>, String> {
+    /// `node` in the tree, shared with later aliases when it has an anchor.
+    fn anchored(&mut self, node: Node, anchor: usize) -> Node {
+        if anchor == 0 {
+            return node;
+        }
+        let shared = Rc::new(node);
+        self.anchors.insert(anchor, shared.clone());
+        Node::Anchored(shared)
+    }
+
+    fn node(&mut self, event: Event<'a>, line: usize, depth: usize) -> Result<Node, String> {
         if depth > MAX_DEPTH {
             return Err(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}"));
         }
@@ -425,7 +455,7 @@ impl<'a> Builder<'a> {
             Event::Alias(id) => self
                 .anchors
                 .get(&id)
-                .map(|node| Rc::new(Node::Alias(node.clone())))
+                .map(|node| Node::Alias(node.clone()))
                 .ok_or_else(|| format!("yaml: line {line}: unknown anchor referenced")),
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
@@ -437,16 +467,13 @@ impl<'a> Builder<'a> {
                 } else {
                     super::write::fold_nel(&text)
                 };
-                let node = Rc::new(Node::Scalar {
+                let node = Node::Scalar {
                     text,
                     plain: style == ScalarStyle::Plain,
                     tag,
                     line,
-                });
-                if anchor != 0 {
-                    self.anchors.insert(anchor, node.clone());
-                }
-                Ok(node)
+                };
+                Ok(self.anchored(node, anchor))
             }
             Event::SequenceStart(style, anchor, _) => {
                 let mut items = Vec::new();
@@ -465,11 +492,7 @@ impl<'a> Builder<'a> {
                     }
                     items.push(crate::formats::deeper(|| self.node(event, line, depth + 1))?);
                 }
-                let node = Rc::new(Node::Seq(items));
-                if anchor != 0 {
-                    self.anchors.insert(anchor, node.clone());
-                }
-                Ok(node)
+                Ok(self.anchored(Node::Seq(items), anchor))
             }
             Event::MappingStart(_, anchor, _) => {
                 let mut entries = Vec::new();
@@ -483,11 +506,7 @@ impl<'a> Builder<'a> {
                     let value = crate::formats::deeper(|| self.node(event, line, depth + 1))?;
                     entries.push((key, value));
                 }
-                let node = Rc::new(Node::Map(entries));
-                if anchor != 0 {
-                    self.anchors.insert(anchor, node.clone());
-                }
-                Ok(node)
+                Ok(self.anchored(Node::Map(entries), anchor))
             }
             other => Err(format!("yaml: line {line}: unexpected event {other:?}")),
         }
@@ -682,7 +701,7 @@ fn format_g32(float: f32) -> String {
 }
 
 fn is_merge_key(node: &Node) -> bool {
-    match node {
+    match plain(node) {
         Node::Scalar { text, plain, tag, .. } => {
             text == "<<" && (*plain && tag.is_none() || tag.as_deref() == Some("tag:yaml.org,2002:merge"))
         }
@@ -694,6 +713,7 @@ fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, Strin
     if depth > MAX_DEPTH {
         return Err(format!("yaml: exceeded max depth of {MAX_DEPTH}"));
     }
+    let node = plain(node);
     budget.count()?;
     match node {
         Node::Scalar {
@@ -719,12 +739,14 @@ fn to_json(node: &Node, depth: usize, budget: &mut Budget) -> Result<Json, Strin
             budget.alias_depth -= 1;
             result
         }
+        // `plain` above has looked through it.
+        Node::Anchored(inner) => to_json(inner, depth, budget),
     }
 }
 
 fn fill_map(
     map: &mut JsonMap<String, Json>,
-    entries: &[(Rc<Node>, Rc<Node>)],
+    entries: &[(Node, Node)],
     depth: usize,
     budget: &mut Budget,
 ) -> Result<(), String> {
@@ -753,7 +775,7 @@ fn merge(
     budget: &mut Budget,
 ) -> Result<(), String> {
     const WANT_MAP: &str = "yaml: map merge requires map or sequence of maps as the value";
-    match value {
+    match plain(value) {
         Node::Map(entries) => fill_map(map, entries, depth + 1, budget),
         Node::Alias(target) if matches!(**target, Node::Map(_)) => {
             budget.alias_depth += 1;
@@ -764,7 +786,7 @@ fn merge(
         Node::Seq(items) => {
             // Earlier maps take precedence: go-yaml merges them last.
             for item in items.iter().rev() {
-                match &**item {
+                match plain(item) {
                     Node::Map(_) | Node::Alias(_) if matches!(target(item), Node::Map(_)) => {
                         merge(map, item, depth + 1, budget)?;
                     }

@@ -340,7 +340,16 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             block_allowed: false,
         };
     }
-    let chars: Vec<char> = value.chars().collect();
+    // ASCII text (nearly all) is walked by bytes, which skips UTF-8 decoding; the analysis is the same.
+    if value.is_ascii() {
+        analyze_chars(value, value.bytes().map(char::from), flavor)
+    } else {
+        analyze_chars(value, value.chars(), flavor)
+    }
+}
+
+fn analyze_chars(value: &str, chars: impl Iterator<Item = char>, flavor: Flavor) -> Analysis {
+    let mut chars = chars.peekable();
     let mut block_indicators = false;
     let mut line_breaks = false;
     let mut special_characters = false;
@@ -357,11 +366,12 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
         block_indicators = true;
     }
     let mut preceded_by_whitespace = true;
-    for (i, &c) in chars.iter().enumerate() {
-        let followed_by_whitespace = chars
-            .get(i + 1)
-            .is_none_or(|&n| n == ' ' || n == '\t' || is_break(n));
-        if i == 0 {
+    let mut first = true;
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        let last = next.is_none();
+        let followed_by_whitespace = next.is_none_or(|n| n == ' ' || n == '\t' || is_break(n));
+        if first {
             match c {
                 '#' | ',' | '[' | ']' | '{' | '}' | '&' | '*' | '!' | '|' | '>' | '\'' | '"' | '%' | '@'
                 | '`' => {
@@ -385,10 +395,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             special_characters = true;
         }
         if c == ' ' {
-            if i == 0 {
+            if first {
                 leading_space = true;
             }
-            if i + 1 == chars.len() {
+            if last {
                 trailing_space = true;
             }
             if previous_break {
@@ -398,10 +408,10 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             previous_break = false;
         } else if is_break(c) {
             line_breaks = true;
-            if i == 0 {
+            if first {
                 leading_break = true;
             }
-            if i + 1 == chars.len() {
+            if last {
                 trailing_break = true;
             }
             if previous_space {
@@ -414,6 +424,7 @@ fn analyze(value: &str, flavor: Flavor) -> Analysis {
             previous_break = false;
         }
         preceded_by_whitespace = c == ' ' || c == '\t' || is_break(c) || c == '\0';
+        first = false;
     }
     let mut analysis = Analysis {
         multiline: line_breaks,
@@ -643,6 +654,14 @@ impl Emitter {
         if !self.whitespace {
             self.put(' ');
         }
+        if !text.contains(' ') {
+            // Without spaces there is nowhere to break: the text goes out as it is (most keys and values).
+            self.out.push_str(text);
+            self.column += text.chars().count();
+            self.whitespace = false;
+            self.indention = false;
+            return;
+        }
         let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
         for (i, &c) in chars.iter().enumerate() {
@@ -723,7 +742,23 @@ impl Emitter {
         // go-yaml's `is_bom` looks at the start of the text, not at the current character: once a text starts with
         // a BOM, every character is escaped.
         let starts_with_bom = text.starts_with('\u{FEFF}');
-        for (i, &c) in chars.iter().enumerate() {
+        let ordinary = |c: char| is_printable(c) && !is_break(c) && !matches!(c, '"' | '\\' | ' ');
+        let mut i = 0;
+        while let Some(&c) = chars.get(i) {
+            if !starts_with_bom && ordinary(c) {
+                // A run of characters written as they are.
+                let start = byte_pos;
+                let mut count = 0;
+                while let Some(&c) = chars.get(i).filter(|&&c| ordinary(c)) {
+                    byte_pos += c.len_utf8();
+                    count += 1;
+                    i += 1;
+                }
+                self.out.push_str(&text[start..byte_pos]);
+                self.column += count;
+                spaces = false;
+                continue;
+            }
             if starts_with_bom || !is_printable(c) || is_break(c) || c == '"' || c == '\\' {
                 self.put('\\');
                 match c {
@@ -779,6 +814,7 @@ impl Emitter {
                 spaces = false;
             }
             byte_pos += c.len_utf8();
+            i += 1;
         }
         self.write_indicator("\"", false, false, false);
         self.whitespace = false;
@@ -805,18 +841,24 @@ impl Emitter {
         self.indention = true;
         self.whitespace = true;
         let mut breaks = true;
-        for &c in &chars {
+        let mut rest = text;
+        while let Some(c) = rest.chars().next() {
             if is_break(c) {
                 self.write_break(c);
                 self.indention = true;
                 breaks = true;
+                rest = &rest[c.len_utf8()..];
             } else {
                 if breaks {
                     self.write_indent();
                     breaks = false;
                 }
-                self.put(c);
+                // The rest of the line goes out as it is.
+                let end = rest.find(is_break).unwrap_or(rest.len());
+                self.out.push_str(&rest[..end]);
+                self.column += rest[..end].chars().count();
                 self.indention = false;
+                rest = &rest[end..];
             }
         }
     }
