@@ -1,7 +1,9 @@
 //! Status query speed and index memory at scale: one synthetic context of 1,000 clusters × 3 apps × 10 resources
-//! (30,000 resources). Measures `output=summary`, `output=all` (engine + serialization to bytes) and, as the
-//! references, serialization alone of the same answer (as a `serde_json::Value` and as typed structs); prints the
-//! index's memory per resource.
+//! (30,000 resources), each (app, cluster) with the ResourceBundleState its monitor would report (2 % of the objects
+//! not ready). Measures `output=summary`, `output=all` (engine + serialization to bytes) and, as the references,
+//! serialization alone of the same answer (as a `serde_json::Value` and as typed structs); EMCO 22.x's
+//! `status=ready` answer without conditions (`conditions=none`), with the default conditions (on the resources not
+//! ready) and with `conditions=all`; prints the index's memory per resource (verdicts included).
 //!
 //! Run with `cargo bench -p emco-status`.
 
@@ -105,10 +107,19 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
     let mut all = Vec::new();
     for app in APPS {
         for (c, cluster) in clusters.iter().enumerate() {
+            let mut bundle = serde_json::Map::new();
             let resources = (0..RESOURCES_PER_APP)
                 .map(|r| {
                     let (api_version, kind) = kinds[r % kinds.len()];
                     let name = format!("{app}-resource-{r:02}");
+                    let ready = (c + r) % 50 != 1;
+                    let (field, object) = reported(api_version, kind, &name, ready);
+                    bundle
+                        .entry(field)
+                        .or_insert_with(|| json!([]))
+                        .as_array_mut()
+                        .expect("an array")
+                        .push(object);
                     let mut resource = ResourceRecord::pending(&name, kind, api_version, json!({}));
                     resource.status = if (c + r) % 50 == 0 {
                         RsyncStatus::Failed
@@ -120,10 +131,47 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
                 .collect();
             let mut record = ClusterRecord::pending(app, cluster, resources);
             record.connectivity = Connectivity::Available;
+            record.cluster_status = Some(serde_json::Value::Object(bundle));
             all.push(record);
         }
     }
     (meta, all)
+}
+
+/// What a monitor reports of one object: the ResourceBundleState array it goes in and the object, ready or not.
+fn reported(api_version: &str, kind: &str, name: &str, ready: bool) -> (String, serde_json::Value) {
+    let metadata = json!({"name": name, "namespace": "default", "generation": 1});
+    let (field, status) = match kind {
+        "Deployment" => (
+            "deploymentStatuses",
+            if ready {
+                json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "readyReplicas": 1,
+                       "availableReplicas": 1})
+            } else {
+                json!({"observedGeneration": 1, "replicas": 1, "updatedReplicas": 1, "unavailableReplicas": 1})
+            },
+        ),
+        "Job" => (
+            "jobStatuses",
+            if ready {
+                json!({"succeeded": 1, "conditions": [{"type": "Complete", "status": "True"}]})
+            } else {
+                json!({"failed": 1, "conditions": [{"type": "Failed", "status": "True",
+                       "reason": "BackoffLimitExceeded", "message": "Job has reached the specified backoff limit"}]})
+            },
+        ),
+        "Service" => ("serviceStatuses", json!({})),
+        "ConfigMap" => ("configMapStatuses", json!(null)),
+        _ => ("secretStatuses", json!(null)),
+    };
+    let mut object = json!({"apiVersion": api_version, "kind": kind, "metadata": metadata});
+    if kind == "Service" {
+        object["spec"] = json!({"type": "ClusterIP", "clusterIP": "10.0.0.1"});
+    }
+    if !status.is_null() {
+        object["status"] = status;
+    }
+    (field.to_string(), object)
 }
 
 fn main() {
@@ -167,6 +215,9 @@ fn main() {
     };
     let summary = answer(&[("output", "summary")]);
     let all = answer(&[]);
+    let ready_plain = answer(&[("status", "ready"), ("conditions", "none")]);
+    let ready_default = answer(&[("status", "ready")]);
+    let ready_all = answer(&[("status", "ready"), ("conditions", "all")]);
     let run = |query: &emco_status::StatusQuery, out: &mut Vec<u8>| {
         let request = StatusRequest {
             subject: identity.into(),
@@ -182,6 +233,20 @@ fn main() {
     run(&all, &mut reference_bytes);
     let reference: serde_json::Value = serde_json::from_slice(&reference_bytes).expect("valid JSON");
     println!("output=all answer: {} bytes", reference_bytes.len());
+    for (label, query) in [
+        ("status=ready&conditions=none", &ready_plain),
+        ("status=ready", &ready_default),
+        ("status=ready&conditions=all", &ready_all),
+    ] {
+        let mut bytes = Vec::new();
+        run(query, &mut bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        println!(
+            "{label} answer: {} bytes, {} resources with conditions",
+            bytes.len(),
+            text.matches("\"conditions\":[{\"type\":\"Ready\"").count()
+        );
+    }
     let typed: TypedAnswer = serde_json::from_slice(&reference_bytes).expect("the answer has the seed shape");
     assert_eq!(
         serde_json::to_vec(&typed).expect("serializes"),
@@ -204,6 +269,22 @@ fn main() {
             BatchSize::SmallInput,
         )
     });
+    for (label, query) in [
+        ("status=ready, conditions=none (30,000 resources)", &ready_plain),
+        (
+            "status=ready, conditions on the not-ready (30,000 resources)",
+            &ready_default,
+        ),
+        ("status=ready, conditions=all (30,000 resources)", &ready_all),
+    ] {
+        criterion.bench_function(label, |b| {
+            b.iter_batched_ref(
+                || Vec::with_capacity(2 * reference_bytes.len()),
+                |out| run(query, out),
+                BatchSize::SmallInput,
+            )
+        });
+    }
     criterion.bench_function(
         "serialization alone of the same answer as a serde_json::Value (reference)",
         |b| {

@@ -198,7 +198,10 @@ fn default_values_render_emco_with_a_three_member_etcd() {
     assert!(command.contains(&json!(format!("--initial-cluster={initial_cluster}"))));
     // emco writes a whole context in one transaction: etcd's limits are raised for large deployments.
     assert!(command.contains(&json!("--max-txn-ops=100000")), "{command:?}");
-    assert!(command.contains(&json!("--max-request-bytes=67108864")), "{command:?}");
+    assert!(
+        command.contains(&json!("--max-request-bytes=67108864")),
+        "{command:?}"
+    );
     let headless = by_kind["Service"]
         .iter()
         .find(|service| service.name == "emco-etcd")

@@ -345,9 +345,11 @@ async fn answers_follow_the_lifecycle_and_every_write() {
             "states",
             "deployedStatus",
             "deployedCounts",
-            "apps"
+            "apps",
+            "readiness"
         ]
     );
+    assert_eq!(deployed["readiness"]["ready"], false, "a resource failed");
     assert_eq!(deployed["states"]["statusctxid"], id.to_string());
     assert_eq!(
         deployed["states"]["actions"][2],
