@@ -11,8 +11,8 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
+/// A simulated cluster with the ResourceBundleState CRD, its client, and its CRD API.
+async fn cluster_with_bundle_crd() -> (kubesim::Simulator, kube::Client, Api<DynamicObject>) {
     let sim = kubesim::Simulator::start_named(1).await.unwrap();
     let client = sim.clusters()[0].client().unwrap();
     let crds = Api::<DynamicObject>::all_with(
@@ -28,6 +28,12 @@ async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
     )
     .await
     .unwrap();
+    (sim, client, crds)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
+    let (_sim, client, _) = cluster_with_bundle_crd().await;
     let rbs = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
         "resourcebundlestates",
@@ -111,21 +117,7 @@ async fn status_when(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_is_refreshed_while_nothing_changes() {
-    let sim = kubesim::Simulator::start_named(1).await.unwrap();
-    let client = sim.clusters()[0].client().unwrap();
-    let crds = Api::<DynamicObject>::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    crds.create(
-        &PostParams::default(),
-        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
-    )
-    .await
-    .unwrap();
+    let (_sim, client, _) = cluster_with_bundle_crd().await;
     let rbs = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
         "resourcebundlestates",
@@ -331,21 +323,7 @@ async fn the_deploy_manifests_apply_and_grant_what_the_monitor_needs() {
 /// is disabled is left out, and the kind is dropped again once no bundle names it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn status_configs_in_the_bundle_spec_add_kinds_and_remote_values() {
-    let sim = kubesim::Simulator::start_named(1).await.unwrap();
-    let client = sim.clusters()[0].client().unwrap();
-    let crds = Api::<DynamicObject>::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    crds.create(
-        &PostParams::default(),
-        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
-    )
-    .await
-    .unwrap();
+    let (_sim, client, crds) = cluster_with_bundle_crd().await;
     let widget_crd = json!({"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",
         "metadata": {"name": "widgets.example.com"},
         "spec": {"group": "example.com", "scope": "Namespaced",

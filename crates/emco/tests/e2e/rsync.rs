@@ -8,22 +8,11 @@ use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Service};
 use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kubesim::Faults;
-use serde_json::{Value as Json, json};
+use serde_json::json;
 
 use crate::support::*;
 
 const SETTLE: Duration = Duration::from_secs(20);
-
-fn context_id(answer: &Json) -> String {
-    answer["state"]["Actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find_map(|a| a["ContextId"].as_str().filter(|c| !c.is_empty()))
-        .unwrap()
-        .to_string()
-}
 
 async fn labelled(
     cluster: &kubesim::SimCluster,
@@ -63,7 +52,7 @@ async fn vfw_instantiates_to_twelve_applied_and_terminates_to_twelve_deleted() {
         .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
         .await;
     assert_eq!(counts(&done), json!({"Applied": 12}));
-    let id = context_id(&done);
+    let id = last_context(&done);
 
     for cluster in sim.clusters() {
         let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
@@ -461,7 +450,7 @@ async fn sigkill_mid_instantiation_then_restart_converges() {
         })
         .await;
     assert_eq!(counts(&done), json!({"Applied": total}));
-    let id = context_id(&done);
+    let id = last_context(&done);
     for cluster in sim.clusters() {
         let (deployments, services, configmaps) = labelled(cluster, "emco/deployment-id").await;
         assert_eq!(
@@ -813,7 +802,7 @@ async fn terminate_stop_instantiate_back_to_back_applies_a_new_instance() {
         .http
         .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
         .await;
-    let first_id = context_id(&first);
+    let first_id = last_context(&first);
     // edge02 unreachable keeps the termination running, so there is one to stop.
     let edge02 = &sim.clusters()[1];
     edge02
@@ -831,7 +820,7 @@ async fn terminate_stop_instantiate_back_to_back_applies_a_new_instance() {
         .http
         .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
         .await;
-    let second_id = context_id(&done);
+    let second_id = last_context(&done);
     assert_ne!(second_id, first_id);
     assert_eq!(counts(&done), json!({"Applied": 12}));
     let actions: Vec<&str> = done["state"]["Actions"]

@@ -468,3 +468,15 @@ impl ServeProcess {
         std::fs::read_to_string(self.log.path()).unwrap_or_default()
     }
 }
+
+/// The context of the last action (with a context) of a seed-shaped status answer.
+pub(crate) fn last_context(answer: &Json) -> String {
+    answer["state"]["Actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find_map(|a| a["ContextId"].as_str().filter(|c| !c.is_empty()))
+        .unwrap()
+        .to_string()
+}

@@ -64,18 +64,6 @@ async fn instantiated_on_edge01(http: &Http, sim: &kubesim::Simulator) -> String
     last_context(&done)
 }
 
-/// The context of the last action of a status answer.
-fn last_context(answer: &Json) -> String {
-    answer["state"]["Actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .rev()
-        .find_map(|a| a["ContextId"].as_str().filter(|c| !c.is_empty()))
-        .unwrap()
-        .to_string()
-}
-
 /// Waits until the update from context `old` is done: the DIG's last context instantiated, `old` handed over.
 async fn wait_handed_over(http: &Http, old: &str) -> Json {
     http.wait_until(
