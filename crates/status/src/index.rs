@@ -598,7 +598,12 @@ impl StatusIndex {
                 // A hook's object comes and goes by design (deleted by its policy once it succeeded, or not run
                 // yet because its event has not come): it counts for readiness only while the cluster reports
                 // it, never as NotPresent, so a completed and deleted hook Job leaves the app Ready.
-                if resource.role.hook().is_some() && ready == Some(ReadyStatus::NotPresent) {
+                // A logical cloud user's certificate request is cluster-scoped, which no ResourceBundleState
+                // holds: rsync applied it only once the cluster approved it and issued the certificate, so an
+                // unreported request does not hold the cloud's readiness back either.
+                let unreported_by_design = resource.role.hook().is_some()
+                    || matches!(resource.role, emco_appcontext::ResourceRole::Certificate);
+                if unreported_by_design && ready == Some(ReadyStatus::NotPresent) {
                     ready = None;
                     verdict = None;
                 }
@@ -946,6 +951,50 @@ mod tests {
         assert_eq!(index.context(id).unwrap().apps[1].counts.rsync, [0, 1, 0, 0, 0]);
         index.apply(&ContextChange::MetaDeleted(id));
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn an_unreported_certificate_request_does_not_hold_readiness_back() {
+        use emco_appcontext::ResourceRole;
+
+        let id = ContextId::new(12).unwrap();
+        let mut index = StatusIndex::new();
+        let mut cluster = ClusterRecord::pending(
+            "logical-cloud",
+            "p+c1",
+            vec![
+                ResourceRecord::pending(
+                    "lc1-user-csr",
+                    "CertificateSigningRequest",
+                    "certificates.k8s.io/v1",
+                    json!({}),
+                )
+                .with_role(ResourceRole::Certificate),
+                ResourceRecord::pending(
+                    "plain-csr",
+                    "CertificateSigningRequest",
+                    "certificates.k8s.io/v1",
+                    json!({}),
+                ),
+            ],
+        );
+        for resource in &mut cluster.resources {
+            resource.status = RsyncStatus::Applied;
+        }
+        cluster.connectivity = Connectivity::Available;
+        // The cluster reports its bundle, which holds no cluster-scoped request.
+        cluster.cluster_status = Some(json!({"ready": true, "resourceCount": 0}));
+        index.apply_cluster(id, &cluster);
+        let entry = &index.context(id).unwrap().apps[0].clusters[0];
+        let ready: Vec<_> = entry.resources.iter().map(|r| (&*r.name, r.ready)).collect();
+        assert_eq!(
+            ready,
+            [
+                ("lc1-user-csr", None),
+                ("plain-csr", Some(ReadyStatus::NotPresent)),
+            ],
+            "only the logical cloud's own request is exempt"
+        );
     }
 
     #[test]

@@ -4,46 +4,13 @@ use std::time::Duration;
 
 use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
 use emco_k8s::k8s_openapi::api::core::v1::ConfigMap;
-use emco_monitor::MonitorConfig;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
-use kubesim::{Faults, Simulator};
+use kubesim::Faults;
 use serde_json::{Value as Json, json};
 
 use crate::support::*;
 
 const SETTLE: Duration = Duration::from_secs(20);
-
-fn monitor_config() -> MonitorConfig {
-    MonitorConfig {
-        coalesce: Duration::from_millis(50),
-        missing_retry: Duration::from_millis(200),
-        ..MonitorConfig::default()
-    }
-}
-
-/// Runs a monitor in each cluster (aborted when dropped).
-struct Monitors(Vec<tokio::task::JoinHandle<()>>);
-
-impl Drop for Monitors {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
-
-fn start_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinHandle<()> {
-    let client = cluster.client().unwrap();
-    tokio::spawn(emco_monitor::run(
-        client,
-        monitor_config(),
-        std::future::pending(),
-    ))
-}
-
-fn start_monitors(sim: &Simulator) -> Monitors {
-    Monitors(sim.clusters().iter().map(start_monitor).collect())
-}
 
 /// `(app, cluster, kind, name) -> value of key` for every resource listed.
 fn listed(answer: &Json, key: &str) -> Vec<(String, String, String, String, String)> {

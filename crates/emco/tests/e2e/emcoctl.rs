@@ -29,7 +29,7 @@ async fn run(client: &EmcoClient, verb: Verb, file: &Path, values: &serde_json::
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_vfw_emcoctl_files_apply_get_update_and_delete_the_example() {
     let sim = crate::support::vfw_clusters(2).await;
-    let _monitors = spawn_monitors(&sim);
+    let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     let kubeconfigs = tempfile::tempdir().unwrap();
     sim.write_kubeconfigs(kubeconfigs.path()).unwrap();
@@ -134,7 +134,7 @@ async fn the_vfw_emcoctl_files_apply_get_update_and_delete_the_example() {
 async fn the_logical_cloud_and_network_emcoctl_files_apply_status_and_delete() {
     let sim = crate::support::vfw_clusters(2).await;
     crate::network_intents::install_network_crds(&sim.clusters()[0]).await;
-    let _monitors = spawn_monitors(&sim);
+    let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     let kubeconfigs = tempfile::tempdir().unwrap();
     sim.write_kubeconfigs(kubeconfigs.path()).unwrap();

@@ -57,6 +57,20 @@ pub(crate) async fn wait_lc_at(http: &Http, lc: &str, done: impl Fn(&Json) -> bo
         .await
 }
 
+/// The name and status of a state object's `last_operation` condition.
+fn last_operation(state: &Json) -> (&str, &str) {
+    let condition = state["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "last_operation")
+        .unwrap();
+    (
+        condition["name"].as_str().unwrap(),
+        condition["status"].as_str().unwrap(),
+    )
+}
+
 pub(crate) async fn user_client(kubeconfig: &str) -> kube::Client {
     let parsed = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
     let config = kube::Config::from_custom_kubeconfig(parsed, &kube::config::KubeConfigOptions::default())
@@ -75,6 +89,8 @@ pub(crate) fn config_map(name: &str) -> ConfigMap {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials() {
     let sim = vfw_clusters(1).await;
+    // The cluster's monitor reports the cloud's objects, so its readiness is known.
+    let _monitors = start_monitors(&sim);
     let edge01 = &sim.clusters()[0];
     let emco = Emco::start().await;
     onboard_apps_on(
@@ -85,6 +101,10 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
     )
     .await;
     create_level1(&emco.http).await;
+    // The state object (seed 002) on the logical cloud's GET: created, not deployed.
+    let state = emco.http.get(LC).await.expect(200).json()["state"].clone();
+    assert_eq!(state["ready"], false, "{state}");
+    assert_eq!(last_operation(&state), ("Create", "succeeded"), "{state}");
 
     // The DIG cannot instantiate on a logical cloud that is not instantiated.
     let early = emco
@@ -101,6 +121,11 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
         .expect(202);
     let instantiated = wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
     assert_eq!(instantiated["name"], "lc1", "{instantiated}");
+    // Ready once instantiated: at the end of the 22.x answer and on the GET.
+    wait_lc(&emco.http, |a| a["readiness"]["ready"] == true).await;
+    let state = emco.http.get(LC).await.expect(200).json()["state"].clone();
+    assert_eq!(state["ready"], true, "{state}");
+    assert_eq!(last_operation(&state), ("Instantiate", "succeeded"), "{state}");
     // Namespace, quota, role and binding exist; the request was approved and signed.
     let admin = edge01.client().unwrap();
     Api::<Namespace>::all(admin.clone()).get("tenant1").await.unwrap();
@@ -254,6 +279,9 @@ async fn a_level1_logical_cloud_carries_the_vfw_dig_with_its_users_credentials()
         .await;
     emco.http.post_empty(&format!("{LC}/terminate")).await.expect(202);
     wait_lc(&emco.http, |a| a["deployedStatus"] == "Terminated").await;
+    let state = emco.http.get(LC).await.expect(200).json()["state"].clone();
+    assert_eq!(state["ready"], false, "{state}");
+    assert_eq!(last_operation(&state), ("Terminate", "succeeded"), "{state}");
     let gone = Api::<Namespace>::all(admin).get_opt("tenant1").await.unwrap();
     assert!(
         gone.is_none_or(|ns| ns.metadata.deletion_timestamp.is_some()),

@@ -111,6 +111,21 @@ async fn objects(cluster: &kubesim::SimCluster, kind: &str, plural: &str) -> Vec
         .unwrap_or_default()
 }
 
+/// The state object of edge01's network intents, from the cluster's GET.
+async fn cluster_state(http: &Http) -> Json {
+    http.get(EDGE01).await.expect(200).json()["state"].clone()
+}
+
+/// The condition of a type in a state object.
+fn condition<'a>(state: &'a Json, condition_type: &str) -> &'a Json {
+    state["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == condition_type)
+        .unwrap()
+}
+
 fn keys(value: &Json) -> Vec<&str> {
     value.as_object().unwrap().keys().map(String::as_str).collect()
 }
@@ -127,6 +142,10 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
     let before = status(&emco.http, "").await;
     assert_eq!(before["name"], "vfw-cluster-provider+edge01", "{before}");
     assert_eq!(before["state"]["Actions"][0]["State"], "Created", "{before}");
+    // The state object (seed 002) on the cluster's GET: created, not deployed.
+    let state = cluster_state(&emco.http).await;
+    assert_eq!(state["ready"], false, "{state}");
+    assert_eq!(condition(&state, "last_operation")["name"], "Create", "{state}");
 
     let reply = emco.http.post_empty(&format!("{EDGE01}/apply")).await.expect(202);
     assert_eq!(
@@ -196,6 +215,16 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
     let deployed = status(&emco.http, "?status=deployed").await;
     assert_eq!(deployed["deployedCounts"], json!({"Applied": 3}), "{deployed}");
     assert_eq!(deployed["cluster"]["cluster"], "edge01", "{deployed}");
+    // Applied everywhere: ready, in the GET's state and at the end of the 22.x answer.
+    assert_eq!(deployed["readiness"]["ready"], true, "{deployed}");
+    let state = cluster_state(&emco.http).await;
+    assert_eq!(state["ready"], true, "{state}");
+    let operation = condition(&state, "last_operation");
+    assert_eq!(
+        (&operation["name"], &operation["status"]),
+        (&json!("Apply"), &json!("succeeded")),
+        "{state}"
+    );
 
     // Applying again is a no-op; networks cannot change and the cluster cannot go while applied.
     emco.http.post_empty(&format!("{EDGE01}/apply")).await.expect(202);
@@ -226,6 +255,14 @@ async fn network_intents_apply_to_three_applied_and_terminate_to_deleted() {
     })
     .await;
     assert_eq!(terminated["state"]["Actions"][2]["State"], "Terminated");
+    let state = cluster_state(&emco.http).await;
+    assert_eq!(state["ready"], false, "{state}");
+    assert_eq!(
+        condition(&state, "last_operation")["name"],
+        "Terminate",
+        "{state}"
+    );
+    assert_eq!(condition(&state, "Deployed")["status"], "False", "{state}");
     assert!(objects(edge01, "Network", "networks").await.is_empty());
     assert!(
         objects(edge01, "ProviderNetwork", "providernetworks")

@@ -5,44 +5,12 @@
 use std::time::Duration;
 
 use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
-use emco_monitor::MonitorConfig;
 use kube::api::{Api, Patch, PatchParams};
 use serde_json::{Value as Json, json};
 
 use crate::support::*;
 
 const SETTLE: Duration = Duration::from_secs(30);
-
-/// Runs a monitor in each cluster (aborted when dropped).
-struct Monitors(Vec<tokio::task::JoinHandle<()>>);
-
-impl Drop for Monitors {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
-
-fn start_monitors(sim: &kubesim::Simulator) -> Monitors {
-    let config = MonitorConfig {
-        coalesce: Duration::from_millis(50),
-        missing_retry: Duration::from_millis(200),
-        ..MonitorConfig::default()
-    };
-    Monitors(
-        sim.clusters()
-            .iter()
-            .map(|cluster| {
-                tokio::spawn(emco_monitor::run(
-                    cluster.client().unwrap(),
-                    config.clone(),
-                    std::future::pending(),
-                ))
-            })
-            .collect(),
-    )
-}
 
 fn condition<'a>(state: &'a Json, condition_type: &str) -> &'a Json {
     state["conditions"]

@@ -14,18 +14,13 @@ use crate::support::*;
 const SETTLE: Duration = Duration::from_secs(30);
 const STALE_CLUSTER: &str = "edge02";
 
-fn start_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinHandle<()> {
+/// A monitor whose heartbeat comes every second.
+fn start_heartbeating_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinHandle<()> {
     let config = MonitorConfig {
-        coalesce: Duration::from_millis(50),
-        missing_retry: Duration::from_millis(200),
         heartbeat: Duration::from_secs(1),
-        ..MonitorConfig::default()
+        ..quick_monitor_config()
     };
-    tokio::spawn(emco_monitor::run(
-        cluster.client().unwrap(),
-        config,
-        std::future::pending(),
-    ))
+    start_monitor_with(cluster, config)
 }
 
 /// Every cluster entry of every app, as (app, entry).
@@ -59,7 +54,7 @@ fn stale_everywhere(answer: &Json) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_cluster_whose_monitor_stopped_turns_unknown_and_comes_back() {
     let sim = vfw_clusters(2).await;
-    let mut monitors: Vec<_> = sim.clusters().iter().map(start_monitor).collect();
+    let mut monitors: Vec<_> = sim.clusters().iter().map(start_heartbeating_monitor).collect();
     let emco = Emco::start_with_configs(
         Store::memory(),
         test_rsync_config(),
@@ -151,7 +146,7 @@ async fn a_cluster_whose_monitor_stopped_turns_unknown_and_comes_back() {
     }
 
     // A monitor runs again: the cluster is heard, fresh and Ready.
-    monitors[position] = start_monitor(&sim.clusters()[position]);
+    monitors[position] = start_heartbeating_monitor(&sim.clusters()[position]);
     let again = emco
         .http
         .wait_for("?status=ready", SETTLE, |a| a["readyStatus"] == "Ready")

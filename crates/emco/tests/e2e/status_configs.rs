@@ -35,7 +35,7 @@ fn sink_deployments(answer: &Json) -> Vec<(String, Json)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_status_config_rolls_up_ready_replicas_per_cluster() {
     let sim = vfw_clusters(2).await;
-    let _monitors = spawn_monitors(&sim);
+    let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     emco.http
         .post(

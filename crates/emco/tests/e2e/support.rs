@@ -375,18 +375,46 @@ pub(crate) async fn vfw_clusters(count: usize) -> kubesim::Simulator {
     .unwrap()
 }
 
-/// A monitor in each simulated cluster, as the clusters of a real installation run one.
-pub(crate) fn spawn_monitors(sim: &kubesim::Simulator) -> Vec<tokio::task::JoinHandle<()>> {
-    sim.clusters()
-        .iter()
-        .map(|cluster| {
-            tokio::spawn(emco_monitor::run(
-                cluster.client().unwrap(),
-                emco_monitor::MonitorConfig::default(),
-                std::future::pending(),
-            ))
-        })
-        .collect()
+/// Monitors running in simulated clusters, as the clusters of a real installation run one (aborted when dropped).
+pub(crate) struct Monitors(pub(crate) Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for Monitors {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// A monitor configuration for tests: changes coalesced for 50 ms, a bundle not created yet retried every 200 ms.
+pub(crate) fn quick_monitor_config() -> emco_monitor::MonitorConfig {
+    emco_monitor::MonitorConfig {
+        coalesce: Duration::from_millis(50),
+        missing_retry: Duration::from_millis(200),
+        ..emco_monitor::MonitorConfig::default()
+    }
+}
+
+/// A monitor in `cluster` with `config`.
+pub(crate) fn start_monitor_with(
+    cluster: &kubesim::SimCluster,
+    config: emco_monitor::MonitorConfig,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(emco_monitor::run(
+        cluster.client().unwrap(),
+        config,
+        std::future::pending(),
+    ))
+}
+
+/// A monitor in `cluster` with [`quick_monitor_config`].
+pub(crate) fn start_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinHandle<()> {
+    start_monitor_with(cluster, quick_monitor_config())
+}
+
+/// A monitor in each simulated cluster.
+pub(crate) fn start_monitors(sim: &kubesim::Simulator) -> Monitors {
+    Monitors(sim.clusters().iter().map(start_monitor).collect())
 }
 
 pub(crate) fn kubeconfigs(sim: &kubesim::Simulator) -> Vec<(String, String)> {

@@ -167,7 +167,7 @@ fn condition<'a>(dig: &'a Json, kind: &str) -> Option<&'a Json> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_update_writes_only_what_changed_and_a_rollback_restores_revision_1() {
     let sim = vfw_clusters(2).await;
-    let _monitors = spawn_monitors(&sim);
+    let _monitors = start_monitors(&sim);
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let emco = Emco::start().await;
     let http = &emco.http;
