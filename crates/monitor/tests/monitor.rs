@@ -31,14 +31,19 @@ async fn cluster_with_bundle_crd() -> (kubesim::Simulator, kube::Client, Api<Dyn
     (sim, client, crds)
 }
 
+/// The ResourceBundleStates of namespace `default`.
+fn bundles_in_default(client: &kube::Client) -> Api<DynamicObject> {
+    let rbs = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(emco_k8s::RBS_GROUP, emco_k8s::RBS_VERSION, emco_k8s::RBS_KIND),
+        emco_k8s::RBS_PLURAL,
+    );
+    Api::namespaced_with(client.clone(), "default", &rbs)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
     let (_sim, client, _) = cluster_with_bundle_crd().await;
-    let rbs = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
-        "resourcebundlestates",
-    );
-    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    let bundles = bundles_in_default(&client);
     bundles
         .create(
             &PostParams::default(),
@@ -118,11 +123,7 @@ async fn status_when(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_heartbeat_is_refreshed_while_nothing_changes() {
     let (_sim, client, _) = cluster_with_bundle_crd().await;
-    let rbs = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
-        "resourcebundlestates",
-    );
-    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    let bundles = bundles_in_default(&client);
     bundles
         .create(
             &PostParams::default(),
@@ -361,11 +362,7 @@ async fn status_configs_in_the_bundle_spec_add_kinds_and_remote_values() {
         .await
         .unwrap();
 
-    let rbs = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("k8splugin.io", "v1alpha1", "ResourceBundleState"),
-        "resourcebundlestates",
-    );
-    let bundles: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &rbs);
+    let bundles = bundles_in_default(&client);
     let configs = [
         emco_k8s::bundle::BundleStatusConfig {
             group: "example.com".into(),
