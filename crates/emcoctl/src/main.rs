@@ -262,12 +262,8 @@ fn main() -> ExitCode {
         wait_after_accepted: Duration::from_secs(file_args.wait),
         progress: progress.clone(),
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("emcoctl: {err}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     let mut out = std::io::stdout().lock();
     let result = runtime.block_on(async {
@@ -290,6 +286,17 @@ fn main() -> ExitCode {
     }
 }
 
+/// The single-threaded runtime a command's requests run on (`None`, said on stderr, when it cannot be built).
+fn runtime() -> Option<tokio::runtime::Runtime> {
+    match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+        Ok(runtime) => Some(runtime),
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            None
+        }
+    }
+}
+
 /// A command on one deployment intent group.
 enum DigCommand {
     /// POST its /update.
@@ -303,12 +310,8 @@ enum DigCommand {
 /// Runs a DIG command: exit 0 when it succeeded, 1 when the API refused it or did not answer, 2 when the DIG is
 /// not named right.
 fn dig_command(client: &emcoctl::client::EmcoClient, command: DigCommand) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("emcoctl: {err}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     let mut out = std::io::stdout().lock();
     let result = runtime.block_on(async {
@@ -398,12 +401,8 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
     filters.extend(args.app.iter().map(|a| ("app", a.as_str())));
     filters.extend(args.cluster.iter().map(|c| ("cluster", c.as_str())));
     filters.extend(args.resource.iter().map(|r| ("resource", r.as_str())));
-    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
-        Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("emcoctl: {err}");
-            return ExitCode::FAILURE;
-        }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
     };
     if args.format != "table" {
         let mut pairs = filters.clone();
