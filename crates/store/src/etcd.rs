@@ -646,6 +646,10 @@ impl Inner {
         match &compare.target {
             CompareTarget::CreateRevision(revision) => EtcdCompare::create_revision(key, op, *revision),
             CompareTarget::ModRevision(revision) => EtcdCompare::mod_revision(key, op, *revision),
+            CompareTarget::PrefixModRevision(revision) => {
+                let end = bytes_prefix_end(key.as_bytes());
+                EtcdCompare::mod_revision(key, op, *revision).with_range(end)
+            }
             CompareTarget::Version(version) => EtcdCompare::version(key, op, *version),
             // A large value compares as its manifest: equal manifests mean equal values.
             CompareTarget::Value(value) => EtcdCompare::value(key, op, head_of(value)),

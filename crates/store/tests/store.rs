@@ -142,6 +142,34 @@ async fn transactions_apply_only_when_compares_hold() {
     }
 }
 
+#[tokio::test]
+async fn a_prefix_compare_fails_once_a_key_under_it_is_created_or_changed_but_not_deleted() {
+    for (store, _keep) in backends().await {
+        store.put("/parent/a", "1").await.unwrap();
+        store.put("/parentless", "x").await.unwrap();
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        let guarded = |revision| {
+            Txn::new()
+                .when([Compare::prefix_unchanged_since("/parent/", revision)])
+                .and_then([Op::put("/guarded", "written")])
+        };
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        // A key beside the prefix (not under it) does not count.
+        store.put("/parentless", "y").await.unwrap();
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded);
+        // Deleting a key under it does not count either ("no children" only gets truer).
+        store.delete("/parent/a").await.unwrap();
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        // An empty prefix holds; a key created under it afterwards fails the compare.
+        store.put("/parent/b", "2").await.unwrap();
+        assert!(!store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        store.put("/parent/b", "3").await.unwrap();
+        assert!(!store.txn(guarded(read_at)).await.unwrap().succeeded, "a changed key fails it");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_compare_and_swap_loses_no_update() {
     for (store, _keep) in backends().await {
