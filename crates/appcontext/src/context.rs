@@ -489,17 +489,19 @@ impl AppContexts {
         Op::delete_prefix(context_prefix(id))
     }
 
-    /// Reads a context's meta.
+    /// Reads a context's meta (recording it in the current [`crate::read_set`]).
     pub async fn meta(&self, id: ContextId) -> Result<ContextMeta> {
-        let key = meta_key(id);
-        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
-        Ok(record::decode(&key, &kv.value)?)
+        Ok(self.meta_with_revision(id).await?.0)
     }
 
-    /// Reads a context's meta with the revision it was written at.
+    /// Reads a context's meta with the revision it was written at (recording it in the current
+    /// [`crate::read_set`]).
     pub async fn meta_with_revision(&self, id: ContextId) -> Result<(ContextMeta, emco_store::Revision)> {
         let key = meta_key(id);
-        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
+        let read_at = self.store.revision();
+        let kv = self.store.get(&key).await?;
+        crate::read_set::record_key(&key, kv.as_ref().map_or(0, |kv| kv.mod_revision), read_at);
+        let kv = kv.ok_or(ContextError::NotFound(id))?;
         Ok((record::decode(&key, &kv.value)?, kv.mod_revision))
     }
 

@@ -14,6 +14,7 @@ mod api;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;
+mod optimistic;
 mod serve;
 mod status;
 mod telemetry;
@@ -97,10 +98,6 @@ struct StateInner {
     contexts: AppContexts,
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
-    /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
-    /// state allows it) see no interleaved change. Reads never take it, and neither does the slow part of an
-    /// instantiation (reading and rendering charts), which is checked again under it before it writes.
-    write_lock: tokio::sync::Mutex<()>,
     config: ServerConfig,
 }
 
@@ -123,10 +120,6 @@ impl AppState {
 
     pub(crate) fn lifecycle(&self) -> &Lifecycle {
         &self.inner.lifecycle
-    }
-
-    pub(crate) async fn write_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.inner.write_lock.lock().await
     }
 
     pub(crate) fn config(&self) -> &ServerConfig {
@@ -158,7 +151,6 @@ impl Server {
             contexts,
             status,
             lifecycle,
-            write_lock: tokio::sync::Mutex::new(()),
             config,
         };
         Self {

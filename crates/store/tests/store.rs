@@ -166,7 +166,10 @@ async fn a_prefix_compare_fails_once_a_key_under_it_is_created_or_changed_but_no
         assert!(!store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
         let (_, read_at) = store.range("/parent/").await.unwrap();
         store.put("/parent/b", "3").await.unwrap();
-        assert!(!store.txn(guarded(read_at)).await.unwrap().succeeded, "a changed key fails it");
+        assert!(
+            !store.txn(guarded(read_at)).await.unwrap().succeeded,
+            "a changed key fails it"
+        );
     }
 }
 

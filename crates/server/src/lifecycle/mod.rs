@@ -387,10 +387,11 @@ impl Lifecycle {
     ) -> Result<()> {
         txn.compares.push(Catalog::state_unchanged_since(path, revision));
         txn.success.push(Catalog::state_op(path, state));
+        // Also guarded by everything the request read (the intents it checked, the contexts it looked at).
         if !self
             .catalog
             .store()
-            .txn(txn)
+            .txn(emco_appcontext::read_set::guard(txn))
             .await
             .map_err(CatalogError::from)?
             .succeeded
