@@ -99,6 +99,39 @@ struct StateInner {
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
     config: ServerConfig,
+    /// Ends the sweep of unfinished contexts with the server.
+    _sweeper: AbortOnDrop,
+}
+
+/// How often the contexts whose paged creation never finished are looked for (also once at start).
+const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sweeps, at start and every [`SWEEP_INTERVAL`], the records of contexts written in pages whose meta never came
+/// and whose staging is older than [`emco_appcontext::context::STAGING_TIMEOUT`] (their writer died).
+fn start_sweeper(contexts: AppContexts) -> AbortOnDrop {
+    let task = tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(SWEEP_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if let Err(err) = contexts
+                .sweep_unfinished(emco_appcontext::context::STAGING_TIMEOUT)
+                .await
+            {
+                tracing::warn!(error = %err, "cannot sweep unfinished contexts; trying again later");
+            }
+        }
+    });
+    AbortOnDrop(task.abort_handle())
 }
 
 impl AppState {
@@ -145,7 +178,9 @@ impl Server {
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
             .with_render_limits(config.render_limits);
+        let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {
+            _sweeper: sweeper,
             store,
             catalog,
             contexts,

@@ -401,6 +401,18 @@ impl Store {
         }
     }
 
+    /// The revision of the newest change the store holds now, for read-your-writes across processes: a watch of
+    /// the store reaches it. Memory and redb: [`Store::revision`]. etcd: asked of etcd (one request), so changes
+    /// other processes made count before this process's watch delivered them (changes that only deleted keys
+    /// count once seen).
+    pub async fn current_revision(&self) -> Result<Revision> {
+        match self {
+            Self::Memory(store) => Ok(store.revision()),
+            Self::Redb(store) => Ok(store.revision()),
+            Self::Etcd(store) => store.current_revision().await,
+        }
+    }
+
     /// Reads one key.
     pub async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let _timer = op_metrics::OpTimer::start("get");

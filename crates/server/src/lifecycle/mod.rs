@@ -667,6 +667,13 @@ impl Lifecycle {
         } = built;
         let subject = Self::subject(path);
         let id = meta.id;
+        // The records go ahead in pages when they are many; the meta, last, makes the context exist. When this
+        // call ends without writing it, the pages are removed again.
+        let staged = self.contexts.stage(&meta, &records).await?;
+        let mut unfinished = UnfinishedContext {
+            contexts: staged.is_paged().then(|| self.contexts.clone()),
+            id,
+        };
         let mut attempts = 0;
         loop {
             let (mut state, revision) = self.state(path).await?;
@@ -706,8 +713,8 @@ impl Lifecycle {
                     name: subject.display(path),
                 });
             }
-            let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
-            let mut txn = Txn::new().when([guard]).and_then(ops).and_then(extra.clone());
+            let (guards, ops) = staged.create_parts(&meta);
+            let mut txn = Txn::new().when(guards).and_then(ops).and_then(extra.clone());
             let superseding = superseded.is_some();
             if let Some((mut old, old_revision)) = superseded {
                 // The stopped termination the engine has not recorded yet ends here: the new context replaces it.
@@ -738,6 +745,7 @@ impl Lifecycle {
                 Err(other) => return Err(other),
             }
         }
+        unfinished.contexts = None;
         tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, operation = operation.verb(), resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
         self.engine.instantiate(id);
         Ok(id)
@@ -940,6 +948,28 @@ impl Lifecycle {
                 )
             }
         })
+    }
+}
+
+/// The pages of a context whose creating transaction has not committed: removed (in the background) when the
+/// commit is given up, unless `contexts` was taken first.
+struct UnfinishedContext {
+    contexts: Option<AppContexts>,
+    id: ContextId,
+}
+
+impl Drop for UnfinishedContext {
+    fn drop(&mut self) {
+        let (Some(contexts), Ok(runtime)) = (self.contexts.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let id = self.id;
+        runtime.spawn(async move {
+            if let Err(err) = contexts.discard_staged(id).await {
+                tracing::warn!(context = %id, error = %err, "cannot remove the pages of an unfinished context; the sweep will");
+            }
+        });
     }
 }
 
