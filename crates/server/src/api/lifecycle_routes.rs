@@ -4,9 +4,9 @@
 //! with a `Location` header naming the status URL, where the progress of the asynchronous work shows. A DIG's
 //! update and rollback answer, as EMCO's orchestrator does, the new revision as a bare JSON integer.
 //!
-//! Instantiate builds without the write lock and takes it only to check and write; stop records the stop under
-//! the lock, then (without it) waits a bounded time for the engine to carry it out, so that an instantiate sent
-//! right after it finds the operation stopped.
+//! Every operation runs optimistically (`crate::optimistic`): a lost race runs it again, at most three times, then
+//! 409 `Conflict`. Stop records the stop, then waits a bounded time for the engine to carry it out, so that an
+//! instantiate sent right after it finds the operation stopped.
 
 use axum::body::Bytes;
 use axum::extract::State;

@@ -9,10 +9,12 @@
 //!
 //! Instantiation has two halves, so that slow work never holds up other writes: [`Lifecycle::prepare_instantiate`]
 //! reads the subject's inputs and builds its context (a DIG renders its charts on the blocking pool, at most
-//! [`MAX_CONCURRENT_RENDERS`] at once, each app within its [`RenderLimits`]) without the API's write lock;
-//! [`Lifecycle::commit_instantiate`], called under it, checks the state again, reads the inputs again and refuses
-//! (409 `Conflict`) if any changed meanwhile, then writes. Two instantiations racing therefore create exactly one
-//! context.
+//! [`MAX_CONCURRENT_RENDERS`] at once, each app within its [`RenderLimits`]) holding nothing up;
+//! [`Lifecycle::commit_instantiate`] stages the context's records (in pages when large), checks the state again,
+//! reads the inputs again and refuses (409 `Conflict`) if any changed meanwhile, then writes the meta and the
+//! action in one transaction guarded by the state's revision and the request's read set
+//! (`emco_appcontext::read_set`). Two instantiations racing, on one replica or two, therefore create exactly one
+//! context; the API runs the loser again, which then finds the state moved on.
 //!
 //! Stop returns once the engine has recorded the stopped operation ([`Lifecycle::wait_stopped`], bounded by
 //! [`STOP_WAIT`]); an instantiation after a stopped termination supersedes it even if the engine has not recorded
@@ -493,7 +495,7 @@ impl Lifecycle {
     }
 
     /// Instantiates (applies) a resource: a new AppContext, then the engine. Both halves in one call (the API
-    /// calls them apart, to hold its write lock only for the second). Returns the new context, or the current
+    /// calls them apart, inside its optimistic retry). Returns the new context, or the current
     /// one when the table says there is nothing to do.
     pub async fn instantiate(&self, path: &ResourcePath) -> Result<ContextId> {
         let prepared = self.prepare_instantiate(path).await?;
@@ -618,7 +620,7 @@ impl Lifecycle {
         })
     }
 
-    /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
+    /// The second half of instantiating: stages the context's records, checks the state again, reads
     /// the inputs again (any change since [`Lifecycle::prepare_instantiate`] is
     /// [`LifecycleError::InputsChanged`]), then creates the AppContext with the instantiated action in one
     /// transaction and tells the engine.
@@ -631,7 +633,7 @@ impl Lifecycle {
     }
 
     /// The second half of an instantiation or update prepared by [`Lifecycle::prepare_instantiate`] or
-    /// [`Lifecycle::prepare_update`], under the API's write lock.
+    /// [`Lifecycle::prepare_update`].
     pub async fn commit_prepared(
         &self,
         path: &ResourcePath,
@@ -737,8 +739,8 @@ impl Lifecycle {
             state.push(entered, Some(id), now_timestamp());
             match self.commit(path, revision, &state, txn).await {
                 Ok(()) => break,
-                // The engine recorded the stop between our read and write (we hold the write lock, so nothing
-                // else changed); read again.
+                // The engine recorded the stop between our read and write (or another change won); read again.
+                // Past these attempts the API runs the whole request again.
                 Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if superseding && attempts < 3 => {
                     attempts += 1;
                 }
