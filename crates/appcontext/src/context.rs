@@ -10,7 +10,9 @@
 //! (etcd refuses more than 128 ops or 1.5 MiB per request by default), with a staging marker
 //! `/context-staging/<id>` holding the writer's time; then, last, one transaction writes the meta, removes the
 //! marker and commits whatever the caller adds (the lifecycle's state action). Readers find contexts by their
-//! meta (or through a state history, written with the meta), so they never see a half-written one. Records of a
+//! meta ([`AppContexts::ids`]) or through a state history (written with the meta), so they never see a
+//! half-written one; the status index holds its records (from [`AppContexts::load_all`] and the watch) only for
+//! when its meta comes. Records of a
 //! context whose meta never came (the writer died between pages) are swept ([`AppContexts::sweep_unfinished`])
 //! once their marker is older than [`STAGING_TIMEOUT`] — long enough that a writer still paging (on this replica
 //! or another) is never swept; a writer that finds its marker gone stops with [`ContextError::Swept`].
@@ -747,7 +749,8 @@ impl AppContexts {
         Ok(record::decode(&key, &kv.value)?)
     }
 
-    /// Every AppContext record in the store as changes (metas before their clusters), with the revision read.
+    /// Every AppContext record in the store as changes (metas before their clusters), with the revision read;
+    /// records of a context without meta (being written in pages) too — [`AppContexts::ids`] finds contexts.
     pub async fn load_all(&self) -> Result<(Vec<ContextChange>, emco_store::Revision)> {
         let (items, revision) = self.store.range(CONTEXT_ROOT).await?;
         let mut metas = Vec::new();
@@ -763,19 +766,9 @@ impl AppContexts {
                 None => {}
             }
         }
-        // Records of a context without meta (still being written in pages, or abandoned) are not a context yet.
-        let with_meta: std::collections::HashSet<ContextId> = metas
-            .iter()
-            .filter_map(|change| match change {
-                ContextChange::Meta(meta) => Some(meta.id),
-                _ => None,
-            })
-            .collect();
-        metas.extend(
-            clusters
-                .into_iter()
-                .filter(|change| matches!(change, ContextChange::Cluster(id, _) if with_meta.contains(id))),
-        );
+        // Records of a context still being written in pages come too, as its watch events do: an index fed from
+        // here must hold them for when the meta comes (nothing names a context before its meta and state history).
+        metas.extend(clusters);
         Ok((metas, revision))
     }
 
@@ -1019,7 +1012,7 @@ mod tests {
         assert!(staged.is_paged());
         // Not a context before its meta: no reader finds it.
         assert!(contexts.ids().await.unwrap().is_empty());
-        assert!(contexts.load_all().await.unwrap().0.is_empty());
+        assert!(matches!(contexts.meta(id).await, Err(ContextError::NotFound(_))));
         let (compares, ops) = staged.create_parts(&meta(id));
         assert!(
             ops.len() <= 3,
@@ -1108,8 +1101,14 @@ mod tests {
         assert_eq!(store.range("/context/").await.unwrap().0.len(), 127);
         assert!(contexts.ids().await.unwrap().is_empty());
         assert!(
-            contexts.load_all().await.unwrap().0.is_empty(),
-            "readers ignore records without meta"
+            !contexts
+                .load_all()
+                .await
+                .unwrap()
+                .0
+                .iter()
+                .any(|change| matches!(change, ContextChange::Meta(_))),
+            "no meta, no context"
         );
         // A writer may still be paging: a young staging is kept.
         assert!(

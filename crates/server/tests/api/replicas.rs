@@ -4,11 +4,12 @@
 //! answer a sequential second call gets; a write on one replica is read, and its status answered, on the other.
 
 use axum::http::StatusCode;
+use emco_appcontext::AppContexts;
 use emco_store::Store;
 use emco_store::etcd_testing::EtcdServer;
 use serde_json::json;
 
-use crate::support::{Api, DIG, PROJECT, Reply};
+use crate::support::{Api, DIG, PROJECT, PROVIDER, Reply, kubeconfig};
 
 /// Runs `calls` requests at once (each on its own task), `call(i)` for i in 0..calls.
 async fn race<F, Fut>(calls: usize, call: F) -> Vec<Reply>
@@ -189,4 +190,60 @@ async fn two_replicas_on_one_etcd_read_each_others_writes_and_race_with_one_winn
     let state_b = apis[1].get(DIG).await.json()["state"].clone();
     assert_eq!(state_a, state_b);
     assert!(apis[1].get(PROJECT).await.status.is_success());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dig_over_301_app_cluster_pairs_instantiates_on_an_etcd_with_default_limits() {
+    let Some((apis, _etcd)) = two_replicas().await else {
+        return;
+    };
+    let api = &apis[0];
+    api.onboard_vfw().await;
+    // 150 labeled clusters; packetgen and firewall go on all of them, sink on one: 301 (app, cluster) pairs, far
+    // more than etcd's 128 operations per transaction.
+    for index in 0..148 {
+        let cluster = format!("more{index:03}");
+        api.post_form(
+            &format!("{PROVIDER}/clusters"),
+            Some(&json!({"metadata": {"name": cluster}})),
+            Some(&kubeconfig(&cluster)),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+        api.post(
+            &format!("{PROVIDER}/clusters/{cluster}/labels"),
+            json!({"clusterLabel": "edge-cluster"}),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+    }
+    api.put(
+        &format!("{DIG}/generic-placement-intents/fw-placement-intent/app-intents/firewall-placement"),
+        json!({"metadata": {"name": "firewall-placement"}, "spec": {"app": "firewall", "intent":
+            {"allOf": [{"clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge-cluster"}]}}}),
+    )
+    .await
+    .expect(StatusCode::OK);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let contexts = AppContexts::new(api.store.clone());
+    let ids = contexts.ids().await.unwrap();
+    assert_eq!(ids.len(), 1);
+    assert_eq!(contexts.clusters(ids[0]).await.unwrap().len(), 301);
+    // Both replicas answer the whole context, the same.
+    let status = format!("{DIG}/status");
+    let on_a = apis[0].get(&status).await.expect(StatusCode::OK).json();
+    let on_b = apis[1].get(&status).await.expect(StatusCode::OK).json();
+    assert_eq!(on_a, on_b);
+    let pairs: usize = on_a["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|app| app["clusters"].as_array().map_or(0, Vec::len))
+        .sum();
+    assert_eq!(pairs, 301);
 }
