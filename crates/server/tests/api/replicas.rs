@@ -193,14 +193,14 @@ async fn two_replicas_on_one_etcd_read_each_others_writes_and_race_with_one_winn
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_dig_over_301_app_cluster_pairs_instantiates_on_an_etcd_with_default_limits() {
+async fn a_dig_over_450_app_cluster_pairs_instantiates_on_an_etcd_with_default_limits() {
     let Some((apis, _etcd)) = two_replicas().await else {
         return;
     };
     let api = &apis[0];
     api.onboard_vfw().await;
-    // 150 labeled clusters; packetgen and firewall go on all of them, sink on one: 301 (app, cluster) pairs, far
-    // more than etcd's 128 operations per transaction.
+    // 150 labeled clusters; all three apps go on every one of them (sink's `anyOf` of a label names them all):
+    // 450 (app, cluster) pairs, far more than etcd's 128 operations per transaction.
     for index in 0..148 {
         let cluster = format!("more{index:03}");
         api.post_form(
@@ -233,7 +233,7 @@ async fn a_dig_over_301_app_cluster_pairs_instantiates_on_an_etcd_with_default_l
     let contexts = AppContexts::new(api.store.clone());
     let ids = contexts.ids().await.unwrap();
     assert_eq!(ids.len(), 1);
-    assert_eq!(contexts.clusters(ids[0]).await.unwrap().len(), 301);
+    assert_eq!(contexts.clusters(ids[0]).await.unwrap().len(), 450);
     // Both replicas answer the whole context, the same.
     let status = format!("{DIG}/status");
     let on_a = apis[0].get(&status).await.expect(StatusCode::OK).json();
@@ -245,5 +245,5 @@ async fn a_dig_over_301_app_cluster_pairs_instantiates_on_an_etcd_with_default_l
         .iter()
         .map(|app| app["clusters"].as_array().map_or(0, Vec::len))
         .sum();
-    assert_eq!(pairs, 301);
+    assert_eq!(pairs, 450);
 }
