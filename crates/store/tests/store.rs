@@ -654,6 +654,43 @@ async fn etcd_data_survives_reopen_prefixes_are_separate_and_others_writes_raise
 }
 
 #[tokio::test]
+async fn the_current_revision_counts_another_handles_write_at_once_and_never_outruns_a_watch() {
+    for (store, _keep) in backends().await {
+        store.put("/cur/a", "1").await.unwrap();
+        assert_eq!(
+            store.current_revision().await.unwrap(),
+            store.revision(),
+            "{store:?}"
+        );
+    }
+    let Some((store, server)) = etcd_store().await else {
+        return;
+    };
+    let endpoints = [server.endpoint().to_string()];
+    let reader = Store::open_etcd(&endpoints, ETCD_PREFIX, None).await.unwrap();
+    // Writes outside the prefix (another store's) raise etcd's revision but not this prefix's current revision,
+    // which a watch of the prefix could never reach.
+    let other = Store::open_etcd(&endpoints, "/elsewhere", None).await.unwrap();
+    let before = reader.current_revision().await.unwrap();
+    other.put("/x", "y").await.unwrap();
+    assert_eq!(reader.current_revision().await.unwrap(), before);
+    // A write through another handle counts as soon as it is acknowledged, before any watch delivered it.
+    for round in 0..20 {
+        let written = store.put(&format!("/cur/{round}"), "v").await.unwrap();
+        assert!(reader.current_revision().await.unwrap() >= written);
+    }
+    // And a watch of the prefix reaches it.
+    let target = reader.current_revision().await.unwrap();
+    for _ in 0..100 {
+        if reader.revision() >= target {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(reader.revision(), target);
+}
+
+#[tokio::test]
 async fn etcd_lost_connection_is_a_backend_error_naming_the_endpoint() {
     let Some((store, mut server)) = etcd_store().await else {
         return;
