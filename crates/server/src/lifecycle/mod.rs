@@ -62,6 +62,10 @@ pub const MAX_CONCURRENT_RENDERS: usize = 4;
 /// between two requests to a cluster, which take well under this.
 pub const STOP_WAIT: Duration = Duration::from_secs(10);
 
+/// How many times terminate and stop read again when the engine (or another request) changed what they read
+/// before they wrote; then the conflict goes to the caller (the API runs the request again on fresh reads).
+const INNER_ATTEMPTS: usize = 5;
+
 /// How often a stop looks whether the engine has recorded it.
 const STOP_POLL: Duration = Duration::from_millis(20);
 
@@ -813,7 +817,9 @@ impl Lifecycle {
         if Self::subject(path) == Subject::LogicalCloud {
             logical_cloud::check_unused(&self.catalog, &self.contexts, path).await?;
         }
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let (mut state, revision) = self.state(path).await?;
             let outcome = Self::outcome(path, &state, Operation::Terminate)?;
             let id = state
@@ -852,8 +858,11 @@ impl Lifecycle {
                     }
                     return Ok(id);
                 }
-                // The engine moved the context on between our read and write; read again.
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                // The engine moved the context on between our read and write; read again (a few times: past
+                // them, the API runs the whole request again on a fresh read set).
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
+                    continue;
+                }
                 Err(other) => return Err(other),
             }
         }
@@ -862,7 +871,9 @@ impl Lifecycle {
     /// Stops the running instantiation or termination: records the stop and tells the engine; the engine ends
     /// the operation shortly after ([`Lifecycle::wait_stopped`] waits for it).
     pub async fn stop(&self, path: &ResourcePath) -> Result<Stopping> {
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let (mut state, revision) = self.state(path).await?;
             let Outcome::Enter(stopped) = Self::outcome(path, &state, Operation::Stop)? else {
                 return Err(Self::refused(
@@ -901,7 +912,9 @@ impl Lifecycle {
                     self.engine.stop(id);
                     return Ok(Stopping { context: id, running });
                 }
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
+                    continue;
+                }
                 Err(other) => return Err(other),
             }
         }
