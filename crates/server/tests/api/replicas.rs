@@ -9,7 +9,7 @@ use emco_store::Store;
 use emco_store::etcd_testing::EtcdServer;
 use serde_json::json;
 
-use crate::support::{Api, DIG, PROJECT, PROVIDER, Reply, kubeconfig};
+use crate::support::{Api, CA, DIG, PROJECT, PROVIDER, Reply, kubeconfig};
 
 /// Runs `calls` requests at once (each on its own task), `call(i)` for i in 0..calls.
 async fn race<F, Fut>(calls: usize, call: F) -> Vec<Reply>
@@ -127,12 +127,50 @@ async fn no_orphan_from_create_versus_delete(apis: &[Api]) {
     }
 }
 
+/// Two dependencies that each alone are fine but together close a cycle, created at once: never both (the lists
+/// each checked are in its read set). Needs the vFW onboarded.
+async fn no_cycle_from_two_concurrent_dependencies(apis: &[Api]) {
+    for round in 0..5 {
+        let name = format!("d{round}");
+        let create = |index: usize, app: &'static str, on: &'static str| {
+            let api = apis[index % apis.len()].clone();
+            let name = name.clone();
+            tokio::spawn(async move {
+                api.post(
+                    &format!("{CA}/apps/{app}/dependency"),
+                    json!({"metadata": {"name": name}, "spec": {"app": on, "opStatus": "Ready"}}),
+                )
+                .await
+            })
+        };
+        let first = create(round, "packetgen", "firewall");
+        let second = create(round + 1, "firewall", "packetgen");
+        let (first, second) = (first.await.unwrap(), second.await.unwrap());
+        let created: Vec<&Reply> = [&first, &second]
+            .into_iter()
+            .filter(|reply| reply.status == StatusCode::CREATED)
+            .collect();
+        assert_eq!(created.len(), 1, "exactly one of a cycle's two halves is stored");
+        for reply in [&first, &second] {
+            if reply.status != StatusCode::CREATED {
+                assert_eq!(reply.code(), "DependencyCycle", "{}", reply.message());
+            }
+        }
+        for app in ["packetgen", "firewall"] {
+            let _ = apis[0]
+                .delete(&format!("{CA}/apps/{app}/dependency/{name}"))
+                .await;
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_conflicting_requests_on_one_memory_server_have_one_winner() {
     let api = Api::new(Store::memory());
     one_create_wins(std::slice::from_ref(&api), "p1").await;
     no_orphan_from_create_versus_delete(std::slice::from_ref(&api)).await;
     one_instantiate_wins(std::slice::from_ref(&api)).await;
+    no_cycle_from_two_concurrent_dependencies(std::slice::from_ref(&api)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -170,6 +208,7 @@ async fn two_replicas_on_one_etcd_read_each_others_writes_and_race_with_one_winn
     one_create_wins(&apis, "contested").await;
     no_orphan_from_create_versus_delete(&apis).await;
     one_instantiate_wins(&apis).await;
+    no_cycle_from_two_concurrent_dependencies(&apis).await;
 
     // Right after a write on A, status answers (and the DIG's state) are the same on A and B.
     apis[0]
