@@ -222,12 +222,6 @@ pub fn compares() -> Vec<Compare> {
         .unwrap_or_default()
 }
 
-/// A copy of the current read set (empty outside [`tracking`]).
-#[must_use]
-pub fn snapshot() -> ReadSet {
-    CURRENT.try_with(|set| set.borrow().clone()).unwrap_or_default()
-}
-
 /// `txn` guarded by the current read set as well.
 #[must_use]
 pub fn guard(txn: Txn) -> Txn {
