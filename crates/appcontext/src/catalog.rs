@@ -1,13 +1,15 @@
 //! The catalog of onboarded EMCO resources: typed paths, parent/child integrity, references between resources,
 //! the blobs that travel beside some resources, and lifecycle histories.
 //!
-//! Callers serialize mutations (the server holds one write lock per request); every write is still a single store
-//! transaction guarded by compares, so a lost race fails cleanly instead of corrupting the tree.
+//! Every read records what it saw in the current [`read_set`] (when the caller tracks one), and every write is a
+//! single store transaction guarded by the compares of its own checks and of that read set, so a lost race fails
+//! cleanly ([`CatalogError::Conflict`]) instead of corrupting the tree; the caller runs its check-then-write again.
 
 use emco_model::StateInfo;
 use emco_store::{Compare, Op, Revision, Store, Txn};
 use serde_json::Value as Json;
 
+use crate::read_set;
 use crate::record::{self, RecordError};
 
 const RESOURCE_ROOT: &str = "/emco/v1/res/";
@@ -383,10 +385,18 @@ impl Catalog {
         &self.store
     }
 
+    /// Reads a key, recording what it saw in the current read set.
+    async fn get_tracked(&self, key: &str) -> Result<Option<emco_store::KeyValue>> {
+        let read_at = self.store.revision();
+        let kv = self.store.get(key).await?;
+        read_set::record_key(key, kv.as_ref().map_or(0, |kv| kv.mod_revision), read_at);
+        Ok(kv)
+    }
+
     /// Reads a resource, or `None`.
     pub async fn find(&self, path: &ResourcePath) -> Result<Option<Entry>> {
         let key = path.key();
-        let Some(kv) = self.store.get(&key).await? else {
+        let Some(kv) = self.get_tracked(&key).await? else {
             return Ok(None);
         };
         let record: ResourceRecord = record::decode(&key, &kv.value)?;
@@ -416,7 +426,7 @@ impl Catalog {
 
     /// Whether a resource exists.
     pub async fn exists(&self, path: &ResourcePath) -> Result<bool> {
-        Ok(self.store.get(&path.key()).await?.is_some())
+        Ok(self.get_tracked(&path.key()).await?.is_some())
     }
 
     /// Fails with [`CatalogError::NotFound`] when `path` or any ancestor is missing, naming the first missing one.
@@ -436,7 +446,8 @@ impl Catalog {
     /// Lists the resources of `kind` under the parent named by `parent_names`, in creation order.
     pub async fn list(&self, kind: Kind, parent_names: &[String]) -> Result<Vec<Entry>> {
         let prefix = children_prefix(kind, parent_names);
-        let (items, _) = self.store.range(&prefix).await?;
+        let (items, revision) = self.store.range(&prefix).await?;
+        read_set::record_prefix(&prefix, revision);
         let mut entries = Vec::with_capacity(items.len());
         for kv in items {
             let own: Vec<String> = kv.key[prefix.len()..].split('/').map(str::to_string).collect();
@@ -539,7 +550,8 @@ impl Catalog {
         }
         let mut ops = Self::put_ops(path, body, blob);
         ops.extend(extra);
-        let response = self.store.txn(Txn::new().when(compares).and_then(ops)).await?;
+        let txn = read_set::guard(Txn::new().when(compares).and_then(ops));
+        let response = self.store.txn(txn).await?;
         if !response.succeeded {
             return Err(CatalogError::Conflict(path.display_name()));
         }
@@ -560,7 +572,7 @@ impl Catalog {
                 let mut ops = Self::put_ops(path, body, blob);
                 ops.extend(extra);
                 let txn = Txn::new().when([Self::unchanged_since(path, existing.mod_revision)]);
-                let response = self.store.txn(txn.and_then(ops)).await?;
+                let response = self.store.txn(read_set::guard(txn.and_then(ops))).await?;
                 if !response.succeeded {
                     return Err(CatalogError::Conflict(path.display_name()));
                 }
@@ -571,13 +583,13 @@ impl Catalog {
 
     /// Reads the blob stored beside a resource.
     pub async fn blob(&self, path: &ResourcePath) -> Result<Option<Vec<u8>>> {
-        Ok(self.store.get(&path.blob_key()).await?.map(|kv| kv.value))
+        Ok(self.get_tracked(&path.blob_key()).await?.map(|kv| kv.value))
     }
 
     /// Reads a lifecycle history and the revision it was written at (for compare-and-swap).
     pub async fn state(&self, path: &ResourcePath) -> Result<(StateInfo, Revision)> {
         let key = path.state_key();
-        let Some(kv) = self.store.get(&key).await? else {
+        let Some(kv) = self.get_tracked(&key).await? else {
             return Ok((StateInfo::default(), 0));
         };
         let record: StateRecord = record::decode(&key, &kv.value)?;
@@ -588,7 +600,8 @@ impl Catalog {
     /// over the histories alone, which name each instantiation's context without reading any AppContext.
     pub async fn histories(&self, kind: Kind) -> Result<Vec<(ResourcePath, StateInfo)>> {
         let prefix = format!("{STATE_ROOT}{}/", kind.segment());
-        let (items, _) = self.store.range(&prefix).await?;
+        let (items, revision) = self.store.range(&prefix).await?;
+        read_set::record_prefix(&prefix, revision);
         let mut histories = Vec::with_capacity(items.len());
         for kv in items {
             let names: Vec<String> = kv.key[prefix.len()..].split('/').map(str::to_string).collect();
@@ -611,10 +624,9 @@ impl Catalog {
     pub async fn remaining_children(&self, path: &ResourcePath) -> Result<Vec<String>> {
         let mut found = Vec::new();
         for kind in path.kind.children() {
-            let (items, _) = self
-                .store
-                .range_limit(&children_prefix(kind, path.names()), 1)
-                .await?;
+            let prefix = children_prefix(kind, path.names());
+            let (items, revision) = self.store.range_limit(&prefix, 1).await?;
+            read_set::record_prefix(&prefix, revision);
             if let Some(kv) = items.first() {
                 let name = kv.key.rsplit('/').next().unwrap_or_default();
                 found.push(format!("{} '{name}'", kind.type_name()));
@@ -711,7 +723,11 @@ impl Catalog {
     /// Deletes a resource with its blob and lifecycle history, refusing while it has children or referrers.
     /// `extra` ops (e.g. deleting the AppContexts of a DIG) commit in the same transaction.
     pub async fn delete(&self, path: &ResourcePath, extra: Vec<Op>) -> Result<()> {
-        let revision = existing_revision(&self.store, path).await?;
+        let revision = self
+            .get_tracked(&path.key())
+            .await?
+            .map(|kv| kv.mod_revision)
+            .ok_or_else(|| not_found(path))?;
         let children = self.remaining_children(path).await?;
         if !children.is_empty() {
             return Err(CatalogError::HasChildren {
@@ -737,19 +753,11 @@ impl Catalog {
         let txn = Txn::new()
             .when([Self::unchanged_since(path, revision)])
             .and_then(ops);
-        if !self.store.txn(txn).await?.succeeded {
+        if !self.store.txn(read_set::guard(txn)).await?.succeeded {
             return Err(CatalogError::Conflict(path.display_name()));
         }
         Ok(())
     }
-}
-
-async fn existing_revision(store: &Store, path: &ResourcePath) -> Result<Revision> {
-    store
-        .get(&path.key())
-        .await?
-        .map(|kv| kv.mod_revision)
-        .ok_or_else(|| not_found(path))
 }
 
 fn not_found(path: &ResourcePath) -> CatalogError {

@@ -4,8 +4,22 @@
 //! One record holds the meta (identity, app order, dependencies, status, stop request); one record per
 //! (app, cluster) holds that pair's resources and observed state, so status writes are batched per (app, cluster).
 //! Every update is a compare-and-swap on the record's revision, retried on conflict.
+//!
+//! A context exists once its meta exists. A large context is written in pages ([`AppContexts::stage`]): its
+//! (app, cluster) records first, each page one transaction of at most [`PAGE_OPS`] ops and [`PAGE_BYTES`] bytes
+//! (etcd refuses more than 128 ops or 1.5 MiB per request by default), with a staging marker
+//! `/context-staging/<id>` holding the writer's time; then, last, one transaction writes the meta, removes the
+//! marker and commits whatever the caller adds (the lifecycle's state action). Readers find contexts by their
+//! meta ([`AppContexts::ids`]) or through a state history (written with the meta), so they never see a
+//! half-written one; the status index holds its records (from [`AppContexts::load_all`] and the watch) only for
+//! when its meta comes. Records of a
+//! context whose meta never came (the writer died between pages) are swept ([`AppContexts::sweep_unfinished`])
+//! once their marker is older than [`STAGING_TIMEOUT`] — long enough that a writer still paging (on this replica
+//! or another) is never swept; a writer that finds its marker gone stops with [`ContextError::Swept`].
 
 use emco_model::{AppDependencySpec, Connectivity, ContextId, ContextStatus, Gvk, Hook, RsyncStatus};
+use std::time::Duration;
+
 use emco_store::{Compare, Op, Store, Txn};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
@@ -13,6 +27,16 @@ use serde_json::Value as Json;
 use crate::record::{self, RecordError};
 
 const CONTEXT_ROOT: &str = "/context/";
+/// Where the staging markers of contexts being written in pages live (outside [`CONTEXT_ROOT`]).
+const STAGING_ROOT: &str = "/context-staging/";
+
+/// The most ops one page of a paged context write holds.
+pub const PAGE_OPS: usize = 64;
+/// The most bytes (keys and values) one page holds; a single larger record is a page of its own (the store
+/// chunks values that large).
+pub const PAGE_BYTES: usize = 1024 * 1024;
+/// A context being written in pages whose meta has not come after this long is swept.
+pub const STAGING_TIMEOUT: Duration = Duration::from_secs(5 * 60);
 
 /// AppContext errors.
 #[derive(Debug, thiserror::Error)]
@@ -30,6 +54,10 @@ pub enum ContextError {
         /// The cluster (`provider+cluster`).
         cluster: String,
     },
+    /// The staging marker of a context being written in pages was removed (it was swept as abandoned); nothing
+    /// of the context is committed.
+    #[error("AppContext {0} was swept while it was being written; retry")]
+    Swept(ContextId),
     /// A stored record cannot be read.
     #[error(transparent)]
     Record(#[from] RecordError),
@@ -441,6 +469,97 @@ fn context_prefix(id: ContextId) -> String {
     format!("{CONTEXT_ROOT}{id}/")
 }
 
+fn staging_key(id: ContextId) -> String {
+    format!("{STAGING_ROOT}{id}")
+}
+
+/// The staging marker of a context being written in pages: since when (seconds since the Unix epoch, the
+/// writer's clock).
+#[derive(Debug, Serialize, Deserialize)]
+struct StagingMarker {
+    since: u64,
+}
+
+fn unix_seconds() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs())
+}
+
+/// The transactions that write `puts` (the records of context `id`) in pages of at most [`PAGE_OPS`] ops and
+/// [`PAGE_BYTES`] bytes: the first creates the staging marker (guarded by "no meta, no marker"), the others are
+/// guarded by "the marker is still there".
+fn page_txns(id: ContextId, puts: Vec<(String, Vec<u8>)>) -> Vec<Txn> {
+    let marker = record::encode(&StagingMarker {
+        since: unix_seconds(),
+    });
+    let mut pages: Vec<(Vec<Op>, usize)> = vec![(vec![Op::put(staging_key(id), marker)], 0)];
+    for (key, value) in puts {
+        let size = key.len() + value.len();
+        let full = pages.last().is_some_and(|(ops, bytes)| {
+            ops.len() >= PAGE_OPS || (!ops.is_empty() && bytes + size > PAGE_BYTES)
+        });
+        if full {
+            pages.push((Vec::new(), 0));
+        }
+        if let Some((ops, bytes)) = pages.last_mut() {
+            ops.push(Op::put(key, value));
+            *bytes += size;
+        }
+    }
+    pages
+        .into_iter()
+        .enumerate()
+        .map(|(index, (ops, _))| {
+            let guard = if index == 0 {
+                vec![Compare::absent(meta_key(id)), Compare::absent(staging_key(id))]
+            } else {
+                vec![Compare::present(staging_key(id))]
+            };
+            Txn::new().when(guard).and_then(ops)
+        })
+        .collect()
+}
+
+/// A context whose (app, cluster) records are written (in pages, or kept to commit inline when they fit one
+/// transaction), waiting for the transaction that writes its meta ([`StagedContext::create_parts`]).
+#[derive(Debug, Clone)]
+pub struct StagedContext {
+    id: ContextId,
+    /// Whether the records went ahead in pages (then a staging marker exists).
+    paged: bool,
+    /// The record puts the creating transaction still commits (when not paged).
+    inline: Vec<Op>,
+}
+
+impl StagedContext {
+    /// The context.
+    #[must_use]
+    pub fn id(&self) -> ContextId {
+        self.id
+    }
+
+    /// Whether its records were written ahead in pages.
+    #[must_use]
+    pub fn is_paged(&self) -> bool {
+        self.paged
+    }
+
+    /// The compares and ops that create the context with `meta` (whose id must be this context's): the meta is
+    /// absent, the staging marker (if paged) still there; write the meta (and inline records), remove the marker.
+    #[must_use]
+    pub fn create_parts(&self, meta: &ContextMeta) -> (Vec<Compare>, Vec<Op>) {
+        let mut compares = vec![Compare::absent(meta_key(self.id))];
+        let mut ops = vec![AppContexts::meta_op(meta)];
+        ops.extend(self.inline.iter().cloned());
+        if self.paged {
+            compares.push(Compare::present(staging_key(self.id)));
+            ops.push(Op::delete(staging_key(self.id)));
+        }
+        (compares, ops)
+    }
+}
+
 /// Access to AppContexts in a store.
 #[derive(Debug, Clone)]
 pub struct AppContexts {
@@ -489,17 +608,107 @@ impl AppContexts {
         Op::delete_prefix(context_prefix(id))
     }
 
-    /// Reads a context's meta.
-    pub async fn meta(&self, id: ContextId) -> Result<ContextMeta> {
-        let key = meta_key(id);
-        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
-        Ok(record::decode(&key, &kv.value)?)
+    /// Writes the (app, cluster) records of the new context `meta` describes ahead of its meta: when they fit one
+    /// page ([`PAGE_OPS`] − 1 records, [`PAGE_BYTES`]) nothing is written and the creating transaction carries
+    /// them; otherwise pages of records, the first with the staging marker. Nothing reads them until the
+    /// creating transaction ([`StagedContext::create_parts`]) writes the meta.
+    pub async fn stage(&self, meta: &ContextMeta, clusters: &[ClusterRecord]) -> Result<StagedContext> {
+        let id = meta.id;
+        let puts: Vec<(String, Vec<u8>)> = clusters
+            .iter()
+            .map(|cluster| {
+                (
+                    cluster_key(id, &cluster.app, &cluster.cluster),
+                    record::encode_with_schema(cluster, cluster.schema()),
+                )
+            })
+            .collect();
+        let bytes: usize = puts.iter().map(|(key, value)| key.len() + value.len()).sum();
+        if puts.len() < PAGE_OPS && bytes <= PAGE_BYTES {
+            return Ok(StagedContext {
+                id,
+                paged: false,
+                inline: puts.into_iter().map(|(key, value)| Op::put(key, value)).collect(),
+            });
+        }
+        for (index, txn) in page_txns(id, puts).into_iter().enumerate() {
+            if !self.store.txn(txn).await?.succeeded {
+                if index > 0 {
+                    // Swept meanwhile: remove what this page's predecessors left (a sweep may have run between).
+                    self.discard_staged(id).await?;
+                }
+                return Err(ContextError::Swept(id));
+            }
+        }
+        Ok(StagedContext {
+            id,
+            paged: true,
+            inline: Vec::new(),
+        })
     }
 
-    /// Reads a context's meta with the revision it was written at.
+    /// Removes the records and staging marker of a context written in pages whose meta was never written (its
+    /// creation failed). Does nothing to a context with a meta.
+    pub async fn discard_staged(&self, id: ContextId) -> Result<()> {
+        let txn = Txn::new()
+            .when([Compare::absent(meta_key(id))])
+            .and_then([Op::delete_prefix(context_prefix(id)), Op::delete(staging_key(id))]);
+        self.store.txn(txn).await?;
+        Ok(())
+    }
+
+    /// Sweeps contexts written in pages whose meta never came: those whose staging marker is older than
+    /// `older_than` (by this clock) lose their records and marker, each in one transaction guarded by "the marker
+    /// is unchanged and the meta absent". Returns the contexts swept.
+    pub async fn sweep_unfinished(&self, older_than: Duration) -> Result<Vec<ContextId>> {
+        let (markers, _) = self.store.range(STAGING_ROOT).await?;
+        let now = unix_seconds();
+        let mut swept = Vec::new();
+        for kv in markers {
+            let Some(id) = kv
+                .key
+                .strip_prefix(STAGING_ROOT)
+                .and_then(|id| id.parse::<ContextId>().ok())
+            else {
+                continue;
+            };
+            let since = match record::decode::<StagingMarker>(&kv.key, &kv.value) {
+                Ok(marker) => marker.since,
+                Err(err) => {
+                    tracing::warn!(key = %kv.key, error = %err, "unreadable staging marker; sweeping it");
+                    0
+                }
+            };
+            if now.saturating_sub(since) < older_than.as_secs() {
+                continue;
+            }
+            let txn = Txn::new()
+                .when([
+                    Compare::mod_revision_is(kv.key.clone(), kv.mod_revision),
+                    Compare::absent(meta_key(id)),
+                ])
+                .and_then([Op::delete_prefix(context_prefix(id)), Op::delete(kv.key.clone())]);
+            if self.store.txn(txn).await?.succeeded {
+                tracing::info!(context = %id, "swept the records of a context whose creation never finished");
+                swept.push(id);
+            }
+        }
+        Ok(swept)
+    }
+
+    /// Reads a context's meta (recording it in the current [`crate::read_set`]).
+    pub async fn meta(&self, id: ContextId) -> Result<ContextMeta> {
+        Ok(self.meta_with_revision(id).await?.0)
+    }
+
+    /// Reads a context's meta with the revision it was written at (recording it in the current
+    /// [`crate::read_set`]).
     pub async fn meta_with_revision(&self, id: ContextId) -> Result<(ContextMeta, emco_store::Revision)> {
         let key = meta_key(id);
-        let kv = self.store.get(&key).await?.ok_or(ContextError::NotFound(id))?;
+        let read_at = self.store.revision();
+        let kv = self.store.get(&key).await?;
+        crate::read_set::record_key(&key, kv.as_ref().map_or(0, |kv| kv.mod_revision), read_at);
+        let kv = kv.ok_or(ContextError::NotFound(id))?;
         Ok((record::decode(&key, &kv.value)?, kv.mod_revision))
     }
 
@@ -540,7 +749,8 @@ impl AppContexts {
         Ok(record::decode(&key, &kv.value)?)
     }
 
-    /// Every AppContext record in the store as changes (metas before their clusters), with the revision read.
+    /// Every AppContext record in the store as changes (metas before their clusters), with the revision read;
+    /// records of a context without meta (being written in pages) too — [`AppContexts::ids`] finds contexts.
     pub async fn load_all(&self) -> Result<(Vec<ContextChange>, emco_store::Revision)> {
         let (items, revision) = self.store.range(CONTEXT_ROOT).await?;
         let mut metas = Vec::new();
@@ -556,6 +766,8 @@ impl AppContexts {
                 None => {}
             }
         }
+        // Records of a context still being written in pages come too, as its watch events do: an index fed from
+        // here must hold them for when the meta comes (nothing names a context before its meta and state history).
         metas.extend(clusters);
         Ok((metas, revision))
     }
@@ -773,5 +985,185 @@ mod tests {
             .unwrap();
         assert!(matches!(contexts.meta(id).await, Err(ContextError::NotFound(_))));
         assert!(contexts.clusters(id).await.unwrap().is_empty());
+    }
+
+    fn many_records(pairs: usize) -> Vec<ClusterRecord> {
+        (0..pairs)
+            .map(|index| {
+                ClusterRecord::pending(
+                    &format!("app{}", index % 10),
+                    &format!("prov+edge{index:04}"),
+                    vec![ResourceRecord::pending(
+                        "cm",
+                        "ConfigMap",
+                        "v1",
+                        json!({"kind": "ConfigMap", "data": {"index": index}}),
+                    )],
+                )
+            })
+            .collect()
+    }
+
+    /// Stages and commits a context of `pairs` records on `store`; returns its id.
+    async fn create_paged(store: &Store, pairs: usize) -> ContextId {
+        let contexts = AppContexts::new(store.clone());
+        let id = AppContexts::new_id();
+        let staged = contexts.stage(&meta(id), &many_records(pairs)).await.unwrap();
+        assert!(staged.is_paged());
+        // Not a context before its meta: no reader finds it.
+        assert!(contexts.ids().await.unwrap().is_empty());
+        assert!(matches!(contexts.meta(id).await, Err(ContextError::NotFound(_))));
+        let (compares, ops) = staged.create_parts(&meta(id));
+        assert!(
+            ops.len() <= 3,
+            "the final transaction holds the meta, not the records: {}",
+            ops.len()
+        );
+        let committed = store.txn(Txn::new().when(compares).and_then(ops)).await.unwrap();
+        assert!(committed.succeeded);
+        id
+    }
+
+    #[tokio::test]
+    async fn a_large_context_is_written_in_bounded_pages_and_exists_only_with_its_meta() {
+        let records = many_records(300);
+        let puts: Vec<(String, Vec<u8>)> = records
+            .iter()
+            .map(|c| {
+                (
+                    cluster_key(ContextId::new(7).unwrap(), &c.app, &c.cluster),
+                    vec![0; 100],
+                )
+            })
+            .collect();
+        let pages = page_txns(ContextId::new(7).unwrap(), puts);
+        assert_eq!(pages.len(), 5, "1 marker + 300 records in pages of 64");
+        assert!(pages.iter().all(|txn| txn.success.len() <= PAGE_OPS));
+        // Bytes bound a page too; one record above the bound is a page of its own.
+        let big = vec![
+            ("/context/7/app/a/cluster/c1".to_string(), vec![0; PAGE_BYTES / 2]),
+            ("/context/7/app/a/cluster/c2".to_string(), vec![0; PAGE_BYTES / 2]),
+            ("/context/7/app/a/cluster/c3".to_string(), vec![0; PAGE_BYTES * 2]),
+        ];
+        let sizes: Vec<usize> = page_txns(ContextId::new(7).unwrap(), big)
+            .iter()
+            .map(|txn| txn.success.len())
+            .collect();
+        assert_eq!(sizes, [2, 1, 1]);
+
+        let store = Store::memory();
+        let id = create_paged(&store, 300).await;
+        let contexts = AppContexts::new(store.clone());
+        assert_eq!(contexts.ids().await.unwrap(), [id]);
+        assert_eq!(contexts.clusters(id).await.unwrap().len(), 300);
+        assert_eq!(contexts.load_all().await.unwrap().0.len(), 301);
+        assert!(
+            store.range(STAGING_ROOT).await.unwrap().0.is_empty(),
+            "the marker goes with the meta"
+        );
+        // A finished context is never swept.
+        assert!(
+            contexts
+                .sweep_unfinished(Duration::ZERO)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        // A small context needs no pages.
+        let small = AppContexts::new_id();
+        assert!(
+            !contexts
+                .stage(&meta(small), &many_records(3))
+                .await
+                .unwrap()
+                .is_paged()
+        );
+    }
+
+    #[tokio::test]
+    async fn a_writer_that_died_between_pages_leaves_records_only_the_sweep_of_old_staging_removes() {
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = AppContexts::new_id();
+        let puts: Vec<(String, Vec<u8>)> = many_records(200)
+            .iter()
+            .map(|c| {
+                (
+                    cluster_key(id, &c.app, &c.cluster),
+                    record::encode_with_schema(c, c.schema()),
+                )
+            })
+            .collect();
+        // The writer dies after two of its four transactions.
+        for txn in page_txns(id, puts.clone()).into_iter().take(2) {
+            assert!(store.txn(txn).await.unwrap().succeeded);
+        }
+        assert_eq!(store.range("/context/").await.unwrap().0.len(), 127);
+        assert!(contexts.ids().await.unwrap().is_empty());
+        assert!(
+            !contexts
+                .load_all()
+                .await
+                .unwrap()
+                .0
+                .iter()
+                .any(|change| matches!(change, ContextChange::Meta(_))),
+            "no meta, no context"
+        );
+        // A writer may still be paging: a young staging is kept.
+        assert!(
+            contexts
+                .sweep_unfinished(STAGING_TIMEOUT)
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(store.range("/context/").await.unwrap().0.len(), 127);
+        // Old enough: swept, records and marker.
+        assert_eq!(contexts.sweep_unfinished(Duration::ZERO).await.unwrap(), [id]);
+        assert!(store.range("/context/").await.unwrap().0.is_empty());
+        assert!(store.range(STAGING_ROOT).await.unwrap().0.is_empty());
+        // A writer whose staging was swept cannot go on: its next page (and its meta) fail.
+        let mut rest = page_txns(id, puts).into_iter().skip(2);
+        assert!(!store.txn(rest.next().unwrap()).await.unwrap().succeeded);
+        let staged = StagedContext {
+            id,
+            paged: true,
+            inline: Vec::new(),
+        };
+        let (compares, ops) = staged.create_parts(&meta(id));
+        assert!(
+            !store
+                .txn(Txn::new().when(compares).and_then(ops))
+                .await
+                .unwrap()
+                .succeeded
+        );
+        // A failed creation removes its own pages at once.
+        let other = AppContexts::new_id();
+        contexts.stage(&meta(other), &many_records(100)).await.unwrap();
+        contexts.discard_staged(other).await.unwrap();
+        assert!(store.range("/context/").await.unwrap().0.is_empty());
+        assert!(store.range(STAGING_ROOT).await.unwrap().0.is_empty());
+    }
+
+    #[tokio::test]
+    async fn on_etcd_with_its_default_txn_limit_a_context_of_300_pairs_is_created() {
+        let Some(server) = emco_store::etcd_testing::EtcdServer::start().await.unwrap() else {
+            return;
+        };
+        let store = Store::open_etcd(&[server.endpoint().to_string()], "/paging", None)
+            .await
+            .unwrap();
+        // In one transaction it is refused by etcd (128 ops at most by default)…
+        let id = AppContexts::new_id();
+        let (guard, ops) = AppContexts::create_txn_parts(&meta(id), &many_records(300));
+        let refused = store.txn(Txn::new().when([guard]).and_then(ops)).await;
+        assert!(refused.is_err(), "{refused:?}");
+        // …in pages it is created whole.
+        let id = create_paged(&store, 300).await;
+        let contexts = AppContexts::new(store);
+        assert_eq!(contexts.ids().await.unwrap(), [id]);
+        assert_eq!(contexts.clusters(id).await.unwrap().len(), 300);
     }
 }

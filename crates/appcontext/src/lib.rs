@@ -1,6 +1,6 @@
 //! The only crate that knows how EMCO data is laid out in the store: the catalog of onboarded resources
 //! ([`catalog`]), the AppContexts of instantiations ([`context`]) and the interface of the engine that applies
-//! them ([`engine`]).
+//! them ([`engine`]), and the read sets of optimistic writes ([`read_set`]).
 //!
 //! # Key layout
 //! - `/emco/v1/res/<kind>/<names…>`: one catalog resource (`{"schema":1,"body":{…}}`); `<names…>` are the
@@ -18,6 +18,7 @@
 pub mod catalog;
 pub mod context;
 pub mod engine;
+pub mod read_set;
 mod record;
 
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};

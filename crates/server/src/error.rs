@@ -92,6 +92,8 @@ impl From<ContextError> for ApiError {
             ContextError::NotFound(_) | ContextError::NoSuchCluster { .. } => {
                 Self::not_found(err.to_string())
             }
+            // Runs the request again (see `optimistic`): its context was swept as abandoned.
+            ContextError::Swept(_) => Self::conflict("Conflict", err.to_string()),
             ContextError::Record(_) | ContextError::Store(_) => Self::internal(err),
         }
     }

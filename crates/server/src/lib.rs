@@ -14,6 +14,7 @@ mod api;
 pub mod auth;
 pub mod error;
 pub mod lifecycle;
+mod optimistic;
 mod serve;
 mod status;
 mod telemetry;
@@ -97,11 +98,40 @@ struct StateInner {
     contexts: AppContexts,
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
-    /// Serializes every mutating request, so that check-then-write sequences (parent exists, no children, DIG
-    /// state allows it) see no interleaved change. Reads never take it, and neither does the slow part of an
-    /// instantiation (reading and rendering charts), which is checked again under it before it writes.
-    write_lock: tokio::sync::Mutex<()>,
     config: ServerConfig,
+    /// Ends the sweep of unfinished contexts with the server.
+    _sweeper: AbortOnDrop,
+}
+
+/// How often the contexts whose paged creation never finished are looked for (also once at start).
+const SWEEP_INTERVAL: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Aborts a background task when dropped.
+struct AbortOnDrop(tokio::task::AbortHandle);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Sweeps, at start and every [`SWEEP_INTERVAL`], the records of contexts written in pages whose meta never came
+/// and whose staging is older than [`emco_appcontext::context::STAGING_TIMEOUT`] (their writer died).
+fn start_sweeper(contexts: AppContexts) -> AbortOnDrop {
+    let task = tokio::spawn(async move {
+        let mut ticks = tokio::time::interval(SWEEP_INTERVAL);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            if let Err(err) = contexts
+                .sweep_unfinished(emco_appcontext::context::STAGING_TIMEOUT)
+                .await
+            {
+                tracing::warn!(error = %err, "cannot sweep unfinished contexts; trying again later");
+            }
+        }
+    });
+    AbortOnDrop(task.abort_handle())
 }
 
 impl AppState {
@@ -123,10 +153,6 @@ impl AppState {
 
     pub(crate) fn lifecycle(&self) -> &Lifecycle {
         &self.inner.lifecycle
-    }
-
-    pub(crate) async fn write_lock(&self) -> tokio::sync::MutexGuard<'_, ()> {
-        self.inner.write_lock.lock().await
     }
 
     pub(crate) fn config(&self) -> &ServerConfig {
@@ -152,13 +178,14 @@ impl Server {
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
             .with_render_limits(config.render_limits);
+        let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {
+            _sweeper: sweeper,
             store,
             catalog,
             contexts,
             status,
             lifecycle,
-            write_lock: tokio::sync::Mutex::new(()),
             config,
         };
         Self {

@@ -1,5 +1,8 @@
 //! Keeps the status index current: loads every AppContext at start, then applies the store's watch events, and
-//! lets a query wait until the index reflects every write made before it (read-your-writes).
+//! lets a query wait until the index reflects every write acknowledged before it (read-your-writes), also a
+//! write made through another replica: the query asks the store for its newest revision
+//! ([`StatusKeeper::request_revision`]) and waits for the index to apply it, at most [`CATCH_UP_TIMEOUT`]; after
+//! that it answers from what the index has (and logs a warning) rather than failing.
 //!
 //! One task owns the writing side; queries take short read locks and never wait on the store.
 
@@ -65,6 +68,19 @@ impl StatusKeeper {
     /// Whether the index has loaded every AppContext once (it answers from then on, even while reloading).
     pub(crate) fn is_loaded(&self) -> bool {
         self.loaded.load(Ordering::Acquire)
+    }
+
+    /// The revision a request must see (read-your-writes): the newest change the store holds now, also one made
+    /// through another replica on the same etcd ([`Store::current_revision`]); when the store cannot answer,
+    /// what this process has seen.
+    pub(crate) async fn request_revision(store: &Store) -> i64 {
+        match store.current_revision().await {
+            Ok(revision) => revision,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot read the store's revision; waiting for what this process has seen");
+                store.revision()
+            }
+        }
     }
 
     /// Waits until the index reflects the store at `revision` (or a short timeout passes).

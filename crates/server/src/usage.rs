@@ -18,8 +18,8 @@
 //!   cannot change while the DIG is instantiated. A label no live placement selects by can go, even from a
 //!   cluster in use.
 //!
-//! Callers hold the API's write lock: instantiate takes it too, so no context becomes live between the check
-//! and the delete.
+//! The histories and metas read here are in the request's read set (`emco_appcontext::read_set`): a context that
+//! becomes live between the check and the delete (its history changes) fails the delete's transaction.
 
 use emco_appcontext::{AppContexts, Catalog, CatalogError, ContextError, ContextMeta, Kind, ResourcePath};
 use emco_model::{AppIntent, ContextStatus, PlacementItem};

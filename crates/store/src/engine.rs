@@ -67,6 +67,7 @@ fn compare_holds(compare: &Compare, record: Option<&Record>) -> bool {
         (CompareTarget::CreateRevision(target), _) => record.map_or(0, |r| r.create_revision).cmp(target),
         (CompareTarget::ModRevision(target), _) => record.map_or(0, |r| r.mod_revision).cmp(target),
         (CompareTarget::Version(target), _) => record.map_or(0, |r| r.version).cmp(target),
+        (CompareTarget::PrefixModRevision(target), _) => record.map_or(0, |r| r.mod_revision).cmp(target),
         (CompareTarget::Value(_), None) => return false,
         (CompareTarget::Value(target), Some(record)) => record.value.as_slice().cmp(target.as_slice()),
     };
@@ -87,7 +88,24 @@ pub(crate) fn apply_txn(
 ) -> Result<(TxnResponse, Vec<Event>)> {
     let mut succeeded = true;
     for compare in &txn.compares {
-        if !compare_holds(compare, table.read(&compare.key)?.as_ref()) {
+        let holds = if matches!(compare.target, CompareTarget::PrefixModRevision(_)) {
+            let keys = table.keys_with_prefix(&compare.key)?;
+            if keys.is_empty() {
+                compare_holds(compare, None)
+            } else {
+                let mut all = true;
+                for key in keys {
+                    if !compare_holds(compare, table.read(&key)?.as_ref()) {
+                        all = false;
+                        break;
+                    }
+                }
+                all
+            }
+        } else {
+            compare_holds(compare, table.read(&compare.key)?.as_ref())
+        };
+        if !holds {
             succeeded = false;
             break;
         }

@@ -37,7 +37,7 @@ use std::time::Duration;
 
 use etcd_client::{
     Client, Compare as EtcdCompare, CompareOp as EtcdCompareOp, ConnectOptions, DeleteOptions, EventType,
-    GetOptions, KvClient, TxnOp, TxnOpResponse, WatchClient, WatchOptions,
+    GetOptions, KvClient, SortOrder, SortTarget, TxnOp, TxnOpResponse, WatchClient, WatchOptions,
 };
 use sha2::{Digest as _, Sha256};
 use tokio::sync::{mpsc, watch};
@@ -392,6 +392,31 @@ impl EtcdStore {
         self.inner.revision.load(Ordering::SeqCst)
     }
 
+    /// The revision of the newest change under the prefix that etcd holds now (asked of etcd; at least
+    /// [`EtcdStore::revision`]): the newest mod revision of a key under the prefix. Unlike a response header's
+    /// revision, a watch of the prefix reaches it. A change that only deleted keys leaves no key to show it, so
+    /// it counts only once this process has seen it.
+    pub(crate) async fn current_revision(&self) -> Result<Revision> {
+        let seen = self.revision();
+        let start = self.inner.data_root.clone();
+        let end = bytes_prefix_end(start.as_bytes());
+        let options = GetOptions::new()
+            .with_range(end)
+            .with_keys_only()
+            .with_min_mod_revision(seen.saturating_add(1))
+            .with_sort(SortTarget::Mod, SortOrder::Descend)
+            .with_limit(1);
+        let mut kv = self.inner.kv.clone();
+        let response = self
+            .inner
+            .call("read of the newest revision", kv.get(start, Some(options)))
+            .await?;
+        Ok(response
+            .kvs()
+            .first()
+            .map_or(seen, |newest| newest.mod_revision().max(seen)))
+    }
+
     pub(crate) async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let mut attempt = 0;
         loop {
@@ -646,6 +671,10 @@ impl Inner {
         match &compare.target {
             CompareTarget::CreateRevision(revision) => EtcdCompare::create_revision(key, op, *revision),
             CompareTarget::ModRevision(revision) => EtcdCompare::mod_revision(key, op, *revision),
+            CompareTarget::PrefixModRevision(revision) => {
+                let end = bytes_prefix_end(key.as_bytes());
+                EtcdCompare::mod_revision(key, op, *revision).with_range(end)
+            }
             CompareTarget::Version(version) => EtcdCompare::version(key, op, *version),
             // A large value compares as its manifest: equal manifests mean equal values.
             CompareTarget::Value(value) => EtcdCompare::value(key, op, head_of(value)),

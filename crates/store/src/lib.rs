@@ -112,6 +112,9 @@ pub enum CompareTarget {
     Version(i64),
     /// The key's value (a compare on an absent key's value is false).
     Value(Vec<u8>),
+    /// The mod revision of every key that starts with the compare's key, as etcd's compare with a `range_end`:
+    /// holds when it holds for each of them, and compares 0 when there is none.
+    PrefixModRevision(Revision),
 }
 
 /// How a compare compares.
@@ -166,6 +169,18 @@ impl Compare {
             key: key.into(),
             op: CompareOp::Equal,
             target: CompareTarget::ModRevision(revision),
+        }
+    }
+
+    /// True when no key starting with `prefix` was created or changed after `revision` (a key deleted since
+    /// does not count): the guard of a decision taken on a range read at `revision` ("no children", a list
+    /// checked for references).
+    #[must_use]
+    pub fn prefix_unchanged_since(prefix: impl Into<String>, revision: Revision) -> Self {
+        Self {
+            key: prefix.into(),
+            op: CompareOp::Less,
+            target: CompareTarget::PrefixModRevision(revision.saturating_add(1)),
         }
     }
 
@@ -383,6 +398,18 @@ impl Store {
             Self::Memory(store) => store.revision(),
             Self::Redb(store) => store.revision(),
             Self::Etcd(store) => store.revision(),
+        }
+    }
+
+    /// The revision of the newest change the store holds now, for read-your-writes across processes: a watch of
+    /// the store reaches it. Memory and redb: [`Store::revision`]. etcd: asked of etcd (one request), so changes
+    /// other processes made count before this process's watch delivered them (changes that only deleted keys
+    /// count once seen).
+    pub async fn current_revision(&self) -> Result<Revision> {
+        match self {
+            Self::Memory(store) => Ok(store.revision()),
+            Self::Redb(store) => Ok(store.revision()),
+            Self::Etcd(store) => store.current_revision().await,
         }
     }
 

@@ -142,6 +142,37 @@ async fn transactions_apply_only_when_compares_hold() {
     }
 }
 
+#[tokio::test]
+async fn a_prefix_compare_fails_once_a_key_under_it_is_created_or_changed_but_not_deleted() {
+    for (store, _keep) in backends().await {
+        store.put("/parent/a", "1").await.unwrap();
+        store.put("/parentless", "x").await.unwrap();
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        let guarded = |revision| {
+            Txn::new()
+                .when([Compare::prefix_unchanged_since("/parent/", revision)])
+                .and_then([Op::put("/guarded", "written")])
+        };
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        // A key beside the prefix (not under it) does not count.
+        store.put("/parentless", "y").await.unwrap();
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded);
+        // Deleting a key under it does not count either ("no children" only gets truer).
+        store.delete("/parent/a").await.unwrap();
+        assert!(store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        // An empty prefix holds; a key created under it afterwards fails the compare.
+        store.put("/parent/b", "2").await.unwrap();
+        assert!(!store.txn(guarded(read_at)).await.unwrap().succeeded, "{store:?}");
+        let (_, read_at) = store.range("/parent/").await.unwrap();
+        store.put("/parent/b", "3").await.unwrap();
+        assert!(
+            !store.txn(guarded(read_at)).await.unwrap().succeeded,
+            "a changed key fails it"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_compare_and_swap_loses_no_update() {
     for (store, _keep) in backends().await {
@@ -620,6 +651,43 @@ async fn etcd_data_survives_reopen_prefixes_are_separate_and_others_writes_raise
     assert_eq!(reopened.revision(), revision);
     // The other prefix's revision does not move for writes it cannot see.
     assert!(other.revision() < revision);
+}
+
+#[tokio::test]
+async fn the_current_revision_counts_another_handles_write_at_once_and_never_outruns_a_watch() {
+    for (store, _keep) in backends().await {
+        store.put("/cur/a", "1").await.unwrap();
+        assert_eq!(
+            store.current_revision().await.unwrap(),
+            store.revision(),
+            "{store:?}"
+        );
+    }
+    let Some((store, server)) = etcd_store().await else {
+        return;
+    };
+    let endpoints = [server.endpoint().to_string()];
+    let reader = Store::open_etcd(&endpoints, ETCD_PREFIX, None).await.unwrap();
+    // Writes outside the prefix (another store's) raise etcd's revision but not this prefix's current revision,
+    // which a watch of the prefix could never reach.
+    let other = Store::open_etcd(&endpoints, "/elsewhere", None).await.unwrap();
+    let before = reader.current_revision().await.unwrap();
+    other.put("/x", "y").await.unwrap();
+    assert_eq!(reader.current_revision().await.unwrap(), before);
+    // A write through another handle counts as soon as it is acknowledged, before any watch delivered it.
+    for round in 0..20 {
+        let written = store.put(&format!("/cur/{round}"), "v").await.unwrap();
+        assert!(reader.current_revision().await.unwrap() >= written);
+    }
+    // And a watch of the prefix reaches it.
+    let target = reader.current_revision().await.unwrap();
+    for _ in 0..100 {
+        if reader.revision() >= target {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(reader.revision(), target);
 }
 
 #[tokio::test]

@@ -21,6 +21,7 @@ use super::resources::{
     location, query_value,
 };
 use crate::lifecycle::{Lifecycle, Subject};
+use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState, ServerConfig};
 
 /// Checks a file part, given the server's settings and the resource's own names; `Err` is the 422 message.
@@ -242,18 +243,21 @@ async fn create(
     let mut names = parents.clone();
     names.extend(upload.own);
     let path = ResourcePath::new(desc.kind, names);
-    let _writing = state.write_lock().await;
-    check_references(&state, (desc.references)(&upload.body, &parents)).await?;
-    // A cluster starts the history of its network intents at Created, as clm records it.
-    let extra = if Subject::of(desc.kind).is_some() {
-        vec![Lifecycle::created_op(&path)]
-    } else {
-        Vec::new()
-    };
-    state
-        .catalog()
-        .create(&path, &upload.body, upload.file.as_deref(), extra)
-        .await?;
+    optimistic(&resource_name(&path), || async {
+        check_references(&state, (desc.references)(&upload.body, &parents)).await?;
+        // A cluster starts the history of its network intents at Created, as clm records it.
+        let extra = if Subject::of(desc.kind).is_some() {
+            vec![Lifecycle::created_op(&path)]
+        } else {
+            Vec::new()
+        };
+        state
+            .catalog()
+            .create(&path, &upload.body, upload.file.as_deref(), extra)
+            .await?;
+        Ok(())
+    })
+    .await?;
     Ok((
         StatusCode::CREATED,
         location(&created_url),
@@ -274,12 +278,15 @@ async fn replace(
     check_put_names(&names, &upload.own)?;
     let path = ResourcePath::new(desc.kind, names);
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
-    let _writing = state.write_lock().await;
-    check_references(&state, (desc.references)(&upload.body, &parents)).await?;
-    state
-        .catalog()
-        .upsert(&path, &upload.body, upload.file.as_deref(), Vec::new())
-        .await?;
+    optimistic(&resource_name(&path), || async {
+        check_references(&state, (desc.references)(&upload.body, &parents)).await?;
+        state
+            .catalog()
+            .upsert(&path, &upload.body, upload.file.as_deref(), Vec::new())
+            .await?;
+        Ok(())
+    })
+    .await?;
     // EMCO answers every app and app-profile PUT with 201.
     Ok((
         StatusCode::CREATED,

@@ -4,9 +4,9 @@
 //! with a `Location` header naming the status URL, where the progress of the asynchronous work shows. A DIG's
 //! update and rollback answer, as EMCO's orchestrator does, the new revision as a bare JSON integer.
 //!
-//! Instantiate builds without the write lock and takes it only to check and write; stop records the stop under
-//! the lock, then (without it) waits a bounded time for the engine to carry it out, so that an instantiate sent
-//! right after it finds the operation stopped.
+//! Every operation runs optimistically (`crate::optimistic`): a lost race runs it again, at most three times, then
+//! 409 `Conflict`. Stop records the stop, then waits a bounded time for the engine to carry it out, so that an
+//! instantiate sent right after it finds the operation stopped.
 
 use axum::body::Bytes;
 use axum::extract::State;
@@ -18,6 +18,7 @@ use emco_appcontext::ResourcePath;
 
 use super::body::{PathNames, json_body, path_names};
 use crate::lifecycle::Subject;
+use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState};
 
 fn subject_path(subject: Subject, path: PathNames) -> Result<ResourcePath, ApiError> {
@@ -97,8 +98,10 @@ fn accepted(subject: Subject, path: &ResourcePath) -> Response {
 pub(crate) fn approve(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let _writing = state.write_lock().await;
-        state.lifecycle().approve(&path).await?;
+        optimistic(&resource_name(&path), || async {
+            Ok(state.lifecycle().approve(&path).await?)
+        })
+        .await?;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
 }
@@ -107,9 +110,12 @@ pub(crate) fn approve(subject: Subject) -> MethodRouter<AppState> {
 pub(crate) fn instantiate(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let prepared = state.lifecycle().prepare_instantiate(&path).await?;
-        let _writing = state.write_lock().await;
-        state.lifecycle().commit_instantiate(&path, prepared).await?;
+        optimistic(&resource_name(&path), || async {
+            let prepared = state.lifecycle().prepare_instantiate(&path).await?;
+            state.lifecycle().commit_instantiate(&path, prepared).await?;
+            Ok(())
+        })
+        .await?;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
 }
@@ -118,9 +124,12 @@ pub(crate) fn instantiate(subject: Subject) -> MethodRouter<AppState> {
 pub(crate) fn update(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let prepared = state.lifecycle().prepare_update(&path).await?;
-        let _writing = state.write_lock().await;
-        state.lifecycle().commit_prepared(&path, prepared).await?;
+        optimistic(&resource_name(&path), || async {
+            let prepared = state.lifecycle().prepare_update(&path).await?;
+            state.lifecycle().commit_prepared(&path, prepared).await?;
+            Ok(())
+        })
+        .await?;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
 }
@@ -131,9 +140,12 @@ pub(crate) fn update_dig() -> MethodRouter<AppState> {
     let subject = Subject::DeploymentIntentGroup;
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let prepared = state.lifecycle().prepare_update(&path).await?;
-        let _writing = state.write_lock().await;
-        state.lifecycle().commit_prepared(&path, prepared).await?;
+        optimistic(&resource_name(&path), || async {
+            let prepared = state.lifecycle().prepare_update(&path).await?;
+            state.lifecycle().commit_prepared(&path, prepared).await?;
+            Ok(())
+        })
+        .await?;
         let revision = state.lifecycle().revision(&path).await?;
         Ok::<_, ApiError>(accepted_revision(subject, &path, revision))
     })
@@ -152,9 +164,12 @@ pub(crate) fn rollback() -> MethodRouter<AppState> {
             let path = subject_path(subject, path)?;
             let body = json_body(&headers, body, state.config().max_body_bytes)?;
             let revision = rollback_revision(&body)?;
-            let _writing = state.write_lock().await;
-            let prepared = state.lifecycle().prepare_rollback(&path, revision).await?;
-            state.lifecycle().commit_prepared(&path, prepared).await?;
+            optimistic(&resource_name(&path), || async {
+                let prepared = state.lifecycle().prepare_rollback(&path, revision).await?;
+                state.lifecycle().commit_prepared(&path, prepared).await?;
+                Ok(())
+            })
+            .await?;
             let revision = state.lifecycle().revision(&path).await?;
             Ok::<_, ApiError>(accepted_revision(subject, &path, revision))
         },
@@ -165,8 +180,10 @@ pub(crate) fn rollback() -> MethodRouter<AppState> {
 pub(crate) fn terminate(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let _writing = state.write_lock().await;
-        state.lifecycle().terminate(&path).await?;
+        optimistic(&resource_name(&path), || async {
+            Ok(state.lifecycle().terminate(&path).await?)
+        })
+        .await?;
         Ok::<_, ApiError>(accepted(subject, &path))
     })
 }
@@ -175,10 +192,10 @@ pub(crate) fn terminate(subject: Subject) -> MethodRouter<AppState> {
 pub(crate) fn stop(subject: Subject) -> MethodRouter<AppState> {
     post(move |State(state): State<AppState>, path: PathNames| async move {
         let path = subject_path(subject, path)?;
-        let stopping = {
-            let _writing = state.write_lock().await;
-            state.lifecycle().stop(&path).await?
-        };
+        let stopping = optimistic(&resource_name(&path), || async {
+            Ok(state.lifecycle().stop(&path).await?)
+        })
+        .await?;
         state.lifecycle().wait_stopped(stopping).await;
         Ok::<_, ApiError>(accepted(subject, &path))
     })

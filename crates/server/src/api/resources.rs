@@ -23,6 +23,7 @@ use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, json_body, path_names};
 use crate::lifecycle::{Lifecycle, LifecycleError, Subject};
+use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState};
 
 /// A decoded body and the resource's own path names taken from it.
@@ -388,8 +389,8 @@ pub(crate) async fn check_references(state: &AppState, references: Vec<Reference
 }
 
 /// Refuses writing the app dependency at `path` (new or replacing) when it would close a cycle among the apps of
-/// its composite app: 409 `DependencyCycle` naming the cycle, the same refusal instantiate gives. Callers hold the
-/// write lock, so two writes cannot close a cycle together. Other kinds pass.
+/// its composite app: 409 `DependencyCycle` naming the cycle, the same refusal instantiate gives. The lists read
+/// are in the request's read set, so two writes cannot close a cycle together. Other kinds pass.
 async fn check_dependency_cycle(state: &AppState, path: &ResourcePath, body: &Json) -> Result<(), ApiError> {
     if path.kind() != Kind::AppDependency {
         return Ok(());
@@ -454,7 +455,21 @@ pub(crate) async fn create(
     let mut names = parents.clone();
     names.extend(own);
     let path = ResourcePath::new(desc.kind, names);
-    let _writing = state.write_lock().await;
+    optimistic(&resource_name(&path), || {
+        create_checked(desc, &state, &path, &parents, &body)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, location(&created_url), JsonResponse(body)).into_response())
+}
+
+/// The checks and the write of a create, run again when a concurrent write wins the race.
+async fn create_checked(
+    desc: &'static ResourceKind,
+    state: &AppState,
+    path: &ResourcePath,
+    parents: &[String],
+    body: &Json,
+) -> Result<(), ApiError> {
     if let Some(parent) = path.parent() {
         state.catalog().require(&parent).await.map_err(|_| {
             ApiError::conflict(
@@ -469,7 +484,7 @@ pub(crate) async fn create(
             )
         })?;
     }
-    if state.catalog().exists(&path).await? {
+    if state.catalog().exists(path).await? {
         return Err(ApiError::conflict(
             "AlreadyExists",
             format!(
@@ -479,11 +494,11 @@ pub(crate) async fn create(
             ),
         ));
     }
-    check_references(&state, (desc.references)(&body, &parents)).await?;
-    check_dependency_cycle(&state, &path, &body).await?;
-    let extra = write_ops(&state, &path, false).await?;
-    state.catalog().create(&path, &body, None, extra).await?;
-    Ok((StatusCode::CREATED, location(&created_url), JsonResponse(body)).into_response())
+    check_references(state, (desc.references)(body, parents)).await?;
+    check_dependency_cycle(state, path, body).await?;
+    let extra = write_ops(state, path, false).await?;
+    state.catalog().create(path, body, None, extra).await?;
+    Ok(())
 }
 
 async fn read(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
@@ -538,12 +553,14 @@ async fn replace(
     check_put_names(&names, &own)?;
     let path = ResourcePath::new(desc.kind, names);
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
-    let _writing = state.write_lock().await;
-    check_references(&state, (desc.references)(&body, &parents)).await?;
-    check_dependency_cycle(&state, &path, &body).await?;
-    let exists = state.catalog().exists(&path).await?;
-    let extra = write_ops(&state, &path, exists).await?;
-    let created = state.catalog().upsert(&path, &body, None, extra).await?;
+    let created = optimistic(&resource_name(&path), || async {
+        check_references(&state, (desc.references)(&body, &parents)).await?;
+        check_dependency_cycle(&state, &path, &body).await?;
+        let exists = state.catalog().exists(&path).await?;
+        let extra = write_ops(&state, &path, exists).await?;
+        Ok(state.catalog().upsert(&path, &body, None, extra).await?)
+    })
+    .await?;
     let status = if created || desc.put_always_created {
         StatusCode::CREATED
     } else {
@@ -563,9 +580,13 @@ async fn remove(
     Ok((location(&deleted_location(&path, uri.path())), answer).into_response())
 }
 
-/// Deletes a resource under the write lock, with the lifecycle rules of DIGs and their intents.
+/// Deletes a resource, with the lifecycle rules of DIGs and their intents (optimistically: run again when a
+/// concurrent write wins the race).
 pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
-    let _writing = state.write_lock().await;
+    optimistic(&resource_name(path), || delete_checked(state, path)).await
+}
+
+async fn delete_checked(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
     state.catalog().get(path).await?;
     crate::usage::check_unused(state.catalog(), state.contexts(), path).await?;
     let extra = if Subject::of(path.kind()).is_some() {

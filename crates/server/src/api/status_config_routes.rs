@@ -1,6 +1,6 @@
 //! `/v2/status-configs[/{name}]`: per-kind status configurations (issue #16 §4; emco-model's
 //! [`StatusConfig`]), served by the generic onboarding handlers (strict JSON, 400s naming the field, `Location`,
-//! the write lock; writes need the admin role like every other write) plus a bound on how many may exist.
+//! optimistic writes; writes need the admin role like every other write) plus a bound on how many may exist.
 //!
 //! A config takes effect at the next instantiate or update of a deployment: rsync copies the configs of the kinds an
 //! app holds into the app's ResourceBundleState spec when it applies the app, and each cluster's monitor learns
@@ -37,7 +37,7 @@ pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
 };
 
 /// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist). The count
-/// is read before the create takes the write lock, so creates racing each other may pass it by a few; the monitor
+/// is read outside the create's read set, so creates racing each other may pass it by a few; the monitor
 /// and rsync bound what they read on their own.
 pub(crate) fn status_configs() -> MethodRouter<AppState> {
     get(|state: State<AppState>| async move {

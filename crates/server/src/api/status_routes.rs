@@ -80,7 +80,7 @@ async fn answer_status(
         .map_err(|err| ApiError::new(StatusCode::BAD_REQUEST, "InvalidQuery", err.to_string()))?;
     let path = ResourcePath::new(subject.kind(), path_names(path)?);
     // Everything written before this request is in the index before it answers.
-    let revision = state.store().revision();
+    let revision = crate::status::StatusKeeper::request_revision(state.store()).await;
     let entry = state.catalog().get(&path).await?;
     let (history, _) = state.catalog().state(&path).await?;
     let composite_profile = match subject {
@@ -209,7 +209,7 @@ pub(crate) async fn state_object_of(state: &AppState, path: &ResourcePath) -> Re
     let Some(subject) = Subject::of(path.kind()) else {
         return Ok(None);
     };
-    let revision = state.store().revision();
+    let revision = crate::status::StatusKeeper::request_revision(state.store()).await;
     let (history, _) = state.catalog().state(path).await?;
     if !state.status().caught_up(revision).await {
         tracing::warn!(

@@ -9,10 +9,12 @@
 //!
 //! Instantiation has two halves, so that slow work never holds up other writes: [`Lifecycle::prepare_instantiate`]
 //! reads the subject's inputs and builds its context (a DIG renders its charts on the blocking pool, at most
-//! [`MAX_CONCURRENT_RENDERS`] at once, each app within its [`RenderLimits`]) without the API's write lock;
-//! [`Lifecycle::commit_instantiate`], called under it, checks the state again, reads the inputs again and refuses
-//! (409 `Conflict`) if any changed meanwhile, then writes. Two instantiations racing therefore create exactly one
-//! context.
+//! [`MAX_CONCURRENT_RENDERS`] at once, each app within its [`RenderLimits`]) holding nothing up;
+//! [`Lifecycle::commit_instantiate`] stages the context's records (in pages when large), checks the state again,
+//! reads the inputs again and refuses (409 `Conflict`) if any changed meanwhile, then writes the meta and the
+//! action in one transaction guarded by the state's revision and the request's read set
+//! (`emco_appcontext::read_set`). Two instantiations racing, on one replica or two, therefore create exactly one
+//! context; the API runs the loser again, which then finds the state moved on.
 //!
 //! Stop returns once the engine has recorded the stopped operation ([`Lifecycle::wait_stopped`], bounded by
 //! [`STOP_WAIT`]); an instantiation after a stopped termination supersedes it even if the engine has not recorded
@@ -59,6 +61,10 @@ pub const MAX_CONCURRENT_RENDERS: usize = 4;
 /// How long a stop waits for the engine to record the stopped operation before it answers anyway: an engine stops
 /// between two requests to a cluster, which take well under this.
 pub const STOP_WAIT: Duration = Duration::from_secs(10);
+
+/// How many times terminate and stop read again when the engine (or another request) changed what they read
+/// before they wrote; then the conflict goes to the caller (the API runs the request again on fresh reads).
+const INNER_ATTEMPTS: usize = 5;
 
 /// How often a stop looks whether the engine has recorded it.
 const STOP_POLL: Duration = Duration::from_millis(20);
@@ -387,10 +393,11 @@ impl Lifecycle {
     ) -> Result<()> {
         txn.compares.push(Catalog::state_unchanged_since(path, revision));
         txn.success.push(Catalog::state_op(path, state));
+        // Also guarded by everything the request read (the intents it checked, the contexts it looked at).
         if !self
             .catalog
             .store()
-            .txn(txn)
+            .txn(emco_appcontext::read_set::guard(txn))
             .await
             .map_err(CatalogError::from)?
             .succeeded
@@ -492,7 +499,7 @@ impl Lifecycle {
     }
 
     /// Instantiates (applies) a resource: a new AppContext, then the engine. Both halves in one call (the API
-    /// calls them apart, to hold its write lock only for the second). Returns the new context, or the current
+    /// calls them apart, inside its optimistic retry). Returns the new context, or the current
     /// one when the table says there is nothing to do.
     pub async fn instantiate(&self, path: &ResourcePath) -> Result<ContextId> {
         let prepared = self.prepare_instantiate(path).await?;
@@ -617,7 +624,7 @@ impl Lifecycle {
         })
     }
 
-    /// The second half of instantiating, to be called under the API's write lock: checks the state again, reads
+    /// The second half of instantiating: stages the context's records, checks the state again, reads
     /// the inputs again (any change since [`Lifecycle::prepare_instantiate`] is
     /// [`LifecycleError::InputsChanged`]), then creates the AppContext with the instantiated action in one
     /// transaction and tells the engine.
@@ -630,7 +637,7 @@ impl Lifecycle {
     }
 
     /// The second half of an instantiation or update prepared by [`Lifecycle::prepare_instantiate`] or
-    /// [`Lifecycle::prepare_update`], under the API's write lock.
+    /// [`Lifecycle::prepare_update`].
     pub async fn commit_prepared(
         &self,
         path: &ResourcePath,
@@ -666,6 +673,13 @@ impl Lifecycle {
         } = built;
         let subject = Self::subject(path);
         let id = meta.id;
+        // The records go ahead in pages when they are many; the meta, last, makes the context exist. When this
+        // call ends without writing it, the pages are removed again.
+        let staged = self.contexts.stage(&meta, &records).await?;
+        let mut unfinished = UnfinishedContext {
+            contexts: staged.is_paged().then(|| self.contexts.clone()),
+            id,
+        };
         let mut attempts = 0;
         loop {
             let (mut state, revision) = self.state(path).await?;
@@ -705,8 +719,8 @@ impl Lifecycle {
                     name: subject.display(path),
                 });
             }
-            let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
-            let mut txn = Txn::new().when([guard]).and_then(ops).and_then(extra.clone());
+            let (guards, ops) = staged.create_parts(&meta);
+            let mut txn = Txn::new().when(guards).and_then(ops).and_then(extra.clone());
             let superseding = superseded.is_some();
             if let Some((mut old, old_revision)) = superseded {
                 // The stopped termination the engine has not recorded yet ends here: the new context replaces it.
@@ -729,14 +743,15 @@ impl Lifecycle {
             state.push(entered, Some(id), now_timestamp());
             match self.commit(path, revision, &state, txn).await {
                 Ok(()) => break,
-                // The engine recorded the stop between our read and write (we hold the write lock, so nothing
-                // else changed); read again.
+                // The engine recorded the stop between our read and write (or another change won); read again.
+                // Past these attempts the API runs the whole request again.
                 Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if superseding && attempts < 3 => {
                     attempts += 1;
                 }
                 Err(other) => return Err(other),
             }
         }
+        unfinished.contexts = None;
         tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, operation = operation.verb(), resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
         self.engine.instantiate(id);
         Ok(id)
@@ -802,7 +817,9 @@ impl Lifecycle {
         if Self::subject(path) == Subject::LogicalCloud {
             logical_cloud::check_unused(&self.catalog, &self.contexts, path).await?;
         }
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let (mut state, revision) = self.state(path).await?;
             let outcome = Self::outcome(path, &state, Operation::Terminate)?;
             let id = state
@@ -841,8 +858,11 @@ impl Lifecycle {
                     }
                     return Ok(id);
                 }
-                // The engine moved the context on between our read and write; read again.
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                // The engine moved the context on between our read and write; read again (a few times: past
+                // them, the API runs the whole request again on a fresh read set).
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
+                    continue;
+                }
                 Err(other) => return Err(other),
             }
         }
@@ -851,7 +871,9 @@ impl Lifecycle {
     /// Stops the running instantiation or termination: records the stop and tells the engine; the engine ends
     /// the operation shortly after ([`Lifecycle::wait_stopped`] waits for it).
     pub async fn stop(&self, path: &ResourcePath) -> Result<Stopping> {
+        let mut attempts = 0;
         loop {
+            attempts += 1;
             let (mut state, revision) = self.state(path).await?;
             let Outcome::Enter(stopped) = Self::outcome(path, &state, Operation::Stop)? else {
                 return Err(Self::refused(
@@ -890,7 +912,9 @@ impl Lifecycle {
                     self.engine.stop(id);
                     return Ok(Stopping { context: id, running });
                 }
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) => continue,
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
+                    continue;
+                }
                 Err(other) => return Err(other),
             }
         }
@@ -939,6 +963,28 @@ impl Lifecycle {
                 )
             }
         })
+    }
+}
+
+/// The pages of a context whose creating transaction has not committed: removed (in the background) when the
+/// commit is given up, unless `contexts` was taken first.
+struct UnfinishedContext {
+    contexts: Option<AppContexts>,
+    id: ContextId,
+}
+
+impl Drop for UnfinishedContext {
+    fn drop(&mut self) {
+        let (Some(contexts), Ok(runtime)) = (self.contexts.take(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let id = self.id;
+        runtime.spawn(async move {
+            if let Err(err) = contexts.discard_staged(id).await {
+                tracing::warn!(context = %id, error = %err, "cannot remove the pages of an unfinished context; the sweep will");
+            }
+        });
     }
 }
 

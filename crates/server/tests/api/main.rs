@@ -14,6 +14,7 @@ mod multipart;
 mod onboarding;
 mod ops;
 mod render_limits;
+mod replicas;
 mod serving;
 mod state;
 mod status;
