@@ -17,6 +17,8 @@ pub mod index;
 pub mod table;
 pub mod value;
 
+/// The CEL environment type collectors compile in (so callers need no `cel` dependency of their own).
+pub use cel::Env;
 pub use compile::{CompileError, CompiledCollector, compile_collector, environment};
 pub use index::{
     CombinedFilter, CombinedIndex, ObjectKey, ObjectState, Registration, reported_object, staged_object,
