@@ -323,6 +323,16 @@ async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
         Some(rows(&[&["1", "1"], &["2", "4"]]))
     );
 
+    // emcoctl prints the tables (the seed's histogram of pod phase among them).
+    let client = emcoctl::client::EmcoClient::new(&format!("http://{}", http.address)).unwrap();
+    let answer = emcoctl::combined::fetch(&client, DIG, "collector=pod-phase")
+        .await
+        .unwrap();
+    let printed = emcoctl::combined::render(DIG, &answer);
+    assert!(printed.starts_with("web · Pod probe · pod-phase\n"), "{printed}");
+    let failed_line = printed.lines().find(|line| line.contains("Failed")).unwrap();
+    assert!(failed_line.contains(" 1 "), "{printed}");
+
     // Filters.
     let only = http
         .get(&format!(
