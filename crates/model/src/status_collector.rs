@@ -230,7 +230,8 @@ impl StatusCollector {
                 field: "spec.select or spec.combinedFields".into(),
             });
         }
-        if !spec.select.is_empty() && !(spec.group_by.is_empty() && spec.combined_fields.is_empty()) {
+        let aggregates = !spec.group_by.is_empty() || !spec.combined_fields.is_empty();
+        if !spec.select.is_empty() && aggregates {
             return Err(StatusCollectorError::Invalid {
                 field: "spec.select".into(),
                 why: "plain selection excludes spec.groupBy and spec.combinedFields".into(),

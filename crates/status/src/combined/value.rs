@@ -252,7 +252,7 @@ mod tests {
     #[test]
     fn cells_order_totally_and_numbers_compare_across_int_and_double() {
         assert_eq!(Cell::from_cel(&Value::Int(2)), Cell::from_cel(&Value::Float(2.0)));
-        let mut cells = vec![
+        let mut cells = [
             Cell::String("b".into()),
             Cell::Number(3.0),
             Cell::Null,
