@@ -382,3 +382,135 @@ fn returned_value(bundle: Option<&Json>, gvk: &Gvk, name: &str) -> Json {
         None => serde_json::json!({}),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::compile::compile_collector;
+    use super::*;
+    use emco_model::status_collector::StatusCollectorSpec;
+
+    fn record(cluster: &str, available: i64) -> ClusterRecord {
+        let manifest = serde_json::json!({"apiVersion": "apps/v1", "kind": "Deployment",
+            "metadata": {"name": "web"}, "spec": {"replicas": 2}, "status": {"stale": true}});
+        let mut record = ClusterRecord::pending(
+            "app",
+            cluster,
+            vec![
+                ResourceRecord::pending("web", "Deployment", "apps/v1", manifest),
+                ResourceRecord::pending(
+                    "other",
+                    "ConfigMap",
+                    "v1",
+                    serde_json::json!({"kind": "ConfigMap"}),
+                ),
+            ],
+        );
+        record.cluster_status = Some(serde_json::json!({"deploymentStatuses": [
+            {"metadata": {"name": "web"}, "status": {"availableReplicas": available}}]}));
+        record.heard_at = Some("2026-11-23T20:00:00Z".into());
+        record
+    }
+
+    fn index_with(spec: serde_json::Value) -> (CombinedIndex, ContextId) {
+        let mut index = CombinedIndex::new();
+        let id = ContextId::new(1).unwrap();
+        let spec: StatusCollectorSpec = serde_json::from_value(spec).unwrap();
+        let collector = Arc::new(compile_collector(index.env(), "c", &spec).unwrap());
+        let intent: StatusCollectionIntent = serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "i"},
+            "spec": {"resources": [{"kind": "Deployment", "name": "web"}], "statusCollectors": ["c"]}}))
+        .unwrap();
+        index.register(
+            id,
+            Registration {
+                intents: vec![intent],
+                collectors: HashMap::from([("c".to_string(), collector)]),
+                cluster_labels: HashMap::from([("p+a".to_string(), vec!["edge".to_string()])]),
+                fingerprint: "f".into(),
+            },
+        );
+        (index, id)
+    }
+
+    fn rows(index: &CombinedIndex, id: ContextId) -> Vec<Vec<String>> {
+        let (_, object) = index.objects(id).next().unwrap();
+        object.results[0]
+            .rows
+            .iter()
+            .map(|row| {
+                row.columns
+                    .iter()
+                    .map(super::super::value::Cell::display)
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_clusters_report_changes_only_its_row() {
+        let (mut index, id) = index_with(serde_json::json!({
+            "groupBy": [{"name": "n", "def": "returned.status.availableReplicas"}],
+            "combinedFields": [{"name": "count", "type": "COUNT"}]}));
+        for cluster in ["p+a", "p+b", "p+c"] {
+            index.apply_record(id, &record(cluster, 2));
+        }
+        assert_eq!(index.objects(id).count(), 1, "only the selected object is kept");
+        assert_eq!(rows(&index, id), [["2", "3"]]);
+        index.apply_record(id, &record("p+b", 1));
+        assert_eq!(rows(&index, id), [["1", "1"], ["2", "2"]]);
+        index.apply(&ContextChange::ClusterDeleted {
+            id,
+            app: "app".into(),
+            cluster: "p+b".into(),
+        });
+        assert_eq!(rows(&index, id), [["2", "2"]]);
+        // An unregistered context costs nothing and shows nothing.
+        let other = ContextId::new(2).unwrap();
+        index.apply_record(other, &record("p+a", 2));
+        assert_eq!(index.objects(other).count(), 0);
+        let mut body = Vec::new();
+        index
+            .write_answer(Some(other), &CombinedFilter::default(), &mut body)
+            .unwrap();
+        assert_eq!(body, b"[]");
+        index.apply(&ContextChange::MetaDeleted(id));
+        assert!(index.registration(id).is_none());
+    }
+
+    #[test]
+    fn the_seed_variables_are_what_the_cluster_and_the_context_say() {
+        let (mut index, id) = index_with(serde_json::json!({"select": [
+            {"name": "name", "def": "inventory.name"},
+            {"name": "cluster", "def": "inventory.cluster"},
+            {"name": "labels", "def": "inventory.labels"},
+            {"name": "staged", "def": "has(obj.status)"},
+            {"name": "available", "def": "returned.status.availableReplicas"},
+            {"name": "time", "def": "propagation.lastReturnedUpdateTimestamp"}]}));
+        index.apply_record(id, &record("p+a", 1));
+        assert_eq!(
+            rows(&index, id),
+            [["p+a", "a", "[\"edge\"]", "false", "1", "2026-11-23T20:00:00Z"]]
+        );
+        let mut body = Vec::new();
+        let filter = CombinedFilter {
+            resource: Some(("web".into(), "Deployment".into())),
+            ..CombinedFilter::default()
+        };
+        index.write_answer(Some(id), &filter, &mut body).unwrap();
+        let answer: Json = serde_json::from_slice(&body).unwrap();
+        assert_eq!(answer[0]["app"], "app");
+        assert_eq!(
+            answer[0]["resource"],
+            serde_json::json!({"GVK": {"Group": "apps", "Version": "v1", "Kind": "Deployment"}, "name": "web"})
+        );
+        assert_eq!(answer[0]["results"][0]["columnNames"][0], "name");
+        let filter = CombinedFilter {
+            collector: Some("nope".into()),
+            ..CombinedFilter::default()
+        };
+        body.clear();
+        index.write_answer(Some(id), &filter, &mut body).unwrap();
+        let answer: Json = serde_json::from_slice(&body).unwrap();
+        assert_eq!(answer[0]["results"], serde_json::json!([]));
+    }
+}
