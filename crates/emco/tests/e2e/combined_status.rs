@@ -1,4 +1,4 @@
-//! Combined status end to end (issue #17, seed 003): every example of the seed as a status collector on kubesim
+//! Combined status end to end (issue #17, seed 003): every example of the seed as a status collector on 2 and 5 kubesim
 //! clusters whose states differ (a Deployment scaled down on one cluster, a pod failed on another), the tables
 //! following one cluster's change; collector validation; a collector in use cannot go; and the singleton status
 //! return with one and two clusters.
@@ -121,7 +121,20 @@ async fn wait_combined(http: &Http, query: &str, done: impl Fn(&Json) -> bool) -
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
-    let sim = vfw_clusters(5).await;
+    seed_examples(5).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn seed_examples_on_two_clusters_follow_each_clusters_change() {
+    seed_examples(2).await;
+}
+
+/// Every example of seed 003 on `count` (≥ 2) clusters: the last one's Deployment is scaled down, the second one's
+/// pod fails.
+async fn seed_examples(count: usize) {
+    let all = count.to_string();
+    let but_one = (count - 1).to_string();
+    let sim = vfw_clusters(count).await;
     let _monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     let http = &emco.http;
@@ -216,30 +229,30 @@ async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
     http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
 
     let settled = wait_combined(http, "", |a| {
-        table(a, "web", "Deployment", "available-replicas") == Some(rows(&[&["2", "5"]]))
-            && table(a, "probe", "Pod", "pod-phase") == Some(rows(&[&["Running", "5"]]))
+        table(a, "web", "Deployment", "available-replicas") == Some(rows(&[&["2", &all]]))
+            && table(a, "probe", "Pod", "pod-phase") == Some(rows(&[&["Running", &all]]))
     })
     .await;
     // Number of WECs: one column, one row.
     assert_eq!(
         table(&settled, "web", "Deployment", "count-wecs"),
-        Some(rows(&[&["5"]]))
+        Some(rows(&[&[&all]]))
     );
     assert_eq!(
         table(&settled, "probe", "Pod", "count-wecs"),
-        Some(rows(&[&["5"]]))
+        Some(rows(&[&[&all]]))
     );
-    let count = settled[0]["results"][0].clone();
+    let count_wecs = settled[0]["results"][0].clone();
     assert_eq!(
         (
-            &count["name"],
-            &count["columnNames"],
-            &count["rows"][0]["columns"][0]
+            &count_wecs["name"],
+            &count_wecs["columnNames"],
+            &count_wecs["rows"][0]["columns"][0]
         ),
         (
             &json!("count-wecs"),
             &json!(["count"]),
-            &json!({"type": "Number", "float": "5"})
+            &json!({"type": "Number", "float": all})
         )
     );
     assert_eq!(settled[0]["app"], "web");
@@ -282,8 +295,8 @@ async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
     );
 
     // One cluster's Deployment is scaled down: only that object's tables change.
-    let third = &sim.clusters()[2];
-    Api::<Deployment>::namespaced(third.client().unwrap(), "default")
+    let last = &sim.clusters()[count - 1];
+    Api::<Deployment>::namespaced(last.client().unwrap(), "default")
         .patch(
             "web",
             &PatchParams::default(),
@@ -292,16 +305,16 @@ async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
         .await
         .unwrap();
     let scaled = wait_combined(http, "", |a| {
-        table(a, "web", "Deployment", "available-replicas") == Some(rows(&[&["1", "1"], &["2", "4"]]))
+        table(a, "web", "Deployment", "available-replicas") == Some(rows(&[&["1", "1"], &["2", &but_one]]))
     })
     .await;
     assert_eq!(
         table(&scaled, "web", "Deployment", "not-available"),
-        Some(rows(&[&[&format!("vfw-cluster-provider+{}", third.name())]]))
+        Some(rows(&[&[&format!("vfw-cluster-provider+{}", last.name())]]))
     );
     assert_eq!(
         table(&scaled, "probe", "Pod", "pod-phase"),
-        Some(rows(&[&["Running", "5"]]))
+        Some(rows(&[&["Running", &all]]))
     );
 
     // One cluster's pod fails.
@@ -315,12 +328,12 @@ async fn seed_examples_on_five_clusters_follow_each_clusters_change() {
         .await
         .unwrap();
     let failed = wait_combined(http, "", |a| {
-        table(a, "probe", "Pod", "pod-phase") == Some(rows(&[&["Failed", "1"], &["Running", "4"]]))
+        table(a, "probe", "Pod", "pod-phase") == Some(rows(&[&["Failed", "1"], &["Running", &but_one]]))
     })
     .await;
     assert_eq!(
         table(&failed, "web", "Deployment", "available-replicas"),
-        Some(rows(&[&["1", "1"], &["2", "4"]]))
+        Some(rows(&[&["1", "1"], &["2", &but_one]]))
     );
 
     // emcoctl prints the tables (the seed's histogram of pod phase among them).
