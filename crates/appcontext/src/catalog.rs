@@ -130,11 +130,15 @@ pub enum Kind {
     DtcController,
     /// `/status-configs/{name}` (per-kind status configuration, issue #16 §4)
     StatusConfig,
+    /// `/projects/{p}/status-collectors/{name}` (a combined-status query, issue #17)
+    StatusCollector,
+    /// `…/deployment-intent-groups/{dig}/status-collection-intents/{name}` (issue #17)
+    StatusCollectionIntent,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 23] = [
+    pub const ALL: [Kind; 25] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -158,6 +162,8 @@ impl Kind {
         Kind::LogicalCloudKv,
         Kind::DtcController,
         Kind::StatusConfig,
+        Kind::StatusCollector,
+        Kind::StatusCollectionIntent,
     ];
 
     fn segment(self) -> &'static str {
@@ -185,6 +191,8 @@ impl Kind {
             Self::LogicalCloudKv => "logicalcloudkv",
             Self::DtcController => "dtccontroller",
             Self::StatusConfig => "statusconfig",
+            Self::StatusCollector => "statuscollector",
+            Self::StatusCollectionIntent => "statuscollectionintent",
         }
     }
 
@@ -215,6 +223,8 @@ impl Kind {
             Self::LogicalCloudKv => "LogicalCloudKeyValue",
             Self::DtcController => "DtcController",
             Self::StatusConfig => "StatusConfig",
+            Self::StatusCollector => "StatusCollector",
+            Self::StatusCollectionIntent => "StatusCollectionIntent",
         }
     }
 
@@ -235,7 +245,8 @@ impl Kind {
             Self::AppIntent => Some(Self::GenericPlacementIntent),
             Self::Cluster => Some(Self::ClusterProvider),
             Self::ClusterLabel | Self::Network | Self::ProviderNetwork => Some(Self::Cluster),
-            Self::LogicalCloud => Some(Self::Project),
+            Self::LogicalCloud | Self::StatusCollector => Some(Self::Project),
+            Self::StatusCollectionIntent => Some(Self::DeploymentIntentGroup),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {
                 Some(Self::LogicalCloud)
             }
@@ -714,6 +725,30 @@ impl Catalog {
                     Kind::DeploymentIntentGroup,
                     &uses,
                 );
+            }
+            Kind::StatusCollector => {
+                // Status collection intents of the project's DIGs name collectors.
+                let uses = |body: &Json| {
+                    body["spec"]["statusCollectors"]
+                        .as_array()
+                        .is_some_and(|names| names.iter().any(|n| n.as_str() == Some(name)))
+                };
+                for composite_app in self.list(Kind::CompositeApp, &names[..1]).await? {
+                    for dig in self
+                        .list(Kind::DeploymentIntentGroup, composite_app.path.names())
+                        .await?
+                    {
+                        let intents = self.list(Kind::StatusCollectionIntent, dig.path.names()).await?;
+                        for intent in intents.into_iter().filter(|entry| uses(&entry.body)) {
+                            found.push(format!(
+                                "{} '{}' of DeploymentIntentGroup '{}'",
+                                Kind::StatusCollectionIntent.type_name(),
+                                intent.path.name(),
+                                dig.path.display_name()
+                            ));
+                        }
+                    }
+                }
             }
             _ => {}
         }

@@ -35,7 +35,8 @@ struct Args {
 enum Command {
     /// POST each document to its anchor (or an empty POST to ANCHOR, e.g. …/approve).
     Apply(FileArgs),
-    /// GET each document's resource (or ANCHOR).
+    /// GET each document's resource (or ANCHOR); `get combined-status DIG…` prints each DIG's combined status
+    /// (its status collectors' tables).
     Get(FileArgs),
     /// PUT each document to its resource; given a deployment intent group instead of files (its path, URL, or
     /// P/CA/V/DIG), POST its /update: a new revision from its intents as they are now.
@@ -164,6 +165,9 @@ struct FileArgs {
     wait: u64,
     /// An anchor to call instead of files (e.g. projects/p/composite-apps/ca/v1/deployment-intent-groups/d/approve).
     anchor: Option<String>,
+    /// With `get combined-status`: the deployment intent groups (projects/P/composite-apps/CA/V/deployment-intent-groups/DIG).
+    #[arg(hide = true)]
+    targets: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -223,10 +227,16 @@ fn main() -> ExitCode {
         Command::Template(template_args) => return template(&template_args),
         Command::Readiness(readiness_args) => return readiness(&readiness_args),
         Command::Apply(a) => (Verb::Apply, a),
+        Command::Get(a) if a.files.is_empty() && a.anchor.as_deref() == Some("combined-status") => {
+            return combined_status(&client, &a.targets);
+        }
         Command::Get(a) => (Verb::Get, a),
         Command::Update(a) => (Verb::Update, a),
         Command::Delete(a) => (Verb::Delete, a),
     };
+    if !file_args.targets.is_empty() {
+        return usage("give one ANCHOR (more names are only for `get combined-status DIG…`)");
+    }
     if file_args.files.is_empty() == file_args.anchor.is_none() {
         return usage("give either -f FILE (one or more) or an ANCHOR");
     }
@@ -331,6 +341,39 @@ fn dig_command(client: &emcoctl::client::EmcoClient, command: DigCommand) -> Exi
             eprintln!("emcoctl: {err}");
             ExitCode::FAILURE
         }
+    }
+}
+
+/// `get combined-status DIG…`: each DIG's tables; exit 1 when one could not be read.
+fn combined_status(client: &emcoctl::client::EmcoClient, digs: &[String]) -> ExitCode {
+    if digs.is_empty() {
+        return usage(
+            "get combined-status needs a deployment intent group (projects/P/composite-apps/CA/V/deployment-intent-groups/DIG)",
+        );
+    }
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    let mut failed = false;
+    let mut out = std::io::stdout().lock();
+    for dig in digs {
+        match runtime.block_on(emcoctl::combined::fetch(client, dig, "")) {
+            Ok(answer) => {
+                // A closed pipe (`| head`) ends the output; it is not an error of the command.
+                if write!(out, "{}", emcoctl::combined::render(dig, &answer)).is_err() {
+                    return ExitCode::SUCCESS;
+                }
+            }
+            Err(err) => {
+                eprintln!("emcoctl: {err}");
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
     }
 }
 

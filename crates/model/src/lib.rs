@@ -16,6 +16,7 @@
 //! - [`network`]: ncm's network and provider-network bodies.
 //! - [`logical_cloud`]: dcm's logical cloud, cluster reference, user permission, quota and kv bodies.
 //! - [`status_config`]: per-kind status configurations (`/v2/status-configs`) and their status paths.
+//! - [`status_collector`]: combined status: status collectors (CEL queries) and a DIG's status collection intents.
 
 pub mod context;
 pub mod dependencies;
@@ -26,6 +27,7 @@ pub mod names;
 pub mod network;
 pub mod resources;
 pub mod state;
+pub mod status_collector;
 pub mod status_config;
 
 pub use context::{

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use emco_appcontext::{AppContexts, ContextChange};
 use emco_status::StatusIndex;
+use emco_status::combined::CombinedIndex;
 use emco_store::Store;
 use tokio::sync::watch;
 
@@ -23,6 +24,8 @@ const RELOAD_PAUSE: Duration = Duration::from_millis(200);
 /// The status index and its progress.
 pub(crate) struct StatusKeeper {
     index: RwLock<StatusIndex>,
+    /// Combined status (issue #17): fed the same changes, after the index, in the same task.
+    combined: RwLock<CombinedIndex>,
     /// The store revision the index reflects.
     progress: watch::Sender<i64>,
     /// Whether the first load of every AppContext finished (`/readyz` waits for it).
@@ -38,6 +41,7 @@ impl StatusKeeper {
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let keeper = Arc::new(Self {
             index: RwLock::new(StatusIndex::new()),
+            combined: RwLock::new(CombinedIndex::new()),
             progress,
             loaded: AtomicBool::new(false),
             _stop: stop,
@@ -61,6 +65,20 @@ impl StatusKeeper {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, StatusIndex> {
         self.index
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A read view of the combined-status index.
+    pub(crate) fn combined(&self) -> RwLockReadGuard<'_, CombinedIndex> {
+        self.combined
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The writing side of the combined-status index (registrations).
+    pub(crate) fn combined_mut(&self) -> std::sync::RwLockWriteGuard<'_, CombinedIndex> {
+        self.combined
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -116,6 +134,13 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
                 index.apply(change);
             }
             index.set_revision(revision);
+            {
+                let mut combined = keeper.combined_mut();
+                combined.clear_rows();
+                for change in &changes {
+                    combined.apply(change);
+                }
+            }
             *keeper.write() = index;
             keeper.progress.send_replace(revision);
             keeper.loaded.store(true, Ordering::Release);
@@ -134,9 +159,13 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
             let Some(keeper) = keeper.upgrade() else { return };
             {
                 let mut index = keeper.write();
+                let mut combined = keeper.combined_mut();
                 for event in &events {
                     match ContextChange::from_event(event) {
-                        Some(Ok(change)) => index.apply(&change),
+                        Some(Ok(change)) => {
+                            index.apply(&change);
+                            combined.apply(&change);
+                        }
                         Some(Err(err)) => {
                             tracing::warn!(error = %err, "unreadable AppContext record; the status index skips it");
                         }

@@ -2,7 +2,8 @@
 //! per-status counters ([`index`]), the query parameters ([`query`]), and answers written straight from the index
 //! into JSON bytes in the seed shape or EMCO 22.x's camelCase shape ([`answer`]), for deployment intent groups,
 //! cluster network intents and logical clouds alike ([`Subject`]); clusters not heard from within a grace are
-//! shown as stale ([`freshness`]).
+//! shown as stale ([`freshness`]). [`combined`] keeps combined status: status collectors' CEL tables over the
+//! per-cluster reported state of selected objects (issue #17).
 //!
 //! Architecture invariant: no I/O and no clock (the time an answer is judged at comes with the request). The
 //! server loads the index at start and keeps it current from the store's watch; queries take a read view, so
@@ -10,6 +11,7 @@
 //! to judge freshness) and `output=all` one pass over the selected resources plus serialization.
 
 pub mod answer;
+pub mod combined;
 pub mod freshness;
 pub mod index;
 pub mod query;

@@ -120,7 +120,10 @@ impl Subject {
             Kind::DeploymentIntentGroup
             | Kind::GroupIntent
             | Kind::GenericPlacementIntent
-            | Kind::AppIntent => (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth()),
+            | Kind::AppIntent
+            | Kind::StatusCollectionIntent => {
+                (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth())
+            }
             Kind::Network | Kind::ProviderNetwork => (Kind::Cluster, Kind::Cluster.depth()),
             Kind::LogicalCloud
             | Kind::ClusterReference
