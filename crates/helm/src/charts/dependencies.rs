@@ -138,6 +138,15 @@ fn process_enabled(
     chart
         .dependencies
         .retain(|sub| !removed.iter().any(|name| name == sub.name()));
+    // Only a subchart with dependencies of its own reads the values: the JSON is written for those alone.
+    if chart
+        .dependencies
+        .iter()
+        .all(|sub| sub.metadata.dependencies.is_none())
+        || depth + 1 > super::load::MAX_CHART_DEPTH
+    {
+        return Ok(());
+    }
     let cvals_json = Tree::Table(cvals).to_json();
     for sub in &mut chart.dependencies {
         let sub_path = format!("{path}{}.", sub.name());

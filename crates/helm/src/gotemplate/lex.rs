@@ -142,7 +142,7 @@ pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Lexed<'_> {
         start: 0,
         line: 1,
         start_line: 1,
-        items: Vec::new(),
+        items: Vec::with_capacity(expected_items(input.as_bytes())),
         error: None,
         paren_depth: 0,
         break_ok,
@@ -153,6 +153,13 @@ pub(crate) fn lex(input: &str, break_ok: bool, continue_ok: bool) -> Lexed<'_> {
         items: lx.items,
         error: lx.error,
     }
+}
+
+/// A guess at how many tokens `input` lexes into, so the token vector is allocated once for most texts: about ten
+/// per action (delimiters, spaces, fields, names) plus the text between them; never more than the text has bytes.
+fn expected_items(input: &[u8]) -> usize {
+    let opening_braces = input.iter().filter(|&&b| b == b'{').count();
+    (opening_braces * 5 + 2).min(input.len() + 2)
 }
 
 struct Lexer<'a> {

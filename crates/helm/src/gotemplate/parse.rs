@@ -619,21 +619,31 @@ impl<'a> Parser<'_, 'a> {
             return Ok(Some(node));
         }
         let chain_pos = self.peek().pos;
-        let mut fields: Vec<Rc<str>> = Vec::new();
-        while self.peek().typ == Tok::Field {
-            let item = self.next();
-            fields.push(self.name(item.val.get(1..).unwrap_or("")));
-        }
+        // The fields of the chain, counted first so a field or variable grows its names once.
+        let count = self
+            .items
+            .get(self.index..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|item| item.typ == Tok::Field)
+            .count();
+        let fields = |parser: &mut Self, into: &mut Vec<Rc<str>>| {
+            into.reserve_exact(count);
+            for _ in 0..count {
+                let item = parser.next();
+                into.push(parser.name(item.val.get(1..).unwrap_or("")));
+            }
+        };
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
-                idents.extend(fields);
+                fields(self, &mut idents);
                 Arg::Field {
                     pos: chain_pos,
                     idents,
                 }
             }
             Arg::Variable { mut idents, .. } => {
-                idents.extend(fields);
+                fields(self, &mut idents);
                 Arg::Variable {
                     pos: chain_pos,
                     idents,
@@ -646,11 +656,15 @@ impl<'a> Parser<'_, 'a> {
             | Arg::Dot { .. } => {
                 return self.err(format!("unexpected . after term {}", go_quote(&node.to_string())));
             }
-            other => Arg::Chain {
-                pos: chain_pos,
-                node: Box::new(other),
-                fields,
-            },
+            other => {
+                let mut names = Vec::new();
+                fields(self, &mut names);
+                Arg::Chain {
+                    pos: chain_pos,
+                    node: Box::new(other),
+                    fields: names,
+                }
+            }
         }))
     }
 
@@ -690,7 +704,7 @@ impl<'a> Parser<'_, 'a> {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
-                    text: Rc::from(token.val),
+                    text: self.name(token.val),
                     value,
                 }
             }
@@ -698,11 +712,19 @@ impl<'a> Parser<'_, 'a> {
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
             Tok::String | Tok::RawString => {
-                let text = self.unquote(token.val)?;
+                // Literals repeat (template names, keys): both forms are shared like names, and a literal with
+                // nothing to unescape is its own text.
+                let text = match plain_literal(token.val) {
+                    Some(plain) => self.name(plain),
+                    None => {
+                        let text = self.unquote(token.val)?;
+                        Rc::from(text.as_str())
+                    }
+                };
                 Arg::String {
                     pos: token.pos,
-                    quoted: Rc::from(token.val),
-                    text: Rc::from(text.as_str()),
+                    quoted: self.name(token.val),
+                    text,
                 }
             }
             _ => {
@@ -823,6 +845,17 @@ fn parse_go_float(text: &str) -> Option<f64> {
 }
 
 /// Go's `strconv.Unquote` for a double-quoted or raw (back-quoted) string.
+/// The value of a string literal that needs no unescaping (a raw string without carriage returns, a quoted one
+/// without escapes), borrowed from the literal; `None` when [`unquote`] has work to do or refuses it.
+fn plain_literal(quoted: &str) -> Option<&str> {
+    if let Some(raw) = quoted.strip_prefix('`') {
+        let raw = raw.strip_suffix('`')?;
+        return (!raw.contains(['`', '\r'])).then_some(raw);
+    }
+    let rest = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    (!rest.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n'))).then_some(rest)
+}
+
 pub(crate) fn unquote(quoted: &str) -> Option<String> {
     if let Some(raw) = quoted.strip_prefix('`') {
         let raw = raw.strip_suffix('`')?;
