@@ -322,7 +322,7 @@ mod tests {
                 api_version: "v2".into(),
                 ..Metadata::default()
             },
-            values,
+            values: values.into(),
             schema: None,
             templates: Vec::new(),
             files: Vec::new(),

@@ -207,11 +207,16 @@ fn process_import_values(chart: &mut Chart, warnings: &mut Warnings, depth: usiz
         }
         req.import_values = rewritten;
     }
+    if imported.borrow().is_empty() {
+        // Nothing imported (most charts): merging nothing into a copy changes nothing; the JSON is the same.
+        chart.values = std::sync::Arc::new(Tree::Table(cvals).to_json());
+        return Ok(());
+    }
     let merged = Tree::Table(cvals).deep_copy();
     if let Tree::Table(merged) = &merged {
         coalesce_tables(merged, &imported, "", true, warnings, 0);
     }
-    chart.values = merged.to_json();
+    chart.values = std::sync::Arc::new(merged.to_json());
     Ok(())
 }
 
@@ -237,7 +242,7 @@ mod tests {
                 dependencies: deps.map(|deps| deps.into_iter().map(Some).collect()),
                 ..Metadata::default()
             },
-            values,
+            values: values.into(),
             schema: None,
             templates: Vec::new(),
             files: Vec::new(),

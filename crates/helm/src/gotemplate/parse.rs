@@ -35,7 +35,7 @@ pub(crate) fn parse(
     let text: Rc<str> = Rc::from(text);
     let parse_name: Rc<str> = Rc::from(name);
     let mut p = Parser {
-        names: std::collections::HashMap::default(),
+        names: std::collections::HashMap::with_capacity_and_hasher(64, Default::default()),
         items: lexed.items,
         lex_error: lexed.error.unwrap_or_default(),
         index: 0,
@@ -495,7 +495,7 @@ impl<'a> Parser<'_, 'a> {
             is_assign: false,
             decl: Vec::new(),
             decl_pos: Vec::new(),
-            cmds: Vec::new(),
+            cmds: smallvec::SmallVec::new(),
         };
         'decls: loop {
             let v = self.peek_non_space();
@@ -627,23 +627,16 @@ impl<'a> Parser<'_, 'a> {
             .iter()
             .take_while(|item| item.typ == Tok::Field)
             .count();
-        let fields = |parser: &mut Self, into: &mut Vec<Rc<str>>| {
-            into.reserve_exact(count);
-            for _ in 0..count {
-                let item = parser.next();
-                into.push(parser.name(item.val.get(1..).unwrap_or("")));
-            }
-        };
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
-                fields(self, &mut idents);
+                self.chain_fields(count, &mut idents);
                 Arg::Field {
                     pos: chain_pos,
                     idents,
                 }
             }
             Arg::Variable { mut idents, .. } => {
-                fields(self, &mut idents);
+                self.chain_fields(count, &mut idents);
                 Arg::Variable {
                     pos: chain_pos,
                     idents,
@@ -657,8 +650,8 @@ impl<'a> Parser<'_, 'a> {
                 return self.err(format!("unexpected . after term {}", go_quote(&node.to_string())));
             }
             other => {
-                let mut names = Vec::new();
-                fields(self, &mut names);
+                let mut names = Vec::with_capacity(count);
+                self.chain_fields(count, &mut names);
                 Arg::Chain {
                     pos: chain_pos,
                     node: Box::new(other),
@@ -666,6 +659,14 @@ impl<'a> Parser<'_, 'a> {
                 }
             }
         }))
+    }
+
+    /// The next `count` field tokens' names, into `into`.
+    fn chain_fields(&mut self, count: usize, into: &mut impl Extend<Rc<str>>) {
+        into.extend((0..count).map(|_| {
+            let item = self.next();
+            self.name(item.val.get(1..).unwrap_or(""))
+        }));
     }
 
     fn term(&mut self) -> PResult<Option<Arg>> {
@@ -689,12 +690,12 @@ impl<'a> Parser<'_, 'a> {
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![self.name(token.val)],
+                    idents: smallvec::smallvec![self.name(token.val)],
                 }
             }
             Tok::Field => Arg::Field {
                 pos: token.pos,
-                idents: vec![self.name(token.val.get(1..).unwrap_or(""))],
+                idents: smallvec::smallvec![self.name(token.val.get(1..).unwrap_or(""))],
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,
@@ -704,7 +705,7 @@ impl<'a> Parser<'_, 'a> {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
-                    text: self.name(token.val),
+                    text: Rc::from(token.val),
                     value,
                 }
             }
@@ -712,19 +713,19 @@ impl<'a> Parser<'_, 'a> {
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
             Tok::String | Tok::RawString => {
-                // Literals repeat (template names, keys): both forms are shared like names, and a literal with
-                // nothing to unescape is its own text.
-                let text = match plain_literal(token.val) {
-                    Some(plain) => self.name(plain),
-                    None => {
-                        let text = self.unquote(token.val)?;
-                        Rc::from(text.as_str())
-                    }
-                };
-                Arg::String {
-                    pos: token.pos,
-                    quoted: self.name(token.val),
-                    text,
+                // A literal with nothing to unescape (most) is its own text, and a plain `"…"` one is not kept
+                // twice: its source form is its text quoted.
+                match plain_literal(token.val) {
+                    Some(plain) => Arg::String {
+                        pos: token.pos,
+                        quoted: (!token.val.starts_with('"')).then(|| Rc::from(token.val)),
+                        text: Rc::from(plain),
+                    },
+                    None => Arg::String {
+                        pos: token.pos,
+                        quoted: Some(Rc::from(token.val)),
+                        text: Rc::from(self.unquote(token.val)?.as_str()),
+                    },
                 }
             }
             _ => {

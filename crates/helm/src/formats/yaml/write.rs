@@ -823,16 +823,16 @@ impl Emitter {
 
     fn write_literal(&mut self, text: &str) {
         self.write_indicator("|", true, false, false);
-        let chars: Vec<char> = text.chars().collect();
-        if chars.first().is_some_and(|&c| c == ' ' || is_break(c)) {
+        if text.chars().next().is_some_and(|c| c == ' ' || is_break(c)) {
             self.write_indicator(&BEST_INDENT.to_string(), false, false, false);
         }
-        let chomp = match chars.last() {
-            None => Some("-"),
-            Some(&last) if !is_break(last) => Some("-"),
-            Some(_) if chars.len() == 1 => Some("+"),
-            Some(_) if is_break(chars[chars.len() - 2]) => Some("+"),
-            Some(_) => None,
+        let mut from_end = text.chars().rev();
+        let chomp = match (from_end.next(), from_end.next()) {
+            (None, _) => Some("-"),
+            (Some(last), _) if !is_break(last) => Some("-"),
+            (Some(_), None) => Some("+"),
+            (Some(_), Some(before_last)) if is_break(before_last) => Some("+"),
+            (Some(_), Some(_)) => None,
         };
         if let Some(chomp) = chomp {
             self.write_indicator(chomp, false, false, false);
@@ -853,10 +853,24 @@ impl Emitter {
                     self.write_indent();
                     breaks = false;
                 }
-                // The rest of the line goes out as it is.
-                let end = rest.find(is_break).unwrap_or(rest.len());
-                self.out.push_str(&rest[..end]);
-                self.column += rest[..end].chars().count();
+                // The rest of the line goes out as it is. Its end is found by bytes: `\r` and `\n` are ASCII, and
+                // the other breaks start with bytes 0xC2 (U+0085) or 0xE2 (U+2028, U+2029), checked as characters.
+                let end = rest
+                    .bytes()
+                    .enumerate()
+                    .find(|&(at, b)| match b {
+                        b'\r' | b'\n' => true,
+                        0xC2 | 0xE2 => rest[at..].chars().next().is_some_and(is_break),
+                        _ => false,
+                    })
+                    .map_or(rest.len(), |(at, _)| at);
+                let line = &rest[..end];
+                self.out.push_str(line);
+                self.column += if line.is_ascii() {
+                    line.len()
+                } else {
+                    line.chars().count()
+                };
                 self.indention = false;
                 rest = &rest[end..];
             }
