@@ -177,7 +177,9 @@ fn coalesce_chart_values(chart: &Chart, values: &Table, prefix: &str, merge: boo
     let Tree::Table(defaults) = Tree::from_json(&chart.values) else {
         return;
     };
-    for (key, default) in snapshot(&defaults) {
+    // A fresh copy nobody else holds: its entries are moved out rather than cloned.
+    let defaults = std::mem::take(&mut *defaults.borrow_mut());
+    for (key, default) in defaults {
         match get(values, &key) {
             Some(Tree::Null) if !merge => {
                 values.borrow_mut().remove(&key);
@@ -223,33 +225,40 @@ pub(crate) fn coalesce_tables(
     if depth > MAX_DEPTH {
         return;
     }
-    let src_non_nil: std::collections::BTreeSet<String> = snapshot(src)
-        .into_iter()
-        .filter(|(_, value)| !value.is_null())
-        .map(|(key, _)| key)
+    // Keys that `dst` holds as `nil` while `src` held a value before they were nulled below (Go's `src[key] =
+    // nil` for every `nil` of `dst` comes first): only these are deleted from `dst` when not merging.
+    let mut nulled_over_values: Vec<String> = Vec::new();
+    let dst_nulls: Vec<String> = dst
+        .borrow()
+        .iter()
+        .filter(|(_, value)| value.is_null())
+        .map(|(key, _)| key.clone())
         .collect();
-    for (key, value) in snapshot(dst) {
-        if value.is_null() {
-            set(src, &key, Tree::Null);
+    for key in dst_nulls {
+        if get(src, &key).is_some_and(|held| !held.is_null()) {
+            nulled_over_values.push(key.clone());
         }
+        set(src, &key, Tree::Null);
     }
     for (key, value) in snapshot(src) {
-        let full_key = concat_prefix(prefix, &key);
         match get(dst, &key) {
-            Some(Tree::Null) if !merge && src_non_nil.contains(&key) => {
+            Some(Tree::Null) if !merge && nulled_over_values.contains(&key) => {
                 dst.borrow_mut().remove(&key);
             }
             None => set(dst, &key, value),
             Some(dest_value) => match (&value, &dest_value) {
                 (Tree::Table(src_table), Tree::Table(dst_table)) => {
+                    let full_key = concat_prefix(prefix, &key);
                     coalesce_tables(dst_table, src_table, &full_key, merge, warnings, depth + 1);
                 }
                 (Tree::Table(_), _) => warnings.push(format!(
-                    "warning: cannot overwrite table with non table for {full_key} ({})",
+                    "warning: cannot overwrite table with non table for {} ({})",
+                    concat_prefix(prefix, &key),
                     super::tree::go_sprint(&value.to_json())
                 )),
                 (other, Tree::Table(_)) if !other.is_null() => warnings.push(format!(
-                    "warning: destination for {full_key} is a table. Ignoring non-table value ({})",
+                    "warning: destination for {} is a table. Ignoring non-table value ({})",
+                    concat_prefix(prefix, &key),
                     super::tree::go_sprint(&other.to_json())
                 )),
                 _ => {}
@@ -313,7 +322,7 @@ mod tests {
                 api_version: "v2".into(),
                 ..Metadata::default()
             },
-            values,
+            values: values.into(),
             schema: None,
             templates: Vec::new(),
             files: Vec::new(),

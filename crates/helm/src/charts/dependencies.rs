@@ -138,6 +138,15 @@ fn process_enabled(
     chart
         .dependencies
         .retain(|sub| !removed.iter().any(|name| name == sub.name()));
+    // Only a subchart with dependencies of its own reads the values: the JSON is written for those alone.
+    if chart
+        .dependencies
+        .iter()
+        .all(|sub| sub.metadata.dependencies.is_none())
+        || depth + 1 > super::load::MAX_CHART_DEPTH
+    {
+        return Ok(());
+    }
     let cvals_json = Tree::Table(cvals).to_json();
     for sub in &mut chart.dependencies {
         let sub_path = format!("{path}{}.", sub.name());
@@ -198,11 +207,16 @@ fn process_import_values(chart: &mut Chart, warnings: &mut Warnings, depth: usiz
         }
         req.import_values = rewritten;
     }
+    if imported.borrow().is_empty() {
+        // Nothing imported (most charts): merging nothing into a copy changes nothing; the JSON is the same.
+        chart.values = std::sync::Arc::new(Tree::Table(cvals).to_json());
+        return Ok(());
+    }
     let merged = Tree::Table(cvals).deep_copy();
     if let Tree::Table(merged) = &merged {
         coalesce_tables(merged, &imported, "", true, warnings, 0);
     }
-    chart.values = merged.to_json();
+    chart.values = std::sync::Arc::new(merged.to_json());
     Ok(())
 }
 
@@ -228,7 +242,7 @@ mod tests {
                 dependencies: deps.map(|deps| deps.into_iter().map(Some).collect()),
                 ..Metadata::default()
             },
-            values,
+            values: values.into(),
             schema: None,
             templates: Vec::new(),
             files: Vec::new(),

@@ -279,7 +279,7 @@ fn load_chart_files(files: Vec<File>, budget: &mut Budget, depth: usize) -> Resu
     }
     Ok(Chart {
         metadata,
-        values: chart_values,
+        values: std::sync::Arc::new(chart_values),
         schema,
         templates,
         files: chart_files,
@@ -336,7 +336,7 @@ mod tests {
         });
         let chart = load_files(files).unwrap();
         assert_eq!(chart.name(), "c");
-        assert_eq!(chart.values, serde_json::json!({"a": 5, "b": {"c": 2, "d": 3}}));
+        assert_eq!(*chart.values, serde_json::json!({"a": 5, "b": {"c": 2, "d": 3}}));
         let names: Vec<&str> = chart.files.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(
             names,

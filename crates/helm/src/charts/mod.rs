@@ -86,8 +86,9 @@ pub struct File {
 pub struct Chart {
     /// `Chart.yaml` (with `requirements.yaml` merged in for apiVersion v1 charts).
     pub metadata: Metadata,
-    /// `values.yaml` (every document merged), an object.
-    pub values: Json,
+    /// `values.yaml` (every document merged), an object; shared, as rendering copies a chart to rewrite its
+    /// dependencies but reads its values.
+    pub values: std::sync::Arc<Json>,
     /// `values.schema.json`, as found.
     pub schema: Option<Vec<u8>>,
     /// Files under `templates/`.

@@ -486,7 +486,7 @@ mod tests {
                 api_version: "v2".into(),
                 ..Metadata::default()
             },
-            values: json!({}),
+            values: json!({}).into(),
             schema: Some(schema.as_bytes().to_vec()),
             templates: Vec::new(),
             files: Vec::new(),

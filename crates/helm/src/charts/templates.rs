@@ -212,7 +212,7 @@ mod tests {
                 api_version: "v2".into(),
                 ..Metadata::default()
             },
-            values: json!({}),
+            values: json!({}).into(),
             schema: None,
             templates: templates
                 .iter()

@@ -79,7 +79,22 @@ impl Tree {
 
     /// A deep copy (`copystructure.Copy`).
     pub(crate) fn deep_copy(&self) -> Tree {
-        Tree::from_json(&self.to_json())
+        self.deep_copy_at(0)
+    }
+
+    fn deep_copy_at(&self, depth: usize) -> Tree {
+        match self {
+            Tree::Null => Tree::Null,
+            Tree::Scalar(json) => Tree::Scalar(json.clone()),
+            Tree::Table(table) if depth < MAX_DEPTH => Tree::Table(Rc::new(RefCell::new(
+                table
+                    .borrow()
+                    .iter()
+                    .map(|(key, value)| (key.clone(), value.deep_copy_at(depth + 1)))
+                    .collect(),
+            ))),
+            Tree::Table(_) => Tree::Table(new_table()),
+        }
     }
 }
 

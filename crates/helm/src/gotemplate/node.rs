@@ -79,7 +79,8 @@ pub(crate) struct Pipe {
     pub(crate) is_assign: bool,
     pub(crate) decl: Vec<Rc<str>>,
     pub(crate) decl_pos: Vec<usize>,
-    pub(crate) cmds: Vec<Command>,
+    /// Inline up to two (`.x`, `include "a" . | nindent 2`), as nearly all pipelines are.
+    pub(crate) cmds: smallvec::SmallVec<[Command; 2]>,
 }
 
 /// A command: an operand or a function with arguments.
@@ -98,16 +99,19 @@ pub(crate) enum Num {
     Overflow,
 }
 
+/// The names of a field chain (`.Values.image.tag`) or variable (`$x.a`): inline up to three, as nearly all are.
+pub(crate) type Idents = smallvec::SmallVec<[Rc<str>; 3]>;
+
 /// An operand.
 #[derive(Debug)]
 pub(crate) enum Arg {
     Field {
         pos: usize,
-        idents: Vec<Rc<str>>,
+        idents: Idents,
     },
     Variable {
         pos: usize,
-        idents: Vec<Rc<str>>,
+        idents: Idents,
     },
     Identifier {
         pos: usize,
@@ -131,7 +135,8 @@ pub(crate) enum Arg {
     },
     String {
         pos: usize,
-        quoted: Rc<str>,
+        /// The literal as written; `None` for a `"…"` literal without escapes, which is `text` quoted.
+        quoted: Option<Rc<str>>,
         text: Rc<str>,
     },
     Pipe(Box<Pipe>),
@@ -254,7 +259,10 @@ impl Display for Arg {
             Arg::Nil { .. } => f.write_str("nil"),
             Arg::Bool { value, .. } => write!(f, "{value}"),
             Arg::Number { text, .. } => f.write_str(text),
-            Arg::String { quoted, .. } => f.write_str(quoted),
+            Arg::String {
+                quoted: Some(quoted), ..
+            } => f.write_str(quoted),
+            Arg::String { text, .. } => write!(f, "\"{text}\""),
             Arg::Pipe(pipe) => write!(f, "{pipe}"),
             Arg::Chain { node, fields, .. } => {
                 if let Arg::Pipe(pipe) = node.as_ref() {

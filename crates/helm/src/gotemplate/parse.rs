@@ -35,7 +35,7 @@ pub(crate) fn parse(
     let text: Rc<str> = Rc::from(text);
     let parse_name: Rc<str> = Rc::from(name);
     let mut p = Parser {
-        names: std::collections::HashMap::default(),
+        names: std::collections::HashMap::with_capacity_and_hasher(64, Default::default()),
         items: lexed.items,
         lex_error: lexed.error.unwrap_or_default(),
         index: 0,
@@ -495,7 +495,7 @@ impl<'a> Parser<'_, 'a> {
             is_assign: false,
             decl: Vec::new(),
             decl_pos: Vec::new(),
-            cmds: Vec::new(),
+            cmds: smallvec::SmallVec::new(),
         };
         'decls: loop {
             let v = self.peek_non_space();
@@ -619,21 +619,24 @@ impl<'a> Parser<'_, 'a> {
             return Ok(Some(node));
         }
         let chain_pos = self.peek().pos;
-        let mut fields: Vec<Rc<str>> = Vec::new();
-        while self.peek().typ == Tok::Field {
-            let item = self.next();
-            fields.push(self.name(item.val.get(1..).unwrap_or("")));
-        }
+        // The fields of the chain, counted first so a field or variable grows its names once.
+        let count = self
+            .items
+            .get(self.index..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|item| item.typ == Tok::Field)
+            .count();
         Ok(Some(match node {
             Arg::Field { mut idents, .. } => {
-                idents.extend(fields);
+                self.chain_fields(count, &mut idents);
                 Arg::Field {
                     pos: chain_pos,
                     idents,
                 }
             }
             Arg::Variable { mut idents, .. } => {
-                idents.extend(fields);
+                self.chain_fields(count, &mut idents);
                 Arg::Variable {
                     pos: chain_pos,
                     idents,
@@ -646,12 +649,24 @@ impl<'a> Parser<'_, 'a> {
             | Arg::Dot { .. } => {
                 return self.err(format!("unexpected . after term {}", go_quote(&node.to_string())));
             }
-            other => Arg::Chain {
-                pos: chain_pos,
-                node: Box::new(other),
-                fields,
-            },
+            other => {
+                let mut names = Vec::with_capacity(count);
+                self.chain_fields(count, &mut names);
+                Arg::Chain {
+                    pos: chain_pos,
+                    node: Box::new(other),
+                    fields: names,
+                }
+            }
         }))
+    }
+
+    /// The next `count` field tokens' names, into `into`.
+    fn chain_fields(&mut self, count: usize, into: &mut impl Extend<Rc<str>>) {
+        into.extend((0..count).map(|_| {
+            let item = self.next();
+            self.name(item.val.get(1..).unwrap_or(""))
+        }));
     }
 
     fn term(&mut self) -> PResult<Option<Arg>> {
@@ -675,12 +690,12 @@ impl<'a> Parser<'_, 'a> {
                 }
                 Arg::Variable {
                     pos: token.pos,
-                    idents: vec![self.name(token.val)],
+                    idents: smallvec::smallvec![self.name(token.val)],
                 }
             }
             Tok::Field => Arg::Field {
                 pos: token.pos,
-                idents: vec![self.name(token.val.get(1..).unwrap_or(""))],
+                idents: smallvec::smallvec![self.name(token.val.get(1..).unwrap_or(""))],
             },
             Tok::Bool => Arg::Bool {
                 pos: token.pos,
@@ -698,11 +713,19 @@ impl<'a> Parser<'_, 'a> {
                 self.pipeline("parenthesized pipeline", Tok::RightParen)?,
             )),
             Tok::String | Tok::RawString => {
-                let text = self.unquote(token.val)?;
-                Arg::String {
-                    pos: token.pos,
-                    quoted: Rc::from(token.val),
-                    text: Rc::from(text.as_str()),
+                // A literal with nothing to unescape (most) is its own text, and a plain `"…"` one is not kept
+                // twice: its source form is its text quoted.
+                match plain_literal(token.val) {
+                    Some(plain) => Arg::String {
+                        pos: token.pos,
+                        quoted: (!token.val.starts_with('"')).then(|| Rc::from(token.val)),
+                        text: Rc::from(plain),
+                    },
+                    None => Arg::String {
+                        pos: token.pos,
+                        quoted: Some(Rc::from(token.val)),
+                        text: Rc::from(self.unquote(token.val)?.as_str()),
+                    },
                 }
             }
             _ => {
@@ -823,6 +846,17 @@ fn parse_go_float(text: &str) -> Option<f64> {
 }
 
 /// Go's `strconv.Unquote` for a double-quoted or raw (back-quoted) string.
+/// The value of a string literal that needs no unescaping (a raw string without carriage returns, a quoted one
+/// without escapes), borrowed from the literal; `None` when [`unquote`] has work to do or refuses it.
+fn plain_literal(quoted: &str) -> Option<&str> {
+    if let Some(raw) = quoted.strip_prefix('`') {
+        let raw = raw.strip_suffix('`')?;
+        return (!raw.contains(['`', '\r'])).then_some(raw);
+    }
+    let rest = quoted.strip_prefix('"')?.strip_suffix('"')?;
+    (!rest.bytes().any(|b| matches!(b, b'\\' | b'"' | b'\n'))).then_some(rest)
+}
+
 pub(crate) fn unquote(quoted: &str) -> Option<String> {
     if let Some(raw) = quoted.strip_prefix('`') {
         let raw = raw.strip_suffix('`')?;

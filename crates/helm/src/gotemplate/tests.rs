@@ -1017,3 +1017,24 @@ fn nil_for_a_typed_parameter_is_worded_by_its_origin() {
         exec_err("nil", "cannot assign nil to string", 1, 15)
     );
 }
+
+#[test]
+fn string_literals_keep_their_value_and_source_form() {
+    // Plain, escaped and raw literals: the value is unescaped, while error contexts quote each as it was written.
+    assert_eq!(
+        ok(r#"{{ "a b" }}|{{ "t\tx\"q" }}|{{ `r\n` }}"#),
+        "a b|t\tx\"q|r\\n"
+    );
+    assert_eq!(
+        err(r#"{{ fail "plain" }}"#),
+        exec_err(r#"fail "plain""#, "error calling fail: plain", 1, 3)
+    );
+    assert_eq!(
+        err(r#"{{ fail "esc\x41" }}"#),
+        exec_err(r#"fail "esc\x41""#, "error calling fail: escA", 1, 3)
+    );
+    assert_eq!(
+        err("{{ fail `raw` }}"),
+        exec_err("fail `raw`", "error calling fail: raw", 1, 3)
+    );
+}

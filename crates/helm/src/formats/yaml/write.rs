@@ -662,15 +662,11 @@ impl Emitter {
             self.indention = false;
             return;
         }
-        let chars: Vec<char> = text.chars().collect();
         let mut spaces = false;
-        for (i, &c) in chars.iter().enumerate() {
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
             if c == ' ' {
-                if allow_breaks
-                    && !spaces
-                    && self.column > self.best_width()
-                    && chars.get(i + 1) != Some(&' ')
-                {
+                if allow_breaks && !spaces && self.column > self.best_width() && chars.peek() != Some(&' ') {
                     self.write_indent();
                 } else {
                     self.put(c);
@@ -735,7 +731,6 @@ impl Emitter {
 
     fn write_double(&mut self, text: &str, allow_breaks: bool) {
         self.write_indicator("\"", true, false, false);
-        let chars: Vec<char> = text.chars().collect();
         let len = text.len();
         let mut byte_pos = 0;
         let mut spaces = false;
@@ -743,16 +738,19 @@ impl Emitter {
         // a BOM, every character is escaped.
         let starts_with_bom = text.starts_with('\u{FEFF}');
         let ordinary = |c: char| is_printable(c) && !is_break(c) && !matches!(c, '"' | '\\' | ' ');
-        let mut i = 0;
-        while let Some(&c) = chars.get(i) {
+        // The text is walked in place (`byte_pos` is always at a character boundary).
+        let char_at = |at: usize| text.get(at..).and_then(|rest| rest.chars().next());
+        while let Some(c) = char_at(byte_pos) {
             if !starts_with_bom && ordinary(c) {
                 // A run of characters written as they are.
                 let start = byte_pos;
                 let mut count = 0;
-                while let Some(&c) = chars.get(i).filter(|&&c| ordinary(c)) {
+                for c in text.get(byte_pos..).unwrap_or_default().chars() {
+                    if !ordinary(c) {
+                        break;
+                    }
                     byte_pos += c.len_utf8();
                     count += 1;
-                    i += 1;
                 }
                 self.out.push_str(&text[start..byte_pos]);
                 self.column += count;
@@ -802,7 +800,7 @@ impl Emitter {
                     && byte_pos < len - 1
                 {
                     self.write_indent();
-                    if chars.get(i + 1) == Some(&' ') {
+                    if char_at(byte_pos + 1) == Some(' ') {
                         self.put('\\');
                     }
                 } else {
@@ -814,7 +812,6 @@ impl Emitter {
                 spaces = false;
             }
             byte_pos += c.len_utf8();
-            i += 1;
         }
         self.write_indicator("\"", false, false, false);
         self.whitespace = false;
@@ -823,16 +820,16 @@ impl Emitter {
 
     fn write_literal(&mut self, text: &str) {
         self.write_indicator("|", true, false, false);
-        let chars: Vec<char> = text.chars().collect();
-        if chars.first().is_some_and(|&c| c == ' ' || is_break(c)) {
+        if text.chars().next().is_some_and(|c| c == ' ' || is_break(c)) {
             self.write_indicator(&BEST_INDENT.to_string(), false, false, false);
         }
-        let chomp = match chars.last() {
-            None => Some("-"),
-            Some(&last) if !is_break(last) => Some("-"),
-            Some(_) if chars.len() == 1 => Some("+"),
-            Some(_) if is_break(chars[chars.len() - 2]) => Some("+"),
-            Some(_) => None,
+        let mut from_end = text.chars().rev();
+        let chomp = match (from_end.next(), from_end.next()) {
+            (None, _) => Some("-"),
+            (Some(last), _) if !is_break(last) => Some("-"),
+            (Some(_), None) => Some("+"),
+            (Some(_), Some(before_last)) if is_break(before_last) => Some("+"),
+            (Some(_), Some(_)) => None,
         };
         if let Some(chomp) = chomp {
             self.write_indicator(chomp, false, false, false);
@@ -853,10 +850,24 @@ impl Emitter {
                     self.write_indent();
                     breaks = false;
                 }
-                // The rest of the line goes out as it is.
-                let end = rest.find(is_break).unwrap_or(rest.len());
-                self.out.push_str(&rest[..end]);
-                self.column += rest[..end].chars().count();
+                // The rest of the line goes out as it is. Its end is found by bytes: `\r` and `\n` are ASCII, and
+                // the other breaks start with bytes 0xC2 (U+0085) or 0xE2 (U+2028, U+2029), checked as characters.
+                let end = rest
+                    .bytes()
+                    .enumerate()
+                    .find(|&(at, b)| match b {
+                        b'\r' | b'\n' => true,
+                        0xC2 | 0xE2 => rest[at..].chars().next().is_some_and(is_break),
+                        _ => false,
+                    })
+                    .map_or(rest.len(), |(at, _)| at);
+                let line = &rest[..end];
+                self.out.push_str(line);
+                self.column += if line.is_ascii() {
+                    line.len()
+                } else {
+                    line.chars().count()
+                };
                 self.indention = false;
                 rest = &rest[end..];
             }
