@@ -520,7 +520,7 @@
       }
       clear(countsSlot).append(
         h('span', { class: 'count', id: 'clusters-ready', text: `${readyClusters}/${clusters.length} clusters ready` }),
-        STATE_ORDER.filter((s) => counts[s]).map((s) => h('span', { class: 'count s-' + s, dataset: { state: s }, text: `${STATE_LABELS[s]} ${counts[s]}` })));
+        ...STATE_ORDER.filter((s) => counts[s]).map((s) => h('span', { class: 'count s-' + s, dataset: { state: s }, text: `${STATE_LABELS[s]} ${counts[s]}` })));
     }
 
     function renderGrid() {
