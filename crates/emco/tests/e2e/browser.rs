@@ -28,10 +28,10 @@ const PAGE_FOLLOWS: Duration = Duration::from_secs(2);
 /// How long a navigation or a click may take to show its result.
 const PAGE_LOADS: Duration = Duration::from_secs(10);
 
-/// The first of `names` found on `PATH` (or the path in `variable`, when set).
+/// The first of `names` found on `PATH`, or the path in `variable` when set (`None` when that is no file).
 fn find_program(variable: &str, names: &[&str]) -> Option<PathBuf> {
     if let Some(path) = std::env::var_os(variable) {
-        return Some(PathBuf::from(path));
+        return Some(PathBuf::from(path)).filter(|path| path.is_file());
     }
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
@@ -506,10 +506,10 @@ fn generated_answer(clusters: usize) -> Json {
             "clusterProvider": "p", "cluster": name, "connectivity": "Available",
             "resources": [{"GVK": {"Group": "apps", "Version": "v1", "Kind": "Deployment"}, "name": app, "readyStatus": "Ready"}],
         });
-        if index % 250 == 0 {
+        if index.is_multiple_of(250) {
             entry["statusFresh"] = json!(false);
             entry["statusMessage"] = json!(format!("no report from {name} for 60 s"));
-        } else if index % 100 == 0 && app == "sink" {
+        } else if index.is_multiple_of(100) && app == "sink" {
             entry["resources"][0]["readyStatus"] = json!("NotReady");
             entry["resources"][0]["conditions"] =
                 json!([{"type": "Ready", "status": "False", "reason": "Failed", "message": "crashed"}]);
