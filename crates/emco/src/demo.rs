@@ -547,6 +547,7 @@ async fn status_table(api: &Api) -> anyhow::Result<String> {
 fn print_next_steps(address: SocketAddr, kubeconfig_dir: &Path, names: &[String], user_kubeconfig: &Path) {
     let status = format!("http://{address}{}/status", dig_path());
     let first = names.first().map_or("edge01", String::as_str);
+    println!("Open the web page: http://{address}/ui/");
     println!("Try next (while the demo runs):");
     println!("  curl -s '{status}?output=summary'");
     println!("  curl -s '{status}?type=cluster&output=detail&app=sink'");

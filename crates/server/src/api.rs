@@ -12,6 +12,7 @@ mod status_collector_routes;
 mod status_config_routes;
 mod status_routes;
 mod strict_json;
+mod ui;
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -206,6 +207,9 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(HEALTH_PATH, get(ops_routes::healthz))
         .route(READY_PATH, get(ops_routes::readyz))
         .route(METRICS_PATH, get(ops_routes::metrics))
+        .route(ui::UI_PATH, get(ui::redirect))
+        .route(ui::UI_PATH_SLASH, get(ui::index))
+        .route(ui::UI_ASSET_ROUTE, get(ui::asset))
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its latency timer first (labelled
         // with the route template, so refusals count too), then its log span, then the browser guard (URI length,

@@ -60,6 +60,12 @@ async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
     }
     // What to try next points at the running API and at a cluster's kubeconfig.
     assert!(stdout.contains("status?output=summary"), "{stdout}");
+    assert!(
+        stdout
+            .lines()
+            .any(|line| line.starts_with("Open the web page: http://") && line.ends_with("/ui/")),
+        "{stdout}"
+    );
     assert!(data.path().join("kubeconfigs/edge01.yaml").is_file());
     assert!(
         stdout.contains(&format!(

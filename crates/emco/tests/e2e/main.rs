@@ -2,12 +2,14 @@
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
 //! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
-//! limit, `emco serve` on etcd, a DIG's update and rollback, and combined status (CEL status collectors).
+//! limit, `emco serve` on etcd, a DIG's update and rollback, combined status (CEL status collectors), and the web
+//! page in Chromium.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
 mod auth;
+mod browser;
 mod cluster_status;
 mod combined_status;
 mod connections;

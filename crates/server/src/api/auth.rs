@@ -3,7 +3,8 @@
 //! It runs after the browser guard (so a CORS preflight, which browsers send without credentials, is answered
 //! before it, and its answers get CORS headers and the API's JSON error shape) and before any handler:
 //! - `/healthz` and `/readyz` are open to everyone (load balancers and probes carry no token), and so is
-//!   `/metrics` with `ServerConfig::metrics_without_auth`; otherwise `/metrics` is for admins only;
+//!   `/metrics` with `ServerConfig::metrics_without_auth`; otherwise `/metrics` is for admins only; the web page's
+//!   files under `/ui/` are open too (the page asks for a token and sends it with its API calls);
 //! - a request without `Authorization: Bearer <token>`, or with a token the table does not hold, is answered
 //!   401 `Unauthorized` with `WWW-Authenticate: Bearer realm="emco"`;
 //! - a user in `emco:viewer` may only GET and HEAD, and never read credentials (a logical cloud user's
@@ -35,7 +36,7 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     };
     let path = request.uri().path();
     let open_metrics = path == METRICS_PATH && state.config().metrics_without_auth;
-    if path == HEALTH_PATH || path == READY_PATH || open_metrics {
+    if path == HEALTH_PATH || path == READY_PATH || open_metrics || super::ui::is_ui_path(path) {
         anonymous();
         return next.run(request).await;
     }
