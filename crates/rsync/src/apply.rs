@@ -1191,7 +1191,6 @@ async fn record_results(
     let time = now_timestamp();
     let (connectivity, reason) = connectivity;
     inner
-        .contexts
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
             stored.connectivity_reason = reason.clone();
@@ -1256,6 +1255,11 @@ pub(crate) async fn sync_cluster(
             let Ok(_permit) = permit else {
                 return BatchOutcome::Cancelled;
             };
+            // With replicas: touch the cluster only while this replica still owns the context.
+            if !inner.still_owns(id).await {
+                inner.fenced_out(id);
+                return BatchOutcome::Cancelled;
+            }
             attempt(
                 &inner,
                 label_id,

@@ -92,7 +92,9 @@ impl From<ContextError> for ApiError {
             ContextError::NotFound(_) | ContextError::NoSuchCluster { .. } => {
                 Self::not_found(err.to_string())
             }
-            ContextError::Record(_) | ContextError::Store(_) => Self::internal(err),
+            ContextError::Record(_) | ContextError::Store(_) | ContextError::Fenced { .. } => {
+                Self::internal(err)
+            }
         }
     }
 }

@@ -2,7 +2,7 @@
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
 //! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
-//! limit, `emco serve` on etcd, and a DIG's update and rollback.
+//! limit, `emco serve` on etcd (and several replicas on one etcd), and a DIG's update and rollback.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -18,6 +18,7 @@ mod hooks;
 mod logical_clouds;
 mod network_intents;
 mod readiness;
+mod replicas;
 mod rsync;
 mod stale_status;
 mod status_configs;
