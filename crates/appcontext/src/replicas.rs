@@ -121,6 +121,12 @@ pub fn context_owner_key(id: ContextId) -> String {
     format!("{CONTEXT_OWNER_ROOT}{id}")
 }
 
+/// Whether `key` is the owner key of a context's operation.
+#[must_use]
+pub fn is_context_owner_key(key: &str) -> bool {
+    key.starts_with(CONTEXT_OWNER_ROOT)
+}
+
 /// The owner key of a cluster's status watcher.
 #[must_use]
 pub fn cluster_owner_key(cluster: &str) -> String {
@@ -402,6 +408,68 @@ mod tests {
         b.leave().await.unwrap();
         assert!(!taken.holds(&store).await.unwrap());
         assert_eq!(list(&store).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn fenced_context_writes_are_refused_once_the_claim_is_lost() {
+        use crate::{AppContexts, AppMeta, ClusterRecord, ContextMeta, ContextOwner};
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = ContextId::new(9).unwrap();
+        let meta = ContextMeta::for_owner(
+            id,
+            ContextOwner::default(),
+            "default",
+            vec![AppMeta {
+                name: "app".into(),
+                dependencies: vec![],
+                clusters: vec!["p+c".into()],
+            }],
+        );
+        let (guard, ops) =
+            AppContexts::create_txn_parts(&meta, &[ClusterRecord::pending("app", "p+c", vec![])]);
+        store.txn(Txn::new().when([guard]).and_then(ops)).await.unwrap();
+        let replica = Replica::register(store.clone(), "a".into(), String::new(), Duration::from_secs(5))
+            .await
+            .unwrap();
+        let fence = replica
+            .claim(&context_owner_key(id), Claim::IfFree)
+            .await
+            .unwrap()
+            .unwrap();
+        contexts
+            .update_cluster_fenced(id, "app", "p+c", Some(&fence), |record| {
+                record.heard_at = Some("first".into());
+            })
+            .await
+            .unwrap();
+        store.revoke_lease(replica.member().lease).await.unwrap();
+        let err = contexts
+            .update_cluster_fenced(id, "app", "p+c", Some(&fence), |record| {
+                record.heard_at = Some("second".into());
+            })
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&err, crate::ContextError::Fenced { owner_key, .. } if *owner_key == fence.key),
+            "{err}"
+        );
+        assert!(
+            contexts
+                .update_meta_fenced(id, Some(&fence), |meta| meta.stop_requested = true)
+                .await
+                .is_err()
+        );
+        assert_eq!(
+            contexts
+                .cluster(id, "app", "p+c")
+                .await
+                .unwrap()
+                .heard_at
+                .as_deref(),
+            Some("first")
+        );
+        assert!(!contexts.meta(id).await.unwrap().stop_requested);
     }
 
     #[tokio::test]

@@ -227,18 +227,29 @@ impl Rsync {
                     }
                 }
             }
-            let unfinished = matches!(
-                (meta.status, meta.stop_requested),
-                (ContextStatus::Instantiated, false) if meta.supersedes.is_some()
-            ) || matches!(
-                meta.status,
-                ContextStatus::Instantiating | ContextStatus::Terminating
-            );
+            // An update that finished instantiating has a handover left while its predecessor is pending.
+            let handover_left = match (meta.status, meta.stop_requested, meta.supersedes) {
+                (ContextStatus::Instantiated, false, Some(previous)) => {
+                    match self.inner.contexts.meta(previous).await {
+                        Ok(previous) => superseding_pending(previous.status),
+                        Err(_) => false,
+                    }
+                }
+                _ => false,
+            };
+            let unfinished = handover_left
+                || matches!(
+                    meta.status,
+                    ContextStatus::Instantiating | ContextStatus::Terminating
+                );
+            let key = replicas::context_owner_key(id);
             if !unfinished {
+                if let Some(ownership) = &self.inner.ownership {
+                    ownership.forget_orphan(&key);
+                }
                 continue;
             }
             if let (Some(owners), Some(ownership)) = (&owners, &self.inner.ownership) {
-                let key = replicas::context_owner_key(id);
                 if owners.contains_key(&id) {
                     ownership.forget_orphan(&key);
                     continue;
@@ -251,7 +262,7 @@ impl Rsync {
             let claim = Claim::IfFree;
             match (meta.status, meta.stop_requested) {
                 // An update whose context finished instantiating but had not handed over yet.
-                (ContextStatus::Instantiated, false) if meta.supersedes.is_some() => {
+                (ContextStatus::Instantiated, false) if handover_left => {
                     self.start(id, true, claim, move |inner, cancel| {
                         supersede_if_done(inner, id, cancel)
                     });

@@ -22,6 +22,8 @@ use crate::engine::Inner;
 /// How long a replica that rendezvous hashing does not prefer waits before it claims an orphan, so the preferred
 /// one gets it first (and work spreads).
 pub(crate) const CLAIM_GRACE: Duration = Duration::from_secs(2);
+/// How long even the preferred replica sees an orphan before it claims it.
+pub(crate) const ORPHAN_CONFIRMATION: Duration = Duration::from_millis(500);
 /// How often a full scan of the contexts looks for orphaned operations even when no owner was seen leaving.
 const FULL_SCAN_EVERY: Duration = Duration::from_secs(30);
 
@@ -84,13 +86,19 @@ impl Ownership {
 
     /// Whether this replica may claim the orphan `key` now: at once when it is the preferred one, else once the
     /// grace passed since it first saw the orphan.
+    ///
+    /// Even the preferred replica waits until it has seen the orphan for [`ORPHAN_CONFIRMATION`]: a context the
+    /// lifecycle has just marked is claimed by the replica that received the call a moment later.
     pub(crate) fn may_claim(&self, key: &str) -> bool {
-        if self.replica.prefers_me(key) {
-            return true;
-        }
+        let preferred = self.replica.prefers_me(key);
         let mut state = self.state();
         let seen = *state.orphans.entry(key.to_string()).or_insert_with(Instant::now);
-        seen.elapsed() >= CLAIM_GRACE
+        seen.elapsed()
+            >= if preferred {
+                ORPHAN_CONFIRMATION
+            } else {
+                CLAIM_GRACE
+            }
     }
 
     /// Claims context `id`; its fence, or `None` when another replica owns it (or the store failed: logged).
@@ -203,8 +211,13 @@ impl Ownership {
         let mut state = self.state();
         let someone_left = state.last_owned.difference(&owned).next().is_some()
             || state.last_members.difference(&members).next().is_some();
+        // A cluster orphan seen long ago belongs to a watcher that ended meanwhile.
+        state.orphans.retain(|_, seen| seen.elapsed() < CLAIM_GRACE * 10);
         let due = someone_left
-            || !state.orphans.is_empty()
+            || state
+                .orphans
+                .keys()
+                .any(|key| replicas::is_context_owner_key(key))
             || state
                 .last_full_scan
                 .is_none_or(|last| last.elapsed() >= FULL_SCAN_EVERY);

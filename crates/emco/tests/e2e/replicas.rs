@@ -155,7 +155,12 @@ async fn sigkill_of_the_owner_of_a_50_cluster_instantiation_hands_it_to_another_
         .find(|r| r["address"] == first.address().to_string())
         .map(|r| r["id"].as_str().unwrap().to_string())
         .unwrap();
-    assert_eq!(killed, first_id, "{listed}");
+    assert_eq!(
+        killed,
+        first_id,
+        "{listed}\n{}",
+        replicas.iter().map(ServeProcess::log).collect::<Vec<_>>().join("\n-----\n")
+    );
     for replica in listed.as_array().unwrap() {
         assert_eq!(replica["lease"]["ttlSeconds"], 3, "{replica}");
         assert!(replica["startedAt"].is_string());
