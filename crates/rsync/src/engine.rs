@@ -24,6 +24,8 @@ use crate::clients::Clients;
 use crate::config::RsyncConfig;
 use crate::watch::Watchers;
 
+/// How many times the end of an operation is written when the store fails (with the engine's back-off between).
+const FINISH_ATTEMPTS: u32 = 20;
 /// How often a dependency on another app's readiness is checked.
 const READY_POLL: Duration = Duration::from_millis(500);
 
@@ -413,13 +415,25 @@ async fn overall(mut batches: JoinSet<BatchOutcome>) -> BatchOutcome {
 
 /// Sets the context's final status unless a stop or another operation got there first.
 async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: ContextStatus) {
-    let result = inner
-        .update_meta(id, id, |meta| {
-            if meta.status == running && !meta.stop_requested {
-                meta.status = done;
+    // A store that is briefly unreachable (etcd restarting) is waited for; a lost claim is not retried.
+    let mut attempt = 0u32;
+    let result = loop {
+        let result = inner
+            .update_meta(id, id, |meta| {
+                if meta.status == running && !meta.stop_requested {
+                    meta.status = done;
+                }
+            })
+            .await;
+        match result {
+            Err(emco_appcontext::ContextError::Store(err)) if attempt < FINISH_ATTEMPTS => {
+                attempt += 1;
+                tracing::info!(context = %id, error = %err, "cannot record the operation's end yet; trying again");
+                tokio::time::sleep(inner.config.backoff(attempt)).await;
             }
-        })
-        .await;
+            other => break other,
+        }
+    };
     match result {
         Ok(meta) if meta.status == done => {
             tracing::info!(context = %id, status = %done, "operation finished")
