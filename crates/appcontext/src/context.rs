@@ -25,6 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::record::{self, RecordError};
+use crate::replicas::Fence;
 
 const CONTEXT_ROOT: &str = "/context/";
 /// Where the staging markers of contexts being written in pages live (outside [`CONTEXT_ROOT`]).
@@ -61,6 +62,14 @@ pub enum ContextError {
     /// A stored record cannot be read.
     #[error(transparent)]
     Record(#[from] RecordError),
+    /// The write's fence failed: this replica no longer owns the work it wrote for (nothing was written).
+    #[error("AppContext {id}: not written, this replica lost '{owner_key}'")]
+    Fenced {
+        /// The context.
+        id: ContextId,
+        /// The owner key whose claim was lost.
+        owner_key: String,
+    },
     /// The store failed.
     #[error(transparent)]
     Store(#[from] emco_store::Error),
@@ -791,6 +800,17 @@ impl AppContexts {
     pub async fn update_meta(
         &self,
         id: ContextId,
+        change: impl FnMut(&mut ContextMeta),
+    ) -> Result<ContextMeta> {
+        self.update_meta_fenced(id, None, change).await
+    }
+
+    /// [`AppContexts::update_meta`], written only while `fence` holds ([`ContextError::Fenced`] once it does
+    /// not).
+    pub async fn update_meta_fenced(
+        &self,
+        id: ContextId,
+        fence: Option<&Fence>,
         mut change: impl FnMut(&mut ContextMeta),
     ) -> Result<ContextMeta> {
         let key = meta_key(id);
@@ -800,10 +820,26 @@ impl AppContexts {
             change(&mut meta);
             let txn = Txn::new()
                 .when([Compare::mod_revision_is(&key, kv.mod_revision)])
+                .when(fence.map(Fence::compare))
                 .and_then([Op::put(&key, record::encode_with_schema(&meta, meta.schema()))]);
             if self.store.txn(txn).await?.succeeded {
                 return Ok(meta);
             }
+            self.check_fence(id, fence).await?;
+        }
+    }
+
+    /// After a failed write: [`ContextError::Fenced`] when the fence is why.
+    async fn check_fence(&self, id: ContextId, fence: Option<&Fence>) -> Result<()> {
+        let Some(fence) = fence else { return Ok(()) };
+        match fence.holds(&self.store).await {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ContextError::Fenced {
+                id,
+                owner_key: fence.key.clone(),
+            }),
+            Err(crate::replicas::ReplicaError::Store(err)) => Err(err.into()),
+            Err(err) => Err(ContextError::Store(emco_store::Error::Backend(err.to_string()))),
         }
     }
 
@@ -813,6 +849,19 @@ impl AppContexts {
         id: ContextId,
         app: &str,
         cluster: &str,
+        change: impl FnMut(&mut ClusterRecord),
+    ) -> Result<ClusterRecord> {
+        self.update_cluster_fenced(id, app, cluster, None, change).await
+    }
+
+    /// [`AppContexts::update_cluster`], written only while `fence` holds ([`ContextError::Fenced`] once it
+    /// does not).
+    pub async fn update_cluster_fenced(
+        &self,
+        id: ContextId,
+        app: &str,
+        cluster: &str,
+        fence: Option<&Fence>,
         mut change: impl FnMut(&mut ClusterRecord),
     ) -> Result<ClusterRecord> {
         let key = cluster_key(id, app, cluster);
@@ -830,6 +879,7 @@ impl AppContexts {
             change(&mut record);
             let txn = Txn::new()
                 .when([Compare::mod_revision_is(&key, kv.mod_revision)])
+                .when(fence.map(Fence::compare))
                 .and_then([Op::put(
                     &key,
                     record::encode_with_schema(&record, record.schema()),
@@ -837,6 +887,7 @@ impl AppContexts {
             if self.store.txn(txn).await?.succeeded {
                 return Ok(record);
             }
+            self.check_fence(id, fence).await?;
         }
     }
 }

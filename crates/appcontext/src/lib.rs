@@ -8,6 +8,8 @@
 //! - `/emco/v1/blob/<kind>/<names…>`: the bytes that travel beside a resource (an app's chart, an app profile's
 //!   archive, a cluster's kubeconfig). Never returned by a catalog read of the resource itself.
 //! - `/emco/v1/state/<kind>/<names…>`: the lifecycle history of a resource (`state.Actions`).
+//! - `/emco/v1/replicas/member/<replicaId>`, `/emco/v1/replicas/owner/{context,cluster}/<name>`: live replicas
+//!   and the work each owns, put with the replica's lease ([`replicas`]).
 //! - `/context/<id>/meta`: an AppContext's meta, app order and top-level status.
 //! - `/context/<id>/app/<app>/cluster/<provider+cluster>`: the resources of one app on one cluster, their rsync
 //!   status, the cluster's connectivity and the last ResourceBundleState heard from it.
@@ -20,6 +22,7 @@ pub mod context;
 pub mod engine;
 pub mod read_set;
 mod record;
+pub mod replicas;
 
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
 pub use context::{
@@ -28,3 +31,4 @@ pub use context::{
 };
 pub use engine::{Engine, NoopEngine};
 pub use record::RecordError;
+pub use replicas::{Claim, Fence, Replica};

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::{Parser, Subcommand};
-use emco_appcontext::{AppContexts, Catalog};
+use emco_appcontext::{AppContexts, Catalog, Replica};
 use emco_rsync::{Rsync, RsyncConfig};
 use emco_server::{KubeconfigPolicy, RenderLimits, ServeOptions, Server, ServerConfig, TlsConfig, TokenAuth};
 use emco_store::{Store, StoreConfig};
@@ -184,6 +184,11 @@ pub struct ServeArgs {
     /// never need one.
     #[arg(long, env = "EMCO_METRICS_WITHOUT_AUTH")]
     pub metrics_without_auth: bool,
+    /// With --etcd-endpoints: the time to live of this replica's lease (SECONDS, or `5s`, `1m`). Any number of
+    /// `emco serve` processes may share one etcd; each running operation and each cluster's status watcher is
+    /// owned by one of them through its lease, and taken over by another about this long after the owner dies.
+    #[arg(long, env = "EMCO_LEASE_TTL", value_name = "DURATION", default_value = "5s", value_parser = parse_lease_ttl)]
+    pub lease_ttl: Duration,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -318,6 +323,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         render_max_output_bytes,
         status_grace,
         metrics_without_auth,
+        lease_ttl,
     } = args;
     check_exposure(
         listen,
@@ -392,14 +398,41 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         authentication = token_auth_file.as_ref().map_or("off".to_string(), |path| format!("bearer tokens of {}", path.display())),
         "serving the EMCO API over {scheme}"
     );
-    let rsync = Rsync::new(
-        Catalog::new(store.clone()),
-        AppContexts::new(store.clone()),
-        RsyncConfig {
-            kubeconfig_policy,
-            ..RsyncConfig::default()
-        },
-    );
+    let rsync_config = RsyncConfig {
+        kubeconfig_policy,
+        ..RsyncConfig::default()
+    };
+    // On etcd this process is one replica among any number: it registers with a lease and runs only the work it
+    // owns. The memory and redb stores belong to one process, which owns everything.
+    let replica = match &store {
+        Store::Etcd(_) => Some(
+            Replica::register(
+                store.clone(),
+                emco_appcontext::replicas::new_replica_id(),
+                listener.local_addr()?.to_string(),
+                lease_ttl,
+            )
+            .await
+            .context("registering this replica in etcd")?,
+        ),
+        Store::Memory(_) | Store::Redb(_) => None,
+    };
+    let rsync = match &replica {
+        Some(replica) => {
+            tracing::info!(replica = replica.id(), lease_ttl = ?lease_ttl, "serving as one replica of several");
+            Rsync::with_replica(
+                Catalog::new(store.clone()),
+                AppContexts::new(store.clone()),
+                rsync_config,
+                replica.clone(),
+            )
+        }
+        None => Rsync::new(
+            Catalog::new(store.clone()),
+            AppContexts::new(store.clone()),
+            rsync_config,
+        ),
+    };
     let server = Server::new(
         store,
         Some(std::sync::Arc::new(rsync.clone())),
@@ -417,6 +450,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
+    let replica_task = replica
+        .clone()
+        .map(|replica| tokio::spawn(keep_replica(replica, rsync.clone())));
     let options = ServeOptions {
         tls,
         header_read_timeout,
@@ -428,8 +464,52 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .run_with(listener, options, shutdown_signal())
         .await
         .context("serving")?;
+    if let (Some(task), Some(replica)) = (replica_task, replica) {
+        task.abort();
+        // Leaving at once hands this replica's work to the others without waiting for the lease to expire.
+        if let Err(err) = replica.leave().await {
+            tracing::warn!(error = %err, "cannot leave the replicas; the lease will expire");
+        }
+    }
     tracing::info!("stopped");
     Ok(())
+}
+
+/// How often a replica looks for work whose owner is gone.
+const ADOPT_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Keeps this replica's lease alive (a third of its time to live apart) and adopts orphaned work every second;
+/// when the lease was lost (the process was paused or cut off), drops the work run under it.
+async fn keep_replica(replica: std::sync::Arc<Replica>, rsync: Rsync) {
+    let renew_every = replica.ttl() / 3;
+    let mut last_renewal = tokio::time::Instant::now();
+    loop {
+        tokio::time::sleep(ADOPT_INTERVAL.min(renew_every)).await;
+        if last_renewal.elapsed() >= renew_every {
+            match replica.keep_alive().await {
+                Ok(true) => rsync.lease_lost(),
+                Ok(false) => {}
+                Err(err) => tracing::warn!(error = %err, "cannot renew this replica's lease"),
+            }
+            last_renewal = tokio::time::Instant::now();
+        }
+        if let Err(err) = rsync.adopt_orphans().await {
+            tracing::warn!(error = %err, "cannot look for work whose owner is gone");
+        }
+    }
+}
+
+/// A lease's time to live: a duration within the store's bounds.
+fn parse_lease_ttl(text: &str) -> Result<Duration, String> {
+    let ttl = parse_duration(text)?;
+    if ttl < emco_store::MIN_LEASE_TTL || ttl > emco_store::MAX_LEASE_TTL {
+        return Err(format!(
+            "'{text}': the lease's time to live must be between {:?} and {:?}",
+            emco_store::MIN_LEASE_TTL,
+            emco_store::MAX_LEASE_TTL
+        ));
+    }
+    Ok(ttl)
 }
 
 /// The store `emco serve` opens: etcd when endpoints are given (TLS when any TLS file is), else in memory or in
@@ -707,6 +787,18 @@ mod tests {
         );
         for bad in ["0", "soon", "-3"] {
             assert!(serve_args(&["--status-grace", bad]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lease_ttl_defaults_to_five_seconds_and_is_bounded() {
+        assert_eq!(serve_args(&[]).unwrap().lease_ttl, Duration::from_secs(5));
+        assert_eq!(
+            serve_args(&["--lease-ttl", "3s"]).unwrap().lease_ttl,
+            Duration::from_secs(3)
+        );
+        for bad in ["500ms", "2h", "never"] {
+            assert!(serve_args(&["--lease-ttl", bad]).is_err(), "{bad}");
         }
     }
 

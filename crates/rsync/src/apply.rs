@@ -1191,7 +1191,6 @@ async fn record_results(
     let time = now_timestamp();
     let (connectivity, reason) = connectivity;
     inner
-        .contexts
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
             stored.connectivity_reason = reason.clone();
@@ -1214,6 +1213,9 @@ async fn record_results(
         .await?;
     Ok(())
 }
+
+/// How many times a batch tries to record its outcome when the store fails (with the engine's back-off between).
+const RECORD_ATTEMPTS: u32 = 20;
 
 /// Applies or deletes one app on one cluster until it succeeds, is rejected, or is cancelled; with a logical
 /// cloud user's `credentials`, main resources and hooks as that user.
@@ -1256,6 +1258,11 @@ pub(crate) async fn sync_cluster(
             let Ok(_permit) = permit else {
                 return BatchOutcome::Cancelled;
             };
+            // With replicas: touch the cluster only while this replica still owns the context.
+            if !inner.still_owns(id).await {
+                inner.fenced_out(id);
+                return BatchOutcome::Cancelled;
+            }
             attempt(
                 &inner,
                 label_id,
@@ -1270,18 +1277,31 @@ pub(crate) async fn sync_cluster(
         };
         match result {
             Ok((results, certificates, end)) => {
-                if let Err(err) = record_results(
-                    &inner,
-                    id,
-                    &record,
-                    Some(&results),
-                    Some(&certificates),
-                    (Connectivity::Available, None),
-                    None,
-                )
-                .await
-                {
-                    tracing::warn!(context = %id, app, cluster, error = %err, "cannot record the batch");
+                // What the batch did must reach the AppContext: a store that is briefly unreachable (etcd
+                // restarting) is waited for; a lost claim (with replicas) cancels the batch and ends this.
+                let mut record_attempt = 0u32;
+                loop {
+                    let recorded = record_results(
+                        &inner,
+                        id,
+                        &record,
+                        Some(&results),
+                        Some(&certificates),
+                        (Connectivity::Available, None),
+                        None,
+                    )
+                    .await;
+                    let Err(err) = recorded else { break };
+                    record_attempt += 1;
+                    if cancel.is_cancelled() || record_attempt >= RECORD_ATTEMPTS {
+                        tracing::warn!(context = %id, app, cluster, error = %err, "cannot record the batch");
+                        break;
+                    }
+                    tracing::info!(context = %id, app, cluster, error = %err, "cannot record the batch yet; trying again");
+                    tokio::select! {
+                        () = tokio::time::sleep(inner.config.backoff(record_attempt)) => {}
+                        () = cancel.cancelled() => {}
+                    }
                 }
                 return match end {
                     End::Cancelled => BatchOutcome::Cancelled,

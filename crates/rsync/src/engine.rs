@@ -12,7 +12,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use emco_appcontext::{AppContexts, Catalog, ContextMeta, Engine};
+use emco_appcontext::replicas::{self, Claim};
+use emco_appcontext::{AppContexts, Catalog, ContextMeta, Engine, Replica};
 use emco_model::{ContextId, ContextStatus};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
@@ -23,6 +24,8 @@ use crate::clients::Clients;
 use crate::config::RsyncConfig;
 use crate::watch::Watchers;
 
+/// How many times the end of an operation is written when the store fails (with the engine's back-off between).
+const FINISH_ATTEMPTS: u32 = 20;
 /// How often a dependency on another app's readiness is checked.
 const READY_POLL: Duration = Duration::from_millis(500);
 
@@ -39,6 +42,22 @@ pub(crate) struct Inner {
     pub(crate) watchers: Watchers,
     /// The first context of each context's update chain, once looked up (chains never change).
     roots: Mutex<HashMap<ContextId, ContextId>>,
+    /// This replica's claims, when several replicas share the store.
+    pub(crate) ownership: Option<crate::ownership::Ownership>,
+}
+
+impl Inner {
+    /// Cancels the running operation of context `id` here, if any.
+    pub(crate) fn cancel_worker(&self, id: ContextId) {
+        if let Some(worker) = self
+            .workers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(&id)
+        {
+            worker.cancel.cancel();
+        }
+    }
 }
 
 /// Forgets the chain of a context that is no longer live (the memo stays bounded by the live contexts).
@@ -121,6 +140,32 @@ impl Rsync {
     /// An engine over the AppContexts and kubeconfigs in the store of `catalog` and `contexts`.
     #[must_use]
     pub fn new(catalog: Catalog, contexts: AppContexts, config: RsyncConfig) -> Self {
+        Self::build(catalog, contexts, config, None)
+    }
+
+    /// An engine that is one of several replicas on the store: it runs only the work `replica` owns, and
+    /// fences every write with the claim (see [`crate::ownership`]).
+    #[must_use]
+    pub fn with_replica(
+        catalog: Catalog,
+        contexts: AppContexts,
+        config: RsyncConfig,
+        replica: Arc<Replica>,
+    ) -> Self {
+        Self::build(
+            catalog,
+            contexts,
+            config,
+            Some(crate::ownership::Ownership::new(replica)),
+        )
+    }
+
+    fn build(
+        catalog: Catalog,
+        contexts: AppContexts,
+        config: RsyncConfig,
+        ownership: Option<crate::ownership::Ownership>,
+    ) -> Self {
         let permits = Semaphore::new(config.concurrency.max(1));
         let clients = Clients::new(catalog, config.clone());
         Self {
@@ -133,6 +178,7 @@ impl Rsync {
                 next_worker: std::sync::atomic::AtomicU64::new(1),
                 watchers: Watchers::default(),
                 roots: Mutex::new(HashMap::new()),
+                ownership,
             }),
         }
     }
@@ -146,10 +192,33 @@ impl Rsync {
 
     /// Resumes every operation the store says is unfinished (after a restart): running instantiations and
     /// terminations continue; ones that were being stopped end as stopped.
+    ///
+    /// With replicas, only operations no replica owns are resumed, each by the replica rendezvous hashing
+    /// prefers (the others after a grace; see [`Rsync::adopt_orphans`], which calls this again).
     pub async fn resume(&self) -> Result<usize, emco_appcontext::ContextError> {
+        let owners = match &self.inner.ownership {
+            Some(ownership) => {
+                if let Err(err) = ownership.replica.refresh_members().await {
+                    tracing::warn!(error = %err, "cannot list the replicas");
+                }
+                Some(
+                    replicas::context_owners(ownership.replica.store())
+                        .await
+                        .map_err(|err| {
+                            emco_appcontext::ContextError::Store(emco_store::Error::Backend(err.to_string()))
+                        })?,
+                )
+            }
+            None => None,
+        };
         let mut resumed = 0;
         for id in self.inner.contexts.ids().await? {
-            let meta = self.inner.contexts.meta(id).await?;
+            let meta = match self.inner.contexts.meta(id).await {
+                Ok(meta) => meta,
+                // Deleted between the listing and the read (another replica).
+                Err(emco_appcontext::ContextError::NotFound(_)) if owners.is_some() => continue,
+                Err(err) => return Err(err),
+            };
             // Status keeps flowing from every cluster a live context uses.
             if crate::watch::is_live(meta.status) {
                 let root = lineage_root(&self.inner, id).await;
@@ -160,16 +229,60 @@ impl Rsync {
                     }
                 }
             }
+            // An update that finished instantiating has a handover left while its predecessor is pending.
+            let handover_left = match (meta.status, meta.stop_requested, meta.supersedes) {
+                (ContextStatus::Instantiated, false, Some(previous)) => {
+                    match self.inner.contexts.meta(previous).await {
+                        Ok(previous) => superseding_pending(previous.status),
+                        Err(_) => false,
+                    }
+                }
+                _ => false,
+            };
+            let unfinished = handover_left
+                || matches!(
+                    meta.status,
+                    ContextStatus::Instantiating | ContextStatus::Terminating
+                );
+            let key = replicas::context_owner_key(id);
+            if !unfinished {
+                if let Some(ownership) = &self.inner.ownership {
+                    ownership.forget_orphan(&key);
+                }
+                continue;
+            }
+            if let (Some(owners), Some(ownership)) = (&owners, &self.inner.ownership) {
+                if owners.contains_key(&id) {
+                    ownership.forget_orphan(&key);
+                    continue;
+                }
+                if !ownership.may_claim(&key) {
+                    continue;
+                }
+                tracing::info!(context = %id, "taking over an operation no replica owns");
+            }
+            let claim = Claim::IfFree;
             match (meta.status, meta.stop_requested) {
                 // An update whose context finished instantiating but had not handed over yet.
-                (ContextStatus::Instantiated, false) if meta.supersedes.is_some() => {
-                    self.start(id, false, move |inner, cancel| {
+                (ContextStatus::Instantiated, false) if handover_left => {
+                    self.start(id, true, claim, move |inner, cancel| {
                         supersede_if_done(inner, id, cancel)
                     });
                 }
-                (ContextStatus::Instantiating | ContextStatus::Terminating, true) => self.stop(id),
-                (ContextStatus::Instantiating, false) => self.instantiate(id),
-                (ContextStatus::Terminating, false) => self.terminate(id),
+                (ContextStatus::Instantiating | ContextStatus::Terminating, true) => {
+                    self.start(id, true, claim, move |inner, _| run_stop(inner, id));
+                }
+                (ContextStatus::Instantiating, false) => {
+                    self.start(id, true, claim, move |inner, cancel| async move {
+                        run_instantiate(inner.clone(), id, cancel.clone()).await;
+                        supersede_if_done(inner, id, cancel).await;
+                    });
+                }
+                (ContextStatus::Terminating, false) => {
+                    self.start(id, true, claim, move |inner, cancel| {
+                        run_terminate(inner, id, cancel)
+                    });
+                }
                 _ => continue,
             }
             resumed += 1;
@@ -178,6 +291,44 @@ impl Rsync {
             tracing::info!(operations = resumed, "resumed unfinished operations");
         }
         Ok(resumed)
+    }
+
+    /// With replicas: claims the operations whose owner is gone and resumes them here (the preferred replica at
+    /// once, others after a grace), and keeps every live context's clusters held so their watchers are claimed.
+    /// Scans the contexts only when an owner or replica left since the last call, an orphan waits, or every
+    /// 30 s. Call it about every second; without replicas it does nothing.
+    pub async fn adopt_orphans(&self) -> Result<usize, emco_appcontext::ContextError> {
+        let Some(ownership) = &self.inner.ownership else {
+            return Ok(0);
+        };
+        let as_context_error = |err: replicas::ReplicaError| {
+            emco_appcontext::ContextError::Store(emco_store::Error::Backend(err.to_string()))
+        };
+        let members = ownership
+            .replica
+            .refresh_members()
+            .await
+            .map_err(as_context_error)?;
+        let owners = replicas::context_owners(ownership.replica.store())
+            .await
+            .map_err(as_context_error)?;
+        if !ownership.scan_due(owners.keys().copied().collect(), members) {
+            return Ok(0);
+        }
+        self.resume().await
+    }
+
+    /// With replicas: this replica's lease was lost (and replaced); everything it ran under the old one is
+    /// dropped here without writing (its fences fail anyway), and [`Rsync::adopt_orphans`] claims work anew.
+    pub fn lease_lost(&self) {
+        let Some(ownership) = &self.inner.ownership else {
+            return;
+        };
+        ownership.forget_all();
+        for worker in self.workers().values() {
+            worker.cancel.cancel();
+        }
+        self.inner.watchers.abort_all();
     }
 
     /// The clusters whose ResourceBundleStates are watched now (those a live context uses), in name order.
@@ -193,7 +344,9 @@ impl Rsync {
     }
 
     /// Replaces the context's worker with `run`, after cancelling and awaiting the previous one if `supersede`.
-    fn start<F, Fut>(&self, id: ContextId, supersede: bool, run: F)
+    /// With replicas, the worker first claims the context (`claim`) and runs only when it got it; at its end it
+    /// gives the claim up unless a newer worker took over here.
+    fn start<F, Fut>(&self, id: ContextId, supersede: bool, claim: Claim, run: F)
     where
         F: FnOnce(Arc<Inner>, CancellationToken) -> Fut + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
@@ -213,8 +366,27 @@ impl Rsync {
                 }
                 let _ = previous.task.await;
             }
-            run(inner.clone(), token).await;
-            crate::watch::settle(&inner, id).await;
+            let is_current = || {
+                inner
+                    .workers
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(&id)
+                    .is_some_and(|w| w.serial == serial)
+            };
+            let owned = match &inner.ownership {
+                Some(ownership) => ownership.claim_context(id, claim).await.is_some(),
+                None => true,
+            };
+            if owned {
+                run(inner.clone(), token).await;
+                crate::watch::settle(&inner, id).await;
+                if let Some(ownership) = &inner.ownership
+                    && is_current()
+                {
+                    ownership.release_context(id).await;
+                }
+            }
             let mut workers = inner
                 .workers
                 .lock()
@@ -243,14 +415,25 @@ async fn overall(mut batches: JoinSet<BatchOutcome>) -> BatchOutcome {
 
 /// Sets the context's final status unless a stop or another operation got there first.
 async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: ContextStatus) {
-    let result = inner
-        .contexts
-        .update_meta(id, |meta| {
-            if meta.status == running && !meta.stop_requested {
-                meta.status = done;
+    // A store that is briefly unreachable (etcd restarting) is waited for; a lost claim is not retried.
+    let mut attempt = 0u32;
+    let result = loop {
+        let result = inner
+            .update_meta(id, id, |meta| {
+                if meta.status == running && !meta.stop_requested {
+                    meta.status = done;
+                }
+            })
+            .await;
+        match result {
+            Err(emco_appcontext::ContextError::Store(err)) if attempt < FINISH_ATTEMPTS => {
+                attempt += 1;
+                tracing::info!(context = %id, error = %err, "cannot record the operation's end yet; trying again");
+                tokio::time::sleep(inner.config.backoff(attempt)).await;
             }
-        })
-        .await;
+            other => break other,
+        }
+    };
     match result {
         Ok(meta) if meta.status == done => {
             tracing::info!(context = %id, status = %done, "operation finished")
@@ -346,7 +529,6 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
                 tracing::warn!(context = %id, app = app.name, reason, "app not applied");
                 for cluster in &app.clusters {
                     let _ = inner
-                        .contexts
                         .update_cluster(id, &app.name, cluster, |record| {
                             for resource in &mut record.resources {
                                 resource.status = emco_model::RsyncStatus::Failed;
@@ -467,7 +649,7 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
     match meta.status {
         ContextStatus::Instantiated => {}
         ContextStatus::InstantiateFailed => {
-            mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+            mark_superseded(&inner, id, old, ContextStatus::UpdateFailed).await;
             return;
         }
         _ => return,
@@ -481,7 +663,7 @@ async fn supersede_if_done(inner: Arc<Inner>, id: ContextId, cancel: Cancellatio
         };
         if superseding_pending(previous.status) {
             match hand_over(&inner, id, &previous, &cancel).await {
-                Some(done) => mark_superseded(&inner, old, done).await,
+                Some(done) => mark_superseded(&inner, id, old, done).await,
                 None => return tracing::info!(context = %old, "handover cancelled"),
             }
         }
@@ -504,7 +686,11 @@ async fn hand_over(
 ) -> Option<ContextStatus> {
     let old = previous.id;
     tracing::info!(context = %old, successor = %successor, "handing over to the updated context");
-    mark_superseded(inner, old, ContextStatus::Updating).await;
+    mark_superseded(inner, successor, old, ContextStatus::Updating).await;
+    // The predecessor's records are written under the successor's claim.
+    if let Some(ownership) = &inner.ownership {
+        ownership.alias(old, successor);
+    }
     let mut batches = JoinSet::new();
     for app in previous.apps.iter().rev() {
         for cluster in &app.clusters {
@@ -520,19 +706,22 @@ async fn hand_over(
             ));
         }
     }
-    match overall(batches).await {
+    let outcome = overall(batches).await;
+    if let Some(ownership) = &inner.ownership {
+        ownership.unalias(old);
+    }
+    match outcome {
         BatchOutcome::Succeeded => Some(ContextStatus::Updated),
         BatchOutcome::Failed => Some(ContextStatus::UpdateFailed),
         BatchOutcome::Cancelled => None,
     }
 }
 
-/// Records the status of a context an update takes over from, unless it left the update meanwhile (a
+/// Records the status of a context an update (`owner`) takes over from, unless it left the update meanwhile (a
 /// terminate took it); its clusters stay watched only while it is still live.
-async fn mark_superseded(inner: &Arc<Inner>, id: ContextId, status: ContextStatus) {
+async fn mark_superseded(inner: &Arc<Inner>, owner: ContextId, id: ContextId, status: ContextStatus) {
     let result = inner
-        .contexts
-        .update_meta(id, |meta| {
+        .update_meta(owner, id, |meta| {
             if superseding_pending(meta.status) {
                 meta.status = status;
             }
@@ -555,8 +744,7 @@ fn superseding_pending(status: ContextStatus) -> bool {
 /// `UpdateFailed` (it keeps its objects until a terminate).
 async fn run_stop(inner: Arc<Inner>, id: ContextId) {
     let result = inner
-        .contexts
-        .update_meta(id, |meta| {
+        .update_meta(id, id, |meta| {
             meta.status = match meta.status {
                 ContextStatus::Instantiating => ContextStatus::InstantiateFailed,
                 ContextStatus::Terminating => ContextStatus::TerminateFailed,
@@ -570,7 +758,7 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
             if let Some(old) = meta.supersedes
                 && meta.status == ContextStatus::InstantiateFailed
             {
-                mark_superseded(&inner, old, ContextStatus::UpdateFailed).await;
+                mark_superseded(&inner, id, old, ContextStatus::UpdateFailed).await;
             }
         }
         Err(err) => tracing::warn!(context = %id, error = %err, "cannot record the stopped operation"),
@@ -579,7 +767,7 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
 
 impl Engine for Rsync {
     fn instantiate(&self, id: ContextId) {
-        self.start(id, false, move |inner, cancel| async move {
+        self.start(id, false, Claim::Force, move |inner, cancel| async move {
             run_instantiate(inner.clone(), id, cancel.clone()).await;
             supersede_if_done(inner, id, cancel).await;
         });
@@ -587,10 +775,12 @@ impl Engine for Rsync {
 
     fn terminate(&self, id: ContextId) {
         // A running instantiation is cancelled first.
-        self.start(id, true, move |inner, cancel| run_terminate(inner, id, cancel));
+        self.start(id, true, Claim::Force, move |inner, cancel| {
+            run_terminate(inner, id, cancel)
+        });
     }
 
     fn stop(&self, id: ContextId) {
-        self.start(id, true, move |inner, _| run_stop(inner, id));
+        self.start(id, true, Claim::Force, move |inner, _| run_stop(inner, id));
     }
 }

@@ -21,6 +21,7 @@ mod config;
 mod engine;
 mod error;
 mod labels;
+mod ownership;
 mod retry_after;
 mod status_configs;
 mod watch;

@@ -17,6 +17,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use emco_appcontext::Fence;
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
 use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
@@ -29,6 +30,9 @@ use crate::engine::Inner;
 
 /// Pause before restarting a watcher whose stream ended or whose client could not be built.
 const RESTART_PAUSE: Duration = Duration::from_secs(2);
+/// With replicas: how often a replica that needs a cluster watched checks whether it may claim it (its owner
+/// left).
+const CLAIM_POLL: Duration = Duration::from_secs(1);
 
 /// Splits a bundle label into its context and app (at the first `-`: app names may contain `-`).
 pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
@@ -36,46 +40,92 @@ pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
     Some((id.parse().ok()?, app))
 }
 
-async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject) {
+/// Whether the watcher may go on: `false` once its cluster's claim was lost (with replicas).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claimed {
+    Still,
+    Lost,
+}
+
+async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject, fence: Option<&Fence>) -> Claimed {
     let Some(label) = bundle
         .metadata
         .labels
         .as_ref()
         .and_then(|l| l.get(DEPLOYMENT_ID_LABEL))
     else {
-        return;
+        return Claimed::Still;
     };
     let Some((root, app)) = parse_label(label) else {
-        return;
+        return Claimed::Still;
     };
     let status = &bundle.data["status"];
     if status.is_null() {
-        return;
+        return Claimed::Still;
     }
+    // With replicas the context's records may be unknown here (another replica runs the context): the chain's
+    // first context and, once looked up, its live members.
     for id in inner.watchers.lineage(root) {
-        store_in(inner, id, app, cluster, status).await;
+        if store_in(inner, id, app, cluster, status, fence).await == Claimed::Lost {
+            return Claimed::Lost;
+        }
     }
+    Claimed::Still
 }
 
-async fn store_in(inner: &Inner, id: ContextId, app: &str, cluster: &str, status: &serde_json::Value) {
+async fn store_in(
+    inner: &Inner,
+    id: ContextId,
+    app: &str,
+    cluster: &str,
+    status: &serde_json::Value,
+    fence: Option<&Fence>,
+) -> Claimed {
     // Skip writes that would change nothing (the watcher relists now and then); a new heartbeat is a change, so
     // a live monitor's bundle is stored, with its time, at every beat.
     match inner.contexts.cluster(id, app, cluster).await {
-        Ok(record) if record.cluster_status.as_ref() == Some(status) => return,
+        Ok(record) if record.cluster_status.as_ref() == Some(status) => return Claimed::Still,
         Ok(_) => {}
         // Not one of ours (another emco's, or a deleted context): ignore.
-        Err(_) => return,
+        Err(_) => return Claimed::Still,
     }
     let heard = now_timestamp();
     let result = inner
         .contexts
-        .update_cluster(id, app, cluster, |record| {
+        .update_cluster_fenced(id, app, cluster, fence, |record| {
             record.cluster_status = Some(status.clone());
             record.heard_at = Some(heard.clone());
         })
         .await;
-    if let Err(err) = result {
-        tracing::debug!(context = %id, app, cluster, error = %err, "cannot store a cluster status");
+    match result {
+        Ok(_) => Claimed::Still,
+        Err(emco_appcontext::ContextError::Fenced { .. }) => {
+            tracing::warn!(
+                cluster,
+                "this replica no longer owns the cluster's status watcher; dropping it"
+            );
+            Claimed::Lost
+        }
+        Err(err) => {
+            tracing::debug!(context = %id, app, cluster, error = %err, "cannot store a cluster status");
+            Claimed::Still
+        }
+    }
+}
+
+/// With replicas: waits until this replica owns the cluster's watcher (`None` without replicas); `Err` when the
+/// engine is gone.
+async fn claim(engine: &Weak<Inner>, cluster: &str) -> Result<Option<Fence>, ()> {
+    loop {
+        let inner = engine.upgrade().ok_or(())?;
+        let Some(ownership) = &inner.ownership else {
+            return Ok(None);
+        };
+        if let Some(fence) = ownership.claim_cluster(cluster).await {
+            return Ok(Some(fence));
+        }
+        drop(inner);
+        tokio::time::sleep(CLAIM_POLL).await;
     }
 }
 
@@ -86,7 +136,17 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
         RBS_PLURAL,
     );
+    let mut fence: Option<Fence> = None;
     loop {
+        let owned = engine
+            .upgrade()
+            .is_some_and(|inner| inner.ownership.is_none() || fence.is_some());
+        if !owned {
+            match claim(&engine, &cluster).await {
+                Ok(claimed) => fence = claimed,
+                Err(()) => return,
+            }
+        }
         let Some(inner) = engine.upgrade() else {
             return;
         };
@@ -110,7 +170,13 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                     let Some(inner) = engine.upgrade() else {
                         return;
                     };
-                    store(&inner, &cluster, &bundle).await;
+                    if store(&inner, &cluster, &bundle, fence.as_ref()).await == Claimed::Lost {
+                        if let Some(ownership) = &inner.ownership {
+                            ownership.forget_cluster(&cluster);
+                        }
+                        fence = None;
+                        break;
+                    }
                 }
                 Ok(_) => {}
                 Err(err) => {
@@ -185,17 +251,19 @@ impl Watchers {
         }
     }
 
-    /// Context `id` uses no cluster any more: ends the watchers no other live context holds.
-    pub(crate) fn release(&self, id: ContextId) {
+    /// Context `id` uses no cluster any more: ends the watchers no other live context holds; returns their
+    /// clusters.
+    pub(crate) fn release(&self, id: ContextId) -> Vec<String> {
         let mut state = self.state();
         for members in state.lineages.values_mut() {
             members.remove(&id);
         }
         state.lineages.retain(|_, members| !members.is_empty());
         if state.holders.remove(&id).is_none() {
-            return;
+            return Vec::new();
         }
         let WatcherState { holders, tasks, .. } = &mut *state;
+        let mut ended = Vec::new();
         tasks.retain(|cluster, task| {
             let held = holders.values().any(|clusters| clusters.contains(cluster));
             if !held {
@@ -204,9 +272,11 @@ impl Watchers {
                     "ending the bundle watcher: no live context uses the cluster"
                 );
                 task.abort();
+                ended.push(cluster.clone());
             }
             held
         });
+        ended
     }
 
     /// The clusters watched now, in name order.
@@ -241,7 +311,10 @@ pub(crate) async fn settle(inner: &Arc<Inner>, id: ContextId) {
             }
         }
         Ok(_) | Err(emco_appcontext::ContextError::NotFound(_)) => {
-            inner.watchers.release(id);
+            let ended = inner.watchers.release(id);
+            if let Some(ownership) = &inner.ownership {
+                ownership.release_clusters(&ended);
+            }
             crate::engine::forget_root(inner, id);
         }
         Err(err) => {

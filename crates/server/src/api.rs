@@ -7,6 +7,7 @@ mod files;
 mod lifecycle_routes;
 mod logical_cloud_routes;
 mod ops_routes;
+mod replicas_routes;
 mod resources;
 mod status_collector_routes;
 mod status_config_routes;
@@ -210,6 +211,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(ui::UI_PATH, get(ui::redirect))
         .route(ui::UI_PATH_SLASH, get(ui::index))
         .route(ui::UI_ASSET_ROUTE, get(ui::asset))
+        .route(replicas_routes::REPLICAS_PATH, get(replicas_routes::list))
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its latency timer first (labelled
         // with the route template, so refusals count too), then its log span, then the browser guard (URI length,

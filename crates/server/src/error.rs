@@ -94,7 +94,9 @@ impl From<ContextError> for ApiError {
             }
             // Runs the request again (see `optimistic`): its context was swept as abandoned.
             ContextError::Swept(_) => Self::conflict("Conflict", err.to_string()),
-            ContextError::Record(_) | ContextError::Store(_) => Self::internal(err),
+            ContextError::Record(_) | ContextError::Store(_) | ContextError::Fenced { .. } => {
+                Self::internal(err)
+            }
         }
     }
 }

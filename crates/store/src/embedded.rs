@@ -10,21 +10,25 @@
 //! fails, none of the group took effect and every caller gets the error.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, mpsc};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 use tokio::sync::oneshot;
 
 use crate::engine::{KvTable, Record, apply_txn, prefix_end};
+use crate::lease::{Expire, LeaseId, LeaseStatus, Leases};
 use crate::watch::WatchHub;
-use crate::{Error, Event, KeyValue, Result, Revision, Txn, TxnResponse, Watcher};
+use crate::{Error, Event, KeyValue, Op, Result, Revision, Txn, TxnResponse, Watcher};
 
 /// Keys and encoded [`Record`]s.
 const KV_TABLE: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("kv");
 /// Store-wide bookkeeping: the current revision.
 const META_TABLE: TableDefinition<'_, &str, i64> = TableDefinition::new("meta");
+/// The keys put with a lease, and the lease: every lease ends with the process that granted it, so opening the
+/// store deletes these keys.
+const LEASED_TABLE: TableDefinition<'_, &str, i64> = TableDefinition::new("leased");
 const REVISION_KEY: &str = "revision";
 /// The file name inside the data directory.
 pub(crate) const FILE_NAME: &str = "emco.redb";
@@ -53,6 +57,9 @@ pub struct RedbStore {
     writer_thread: Option<std::thread::JoinHandle<()>>,
     /// `emco.pid`, naming this process, when it could be written.
     pid_file: Option<PathBuf>,
+    /// This process's leases (the writer thread applies them).
+    leases: Arc<Mutex<Leases>>,
+    sweeper_started: AtomicBool,
 }
 
 impl Drop for RedbStore {
@@ -147,9 +154,54 @@ fn create_waiting(path: &Path, data_dir: &Path, wait: Duration) -> Result<redb::
     }
 }
 
+/// What the writer thread is asked to do.
+enum Work {
+    /// Run a transaction.
+    Txn(Txn),
+    /// End these leases, deleting their keys.
+    Revoke(Vec<LeaseId>),
+}
+
 struct WriteRequest {
-    txn: Txn,
+    work: Work,
     reply: oneshot::Sender<Result<TxnResponse>>,
+}
+
+fn lock_leases(leases: &Mutex<Leases>) -> std::sync::MutexGuard<'_, Leases> {
+    // Lease bookkeeping is replaced field by field and stays usable after a panic elsewhere.
+    leases.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Keeps the table of leased keys in step with the ops that ran.
+fn persist_leased(table: &mut redb::Table<'_, &'static str, i64>, ops: &[Op]) -> Result<()> {
+    for op in ops {
+        match op {
+            Op::Put {
+                key,
+                lease: Some(lease),
+                ..
+            } => {
+                table.insert(key.as_str(), *lease).map_err(backend)?;
+            }
+            Op::Put { key, lease: None, .. } | Op::Delete { key } => {
+                table.remove(key.as_str()).map_err(backend)?;
+            }
+            Op::DeletePrefix { prefix } => {
+                let mut keys = Vec::new();
+                for entry in table.range::<&str>(prefix.as_str()..).map_err(backend)? {
+                    let key = entry.map_err(backend)?.0.value().to_string();
+                    if !key.starts_with(prefix.as_str()) {
+                        break;
+                    }
+                    keys.push(key);
+                }
+                for key in keys {
+                    table.remove(key.as_str()).map_err(backend)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn backend(err: impl Into<redb::Error>) -> Error {
@@ -176,13 +228,34 @@ impl RedbStore {
         // Create the tables once so that readers never meet a missing table.
         let write = database.begin_write().map_err(backend)?;
         let revision = {
-            write.open_table(KV_TABLE).map_err(backend)?;
-            let meta = write.open_table(META_TABLE).map_err(backend)?;
-            meta.get(REVISION_KEY)
+            let mut table = write.open_table(KV_TABLE).map_err(backend)?;
+            let mut meta = write.open_table(META_TABLE).map_err(backend)?;
+            let mut leased = write.open_table(LEASED_TABLE).map_err(backend)?;
+            let revision = meta
+                .get(REVISION_KEY)
                 .map_err(backend)?
-                .map_or(0, |value| value.value())
+                .map_or(0, |value| value.value());
+            // The leases of the previous process ended with it: their keys go.
+            let mut orphans = Vec::new();
+            for entry in leased.iter().map_err(backend)? {
+                orphans.push(Op::delete(entry.map_err(backend)?.0.value()));
+            }
+            if orphans.is_empty() {
+                revision
+            } else {
+                tracing::info!(
+                    keys = orphans.len(),
+                    "deleting the keys of the previous process's leases"
+                );
+                let mut view = TableView { table: &mut table };
+                let (response, _) = apply_txn(&mut view, revision, &Txn::new().and_then(orphans))?;
+                meta.insert(REVISION_KEY, response.revision).map_err(backend)?;
+                leased.retain(|_, _| false).map_err(backend)?;
+                response.revision
+            }
         };
         write.commit().map_err(backend)?;
+        let leases = Arc::new(Mutex::new(Leases::default()));
 
         let database = Arc::new(database);
         let revision = Arc::new(AtomicI64::new(revision));
@@ -192,6 +265,7 @@ impl RedbStore {
             database: database.clone(),
             revision: revision.clone(),
             hub: hub.clone(),
+            leases: leases.clone(),
         };
         let writer_thread = std::thread::Builder::new()
             .name("emco-store-writer".into())
@@ -214,6 +288,8 @@ impl RedbStore {
             writer: Some(writer),
             writer_thread: Some(writer_thread),
             pid_file,
+            leases,
+            sweeper_started: AtomicBool::new(false),
         })
     }
 
@@ -259,12 +335,35 @@ impl RedbStore {
     }
 
     pub(crate) async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
+        self.send(Work::Txn(txn))?.await.map_err(|_| Error::Closed)?
+    }
+
+    fn send(&self, work: Work) -> Result<oneshot::Receiver<Result<TxnResponse>>> {
         let (reply, answer) = oneshot::channel();
         let writer = self.writer.as_ref().ok_or(Error::Closed)?;
         writer
-            .send(WriteRequest { txn, reply })
+            .send(WriteRequest { work, reply })
             .map_err(|_| Error::Closed)?;
-        answer.await.map_err(|_| Error::Closed)?
+        Ok(answer)
+    }
+
+    pub(crate) fn grant_lease(&self, ttl: Duration) -> LeaseId {
+        lock_leases(&self.leases).grant(ttl, Instant::now())
+    }
+
+    pub(crate) fn keep_alive(&self, lease: LeaseId) -> Option<Duration> {
+        lock_leases(&self.leases).keep_alive(lease, Instant::now())
+    }
+
+    pub(crate) fn lease_status(&self, lease: LeaseId) -> Option<LeaseStatus> {
+        lock_leases(&self.leases).status(lease, Instant::now())
+    }
+
+    pub(crate) async fn revoke_lease(&self, lease: LeaseId) -> Result<()> {
+        self.send(Work::Revoke(vec![lease]))?
+            .await
+            .map_err(|_| Error::Closed)??;
+        Ok(())
     }
 
     pub(crate) fn watch(&self, prefix: &str, after: Option<Revision>) -> Result<Watcher> {
@@ -276,11 +375,26 @@ fn decode(key: &str, bytes: &[u8]) -> Result<Record> {
     Record::decode(bytes).ok_or_else(|| Error::Backend(format!("record of key '{key}' is truncated")))
 }
 
+impl Expire for RedbStore {
+    fn expire_due(&self) {
+        let due = lock_leases(&self.leases).due(Instant::now());
+        if !due.is_empty() {
+            // The writer ends them in order with every other write; nobody waits for the answer.
+            let _ = self.send(Work::Revoke(due));
+        }
+    }
+
+    fn sweeper_started(&self) -> &AtomicBool {
+        &self.sweeper_started
+    }
+}
+
 /// The writer thread's state.
 struct Writer {
     database: Arc<redb::Database>,
     revision: Arc<AtomicI64>,
     hub: Arc<WatchHub>,
+    leases: Arc<Mutex<Leases>>,
 }
 
 struct TableView<'a, 'txn> {
@@ -330,12 +444,15 @@ impl Writer {
                     Err(_) => break,
                 }
             }
-            let txns: Vec<&Txn> = group.iter().map(|request| &request.txn).collect();
-            match self.commit_group(&txns) {
+            let works: Vec<&Work> = group.iter().map(|request| &request.work).collect();
+            match self.commit_group(&works) {
                 Ok(outcomes) => {
-                    for (request, (response, events)) in group.into_iter().zip(outcomes) {
-                        self.hub.publish(events);
-                        let _ = request.reply.send(Ok(response));
+                    for (request, outcome) in group.into_iter().zip(outcomes) {
+                        let reply = outcome.map(|(response, events)| {
+                            self.hub.publish(events);
+                            response
+                        });
+                        let _ = request.reply.send(reply);
                     }
                 }
                 Err(err) => {
@@ -348,17 +465,47 @@ impl Writer {
         }
     }
 
-    fn commit_group(&self, txns: &[&Txn]) -> Result<Vec<(TxnResponse, Vec<Event>)>> {
+    /// Applies a group in one redb transaction: per request its outcome (a put with a lease that does not exist
+    /// fails alone), or an error for the whole group when the commit fails.
+    #[allow(clippy::type_complexity)] // per request: its response and events, or its own error
+    fn commit_group(&self, works: &[&Work]) -> Result<Vec<Result<(TxnResponse, Vec<Event>)>>> {
         let write = self.database.begin_write().map_err(backend)?;
         let mut current = self.revision.load(Ordering::SeqCst);
-        let mut outcomes = Vec::with_capacity(txns.len());
+        let mut outcomes = Vec::with_capacity(works.len());
         {
+            let mut leases = lock_leases(&self.leases);
             let mut table = write.open_table(KV_TABLE).map_err(backend)?;
+            let mut leased = write.open_table(LEASED_TABLE).map_err(backend)?;
             let mut view = TableView { table: &mut table };
-            for txn in txns {
-                let (response, events) = apply_txn(&mut view, current, txn)?;
+            for work in works {
+                let txn = match work {
+                    Work::Txn(txn) => {
+                        if let Err(err) = leases.check(txn) {
+                            outcomes.push(Err(err));
+                            continue;
+                        }
+                        txn.clone()
+                    }
+                    Work::Revoke(ids) => {
+                        let mut deletes = Txn::new();
+                        for id in ids {
+                            if let Some(txn) = leases.take(*id) {
+                                deletes.success.extend(txn.success);
+                            }
+                        }
+                        deletes
+                    }
+                };
+                let (response, events) = apply_txn(&mut view, current, &txn)?;
+                let ran = if response.succeeded {
+                    &txn.success
+                } else {
+                    &txn.failure
+                };
+                leases.record(ran);
+                persist_leased(&mut leased, ran)?;
                 current = response.revision;
-                outcomes.push((response, events));
+                outcomes.push(Ok((response, events)));
             }
             let mut meta = write.open_table(META_TABLE).map_err(backend)?;
             meta.insert(REVISION_KEY, current).map_err(backend)?;

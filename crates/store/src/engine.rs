@@ -115,7 +115,7 @@ pub(crate) fn apply_txn(
     let mut events = Vec::new();
     for op in ops {
         match op {
-            Op::Put { key, value } => {
+            Op::Put { key, value, .. } => {
                 let previous = table.read(key)?;
                 let record = Record {
                     create_revision: previous.as_ref().map_or(next, |p| p.create_revision),

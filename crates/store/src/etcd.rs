@@ -37,7 +37,8 @@ use std::time::Duration;
 
 use etcd_client::{
     Client, Compare as EtcdCompare, CompareOp as EtcdCompareOp, ConnectOptions, DeleteOptions, EventType,
-    GetOptions, KvClient, SortOrder, SortTarget, TxnOp, TxnOpResponse, WatchClient, WatchOptions,
+    GetOptions, KvClient, LeaseClient, PutOptions, SortOrder, SortTarget, TxnOp, TxnOpResponse, WatchClient,
+    WatchOptions,
 };
 use sha2::{Digest as _, Sha256};
 use tokio::sync::{mpsc, watch};
@@ -109,6 +110,7 @@ pub struct EtcdStore {
 
 struct Inner {
     kv: KvClient,
+    lease: LeaseClient,
     watch: WatchClient,
     /// The endpoints as errors name them.
     endpoints: String,
@@ -208,6 +210,7 @@ enum Write {
     Put {
         key: String,
         value: Vec<u8>,
+        lease: Option<crate::LeaseId>,
     },
     Delete {
         key: String,
@@ -234,7 +237,7 @@ fn fold_ops(ops: &[Op]) -> Vec<Write> {
     };
     for op in ops {
         match op {
-            Op::Put { key, value } => {
+            Op::Put { key, value, lease } => {
                 writes.retain(|write| !is_point(write, key));
                 let mut split = Vec::with_capacity(writes.len() + 2);
                 for write in writes.drain(..) {
@@ -258,6 +261,7 @@ fn fold_ops(ops: &[Op]) -> Vec<Write> {
                 writes.push(Write::Put {
                     key: key.clone(),
                     value: value.clone(),
+                    lease: *lease,
                 });
             }
             Op::Delete { key } => {
@@ -342,6 +346,7 @@ impl EtcdStore {
         let root = prefix.trim_end_matches('/');
         let (shutdown_sender, shutdown) = watch::channel(());
         let inner = Arc::new(Inner {
+            lease: client.lease_client(),
             kv: client
                 .kv_client()
                 .max_decoding_message_size(MAX_RESPONSE_BYTES)
@@ -441,7 +446,85 @@ impl EtcdStore {
     }
 
     pub(crate) async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
-        self.inner.txn(&txn).await
+        match self.inner.txn(&txn).await {
+            Err(Error::Backend(message)) if message.contains("requested lease not found") => {
+                let leased = txn.success.iter().chain(&txn.failure).find_map(|op| match op {
+                    Op::Put {
+                        key,
+                        lease: Some(lease),
+                        ..
+                    } => Some((key.clone(), *lease)),
+                    _ => None,
+                });
+                Err(match leased {
+                    Some((key, lease)) => Error::LeaseNotFound { lease, key },
+                    None => Error::Backend(message),
+                })
+            }
+            other => other,
+        }
+    }
+
+    pub(crate) async fn grant_lease(&self, ttl: Duration) -> Result<crate::LeaseId> {
+        let seconds = i64::try_from(ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0)).unwrap_or(i64::MAX);
+        let mut lease = self.inner.lease.clone();
+        let response = self.inner.call("lease grant", lease.grant(seconds, None)).await?;
+        Ok(response.id())
+    }
+
+    pub(crate) async fn keep_alive(&self, id: crate::LeaseId) -> Result<Option<Duration>> {
+        let mut lease = self.inner.lease.clone();
+        // The client reads the first answer of the stream itself and refuses a lease that is gone.
+        match tokio::time::timeout(CALL_TIMEOUT, lease.keep_alive(id)).await {
+            Ok(Ok(_)) => Ok(self.lease_status(id).await?.map(|status| status.granted_ttl)),
+            Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Ok(None),
+            Ok(Err(err)) if lease_gone(&err) => Ok(None),
+            Ok(Err(err)) => Err(self.inner.error("lease keep-alive", &err)),
+            Err(_) => Err(Error::Backend(format!(
+                "etcd at {}: lease keep-alive got no answer within {CALL_TIMEOUT:?}",
+                self.inner.endpoints
+            ))),
+        }
+    }
+
+    pub(crate) async fn lease_status(&self, id: crate::LeaseId) -> Result<Option<crate::LeaseStatus>> {
+        let mut lease = self.inner.lease.clone();
+        let response = match tokio::time::timeout(CALL_TIMEOUT, lease.time_to_live(id, None)).await {
+            Ok(Ok(response)) => response,
+            Ok(Err(err)) if lease_gone(&err) => return Ok(None),
+            Ok(Err(err)) => return Err(self.inner.error("lease status", &err)),
+            Err(_) => {
+                return Err(Error::Backend(format!(
+                    "etcd at {}: lease status got no answer within {CALL_TIMEOUT:?}",
+                    self.inner.endpoints
+                )));
+            }
+        };
+        // etcd answers -1 for a lease that expired.
+        let (Ok(remaining), Ok(granted)) = (
+            u64::try_from(response.ttl()),
+            u64::try_from(response.granted_ttl()),
+        ) else {
+            return Ok(None);
+        };
+        Ok(Some(crate::LeaseStatus {
+            id,
+            granted_ttl: Duration::from_secs(granted),
+            remaining: Duration::from_secs(remaining),
+        }))
+    }
+
+    pub(crate) async fn revoke_lease(&self, id: crate::LeaseId) -> Result<()> {
+        let mut lease = self.inner.lease.clone();
+        match tokio::time::timeout(CALL_TIMEOUT, lease.revoke(id)).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(err)) if lease_gone(&err) => Ok(()),
+            Ok(Err(err)) => Err(self.inner.error("lease revoke", &err)),
+            Err(_) => Err(Error::Backend(format!(
+                "etcd at {}: lease revoke got no answer within {CALL_TIMEOUT:?}",
+                self.inner.endpoints
+            ))),
+        }
     }
 
     pub(crate) fn watch(&self, prefix: &str, after: Option<Revision>) -> Result<Watcher> {
@@ -455,6 +538,11 @@ impl EtcdStore {
         ));
         Ok(Watcher::from_channel(receiver))
     }
+}
+
+/// Whether etcd refused a request because the lease it names does not exist (any more).
+fn lease_gone(err: &etcd_client::Error) -> bool {
+    err.to_string().contains("requested lease not found")
 }
 
 pub(crate) fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
@@ -683,7 +771,11 @@ impl Inner {
 
     fn txn_op(&self, write: &Write) -> TxnOp {
         match write {
-            Write::Put { key, value } => TxnOp::put(self.data_key(key), head_of(value), None),
+            Write::Put { key, value, lease } => TxnOp::put(
+                self.data_key(key),
+                head_of(value),
+                lease.map(|lease| PutOptions::new().with_lease(lease)),
+            ),
             Write::Delete { key } => TxnOp::delete(self.data_key(key), None),
             Write::DeleteRange { start, end } => {
                 let end = match end {
@@ -709,7 +801,7 @@ impl Inner {
         for write in success.iter().chain(failure) {
             bytes += REQUEST_OVERHEAD_PER_ITEM;
             match write {
-                Write::Put { key, value } => {
+                Write::Put { key, value, .. } => {
                     if value.len() > MAX_VALUE_BYTES {
                         return Err(Error::TooLarge(format!(
                             "the value of key '{key}' has {} bytes; the etcd store keeps values up to {MAX_VALUE_BYTES} bytes",
@@ -750,7 +842,7 @@ impl Inner {
     fn chunk_sets<'a>(&self, writes: &'a [Write]) -> BTreeMap<String, (&'a str, Manifest, &'a [u8])> {
         let mut sets = BTreeMap::new();
         for write in writes {
-            if let Write::Put { key, value } = write
+            if let Write::Put { key, value, .. } = write
                 && is_chunked(value)
             {
                 let manifest = Manifest::of(value);
@@ -1178,7 +1270,8 @@ mod tests {
             vec![
                 Write::Put {
                     key: "/a".into(),
-                    value: b"2".to_vec()
+                    value: b"2".to_vec(),
+                    lease: None
                 },
                 Write::DeleteRange {
                     start: "/p/".into(),
@@ -1190,11 +1283,13 @@ mod tests {
                 },
                 Write::Put {
                     key: "/p/m".into(),
-                    value: b"x".to_vec()
+                    value: b"x".to_vec(),
+                    lease: None
                 },
                 Write::Put {
                     key: "/b".into(),
-                    value: b"3".to_vec()
+                    value: b"3".to_vec(),
+                    lease: None
                 },
                 Write::DeleteRange {
                     start: "/q/".into(),

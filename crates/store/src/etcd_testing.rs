@@ -49,6 +49,10 @@ pub struct EtcdServer {
     child: Child,
     data_dir: PathBuf,
     endpoint: String,
+    /// How it was started (for [`EtcdServer::restart`]).
+    command: Vec<String>,
+    binary: PathBuf,
+    log_path: PathBuf,
 }
 
 impl Drop for EtcdServer {
@@ -152,20 +156,21 @@ impl EtcdServer {
         let log = std::fs::File::create(&log_path).map_err(|err| start_error(err.to_string()))?;
         let scheme = if tls.is_some() { "https" } else { "http" };
         let endpoint = format!("{scheme}://127.0.0.1:{client_port}");
+        let mut command = vec![
+            "--data-dir".to_string(),
+            data_dir.join("data").display().to_string(),
+            "--listen-client-urls".to_string(),
+            endpoint.clone(),
+            "--advertise-client-urls".to_string(),
+            endpoint.clone(),
+            "--listen-peer-urls".to_string(),
+            format!("http://127.0.0.1:{peer_port}"),
+            "--logger=zap".to_string(),
+            "--log-outputs=stderr".to_string(),
+        ];
+        command.extend(extra_args.iter().map(|arg| (*arg).to_string()));
         let child = Command::new(binary)
-            .arg("--data-dir")
-            .arg(data_dir.join("data"))
-            .args([
-                "--listen-client-urls",
-                &endpoint,
-                "--advertise-client-urls",
-                &endpoint,
-                "--listen-peer-urls",
-                &format!("http://127.0.0.1:{peer_port}"),
-                "--logger=zap",
-                "--log-outputs=stderr",
-            ])
-            .args(extra_args)
+            .args(&command)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -175,6 +180,9 @@ impl EtcdServer {
             child,
             data_dir,
             endpoint,
+            command,
+            binary: binary.to_path_buf(),
+            log_path: log_path.clone(),
         };
         let deadline = Instant::now() + READY_WAIT;
         while Instant::now() < deadline {
@@ -232,5 +240,36 @@ impl EtcdServer {
     pub fn kill(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Kills etcd and starts it again on the same ports and data (not for TLS servers), waiting until it answers.
+    pub async fn restart(&mut self) -> Result<(), EtcdTestingError> {
+        self.kill();
+        let start_error = |message: String| EtcdTestingError::Start {
+            binary: self.binary.display().to_string(),
+            message,
+        };
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&self.log_path)
+            .map_err(|err| start_error(err.to_string()))?;
+        self.child = Command::new(&self.binary)
+            .args(&self.command)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .map_err(|err| start_error(err.to_string()))?;
+        let deadline = Instant::now() + READY_WAIT;
+        while Instant::now() < deadline {
+            if self.answers(None).await {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err(EtcdTestingError::NotReady {
+            endpoint: self.endpoint.clone(),
+            log: self.log_path.display().to_string(),
+        })
     }
 }

@@ -16,6 +16,7 @@ mod embedded;
 mod engine;
 pub mod etcd;
 pub mod etcd_testing;
+mod lease;
 mod memory;
 mod op_metrics;
 mod watch;
@@ -25,6 +26,7 @@ use std::sync::Arc;
 
 pub use embedded::{OPEN_WAIT, RedbStore};
 pub use etcd::{DEFAULT_PREFIX as DEFAULT_ETCD_PREFIX, EtcdStore, EtcdTls};
+pub use lease::{LeaseId, LeaseStatus, MAX_LEASE_TTL, MIN_LEASE_TTL};
 pub use memory::MemoryStore;
 pub use op_metrics::OPERATION_DURATION_METRIC;
 pub use watch::Watcher;
@@ -75,6 +77,17 @@ pub enum Error {
     /// message names the limit and the largest values. Nothing was written.
     #[error("{0}")]
     TooLarge(String),
+    /// A put named a lease that does not exist (expired, revoked, or never granted). Nothing was written.
+    #[error("lease {lease} (of key '{key}') does not exist: it expired or was revoked")]
+    LeaseNotFound {
+        /// The lease.
+        lease: LeaseId,
+        /// The key put with it.
+        key: String,
+    },
+    /// A lease request was refused (a time to live out of bounds); the message says why.
+    #[error("{0}")]
+    Lease(String),
 }
 
 impl From<::redb::Error> for Error {
@@ -204,6 +217,8 @@ pub enum Op {
         key: String,
         /// The new value.
         value: Vec<u8>,
+        /// The lease the key is attached to (deleted when the lease ends); `None` detaches it from any lease.
+        lease: Option<LeaseId>,
     },
     /// Remove a key (nothing happens when it is absent).
     Delete {
@@ -224,6 +239,17 @@ impl Op {
         Self::Put {
             key: key.into(),
             value: value.into(),
+            lease: None,
+        }
+    }
+
+    /// A put attached to `lease`: the key is deleted when the lease expires or is revoked.
+    #[must_use]
+    pub fn put_with_lease(key: impl Into<String>, value: impl Into<Vec<u8>>, lease: LeaseId) -> Self {
+        Self::Put {
+            key: key.into(),
+            value: value.into(),
+            lease: Some(lease),
         }
     }
 
@@ -442,7 +468,7 @@ impl Store {
     pub async fn txn(&self, txn: Txn) -> Result<TxnResponse> {
         let _timer = op_metrics::OpTimer::start("txn");
         match self {
-            Self::Memory(store) => Ok(store.txn(&txn)),
+            Self::Memory(store) => store.txn(&txn),
             Self::Redb(store) => store.txn(txn).await,
             Self::Etcd(store) => store.txn(txn).await,
         }
@@ -474,6 +500,56 @@ impl Store {
             .txn(Txn::new().and_then([Op::delete_prefix(prefix)]))
             .await?
             .revision)
+    }
+
+    /// Grants a lease that lives `ttl` (whole seconds on etcd, rounded up) unless kept alive; keys put with it
+    /// ([`Op::put_with_lease`]) are deleted when it ends. On memory and redb the lease lives in this process
+    /// (see [`lease`]).
+    pub async fn grant_lease(&self, ttl: std::time::Duration) -> Result<LeaseId> {
+        lease::check_ttl(ttl)?;
+        match self {
+            Self::Memory(store) => {
+                let id = store.grant_lease(ttl);
+                lease::start_sweeper_once(store);
+                Ok(id)
+            }
+            Self::Redb(store) => {
+                let id = store.grant_lease(ttl);
+                lease::start_sweeper_once(store);
+                Ok(id)
+            }
+            Self::Etcd(store) => store.grant_lease(ttl).await,
+        }
+    }
+
+    /// Renews a lease for its full time to live; `None` when it no longer exists (expired or revoked).
+    pub async fn keep_alive(&self, lease: LeaseId) -> Result<Option<std::time::Duration>> {
+        match self {
+            Self::Memory(store) => Ok(store.keep_alive(lease)),
+            Self::Redb(store) => Ok(store.keep_alive(lease)),
+            Self::Etcd(store) => store.keep_alive(lease).await,
+        }
+    }
+
+    /// A lease's time to live and what remains of it; `None` when it no longer exists.
+    pub async fn lease_status(&self, lease: LeaseId) -> Result<Option<LeaseStatus>> {
+        match self {
+            Self::Memory(store) => Ok(store.lease_status(lease)),
+            Self::Redb(store) => Ok(store.lease_status(lease)),
+            Self::Etcd(store) => store.lease_status(lease).await,
+        }
+    }
+
+    /// Ends a lease now, deleting its keys (nothing happens when it no longer exists).
+    pub async fn revoke_lease(&self, lease: LeaseId) -> Result<()> {
+        match self {
+            Self::Memory(store) => {
+                store.revoke_lease(lease);
+                Ok(())
+            }
+            Self::Redb(store) => store.revoke_lease(lease).await,
+            Self::Etcd(store) => store.revoke_lease(lease).await,
+        }
     }
 
     /// Watches keys under `prefix`, replaying every change after `after_revision` (`None`: only changes after

@@ -2,8 +2,11 @@
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
+use std::sync::atomic::AtomicBool;
+use std::time::{Duration, Instant};
 
 use crate::engine::{KvTable, Record, apply_txn};
+use crate::lease::{Expire, LeaseId, LeaseStatus, Leases};
 use crate::watch::WatchHub;
 use crate::{KeyValue, Result, Revision, Txn, TxnResponse, Watcher};
 
@@ -12,12 +15,14 @@ use crate::{KeyValue, Result, Revision, Txn, TxnResponse, Watcher};
 pub struct MemoryStore {
     state: Mutex<MemoryState>,
     hub: WatchHub,
+    sweeper_started: AtomicBool,
 }
 
 #[derive(Debug, Default)]
 struct MemoryState {
     map: BTreeMap<String, Record>,
     revision: Revision,
+    leases: Leases,
 }
 
 impl KvTable for BTreeMap<String, Record> {
@@ -57,6 +62,7 @@ impl MemoryStore {
         Self {
             state: Mutex::new(MemoryState::default()),
             hub: WatchHub::new(0),
+            sweeper_started: AtomicBool::new(false),
         }
     }
 
@@ -92,8 +98,13 @@ impl MemoryStore {
         (items, state.revision)
     }
 
-    pub(crate) fn txn(&self, txn: &Txn) -> TxnResponse {
+    pub(crate) fn txn(&self, txn: &Txn) -> Result<TxnResponse> {
         let mut state = self.lock();
+        state.leases.check(txn)?;
+        Ok(self.apply(&mut state, txn))
+    }
+
+    fn apply(&self, state: &mut MemoryState, txn: &Txn) -> TxnResponse {
         let current = state.revision;
         // The in-memory table cannot fail, so the engine's error path is unreachable here.
         let (response, events) = match apply_txn(&mut state.map, current, txn) {
@@ -101,13 +112,52 @@ impl MemoryStore {
             Err(_) => unreachable!("in-memory table operations are infallible"),
         };
         state.revision = response.revision;
+        state.leases.record(if response.succeeded {
+            &txn.success
+        } else {
+            &txn.failure
+        });
         // Publishing under the lock keeps watchers' event order equal to revision order.
         self.hub.publish(events);
         response
     }
 
+    pub(crate) fn grant_lease(&self, ttl: Duration) -> LeaseId {
+        self.lock().leases.grant(ttl, Instant::now())
+    }
+
+    pub(crate) fn keep_alive(&self, lease: LeaseId) -> Option<Duration> {
+        self.lock().leases.keep_alive(lease, Instant::now())
+    }
+
+    pub(crate) fn lease_status(&self, lease: LeaseId) -> Option<LeaseStatus> {
+        self.lock().leases.status(lease, Instant::now())
+    }
+
+    pub(crate) fn revoke_lease(&self, lease: LeaseId) {
+        let mut state = self.lock();
+        if let Some(txn) = state.leases.take(lease) {
+            self.apply(&mut state, &txn);
+        }
+    }
+
     pub(crate) fn watch(&self, prefix: &str, after: Option<Revision>) -> Result<Watcher> {
         let state = self.lock();
         self.hub.subscribe(prefix, after, state.revision)
+    }
+}
+
+impl Expire for MemoryStore {
+    fn expire_due(&self) {
+        let mut state = self.lock();
+        for lease in state.leases.due(Instant::now()) {
+            if let Some(txn) = state.leases.take(lease) {
+                self.apply(&mut state, &txn);
+            }
+        }
+    }
+
+    fn sweeper_started(&self) -> &AtomicBool {
+        &self.sweeper_started
     }
 }

@@ -2,8 +2,8 @@
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
 //! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
-//! limit, `emco serve` on etcd, a DIG's update and rollback, combined status (CEL status collectors), and the web
-//! page in Chromium.
+//! limit, `emco serve` on etcd (and several replicas on one etcd), a DIG's update and rollback, combined status
+//! (CEL status collectors), and the web page in Chromium.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -21,6 +21,7 @@ mod hooks;
 mod logical_clouds;
 mod network_intents;
 mod readiness;
+mod replicas;
 mod rsync;
 mod stale_status;
 mod status_configs;

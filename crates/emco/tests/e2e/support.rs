@@ -432,7 +432,7 @@ pub(crate) fn counts(answer: &Json) -> Json {
 /// An `emco serve --in-memory` process on a free loopback port, its log (stderr) in a file.
 pub(crate) struct ServeProcess {
     /// Killed when dropped.
-    _child: tokio::process::Child,
+    child: tokio::process::Child,
     pub(crate) port: u16,
     log: tempfile::NamedTempFile,
 }
@@ -441,6 +441,11 @@ impl ServeProcess {
     /// Starts `emco serve` with `args` added, under `ulimit -n` when `fd_limit` is given (soft and hard limit),
     /// and waits until it accepts connections.
     pub(crate) async fn start(args: &[&str], fd_limit: Option<u32>) -> Self {
+        Self::start_on(&["--in-memory"], args, fd_limit).await
+    }
+
+    /// [`ServeProcess::start`] with the store chosen by `store_args` (e.g. `--etcd-endpoints URL`).
+    pub(crate) async fn start_on(store_args: &[&str], args: &[&str], fd_limit: Option<u32>) -> Self {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
@@ -460,7 +465,8 @@ impl ServeProcess {
             None => tokio::process::Command::new(emco),
         };
         command
-            .args(["serve", "--in-memory", "--listen", &format!("127.0.0.1:{port}")])
+            .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
+            .args(store_args)
             .args(args)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
@@ -470,11 +476,7 @@ impl ServeProcess {
         let mut child = command.spawn().unwrap();
         for _ in 0..400 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
-                return Self {
-                    _child: child,
-                    port,
-                    log,
-                };
+                return Self { child, port, log };
             }
             if let Some(status) = child.try_wait().unwrap() {
                 panic!(
@@ -489,6 +491,11 @@ impl ServeProcess {
 
     pub(crate) fn address(&self) -> SocketAddr {
         ([127, 0, 0, 1], self.port).into()
+    }
+
+    /// The process id (to signal it).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
     }
 
     /// What it logged so far.

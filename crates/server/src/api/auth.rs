@@ -18,6 +18,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
+use super::replicas_routes::REPLICAS_PATH;
 use super::{HEALTH_PATH, METRICS_PATH, READY_PATH};
 use crate::auth::{ADMIN_GROUP, Role, VIEWER_GROUP};
 use crate::{ApiError, AppState};
@@ -58,10 +59,11 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
     let reads = matches!(*request.method(), Method::GET | Method::HEAD);
     match identity.role {
         Role::Admin => {}
-        Role::Viewer if request.uri().path() == METRICS_PATH => {
+        Role::Viewer if [METRICS_PATH, REPLICAS_PATH].contains(&request.uri().path()) => {
             return forbidden(format!(
-                "user '{}' has role {VIEWER_GROUP}; only {ADMIN_GROUP} may read {METRICS_PATH}",
-                identity.user
+                "user '{}' has role {VIEWER_GROUP}; only {ADMIN_GROUP} may read {}",
+                identity.user,
+                request.uri().path()
             ));
         }
         Role::Viewer if reads && reads_credentials(request.uri().path()) => {
