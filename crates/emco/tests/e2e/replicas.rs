@@ -159,7 +159,11 @@ async fn sigkill_of_the_owner_of_a_50_cluster_instantiation_hands_it_to_another_
         killed,
         first_id,
         "{listed}\n{}",
-        replicas.iter().map(ServeProcess::log).collect::<Vec<_>>().join("\n-----\n")
+        replicas
+            .iter()
+            .map(ServeProcess::log)
+            .collect::<Vec<_>>()
+            .join("\n-----\n")
     );
     for replica in listed.as_array().unwrap() {
         assert_eq!(replica["lease"]["ttlSeconds"], 3, "{replica}");
