@@ -20,7 +20,7 @@ pub mod context;
 pub mod engine;
 mod record;
 
-pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
+pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath, STATE_PREFIX, decode_state};
 pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner,
     ResourceRecord, ResourceRole, UserCredentials,
