@@ -7,5 +7,6 @@ pub mod commands;
 pub mod config;
 pub mod documents;
 pub mod readiness;
+pub mod sse;
 pub mod status;
 pub mod template;
