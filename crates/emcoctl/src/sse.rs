@@ -58,6 +58,9 @@ impl Source for hyper::body::Incoming {
     }
 }
 
+/// The events of a response body ([`crate::client::EmcoClient::stream`]).
+pub type BodyEvents = EventReader<hyper::body::Incoming>;
+
 /// The events of a body.
 pub struct EventReader<S> {
     source: S,

@@ -2,7 +2,7 @@
 //! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
 //! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
-//! limit, `emco serve` on etcd, and a DIG's update and rollback.
+//! limit, `emco serve` on etcd, a DIG's update and rollback, and live status streams.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -21,6 +21,7 @@ mod readiness;
 mod rsync;
 mod stale_status;
 mod status_configs;
+mod streams;
 mod support;
 mod tls;
 mod updates;
