@@ -3,6 +3,8 @@
 //! write made before the request. Clusters not heard from within [`crate::ServerConfig::status_grace`] are shown
 //! as stale: the answer is judged at the time of the request. `?readiness` ends the answer with the state object
 //! (seed 002); [`with_state`] adds the same object under `state` to the GET of the resource itself.
+//! With `Accept: text/event-stream` or `watch=true` the answer is streamed as it changes ([`super::stream`]): the
+//! handler hands the stream a function computing the answer bytes, which is all another status route needs.
 
 use std::collections::HashMap;
 
