@@ -285,7 +285,7 @@ pub(crate) async fn answer_or_stream(
 
 /// Where a producer sends its events (already in SSE form).
 pub(crate) struct EventSink {
-    sender: mpsc::Sender<Bytes>,
+    sender: mpsc::Sender<EventParts>,
     shutdown: CancellationToken,
     keep_alive: tokio::time::Interval,
 }
@@ -299,7 +299,8 @@ pub(crate) enum Stop {
 
 impl EventSink {
     /// Queues an event; a reader [`STREAM_BUFFER`] events behind is dropped.
-    pub(crate) fn send(&mut self, event: Bytes) -> Result<(), Stop> {
+    pub(crate) fn send(&mut self, event: impl Into<EventParts>) -> Result<(), Stop> {
+        let event = event.into();
         match self.sender.try_send(event) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
@@ -350,7 +351,11 @@ where
         let _slot = slot;
         producer(sink).await;
     });
-    let mut response = Body::new(EventBody { receiver }).into_response();
+    let mut response = Body::new(EventBody {
+        receiver,
+        pending: std::collections::VecDeque::new(),
+    })
+    .into_response();
     let headers = response.headers_mut();
     headers.insert(
         header::CONTENT_TYPE,
@@ -362,9 +367,21 @@ where
     Ok(response)
 }
 
+/// One event as the pieces written one after the other: a large answer is shared by every stream that sends it,
+/// never copied into each stream's event.
+pub(crate) struct EventParts(Vec<Bytes>);
+
+impl From<Bytes> for EventParts {
+    fn from(bytes: Bytes) -> Self {
+        Self(vec![bytes])
+    }
+}
+
 /// The response body of a stream: the events its producer queues, until the producer ends.
 struct EventBody {
-    receiver: mpsc::Receiver<Bytes>,
+    receiver: mpsc::Receiver<EventParts>,
+    /// The rest of the event being written.
+    pending: std::collections::VecDeque<Bytes>,
 }
 
 impl HttpBody for EventBody {
@@ -375,9 +392,16 @@ impl HttpBody for EventBody {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        self.receiver
-            .poll_recv(cx)
-            .map(|event| event.map(|bytes| Ok(Frame::data(bytes))))
+        loop {
+            if let Some(bytes) = self.pending.pop_front() {
+                return Poll::Ready(Some(Ok(Frame::data(bytes))));
+            }
+            match self.receiver.poll_recv(cx) {
+                Poll::Ready(Some(EventParts(parts))) => self.pending.extend(parts),
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
     }
 }
 
@@ -394,6 +418,15 @@ pub(crate) fn event(name: &str, id: Option<i64>, data: &[u8]) -> Bytes {
     out.extend_from_slice(data);
     out.extend_from_slice(b"\n\n");
     Bytes::from(out)
+}
+
+/// A `status` event whose data is `answer` (one line), sharing its bytes rather than copying them.
+fn status_event(revision: i64, answer: &Bytes) -> EventParts {
+    EventParts(vec![
+        Bytes::from(format!("event: status\nid: {revision}\ndata: ")),
+        one_line(answer),
+        Bytes::from_static(b"\n\n"),
+    ])
 }
 
 /// An answer as one line: compact JSON has no line break, but an answer from elsewhere is made compact.
@@ -434,11 +467,7 @@ async fn status_events(
     let mut shown = first.body.clone();
     let mut computed_at = Instant::now();
     let resumed_with_it = last_event_id.is_some_and(|id| first.revision <= id);
-    if !resumed_with_it
-        && events
-            .send(event("status", Some(first.revision), &one_line(&first.body)))
-            .is_err()
-    {
+    if !resumed_with_it && events.send(status_event(first.revision, &first.body)).is_err() {
         return;
     }
     loop {
@@ -479,10 +508,7 @@ async fn status_events(
             Err(Stop::Ended) => return,
         };
         if answer.body != shown {
-            if events
-                .send(event("status", Some(answer.revision), &one_line(&answer.body)))
-                .is_err()
-            {
+            if events.send(status_event(answer.revision, &answer.body)).is_err() {
                 return;
             }
             shown = answer.body;
@@ -574,6 +600,12 @@ mod tests {
             let err = StreamRequest::read(&headers(&[("last-event-id", bad)]), "/s", Vec::new()).unwrap_err();
             assert!(err.message.contains("Last-Event-ID"), "{bad}: {}", err.message);
         }
+    }
+
+    #[test]
+    fn a_status_event_is_the_same_bytes_in_shared_parts() {
+        let EventParts(parts) = status_event(12, &Bytes::from_static(b"{\"a\":1}"));
+        assert_eq!(parts.concat(), event("status", Some(12), b"{\"a\":1}").to_vec());
     }
 
     #[test]
