@@ -377,6 +377,27 @@ struct StateRecord {
     state: StateInfo,
 }
 
+/// The prefix of every lifecycle history key: a store watch under it sees every lifecycle state change.
+pub const STATE_PREFIX: &str = STATE_ROOT;
+
+/// The resource and lifecycle history a key under [`STATE_PREFIX`] holds (as a store watch reports it); `None`
+/// for a key that is not a lifecycle history of a known kind, an error for a history that cannot be read.
+pub fn decode_state(key: &str, value: &[u8]) -> Option<Result<(ResourcePath, StateInfo)>> {
+    let rest = key.strip_prefix(STATE_ROOT)?;
+    let (segment, names) = rest.split_once('/')?;
+    let kind = Kind::ALL.into_iter().find(|kind| kind.segment() == segment)?;
+    let names: Vec<String> = names.split('/').map(str::to_string).collect();
+    if names.len() != kind.depth() || names.iter().any(String::is_empty) {
+        return None;
+    }
+    let path = ResourcePath::new(kind, names);
+    Some(
+        record::decode::<StateRecord>(key, value)
+            .map(|record| (path, record.state))
+            .map_err(CatalogError::from),
+    )
+}
+
 /// The catalog over a store.
 #[derive(Debug, Clone)]
 pub struct Catalog {

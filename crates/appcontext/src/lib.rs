@@ -24,7 +24,7 @@ pub mod read_set;
 mod record;
 pub mod replicas;
 
-pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath};
+pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath, STATE_PREFIX, decode_state};
 pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner,
     ResourceRecord, ResourceRole, UserCredentials,

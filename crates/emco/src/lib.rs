@@ -189,6 +189,13 @@ pub struct ServeArgs {
     /// owned by one of them through its lease, and taken over by another about this long after the owner dies.
     #[arg(long, env = "EMCO_LEASE_TTL", value_name = "DURATION", default_value = "5s", value_parser = parse_lease_ttl)]
     pub lease_ttl: Duration,
+    /// The shortest time between two events of a status stream (`Accept: text/event-stream` or `?watch=true`):
+    /// changes meanwhile are folded into one event (`250ms`, `1s`; a bare number is seconds).
+    #[arg(long, env = "EMCO_WATCH_INTERVAL", default_value = "250ms", value_parser = parse_duration)]
+    pub watch_interval: Duration,
+    /// The most server-sent event streams (status streams, /v2/events) open at once; one more is answered 503.
+    #[arg(long, env = "EMCO_MAX_STREAMS", default_value_t = emco_server::DEFAULT_MAX_STREAMS)]
+    pub max_streams: usize,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -324,6 +331,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         status_grace,
         metrics_without_auth,
         lease_ttl,
+        watch_interval,
+        max_streams,
     } = args;
     check_exposure(
         listen,
@@ -447,6 +456,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             },
             status_grace,
             metrics_without_auth,
+            watch_interval,
+            max_streams,
         },
     );
     rsync.resume().await.context("resuming unfinished operations")?;
@@ -772,6 +783,17 @@ mod tests {
         for bad in ["0", "-5", "1MiB"] {
             assert!(serve_args(&["--render-max-output-bytes", bad]).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn watch_interval_defaults_to_a_quarter_second() {
+        let defaults = serve_args(&[]).unwrap();
+        assert_eq!(defaults.watch_interval, Duration::from_millis(250));
+        assert_eq!(defaults.max_streams, emco_server::DEFAULT_MAX_STREAMS);
+        assert_eq!(
+            serve_args(&["--watch-interval", "1s"]).unwrap().watch_interval,
+            Duration::from_secs(1)
+        );
     }
 
     #[test]

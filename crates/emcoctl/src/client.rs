@@ -228,6 +228,52 @@ impl EmcoClient {
 }
 
 /// The TLS settings: for `https`, roots from `ca_file` or the system; for `http`, none are needed.
+/// The answer of a GET that opened a server-sent event stream: the status and, with 200, the events as they
+/// come ([`crate::sse::EventReader`] reads them); another status comes with its whole (bounded) body.
+pub struct StreamReply {
+    /// The HTTP status.
+    pub status: u16,
+    /// The body, read as it arrives.
+    pub body: hyper::body::Incoming,
+}
+
+impl EmcoClient {
+    /// GETs `path` asking for a server-sent event stream (`Accept: text/event-stream`), resuming after
+    /// `last_event_id` when given (`Last-Event-ID`).
+    pub async fn stream(&self, path: &str, last_event_id: Option<&str>) -> Result<StreamReply, ClientError> {
+        let url = self.url(path);
+        let mut builder = http::Request::builder()
+            .method("GET")
+            .uri(&url)
+            .header("accept", "text/event-stream");
+        if let Some(authorization) = &self.authorization {
+            builder = builder.header(http::header::AUTHORIZATION, authorization.clone());
+        }
+        if let Some(id) = last_event_id {
+            builder = builder.header("last-event-id", id);
+        }
+        let request = builder
+            .body(Full::new(Bytes::new()))
+            .map_err(|err| ClientError::Request {
+                path: path.into(),
+                message: err.to_string(),
+            })?;
+        let response = self
+            .http
+            .request(request)
+            .await
+            .map_err(|err| ClientError::Unreachable {
+                method: "GET".into(),
+                url: url.clone(),
+                message: describe(&err),
+            })?;
+        Ok(StreamReply {
+            status: response.status().as_u16(),
+            body: response.into_body(),
+        })
+    }
+}
+
 fn tls_config(
     target: &str,
     https: bool,

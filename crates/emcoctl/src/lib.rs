@@ -8,5 +8,6 @@ pub mod commands;
 pub mod config;
 pub mod documents;
 pub mod readiness;
+pub mod sse;
 pub mod status;
 pub mod template;

@@ -138,15 +138,18 @@ struct StatusArgs {
     /// How to print: table, json or yaml.
     #[arg(short = 'o', long = "format", default_value = "table", value_parser = ["table", "json", "yaml"])]
     format: String,
-    /// Refresh every second (a table redrawn on a terminal; a new one on each change otherwise).
+    /// Follow the status as it changes (the server's event stream): on a terminal the table is redrawn in place
+    /// under a progress line (`412/1000 clusters ready`); piped, one line per change.
     #[arg(long)]
     watch: bool,
-    /// With --watch: stop once the DIG's status or readiness is this (e.g. Instantiated, Ready, Terminated).
+    /// With --watch: exit 0 once this is reached: ready, instantiated, terminated (or any status or readiness
+    /// word, e.g. NotReady); exit 1 early on a failure state (InstantiateFailed, TerminateFailed, a failed
+    /// readiness while waiting for ready).
     #[arg(long)]
     until: Option<String>,
-    /// With --watch: give up (exit 1) after this many seconds.
-    #[arg(long, default_value_t = 300)]
-    timeout: u64,
+    /// With --watch: give up (exit 1) after this long (`5m`, `90s`; a bare number is seconds).
+    #[arg(long, default_value = "300", value_parser = parse_timeout)]
+    timeout: Duration,
 }
 
 #[derive(Debug, clap::Args)]
@@ -470,49 +473,64 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
         };
     }
     let filters = query_string(&filters);
-    let terminal = std::io::stdout().is_terminal();
-    let deadline = std::time::Instant::now() + Duration::from_secs(args.timeout);
-    let mut shown = String::new();
-    loop {
-        let answers = match runtime.block_on(status::fetch(client, &args.dig, &filters)) {
-            Ok(answers) => answers,
+    if args.watch {
+        let options = status::WatchOptions {
+            until: args.until.clone(),
+            timeout: args.timeout,
+            terminal: std::io::stdout().is_terminal(),
+        };
+        let mut out = std::io::stdout();
+        return match runtime.block_on(status::watch(client, &args.dig, &filters, &options, &mut out)) {
+            Ok(status::WatchEnd::Reached) => ExitCode::SUCCESS,
+            Ok(status::WatchEnd::Failed(failure)) => {
+                eprintln!(
+                    "emcoctl: failed before {}: {failure}",
+                    args.until.as_deref().unwrap_or("done")
+                );
+                ExitCode::FAILURE
+            }
+            Ok(status::WatchEnd::TimedOut) => {
+                eprintln!(
+                    "emcoctl: not {} within {} s",
+                    args.until.as_deref().unwrap_or("done"),
+                    args.timeout.as_secs()
+                );
+                ExitCode::FAILURE
+            }
+            // The reader went away (`| head`): nothing more to show.
+            Err(status::StatusError::Output(_)) => ExitCode::SUCCESS,
             Err(err) => {
                 eprintln!("emcoctl: {err}");
-                return ExitCode::FAILURE;
+                ExitCode::FAILURE
             }
         };
-        let text = format!("{}\n{}", status::summary_line(&answers), status::view(&answers));
-        if text != shown {
-            let clear_screen = if args.watch && terminal {
-                "\x1b[2J\x1b[H"
-            } else {
-                ""
-            };
-            let mut out = std::io::stdout().lock();
-            if writeln!(out, "{clear_screen}{text}")
-                .and_then(|()| out.flush())
-                .is_err()
-            {
-                // The reader went away (`| head`): nothing more to show.
-                return ExitCode::SUCCESS;
-            }
-            shown = text;
-        }
-        let done = args
-            .until
-            .as_deref()
-            .is_none_or(|state| status::reached(&answers, state));
-        if !args.watch || (args.until.is_some() && done) {
-            return ExitCode::SUCCESS;
-        }
-        if std::time::Instant::now() >= deadline {
-            eprintln!(
-                "emcoctl: not {} within {} s",
-                args.until.as_deref().unwrap_or("done"),
-                args.timeout
-            );
+    }
+    let answers = match runtime.block_on(status::fetch(client, &args.dig, &filters)) {
+        Ok(answers) => answers,
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
             return ExitCode::FAILURE;
         }
-        std::thread::sleep(Duration::from_secs(1));
+    };
+    let text = format!("{}\n{}", status::summary_line(&answers), status::view(&answers));
+    let mut out = std::io::stdout().lock();
+    // A closed pipe (`| head`) ends the output; it is not an error of the command.
+    let _ = writeln!(out, "{text}").and_then(|()| out.flush());
+    ExitCode::SUCCESS
+}
+
+/// `--timeout`: seconds, or a number with `ms`, `s`, `m` or `h`.
+fn parse_timeout(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let bad = || format!("'{text}' is not a duration: expected e.g. 300, 90s, 5m or 1h");
+    let number: u64 = number.parse().map_err(|_| bad())?;
+    match unit {
+        "ms" => Ok(Duration::from_millis(number)),
+        "" | "s" => Ok(Duration::from_secs(number)),
+        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
+        "h" => Ok(Duration::from_secs(number.saturating_mul(3600))),
+        _ => Err(bad()),
     }
 }

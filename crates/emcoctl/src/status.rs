@@ -12,10 +12,20 @@
 //! resource is not ready.
 //! When any resource carries a `statusRemote` (the value a status config rolls up, issue #16 §4), the table gains a
 //! REMOTE column with it. On a terminal, the CLUSTER cells of stale clusters are shown in their own colour.
+//!
+//! [`watch`] follows the three answers as server-sent event streams (`Accept: text/event-stream`; the server sends
+//! an answer when it changed, at most one per its watch interval) instead of asking again and again: on a terminal
+//! it redraws the table in place under a progress line (`412/1000 clusters ready`), piped it prints one line per
+//! change; with `until` it ends when the state is reached, or early on a failure state.
+
+use std::io::Write;
+use std::time::Duration;
 
 use serde_json::Value as Json;
+use tokio::sync::mpsc;
 
 use crate::client::{Body, ClientError, EmcoClient};
+use crate::sse::{EventReader, SseError};
 
 /// Why the status could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -33,6 +43,25 @@ pub enum StatusError {
         /// The API's message (the body when it is not the API's error JSON).
         body: String,
     },
+    /// The event stream failed.
+    #[error("GET {url}: {source}")]
+    Stream {
+        /// The URL.
+        url: String,
+        /// Why.
+        source: SseError,
+    },
+    /// The stream said the status can no longer be answered (the resource was deleted, the store failed).
+    #[error("GET {url} (stream) ended: {message}")]
+    StreamEnded {
+        /// The URL.
+        url: String,
+        /// The server's message.
+        message: String,
+    },
+    /// The output could not be written.
+    #[error("cannot write the status: {0}")]
+    Output(#[from] std::io::Error),
     /// A 200 whose body is not JSON.
     #[error("GET {url}: the answer is not JSON: {message}")]
     NotJson {
@@ -425,6 +454,298 @@ pub fn reached(answers: &Answers, state: &str) -> bool {
     answers.rsync["status"] == state || answers.ready["readyStatus"] == state
 }
 
+/// `(ready, total)` clusters of the readiness answer: a cluster is ready when it is fresh and every resource of
+/// every app on it is `Ready`.
+#[must_use]
+pub fn ready_clusters(answers: &Answers) -> (usize, usize) {
+    let mut clusters: Vec<(String, bool)> = Vec::new();
+    for app in apps_of(&answers.ready) {
+        for cluster in app["clusters"].as_array().into_iter().flatten() {
+            let name = cluster["cluster"].as_str().unwrap_or("?").to_string();
+            let ready = cluster["statusFresh"] != false
+                && cluster["resources"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .all(|resource| resource["readyStatus"] == "Ready");
+            match clusters.iter_mut().find(|(known, _)| *known == name) {
+                Some((_, all_ready)) => *all_ready &= ready,
+                None => clusters.push((name, ready)),
+            }
+        }
+    }
+    (
+        clusters.iter().filter(|(_, ready)| *ready).count(),
+        clusters.len(),
+    )
+}
+
+/// The progress line: `412/1000 clusters ready`.
+#[must_use]
+pub fn progress_line(answers: &Answers) -> String {
+    let (ready, total) = ready_clusters(answers);
+    format!("{ready}/{total} clusters ready")
+}
+
+/// Whether the answers reached `until`: `ready` (every resource ready), `instantiated`, `terminated` (the
+/// context's status), case aside; any other word as [`reached`] reads it (a context status or a readiness).
+#[must_use]
+pub fn until_reached(answers: &Answers, until: &str) -> bool {
+    match until.to_ascii_lowercase().as_str() {
+        "ready" => answers.ready["readyStatus"] == "Ready" || answers.ready["readiness"]["ready"] == true,
+        "instantiated" => answers.rsync["status"] == "Instantiated",
+        "terminated" => answers.rsync["status"] == "Terminated",
+        _ => reached(answers, until),
+    }
+}
+
+/// The failure state that keeps `until` from being reached, if any: the context's status ending in `Failed`
+/// (`InstantiateFailed`, `TerminateFailed`, …), or, waiting for `ready`, a readiness failed (a pod that crashes).
+#[must_use]
+pub fn failure(answers: &Answers, until: &str) -> Option<String> {
+    if let Some(status) = answers.rsync["status"].as_str()
+        && status.ends_with("Failed")
+    {
+        return Some(format!(
+            "{}: {status}",
+            answers.rsync["name"].as_str().unwrap_or("?")
+        ));
+    }
+    if !until.eq_ignore_ascii_case("ready") {
+        return None;
+    }
+    let failed = answers.ready["readiness"]["conditions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|condition| condition["type"] == "Ready" && condition["reason"] == "Failed")?;
+    Some(format!(
+        "not ready: {}",
+        failed["message"]
+            .as_str()
+            .or_else(|| answers.ready["readiness"]["message"].as_str())
+            .unwrap_or("Failed")
+    ))
+}
+
+/// How `status --watch` behaves.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    /// Stop once this is reached (see [`until_reached`]); `None`: watch until the timeout.
+    pub until: Option<String>,
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// Redraw in place (a terminal); else one line per change.
+    pub terminal: bool,
+}
+
+/// How a watch ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatchEnd {
+    /// `until` was reached.
+    Reached,
+    /// A failure state was reached first (what it is).
+    Failed(String),
+    /// The timeout passed first.
+    TimedOut,
+}
+
+/// Which answer a stream carries.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    Rsync,
+    Cluster,
+    Ready,
+}
+
+/// How long a broken stream waits before it connects again (resuming with `Last-Event-ID`).
+const RECONNECT_PAUSE: Duration = Duration::from_secs(1);
+
+/// Follows the status of `dig` (narrowed by `filters`) over three event streams, writing to `out` as
+/// [`WatchOptions`] say, until `until` is reached, a failure state is, or the timeout passes.
+pub async fn watch(
+    client: &EmcoClient,
+    dig: &str,
+    filters: &str,
+    options: &WatchOptions,
+    out: &mut (dyn Write + Send),
+) -> Result<WatchEnd, StatusError> {
+    let deadline = tokio::time::Instant::now() + options.timeout;
+    let (sender, mut receiver) = mpsc::channel(16);
+    let with = |base: &str| match filters.is_empty() {
+        true => base.to_string(),
+        false => format!("{base}&{filters}"),
+    };
+    let mut followers = Vec::new();
+    for (which, query) in [
+        (Which::Rsync, with("type=rsync")),
+        (Which::Cluster, with("type=cluster")),
+        (Which::Ready, with("status=ready&readiness")),
+    ] {
+        let path = format!("{}/status?{query}", dig_path(dig));
+        followers.push(tokio::spawn(follow(client.clone(), path, which, sender.clone())));
+    }
+    drop(sender);
+    let ended = async {
+        let (mut rsync, mut cluster, mut ready) = (None, None, None);
+        let mut shown = String::new();
+        loop {
+            let Some(update) = tokio::time::timeout_at(deadline, receiver.recv())
+                .await
+                .ok()
+                .flatten()
+            else {
+                return Ok(WatchEnd::TimedOut);
+            };
+            let (which, answer) = update?;
+            match which {
+                Which::Rsync => rsync = Some(answer),
+                Which::Cluster => cluster = Some(answer),
+                Which::Ready => ready = Some(answer),
+            }
+            let (Some(r), Some(c), Some(d)) = (&rsync, &cluster, &ready) else {
+                continue;
+            };
+            let answers = Answers {
+                rsync: r.clone(),
+                cluster: c.clone(),
+                ready: d.clone(),
+            };
+            show(&answers, options.terminal, &mut shown, out)?;
+            if let Some(until) = &options.until {
+                if until_reached(&answers, until) {
+                    return Ok(WatchEnd::Reached);
+                }
+                if let Some(failure) = failure(&answers, until) {
+                    return Ok(WatchEnd::Failed(failure));
+                }
+            }
+        }
+    }
+    .await;
+    for follower in followers {
+        follower.abort();
+    }
+    ended
+}
+
+/// Writes the answers if they look different from what was shown: on a terminal the screen redrawn (progress,
+/// summary, table), else one line (progress and summary).
+fn show(
+    answers: &Answers,
+    terminal: bool,
+    shown: &mut String,
+    out: &mut (dyn Write + Send),
+) -> Result<(), StatusError> {
+    let summary = summary_line(answers);
+    let text = if terminal {
+        format!("{}\n{summary}\n{}", progress_line(answers), view(answers))
+    } else {
+        format!(
+            "{} · {}",
+            progress_line(answers),
+            summary.lines().next().unwrap_or_default()
+        )
+    };
+    if text == *shown {
+        return Ok(());
+    }
+    if terminal {
+        writeln!(out, "\x1b[H\x1b[2J{text}")?;
+    } else {
+        writeln!(out, "{text}")?;
+    }
+    out.flush()?;
+    *shown = text;
+    Ok(())
+}
+
+/// Follows one stream, connecting again after a break (resuming from the last event): sends each answer, or the
+/// error that ends the watch (a refusal, an answer that is not JSON, a stream the server ended).
+async fn follow(
+    client: EmcoClient,
+    path: String,
+    which: Which,
+    sender: mpsc::Sender<Result<(Which, Json), StatusError>>,
+) {
+    let url = client.url(&path);
+    let mut last_id: Option<String> = None;
+    let mut connected_once = false;
+    loop {
+        let reply = match client.stream(&path, last_id.as_deref()).await {
+            Ok(reply) => reply,
+            Err(err) if !connected_once => {
+                let _ = sender.send(Err(err.into())).await;
+                return;
+            }
+            Err(_) => {
+                tokio::time::sleep(RECONNECT_PAUSE).await;
+                continue;
+            }
+        };
+        if reply.status != 200 {
+            let mut events = EventReader::new(reply.body);
+            let mut body = String::new();
+            // An error answer is one JSON document; read it as one "line" at most.
+            if let Ok(Some(text)) = events.remaining_text().await {
+                body = text;
+            }
+            let message = serde_json::from_str::<Json>(&body)
+                .ok()
+                .and_then(|json| json.get("message").and_then(Json::as_str).map(str::to_string))
+                .unwrap_or(body);
+            let _ = sender
+                .send(Err(StatusError::Refused {
+                    url,
+                    status: reply.status,
+                    body: message,
+                }))
+                .await;
+            return;
+        }
+        connected_once = true;
+        let mut events = EventReader::new(reply.body);
+        loop {
+            match events.next_event().await {
+                Ok(Some(event)) if event.name == "status" => {
+                    last_id = event.id.or(last_id);
+                    let answer = match serde_json::from_str::<Json>(&event.data) {
+                        Ok(answer) => answer,
+                        Err(err) => {
+                            let _ = sender
+                                .send(Err(StatusError::NotJson {
+                                    url,
+                                    message: err.to_string(),
+                                }))
+                                .await;
+                            return;
+                        }
+                    };
+                    if sender.send(Ok((which, answer))).await.is_err() {
+                        return;
+                    }
+                }
+                Ok(Some(event)) if event.name == "error" => {
+                    let message = serde_json::from_str::<Json>(&event.data)
+                        .ok()
+                        .and_then(|json| json["message"].as_str().map(str::to_string))
+                        .unwrap_or(event.data);
+                    let _ = sender.send(Err(StatusError::StreamEnded { url, message })).await;
+                    return;
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(SseError::Broken(_)) => break,
+                Err(source) => {
+                    let _ = sender.send(Err(StatusError::Stream { url, source })).await;
+                    return;
+                }
+            }
+        }
+        tokio::time::sleep(RECONNECT_PAUSE).await;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -442,6 +763,73 @@ mod tests {
                 "apps": [{"name": "db", "clusters": [{"cluster": "edge01", "resources": [resource("ConfigMap", "db", "readyStatus", "NotPresent")]}]},
                          {"name": "web", "clusters": [{"cluster": "edge01", "resources": [resource("Deployment", "web", "readyStatus", "Ready"), resource("Pod", "web-1", "readyStatus", "Ready")]}]}]}),
         }
+    }
+
+    #[test]
+    fn watching_counts_ready_clusters_and_knows_when_to_stop() {
+        let resource = |ready: &str| json!({"GVK": {"Kind": "Pod"}, "name": "p", "readyStatus": ready});
+        let mut answers = Answers {
+            rsync: json!({"name": "dig", "status": "Instantiated"}),
+            cluster: json!({}),
+            ready: json!({"readyStatus": "NotReady", "apps": [
+                {"name": "a", "clusters": [{"cluster": "edge01", "resources": [resource("Ready")]},
+                                           {"cluster": "edge02", "resources": [resource("Ready")]},
+                                           {"cluster": "edge03", "statusFresh": false, "resources": [resource("Ready")]}]},
+                {"name": "b", "clusters": [{"cluster": "edge02", "resources": [resource("NotReady")]}]}]}),
+        };
+        assert_eq!(
+            ready_clusters(&answers),
+            (1, 3),
+            "edge02 waits on b, edge03 is stale"
+        );
+        assert_eq!(progress_line(&answers), "1/3 clusters ready");
+        assert!(until_reached(&answers, "instantiated") && until_reached(&answers, "Instantiated"));
+        assert!(!until_reached(&answers, "ready") && !until_reached(&answers, "terminated"));
+        assert_eq!(failure(&answers, "ready"), None);
+        answers.ready["readiness"] = json!({"ready": false, "conditions": [
+            {"type": "Ready", "status": "False", "reason": "Failed", "message": "Pod p: CrashLoopBackOff"}]});
+        assert_eq!(
+            failure(&answers, "ready").as_deref(),
+            Some("not ready: Pod p: CrashLoopBackOff")
+        );
+        assert_eq!(
+            failure(&answers, "terminated"),
+            None,
+            "a crashing pod does not keep termination back"
+        );
+        answers.rsync["status"] = json!("TerminateFailed");
+        assert_eq!(
+            failure(&answers, "terminated").as_deref(),
+            Some("dig: TerminateFailed")
+        );
+        answers.ready["readyStatus"] = json!("Ready");
+        assert!(until_reached(&answers, "READY"));
+    }
+
+    #[test]
+    fn a_change_is_one_line_when_piped() {
+        let answers = answers();
+        let mut shown = String::new();
+        let mut out = Vec::new();
+        show(&answers, false, &mut shown, &mut out).unwrap();
+        show(&answers, false, &mut shown, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        assert_eq!(
+            text.lines().count(),
+            1,
+            "the same answers are not shown twice: {text}"
+        );
+        assert!(
+            text.starts_with("0/1 clusters ready · dig: Instantiated"),
+            "{text}"
+        );
+        let mut redrawn = Vec::new();
+        show(&answers, true, &mut String::new(), &mut redrawn).unwrap();
+        let redrawn = String::from_utf8(redrawn).unwrap();
+        assert!(
+            redrawn.starts_with("\u{1b}[H\u{1b}[2J0/1 clusters ready\n") && redrawn.contains("┌"),
+            "{redrawn}"
+        );
     }
 
     #[test]

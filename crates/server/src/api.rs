@@ -3,6 +3,7 @@
 mod auth;
 mod body;
 mod browser;
+mod events_routes;
 mod files;
 mod lifecycle_routes;
 mod logical_cloud_routes;
@@ -12,6 +13,7 @@ mod resources;
 mod status_collector_routes;
 mod status_config_routes;
 mod status_routes;
+mod stream;
 mod strict_json;
 mod ui;
 
@@ -28,6 +30,7 @@ use crate::{ApiError, AppState};
 
 pub use browser::normalize_origin;
 pub(crate) use ops_routes::{HEALTH_PATH, METRICS_PATH, READY_PATH};
+pub(crate) use stream::Streams;
 
 const COMPOSITE_APP: &str = "/v2/projects/{project}/composite-apps/{composite_app}/{version}";
 const DIG: &str =
@@ -205,6 +208,11 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
         .route("/v2/status-configs", status_config_routes::status_configs())
         .route("/v2/status-configs/{name}", status_config_routes::status_config())
+        .route(events_routes::EVENTS_PATH, get(events_routes::events))
+        .route(
+            auth::STREAM_TOKEN_PATH,
+            axum::routing::post(auth::mint_stream_token),
+        )
         .route(HEALTH_PATH, get(ops_routes::healthz))
         .route(READY_PATH, get(ops_routes::readyz))
         .route(METRICS_PATH, get(ops_routes::metrics))

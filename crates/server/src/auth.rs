@@ -406,5 +406,7 @@ impl TokenAuth {
     }
 }
 
+pub mod stream_tokens;
+
 #[cfg(test)]
 mod tests;

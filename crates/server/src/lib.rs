@@ -67,7 +67,18 @@ pub struct ServerConfig {
     /// Serve `/metrics` without a token even when [`ServerConfig::token_auth`] is set (for a Prometheus that
     /// scrapes without credentials); by default it needs an admin's token then.
     pub metrics_without_auth: bool,
+    /// The shortest time between two events of a status stream: changes meanwhile are folded into one event
+    /// (`emco serve --watch-interval`).
+    pub watch_interval: std::time::Duration,
+    /// The most server-sent event streams open at once; one more is answered 503 `TooManyStreams`
+    /// (`emco serve --max-streams`).
+    pub max_streams: usize,
 }
+
+/// The default of [`ServerConfig::watch_interval`].
+pub const DEFAULT_WATCH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+/// The default of [`ServerConfig::max_streams`].
+pub const DEFAULT_MAX_STREAMS: usize = 1000;
 
 /// The default of [`ServerConfig::status_grace`]: three missed monitor heartbeats (20 s each).
 pub const DEFAULT_STATUS_GRACE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -82,6 +93,8 @@ impl Default for ServerConfig {
             render_limits: RenderLimits::default(),
             status_grace: DEFAULT_STATUS_GRACE,
             metrics_without_auth: false,
+            watch_interval: DEFAULT_WATCH_INTERVAL,
+            max_streams: DEFAULT_MAX_STREAMS,
         }
     }
 }
@@ -99,6 +112,10 @@ struct StateInner {
     status: Arc<StatusKeeper>,
     lifecycle: Lifecycle,
     config: ServerConfig,
+    /// The open server-sent event streams.
+    streams: api::Streams,
+    /// The short-lived tokens of `POST /v2/tokens/stream`.
+    stream_tokens: auth::stream_tokens::StreamTokens,
     /// Ends the sweep of unfinished contexts with the server.
     _sweeper: AbortOnDrop,
 }
@@ -158,6 +175,14 @@ impl AppState {
     pub(crate) fn config(&self) -> &ServerConfig {
         &self.inner.config
     }
+
+    pub(crate) fn streams(&self) -> &api::Streams {
+        &self.inner.streams
+    }
+
+    pub(crate) fn stream_tokens(&self) -> &auth::stream_tokens::StreamTokens {
+        &self.inner.stream_tokens
+    }
 }
 
 /// The control plane's API server.
@@ -178,6 +203,7 @@ impl Server {
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
             .with_render_limits(config.render_limits);
+        let streams = api::Streams::new(config.max_streams);
         let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {
             _sweeper: sweeper,
@@ -187,6 +213,8 @@ impl Server {
             status,
             lifecycle,
             config,
+            streams,
+            stream_tokens: auth::stream_tokens::StreamTokens::new(auth::stream_tokens::MAX_STREAM_TOKENS),
         };
         Self {
             state: AppState {
@@ -211,13 +239,31 @@ impl Server {
     }
 
     /// Serves the API on `listener` as `options` say (TLS, timeouts, connection limit) until `shutdown`
-    /// resolves; then requests in flight finish, idle connections close, and it returns once all have ended.
+    /// resolves; then open streams end, requests in flight finish, idle connections close, and it returns once
+    /// all have ended.
     pub async fn run_with(
         self,
         listener: TcpListener,
         options: ServeOptions,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> std::io::Result<()> {
+        let state = self.state.clone();
+        let shutdown = async move {
+            shutdown.await;
+            state.streams().shut_down();
+        };
         serve::serve(listener, self.router(), options, shutdown).await
+    }
+
+    /// Ends every open server-sent event stream and refuses new ones ([`Server::run_with`] does it when its
+    /// shutdown future resolves; for a router served some other way).
+    pub fn end_streams(&self) {
+        self.state.streams().shut_down();
+    }
+
+    /// How many server-sent event streams are open.
+    #[must_use]
+    pub fn open_streams(&self) -> usize {
+        self.state.streams().open_count()
     }
 }

@@ -101,6 +101,11 @@ impl StatusKeeper {
         }
     }
 
+    /// The store revision the index reflects, as it advances: status streams wait on it for a change.
+    pub(crate) fn subscribe(&self) -> watch::Receiver<i64> {
+        self.progress.subscribe()
+    }
+
     /// Waits until the index reflects the store at `revision` (or a short timeout passes).
     pub(crate) async fn caught_up(&self, revision: i64) -> bool {
         let mut progress = self.progress.subscribe();

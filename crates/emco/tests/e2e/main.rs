@@ -3,7 +3,7 @@
 //! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
 //! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
 //! limit, `emco serve` on etcd (and several replicas on one etcd), a DIG's update and rollback, combined status
-//! (CEL status collectors), and the web page in Chromium.
+//! (CEL status collectors), live status streams and the web page in Chromium.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -25,6 +25,7 @@ mod replicas;
 mod rsync;
 mod stale_status;
 mod status_configs;
+mod streams;
 mod support;
 mod tls;
 mod updates;

@@ -11,7 +11,13 @@
 //!   kubeconfig); anything else is answered 403 `Forbidden` naming the user and the role; a user in neither
 //!   `emco:admin` nor `emco:viewer` is answered 403 for everything.
 //!
-//! The user is recorded in the request's log span (`user`; `-` when authentication is off or not needed).
+//! - a GET that opens a stream (`/v2/events`, or a status with `Accept: text/event-stream` or `watch=true`) may
+//!   instead carry `?access_token=<stream token>` minted by `POST /v2/tokens/stream` (which viewers may call too:
+//!   it grants only reading what they read); an `access_token` anywhere else, or one that is not an unexpired
+//!   stream token (a real token in a URL is refused), is answered 401.
+//!
+//! The user is recorded in the request's log span (`user`; `-` when authentication is off or not needed), and
+//! the identity is left in the request's extensions for the handlers.
 
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
@@ -19,15 +25,22 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::replicas_routes::REPLICAS_PATH;
+use std::sync::Arc;
+
+use axum::Extension;
+
+use super::events_routes::EVENTS_PATH;
+use super::stream::accepts_event_stream;
 use super::{HEALTH_PATH, METRICS_PATH, READY_PATH};
-use crate::auth::{ADMIN_GROUP, Role, VIEWER_GROUP};
+use crate::auth::stream_tokens::StreamTokenError;
+use crate::auth::{ADMIN_GROUP, Identity, Role, VIEWER_GROUP};
 use crate::{ApiError, AppState};
 
 /// The challenge of a 401 answer.
 const CHALLENGE: &str = "Bearer realm=\"emco\"";
 
 /// The middleware: bearer token → user → role → allowed or 401/403.
-pub(crate) async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     // The log span's `user` is recorded once (a second record would be logged beside the first).
     let span = tracing::Span::current();
     let anonymous = || span.record("user", tracing::field::display("-"));
@@ -35,18 +48,43 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         anonymous();
         return next.run(request).await;
     };
-    let path = request.uri().path();
+    let path = request.uri().path().to_string();
+    let path = path.as_str();
     let open_metrics = path == METRICS_PATH && state.config().metrics_without_auth;
     if path == HEALTH_PATH || path == READY_PATH || open_metrics || super::ui::is_ui_path(path) {
         anonymous();
         return next.run(request).await;
     }
-    let identity = match bearer_token(request.headers()) {
-        Err(message) => {
+    let access_token = access_token(request.uri().query());
+    let identity = match (bearer_token(request.headers()), access_token) {
+        (Err(_), Some(Ok(presented))) => {
+            if !opens_stream(&request) {
+                anonymous();
+                return unauthorized(
+                    "access_token is only accepted on a GET that opens a stream; send 'Authorization: Bearer <token>'",
+                );
+            }
+            match state.stream_tokens().redeem(&presented) {
+                Some(identity) => identity,
+                None => {
+                    anonymous();
+                    tracing::info!("refused a stream with an unknown or expired access_token");
+                    return unauthorized(
+                        "the access_token is not a valid stream token (mint one with POST /v2/tokens/stream; \
+                         it is accepted for 60 s; a bearer token never goes in a URL)",
+                    );
+                }
+            }
+        }
+        (Err(_), Some(Err(message))) => {
             anonymous();
             return unauthorized(message);
         }
-        Ok(token) => match tokens.authenticate(token.as_bytes()) {
+        (Err(message), None) => {
+            anonymous();
+            return unauthorized(message);
+        }
+        (Ok(token), _) => match tokens.authenticate(token.as_bytes()) {
             Some(identity) => identity,
             None => {
                 anonymous();
@@ -56,7 +94,10 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         },
     };
     span.record("user", tracing::field::display(&identity.user));
-    let reads = matches!(*request.method(), Method::GET | Method::HEAD);
+    request.extensions_mut().insert(identity.clone());
+    // Minting a stream token only lends the caller's own reading to a stream.
+    let mints_stream_token = request.method() == Method::POST && path == STREAM_TOKEN_PATH;
+    let reads = matches!(*request.method(), Method::GET | Method::HEAD) || mints_stream_token;
     match identity.role {
         Role::Admin => {}
         Role::Viewer if [METRICS_PATH, REPLICAS_PATH].contains(&request.uri().path()) => {
@@ -87,6 +128,84 @@ pub(crate) async fn guard(State(state): State<AppState>, request: Request, next:
         }
     }
     next.run(request).await
+}
+
+/// The path of `POST /v2/tokens/stream`.
+pub(crate) const STREAM_TOKEN_PATH: &str = "/v2/tokens/stream";
+/// The longest `access_token` read.
+const MAX_ACCESS_TOKEN_BYTES: usize = 256;
+
+/// The `access_token` query parameter, if the query has one (or why it cannot be read).
+fn access_token(query: Option<&str>) -> Option<Result<String, &'static str>> {
+    let query = query?;
+    let Ok(uri) = format!("/?{query}").parse::<axum::http::Uri>() else {
+        return Some(Err("the query string cannot be read"));
+    };
+    let pairs: Vec<(String, String)> = match axum::extract::Query::<Vec<(String, String)>>::try_from_uri(&uri)
+    {
+        Ok(axum::extract::Query(pairs)) => pairs,
+        Err(_) => return Some(Err("the query string cannot be read")),
+    };
+    let mut tokens = pairs.into_iter().filter(|(name, _)| name == "access_token");
+    let (_, token) = tokens.next()?;
+    if tokens.next().is_some() {
+        return Some(Err("the query holds access_token more than once"));
+    }
+    if token.is_empty() || token.len() > MAX_ACCESS_TOKEN_BYTES {
+        return Some(Err("the access_token is empty or too long to be a stream token"));
+    }
+    Some(Ok(token))
+}
+
+/// Whether a request is a GET that opens a server-sent event stream.
+fn opens_stream(request: &Request) -> bool {
+    if request.method() != Method::GET {
+        return false;
+    }
+    if request.uri().path() == EVENTS_PATH || accepts_event_stream(request.headers()) {
+        return true;
+    }
+    request.uri().query().is_some_and(|query| {
+        query
+            .split('&')
+            .any(|pair| pair == "watch" || pair == "watch=true")
+    })
+}
+
+/// `POST /v2/tokens/stream`: a stream token for the caller (`{"token","expiresAt"}`); with authentication off,
+/// one for an anonymous user (streams need none then).
+pub(crate) async fn mint_stream_token(
+    State(state): State<AppState>,
+    identity: Option<Extension<Arc<Identity>>>,
+) -> Response {
+    let identity = identity.map_or_else(
+        || {
+            Arc::new(Identity {
+                user: "-".into(),
+                uid: String::new(),
+                groups: Vec::new(),
+                role: Role::None,
+            })
+        },
+        |Extension(identity)| identity,
+    );
+    match state.stream_tokens().mint(identity) {
+        Ok(minted) => (
+            StatusCode::CREATED,
+            axum::Json(serde_json::json!({
+                "token": minted.token,
+                "expiresAt": minted.expires_at.to_string(),
+            })),
+        )
+            .into_response(),
+        Err(err @ StreamTokenError::TooMany(_)) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "TooManyStreamTokens",
+            err.to_string(),
+        )
+        .into_response(),
+        Err(err) => ApiError::internal(err).into_response(),
+    }
 }
 
 /// Whether a path answers credentials: a logical cloud user's kubeconfig
@@ -133,6 +252,33 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(header::AUTHORIZATION, HeaderValue::from_str(value).unwrap());
         headers
+    }
+
+    #[test]
+    fn access_tokens_are_read_once_from_the_query() {
+        assert_eq!(access_token(None), None);
+        assert_eq!(access_token(Some("watch=true")), None);
+        assert_eq!(
+            access_token(Some("watch=true&access_token=abc")),
+            Some(Ok("abc".to_string()))
+        );
+        assert!(matches!(
+            access_token(Some("access_token=a&access_token=b")),
+            Some(Err(_))
+        ));
+        assert!(matches!(access_token(Some("access_token=")), Some(Err(_))));
+        let stream = |uri: &str, accept: Option<&str>, method: Method| {
+            let mut builder = axum::http::Request::builder().method(method).uri(uri);
+            if let Some(accept) = accept {
+                builder = builder.header(header::ACCEPT, accept);
+            }
+            opens_stream(&builder.body(axum::body::Body::empty()).unwrap())
+        };
+        assert!(stream("/v2/events?access_token=x", None, Method::GET));
+        assert!(stream("/v2/x/status?watch=true", None, Method::GET));
+        assert!(stream("/v2/x/status", Some("text/event-stream"), Method::GET));
+        assert!(!stream("/v2/x/status", None, Method::GET));
+        assert!(!stream("/v2/events", None, Method::POST));
     }
 
     #[test]

@@ -3,13 +3,16 @@
 //! write made before the request. Clusters not heard from within [`crate::ServerConfig::status_grace`] are shown
 //! as stale: the answer is judged at the time of the request. `?readiness` ends the answer with the state object
 //! (seed 002); [`with_state`] adds the same object under `state` to the GET of the resource itself.
+//! With `Accept: text/event-stream` or `watch=true` the answer is streamed as it changes ([`super::stream`]): the
+//! handler hands the stream a function computing the answer bytes, which is all another status route needs.
 
 use std::collections::HashMap;
 
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
-use axum::http::{StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
 use emco_k8s::bundle::find_object;
@@ -21,6 +24,7 @@ use emco_status::{
 use serde_json::Value as Json;
 
 use super::body::{PathNames, path_names};
+use super::stream::{self, Answer, ComputeAnswer, StreamRequest};
 use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
@@ -50,13 +54,11 @@ impl DetailSource for Records {
     }
 }
 
-/// `GET …/status` of a resource with a lifecycle.
+/// `GET …/status` of a resource with a lifecycle: the answer, or a stream of it (see [`super::stream`]).
 pub(crate) fn status(subject: Subject) -> MethodRouter<AppState> {
     get(
-        move |state: State<AppState>,
-              path: PathNames,
-              query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
-            answer_status(subject, state, path, query)
+        move |state: State<AppState>, path: PathNames, request: StreamRequest| {
+            stream_status(subject, state, path, request)
         },
     )
 }
@@ -69,16 +71,32 @@ fn query_kind(subject: Subject) -> SubjectKind {
     }
 }
 
-async fn answer_status(
+async fn stream_status(
     subject: Subject,
     State(state): State<AppState>,
     path: PathNames,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    request: StreamRequest,
 ) -> Result<Response, ApiError> {
-    let Query(pairs) = query.map_err(|err| ApiError::invalid(format!("bad query string: {err}")))?;
-    let query = parse_query_for(&pairs, query_kind(subject))
+    let names = Arc::new(path_names(path)?);
+    let pairs = Arc::new(request.pairs.clone());
+    let computing = state.clone();
+    let compute: ComputeAnswer = Arc::new(move || {
+        let (state, names, pairs) = (computing.clone(), names.clone(), pairs.clone());
+        Box::pin(async move { answer_status(subject, &state, &names, &pairs).await })
+    });
+    stream::answer_or_stream(&state, &request, compute).await
+}
+
+/// The status answer of the resource named `names` for the query `pairs`, with the store revision it reflects.
+async fn answer_status(
+    subject: Subject,
+    state: &AppState,
+    names: &[String],
+    pairs: &[(String, String)],
+) -> Result<Answer, ApiError> {
+    let query = parse_query_for(pairs, query_kind(subject))
         .map_err(|err| ApiError::new(StatusCode::BAD_REQUEST, "InvalidQuery", err.to_string()))?;
-    let path = ResourcePath::new(subject.kind(), path_names(path)?);
+    let path = ResourcePath::new(subject.kind(), names.to_vec());
     // Everything written before this request is in the index before it answers.
     let revision = crate::status::StatusKeeper::request_revision(state.store()).await;
     let entry = state.catalog().get(&path).await?;
@@ -87,7 +105,7 @@ async fn answer_status(
         Subject::DeploymentIntentGroup => {
             let dig: DeploymentIntentGroup =
                 serde_json::from_value(entry.body).map_err(ApiError::internal)?;
-            check_app_filter(&state, &path, &query.apps).await?;
+            check_app_filter(state, &path, &query.apps).await?;
             dig.spec.composite_profile
         }
         _ => String::new(),
@@ -172,7 +190,10 @@ async fn answer_status(
         };
         write_status(&request, &mut body).map_err(ApiError::internal)?;
     }
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    Ok(Answer {
+        revision,
+        body: body.into(),
+    })
 }
 
 /// Refuses an `app` filter naming an app the DIG's composite app does not have.

@@ -1,0 +1,215 @@
+//! Live status streams under load (issue #19 §5): many server-sent event clients on one large DIG while one
+//! cluster's state changes every 100 ms. Measures the process's CPU while the changes run (server and clients
+//! share this process: the number is an upper bound of the server's), the memory each open stream costs (resident
+//! set growth from opening the streams, divided by their count), and the event latency: from a change's write to
+//! its arrival at each client (the first event whose id, a store revision, is at or past the change's), p50/p99.
+//!
+//! The DIG is onboarded through the API with one app (a Deployment and a ConfigMap) on every cluster and
+//! instantiated with the server's no-op engine (no cluster is contacted; every resource stays Pending). A change
+//! flips one resource of one cluster between Pending and Applied, as rsync writes it.
+//!
+//! Run with `cargo bench -p emco --bench streams` (not in CI). `STREAMS_CLIENTS` (500), `STREAMS_CLUSTERS` (1000),
+//! `STREAMS_CHANGES` (200) and `STREAMS_QUERY` (`type=rsync`: every resource of every cluster) change the load.
+
+// Benchmark helpers may unwrap: a panic is a failed run.
+#![allow(clippy::unwrap_used, missing_docs)]
+
+#[path = "../tests/e2e/support.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod support;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use emco_appcontext::AppContexts;
+use emco_model::{ContextId, RsyncStatus};
+use emco_server::{Server, ServerConfig};
+use emco_store::Store;
+use emcoctl::client::EmcoClient;
+use emcoctl::sse::EventReader;
+use support::{DIG, Http};
+
+const CHANGE_EVERY: Duration = Duration::from_millis(100);
+
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
+fn chart() -> Vec<u8> {
+    emco_helm::archive::write_tgz(&[
+        ("web/Chart.yaml", b"apiVersion: v2\nname: web\nversion: 0.1.0\n"),
+        ("web/templates/deployment.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n"),
+        ("web/templates/config.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: b\n"),
+    ])
+}
+
+/// The process's CPU time so far (user + system, from `/proc/self/stat`, Linux; clock ticks of 10 ms).
+fn cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<u64> = after_name
+        .split_whitespace()
+        .map(|field| field.parse().unwrap_or(0))
+        .collect();
+    // After the name: state (0), …, utime (11), stime (12).
+    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
+    Duration::from_millis(ticks * 10)
+}
+
+/// The resident set size in bytes (`/proc/self/statm`, Linux).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: u64 = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
+    sorted[index]
+}
+
+/// When each client received each event id.
+type Arrivals = Arc<Mutex<Vec<(i64, Instant)>>>;
+
+async fn run() {
+    let clients = env_number("STREAMS_CLIENTS", 500);
+    let clusters = env_number("STREAMS_CLUSTERS", 1000);
+    let changes = env_number("STREAMS_CHANGES", 200);
+    let query = std::env::var("STREAMS_QUERY").unwrap_or_else(|_| "type=rsync".into());
+
+    // One real kubeconfig (never contacted: the engine is a no-op) for every cluster.
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let kubeconfig = sim.clusters()[0].kubeconfig();
+    let names: Vec<(String, String)> = (1..=clusters)
+        .map(|index| (format!("edge{index:04}"), kubeconfig.clone()))
+        .collect();
+    let store = Store::memory();
+    let server = Server::new(
+        store.clone(),
+        None,
+        ServerConfig {
+            max_streams: clients + 10,
+            ..ServerConfig::default()
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(server.run(listener, std::future::pending()));
+    let http = Http { address };
+    let setup = Instant::now();
+    support::onboard_apps(&http, &names, &[("web", chart())]).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    let answer = http
+        .get(&format!("{DIG}/status?output=summary"))
+        .await
+        .expect(200)
+        .json();
+    let context: ContextId = support::last_context(&answer).parse().unwrap();
+    let path = format!("{DIG}/status?{query}");
+    let size = http.get(&path).await.expect(200).body.len();
+    println!(
+        "{clusters} clusters onboarded and instantiated in {:.1} s; the streamed answer ({query}) is {} KiB",
+        setup.elapsed().as_secs_f64(),
+        size / 1024
+    );
+
+    // The clients, each reading every event and noting when each id arrived.
+    let before_streams = resident_bytes();
+    let client = EmcoClient::new(&format!("http://{address}")).unwrap();
+    let mut arrivals: Vec<Arrivals> = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        let reply = client.stream(&path, None).await.unwrap();
+        assert_eq!(reply.status, 200);
+        let noted: Arrivals = Arc::default();
+        arrivals.push(noted.clone());
+        tokio::spawn(async move {
+            let mut events = EventReader::new(reply.body);
+            while let Ok(Some(event)) = events.next_event().await {
+                if let Some(id) = event.id.and_then(|id| id.parse().ok()) {
+                    noted.lock().unwrap().push((id, Instant::now()));
+                }
+            }
+        });
+    }
+    // Every client has its first event.
+    while arrivals.iter().any(|noted| noted.lock().unwrap().is_empty()) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let per_stream = resident_bytes().saturating_sub(before_streams) / clients as u64;
+    println!(
+        "{clients} streams open: {:.1} KiB resident each",
+        per_stream as f64 / 1024.0
+    );
+
+    // One cluster's resource flips every 100 ms.
+    let contexts = AppContexts::new(store.clone());
+    let cpu_before = cpu_time();
+    let started = Instant::now();
+    let mut writes: Vec<(i64, Instant)> = Vec::with_capacity(changes);
+    let mut flipped: HashMap<usize, bool> = HashMap::new();
+    let mut tick = tokio::time::interval(CHANGE_EVERY);
+    for change in 0..changes {
+        tick.tick().await;
+        let index = (change * 7919) % clusters;
+        let applied = flipped.entry(index).or_insert(false);
+        *applied = !*applied;
+        let status = if *applied {
+            RsyncStatus::Applied
+        } else {
+            RsyncStatus::Pending
+        };
+        let cluster = format!("vfw-cluster-provider+{}", names[index].0);
+        contexts
+            .update_cluster(context, "web", &cluster, |record| {
+                record.resources[0].status = status
+            })
+            .await
+            .unwrap();
+        writes.push((store.revision(), Instant::now()));
+    }
+    // The last change has time to arrive.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let elapsed = started.elapsed();
+    let cpu = cpu_time() - cpu_before;
+
+    let mut latencies = Vec::new();
+    let mut missed = 0usize;
+    for noted in &arrivals {
+        let noted = noted.lock().unwrap();
+        for (revision, written) in &writes {
+            match noted.iter().find(|(id, _)| id >= revision) {
+                Some((_, arrived)) => latencies.push(arrived.saturating_duration_since(*written)),
+                None => missed += 1,
+            }
+        }
+    }
+    latencies.sort();
+    let events: usize = arrivals.iter().map(|noted| noted.lock().unwrap().len()).sum();
+    println!(
+        "{changes} changes in {:.1} s to {clients} clients: {events} events ({:.1} per client per second), \
+         process CPU {:.0}% of one core (server and clients), latency p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms, \
+         {missed} change-client pairs never seen",
+        elapsed.as_secs_f64(),
+        events as f64 / clients as f64 / elapsed.as_secs_f64(),
+        cpu.as_secs_f64() / elapsed.as_secs_f64() * 100.0,
+        percentile(&latencies, 0.5).as_secs_f64() * 1000.0,
+        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
+        latencies.last().copied().unwrap_or_default().as_secs_f64() * 1000.0,
+    );
+}
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run());
+}
