@@ -1,6 +1,6 @@
 //! Combined status end to end (issue #17, seed 003): every example of the seed as a status collector on 2 and 5 kubesim
 //! clusters whose states differ (a Deployment scaled down on one cluster, a pod failed on another), the tables
-//! following one cluster's change; collector validation; a collector in use cannot go; and the singleton status
+//! following one cluster's change (also as a stream); collector validation; a collector in use cannot go; and the singleton status
 //! return with one and two clusters.
 
 use std::time::{Duration, Instant};
@@ -317,6 +317,28 @@ async fn seed_examples(count: usize) {
         Some(rows(&[&["Running", &all]]))
     );
 
+    // Combined status streams as every status answer does: first the current answer.
+    let client = emcoctl::client::EmcoClient::new(&format!("http://{}", http.address)).unwrap();
+    let stream_path = format!("{DIG}/combined-status?collector=pod-phase&watch=true");
+    let reply = client.stream(&stream_path, None).await.unwrap();
+    assert_eq!(reply.status, 200, "{stream_path}");
+    let mut events = emcoctl::sse::EventReader::new(reply.body);
+    let mut next_answer = async || {
+        let event = tokio::time::timeout(SETTLE, events.next_event())
+            .await
+            .expect("an event in time")
+            .expect("a readable stream")
+            .expect("the stream goes on");
+        assert_eq!(event.name, "status", "{event:?}");
+        serde_json::from_str::<Json>(&event.data).unwrap()
+    };
+    let plain = http
+        .get(&format!("{DIG}/combined-status?collector=pod-phase"))
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(next_answer().await, plain);
+
     // One cluster's pod fails.
     let second = &sim.clusters()[1];
     Api::<Pod>::namespaced(second.client().unwrap(), "default")
@@ -336,8 +358,16 @@ async fn seed_examples(count: usize) {
         Some(rows(&[&["1", "1"], &["2", &but_one]]))
     );
 
+    // The stream followed the change without being asked again.
+    let histogram = rows(&[&["Failed", "1"], &["Running", &but_one]]);
+    loop {
+        let streamed = next_answer().await;
+        if table(&streamed, "probe", "Pod", "pod-phase") == Some(histogram.clone()) {
+            break;
+        }
+    }
+
     // emcoctl prints the tables (the seed's histogram of pod phase among them).
-    let client = emcoctl::client::EmcoClient::new(&format!("http://{}", http.address)).unwrap();
     let answer = emcoctl::combined::fetch(&client, DIG, "collector=pod-phase")
         .await
         .unwrap();

@@ -14,9 +14,9 @@ use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock};
 
 use axum::Json as JsonResponse;
-use axum::extract::rejection::{PathRejection, QueryRejection};
-use axum::extract::{Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{Kind, ResourcePath};
@@ -29,6 +29,7 @@ use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, path_names};
 use super::resources::{Reference, ResourceKind, query_value};
+use super::stream::{self, Answer, ComputeAnswer, StreamRequest};
 use crate::{ApiError, AppState};
 
 /// The label the singleton GET puts on an object whose status return was asked for.
@@ -96,13 +97,19 @@ pub(crate) static STATUS_COLLECTION_INTENT: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
-/// `GET …/deployment-intent-groups/{dig}/combined-status`.
+/// `GET …/deployment-intent-groups/{dig}/combined-status`: the answer, or a stream of it (`Accept:
+/// text/event-stream` or `watch=true`, as every status route; see [`super::stream`]).
 pub(crate) fn combined_status() -> MethodRouter<AppState> {
     get(
-        |state: State<AppState>,
-         path: PathNames,
-         query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
-            answer_combined(state, path, query)
+        |State(state): State<AppState>, path: PathNames, request: StreamRequest| async move {
+            let names = Arc::new(path_names(path)?);
+            let pairs = Arc::new(request.pairs.clone());
+            let computing = state.clone();
+            let compute: ComputeAnswer = Arc::new(move || {
+                let (state, names, pairs) = (computing.clone(), names.clone(), pairs.clone());
+                Box::pin(async move { answer_combined(&state, &names, &pairs).await })
+            });
+            stream::answer_or_stream(&state, &request, compute).await
         },
     )
 }
@@ -131,12 +138,12 @@ fn split_resource(what: &str, value: &str) -> Result<(String, String), ApiError>
     }
 }
 
+/// The combined-status answer of the DIG named `names` for the query `pairs`, with the store revision it reflects.
 async fn answer_combined(
-    State(state): State<AppState>,
-    path: PathNames,
-    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-) -> Result<Response, ApiError> {
-    let Query(pairs) = query.map_err(|err| ApiError::invalid(format!("bad query string: {err}")))?;
+    state: &AppState,
+    names: &[String],
+    pairs: &[(String, String)],
+) -> Result<Answer, ApiError> {
     if let Some((unknown, _)) = pairs
         .iter()
         .find(|(key, _)| !matches!(key.as_str(), "app" | "resource" | "collector"))
@@ -148,20 +155,20 @@ async fn answer_combined(
         ));
     }
     let filter = CombinedFilter {
-        app: query_value(&pairs, "app").map(str::to_string),
-        resource: query_value(&pairs, "resource")
+        app: query_value(pairs, "app").map(str::to_string),
+        resource: query_value(pairs, "resource")
             .map(|value| split_resource("query parameter 'resource'", value))
             .transpose()?,
-        collector: query_value(&pairs, "collector").map(str::to_string),
+        collector: query_value(pairs, "collector").map(str::to_string),
     };
-    let dig = ResourcePath::new(Kind::DeploymentIntentGroup, path_names(path)?);
-    // Everything written before this request is in the index before it answers.
-    let revision = state.store().revision();
+    let dig = ResourcePath::new(Kind::DeploymentIntentGroup, names.to_vec());
+    // Everything written before this request (through any replica) is in the index before it answers.
+    let revision = crate::status::StatusKeeper::request_revision(state.store()).await;
     state.catalog().get(&dig).await?;
     let (history, _) = state.catalog().state(&dig).await?;
     let context = history.last_context();
     if let Some(id) = context {
-        register(&state, &dig, id).await?;
+        register(state, &dig, id).await?;
     }
     if !state.status().caught_up(revision).await {
         tracing::warn!(
@@ -175,7 +182,10 @@ async fn answer_combined(
         .combined()
         .write_answer(context, &filter, &mut body)
         .map_err(ApiError::internal)?;
-    Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response())
+    Ok(Answer {
+        revision,
+        body: body.into(),
+    })
 }
 
 /// Registers the context with the combined index unless it is registered with the same intents and collectors:
