@@ -413,6 +413,17 @@ async fn the_page_shows_the_dig_grid_live_failures_and_stale_clusters() {
         )
         .await;
 
+    // The grid follows the status stream (server-sent events), not polling.
+    browser
+        .wait_for(
+            "the live indicator to say the page streams",
+            PAGE_LOADS,
+            "const t = document.getElementById('live').textContent; \
+             return t.startsWith('live: streaming') ? t : null;",
+            json!([]),
+        )
+        .await;
+
     // The sink's pods crash on edge01: once the API says so, the page shows it without a reload.
     browser
         .execute("window.emcoNoReload = true; return true;", json!([]))
