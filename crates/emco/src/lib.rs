@@ -228,20 +228,10 @@ fn check_exposure(
     Ok(())
 }
 
-/// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds), at most a day.
+/// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds; emcoctl's
+/// reading), at most a day.
 fn parse_duration(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let bad = || format!("'{text}' is not a duration: expected e.g. 10s, 500ms, 2m or 1h");
-    let number: u64 = number.parse().map_err(|_| bad())?;
-    let duration = match unit.trim() {
-        "ms" => Duration::from_millis(number),
-        "" | "s" => Duration::from_secs(number),
-        "m" => Duration::from_secs(number.saturating_mul(60)),
-        "h" => Duration::from_secs(number.saturating_mul(3600)),
-        _ => return Err(bad()),
-    };
+    let duration = emcoctl::config::parse_duration(text)?;
     if duration.is_zero() || duration > Duration::from_secs(24 * 3600) {
         return Err(format!("'{text}' is out of range: between 1ms and 24h"));
     }

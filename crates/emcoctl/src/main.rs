@@ -148,7 +148,7 @@ struct StatusArgs {
     #[arg(long)]
     until: Option<String>,
     /// With --watch: give up (exit 1) after this long (`5m`, `90s`; a bare number is seconds).
-    #[arg(long, default_value = "300", value_parser = parse_timeout)]
+    #[arg(long, default_value = "300", value_parser = emcoctl::config::parse_duration)]
     timeout: Duration,
 }
 
@@ -517,20 +517,4 @@ fn status(client: &emcoctl::client::EmcoClient, args: &StatusArgs) -> ExitCode {
     // A closed pipe (`| head`) ends the output; it is not an error of the command.
     let _ = writeln!(out, "{text}").and_then(|()| out.flush());
     ExitCode::SUCCESS
-}
-
-/// `--timeout`: seconds, or a number with `ms`, `s`, `m` or `h`.
-fn parse_timeout(text: &str) -> Result<Duration, String> {
-    let text = text.trim();
-    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let bad = || format!("'{text}' is not a duration: expected e.g. 300, 90s, 5m or 1h");
-    let number: u64 = number.parse().map_err(|_| bad())?;
-    match unit {
-        "ms" => Ok(Duration::from_millis(number)),
-        "" | "s" => Ok(Duration::from_secs(number)),
-        "m" => Ok(Duration::from_secs(number.saturating_mul(60))),
-        "h" => Ok(Duration::from_secs(number.saturating_mul(3600))),
-        _ => Err(bad()),
-    }
 }
