@@ -134,4 +134,37 @@ fn main() {
         },
     );
     criterion.final_summary();
+
+    // The bounds are on the slow tail: time each call alone and print its percentiles.
+    let report = percentiles(2_000, || {
+        turn = (turn + 1) % 2;
+        index.apply_record(id, &changed[turn]);
+    });
+    println!("one report, recomputed: {report}");
+    let answer = percentiles(2_000, || {
+        body.clear();
+        index
+            .write_answer(Some(id), &CombinedFilter::default(), &mut body)
+            .unwrap();
+    });
+    println!("GET of every result: {answer}");
+}
+
+/// Runs `work` `runs` times, timing each call: `p50 … p99 … max` in microseconds.
+fn percentiles(runs: usize, mut work: impl FnMut()) -> String {
+    let mut times: Vec<std::time::Duration> = (0..runs)
+        .map(|_| {
+            let start = std::time::Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect();
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e6;
+    format!(
+        "p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs ({runs} runs)",
+        at(0.5),
+        at(0.99),
+        at(1.0)
+    )
 }
