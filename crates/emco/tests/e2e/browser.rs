@@ -229,19 +229,29 @@ impl Browser {
     }
 
     async fn click(&self, css: &str) {
-        let element = self.find(css).await;
-        self.command("POST", &format!("/element/{element}/click"), json!({}))
-            .await;
+        self.on_element(css, "click", json!({})).await;
     }
 
     async fn type_into(&self, css: &str, text: &str) {
-        let element = self.find(css).await;
-        self.command(
-            "POST",
-            &format!("/element/{element}/value"),
-            json!({"text": text}),
-        )
-        .await;
+        self.on_element(css, "value", json!({"text": text})).await;
+    }
+
+    /// Finds `css` and sends it `action`. The page redraws its grid when a new answer streams in, so an element
+    /// found a moment ago may be gone: then it is found again (a few times) and the action sent to the new one.
+    async fn on_element(&self, css: &str, action: &str, body: Json) {
+        for _ in 0..5 {
+            let element = self.find(css).await;
+            let path = format!("/session/{}/element/{element}/{action}", self.session);
+            let (status, answer) = webdriver_call(self.driver, "POST", &path, &body).await;
+            if status == 200 {
+                return;
+            }
+            assert_eq!(
+                answer["value"]["error"], "stale element reference",
+                "WebDriver POST {path}: {answer}"
+            );
+        }
+        panic!("{css} was redrawn under every attempt to {action} it");
     }
 
     async fn screenshot(&self) -> Vec<u8> {

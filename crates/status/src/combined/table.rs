@@ -247,11 +247,12 @@ pub fn combine<'a>(
         column_names: collector.column_names.clone(),
         ..CollectorResult::default()
     };
-    let mut plain: Vec<Vec<Cell>> = Vec::new();
-    let mut groups: BTreeMap<Vec<Cell>, Vec<Accumulator>> = BTreeMap::new();
+    // Rows are borrowed while combining; only what the table shows (at most `limit` rows) is cloned.
+    let mut plain: Vec<&'a [Cell]> = Vec::new();
+    let mut groups: BTreeMap<&'a [Cell], Vec<Accumulator>> = BTreeMap::new();
     if collector.aggregates && collector.columns.is_empty() {
         // Aggregation without GROUP BY: one row, even over no rows (COUNT 0).
-        groups.insert(Vec::new(), vec![Accumulator::EMPTY; collector.combined.len()]);
+        groups.insert(&[], vec![Accumulator::EMPTY; collector.combined.len()]);
     }
     for (cluster, row) in rows {
         for (field, expression, message) in &row.errors {
@@ -270,20 +271,21 @@ pub fn combine<'a>(
         }
         if collector.aggregates {
             let accumulators = groups
-                .entry(row.columns.clone())
+                .entry(row.columns.as_slice())
                 .or_insert_with(|| vec![Accumulator::EMPTY; collector.combined.len()]);
             for (accumulator, subject) in accumulators.iter_mut().zip(&row.subjects) {
                 accumulator.add(subject);
             }
         } else {
-            plain.push(row.columns.clone());
+            plain.push(row.columns.as_slice());
         }
     }
     if collector.aggregates {
         result.rows = groups
             .into_iter()
             .take(collector.limit)
-            .map(|(mut columns, accumulators)| {
+            .map(|(columns, accumulators)| {
+                let mut columns = columns.to_vec();
                 columns.extend(
                     accumulators
                         .iter()
@@ -296,7 +298,12 @@ pub fn combine<'a>(
     } else {
         plain.sort();
         plain.truncate(collector.limit);
-        result.rows = plain.into_iter().map(|columns| ResultRow { columns }).collect();
+        result.rows = plain
+            .into_iter()
+            .map(|columns| ResultRow {
+                columns: columns.to_vec(),
+            })
+            .collect();
     }
     result
 }
