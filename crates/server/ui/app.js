@@ -482,6 +482,7 @@
     const detail = h('section', { id: 'detail', attrs: { 'aria-live': 'polite', tabindex: '-1' } },
       h('p', { class: 'muted', text: 'Select a cell (click, or Tab to it and press Enter) to see its resources.' }));
     const history = h('div', { id: 'history' });
+    const combinedSlot = h('div', { id: 'combined' });
     main.append(
       h('div', { class: 'state-head' }, h('h1', { text: subject.title }), stateSlot, messageSlot),
       summarySlot,
@@ -490,6 +491,7 @@
       h('div', { class: 'toolbar' }, filterInput, prev, pageLabel, next),
       h('div', { class: 'layout' }, gridSlot, detail),
       h('h2', { text: 'Action history' }), history);
+    if (subject.kind === 'dig') main.append(h('h2', { text: 'Combined status' }), combinedSlot);
 
     filterInput.addEventListener('input', () => { view.filter = filterInput.value.trim().toLowerCase(); view.page = 0; renderGrid(); });
     prev.addEventListener('click', () => { view.page = Math.max(0, view.page - 1); renderGrid(); });
@@ -661,9 +663,40 @@
             h('td', { class: 'wrap' }, r.statusRemote === undefined ? '—' : h('pre', { text: JSON.stringify(r.statusRemote, null, 1) })))))));
     }
 
+    /** A combined-status cell (seed 003's typed value) as text. */
+    function cellText(cell) {
+      switch (cell && cell.type) {
+        case 'Number': return cell.float;
+        case 'String': return cell.string;
+        case 'Bool': return String(cell.bool);
+        case 'Object': return JSON.stringify(cell.object);
+        case 'Array': return JSON.stringify(cell.array);
+        default: return 'null';
+      }
+    }
+
+    /** The DIG's combined-status tables: one per (object, status collector). */
+    function renderCombined(objects) {
+      if (!Array.isArray(objects) || objects.length === 0) {
+        clear(combinedSlot).append(h('p', { class: 'muted', text: 'No status collectors attached (status-collection-intents).' }));
+        return;
+      }
+      clear(combinedSlot).append(...objects.flatMap((object) => (object.results || []).map((result) => {
+        const kind = object.resource && object.resource.GVK ? object.resource.GVK.Kind : '';
+        const name = object.resource ? object.resource.name : '';
+        return h('figure', { class: 'combined', attrs: { 'data-collector': result.name, 'data-object': `${name}+${kind}` } },
+          h('figcaption', { text: `${object.app} · ${kind} ${name} · ${result.name}` }),
+          h('table', { class: 'data' },
+            h('thead', {}, h('tr', {}, (result.columnNames || []).map((c) => h('th', { text: c })))),
+            h('tbody', {}, (result.rows || []).map((row) => h('tr', {},
+              (row.columns || []).map((cell) => h('td', { class: 'wrap', text: cellText(cell) })))))));
+      })));
+    }
+
     subject.render = onAnswer;
     if (subject.preview) return;
     watch(ctx, `${subject.path}/status?status=ready&readiness`, onAnswer);
+    if (subject.kind === 'dig') watch(ctx, `${subject.path}/combined-status`, renderCombined);
   }
 
   // ---- start -------------------------------------------------------------------------------------------------

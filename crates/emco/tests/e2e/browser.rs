@@ -434,6 +434,39 @@ async fn the_page_shows_the_dig_grid_live_failures_and_stale_clusters() {
         )
         .await;
 
+    // A status collector attached to the DIG shows as a combined-status table, live.
+    emco.http
+        .post(
+            "/v2/projects/testvfw/status-collectors",
+            json!({"metadata": {"name": "count-clusters"},
+                "spec": {"combinedFields": [{"name": "clusters", "type": "COUNT"}]}}),
+        )
+        .await
+        .expect(201);
+    emco.http
+        .post(
+            &format!("{DIG}/status-collection-intents"),
+            json!({"metadata": {"name": "sink"}, "spec": {"app": "sink",
+                "resources": [{"kind": "Deployment", "name": "fw0-sink"}], "statusCollectors": ["count-clusters"]}}),
+        )
+        .await
+        .expect(201);
+    let counted = browser
+        .wait_for(
+            "the count-clusters table of fw0-sink",
+            PAGE_LOADS,
+            "const f = document.querySelector('#combined figure[data-collector=\"count-clusters\"]'); \
+             return f && f.querySelector('td') && f.dataset.object === 'fw0-sink+Deployment' \
+                 ? [f.querySelector('figcaption').textContent, f.querySelector('th').textContent, \
+                    f.querySelector('td').textContent] : null;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(
+        counted,
+        json!(["sink · Deployment fw0-sink · count-clusters", "clusters", "2"])
+    );
+
     // The sink's pods crash on edge01: once the API says so, the page shows it without a reload.
     browser
         .execute("window.emcoNoReload = true; return true;", json!([]))
