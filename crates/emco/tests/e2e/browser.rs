@@ -118,12 +118,24 @@ async fn webdriver_call(driver: SocketAddr, method: &str, path: &str, body: &Jso
     (status, answer)
 }
 
-/// A headless Chromium session behind a chromedriver of its own.
+/// A headless Chromium session behind a chromedriver of its own. chromedriver runs in a process group of its own,
+/// with the Chromium it starts; dropping the session kills the group, so a failed test leaves no browser behind.
 struct Browser {
     driver: SocketAddr,
     session: String,
-    _process: tokio::process::Child,
+    process: tokio::process::Child,
     _profile: tempfile::TempDir,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        if let Some(pid) = self.process.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", "--", &format!("-{pid}")])
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
 
 impl Browser {
@@ -138,6 +150,7 @@ impl Browser {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
+            .process_group(0)
             .spawn()
             .unwrap();
         let driver = SocketAddr::from(([127, 0, 0, 1], port));
@@ -174,7 +187,7 @@ impl Browser {
         Self {
             driver,
             session,
-            _process: process,
+            process,
             _profile: profile,
         }
     }
