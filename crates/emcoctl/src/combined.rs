@@ -4,37 +4,15 @@
 
 use serde_json::Value as Json;
 
-use crate::client::{Body, EmcoClient};
-use crate::status::{StatusError, dig_path};
+use crate::client::EmcoClient;
+use crate::status::{StatusError, dig_path, get_json};
 
 /// The longest cell shown (characters; longer ones end with `…`).
 pub const MAX_CELL_CHARS: usize = 60;
 
 /// GETs `{dig}/combined-status[?{query}]`.
 pub async fn fetch(client: &EmcoClient, dig: &str, query: &str) -> Result<Json, StatusError> {
-    let base = format!("{}/combined-status", dig_path(dig));
-    let path = if query.is_empty() {
-        base
-    } else {
-        format!("{base}?{query}")
-    };
-    let reply = client.send("GET", &path, true, Body::Empty).await?;
-    let url = client.url(&path);
-    if reply.status != 200 {
-        let body = serde_json::from_slice::<Json>(&reply.body)
-            .ok()
-            .and_then(|json| json.get("message").and_then(Json::as_str).map(str::to_string))
-            .unwrap_or_else(|| reply.text());
-        return Err(StatusError::Refused {
-            url,
-            status: reply.status,
-            body,
-        });
-    }
-    serde_json::from_slice(&reply.body).map_err(|err| StatusError::NotJson {
-        url,
-        message: err.to_string(),
-    })
+    get_json(client, &format!("{}/combined-status", dig_path(dig)), query).await
 }
 
 /// A cell as text: `Number` its decimal string, `String` itself, `Bool` `true`/`false`, `Object`/`Array` JSON,

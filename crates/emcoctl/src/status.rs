@@ -85,10 +85,15 @@ pub fn dig_path(dig: &str) -> String {
 
 /// GETs `{dig}/status?{query}` and returns the JSON answer.
 pub async fn query(client: &EmcoClient, dig: &str, query: &str) -> Result<Json, StatusError> {
+    get_json(client, &format!("{}/status", dig_path(dig)), query).await
+}
+
+/// GETs `path[?query]` and returns its JSON answer; another status than 200 is `Refused` with the API's message.
+pub async fn get_json(client: &EmcoClient, path: &str, query: &str) -> Result<Json, StatusError> {
     let path = if query.is_empty() {
-        format!("{}/status", dig_path(dig))
+        path.to_string()
     } else {
-        format!("{}/status?{query}", dig_path(dig))
+        format!("{path}?{query}")
     };
     let reply = client.send("GET", &path, true, Body::Empty).await?;
     let url = client.url(&path);
