@@ -200,6 +200,40 @@ async fn the_logical_cloud_and_network_emcoctl_files_apply_status_and_delete() {
             .all(|row| row[0] == "network-intents" && row[4] == "Applied")
     );
 
+    // The site probe beside it (README "Combined status"): a bare Pod on every edge cluster of the logical cloud
+    // and the seed's histogram of pod phase over it; its delete walks it back without touching the vFW.
+    let probe_file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/probe/probe.yaml");
+    let (ok, out) = run(&client, Verb::Apply, &probe_file, &values).await;
+    assert!(ok, "probe.yaml:\n{out}");
+    let probe = "projects/testvfw/composite-apps/siteprobe/v1/deployment-intent-groups/probe";
+    let histogram = "│ Running ┆ 2     │";
+    let mut tables = String::new();
+    for _ in 0..100 {
+        let answer = emcoctl::combined::fetch(&client, probe, "").await.unwrap();
+        tables = emcoctl::combined::render(probe, &answer);
+        if tables.contains(histogram) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    assert!(
+        tables.starts_with("probe · Pod site-probe · pod-phase\n") && tables.contains(histogram),
+        "{tables}"
+    );
+    let pods: kube::Api<emco_k8s::k8s_openapi::api::core::v1::Pod> =
+        kube::Api::namespaced(sim.clusters()[0].client().unwrap(), "vfw");
+    assert!(pods.get_opt("site-probe").await.unwrap().is_some());
+    let (ok, out) = run(&client, Verb::Delete, &probe_file, &values).await;
+    assert!(ok && out.contains("/terminate"), "{out}");
+    assert_eq!(emco.http.get(&format!("/v2/{probe}")).await.status, 404);
+    // Gone, or going (a Pod's deletion waits for its grace period).
+    let left = pods.get_opt("site-probe").await.unwrap();
+    assert!(
+        left.as_ref()
+            .is_none_or(|pod| pod.metadata.deletion_timestamp.is_some()),
+        "{left:?}"
+    );
+
     // delete, last file first: the DIG terminates, then the logical cloud, then the networks.
     let (ok, out) = run(&client, Verb::Delete, &example("instantiate.yaml"), &values).await;
     assert!(ok && out.contains("/terminate"), "{out}");
