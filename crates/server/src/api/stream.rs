@@ -9,7 +9,8 @@
 //!   event only when the bytes changed, at most one per [`crate::ServerConfig::watch_interval`]. It wakes on the
 //!   status index's progress (every store write the index applied), never by walking everything on a timer; a
 //!   slower tick (half the status grace, 1–15 s) recomputes too, because staleness changes with time alone.
-//!   Streams of the same path and query share one computation per interval.
+//!   Streams of the same path and query share one computation and one buffer per interval, their first
+//!   answer included.
 //! - [`open`] runs any producer (the lifecycle events of `/v2/events` too) as a stream: a bounded channel to the
 //!   response body (a reader that falls that far behind is dropped, never buffered for), `: keep-alive` comments
 //!   every [`KEEP_ALIVE`], at most [`crate::ServerConfig::max_streams`] open (503 `TooManyStreams` beyond), and
@@ -268,12 +269,15 @@ pub(crate) async fn answer_or_stream(
     request: &StreamRequest,
     compute: ComputeAnswer,
 ) -> Result<Response, ApiError> {
-    let first = compute().await?;
     if !request.streaming {
-        return Ok(([(header::CONTENT_TYPE, "application/json")], first.body).into_response());
+        let answer = compute().await?;
+        return Ok(([(header::CONTENT_TYPE, "application/json")], answer.body).into_response());
     }
+    // The first answer too is the one the streams of this path and query share: opening many streams costs one
+    // computation per interval, and they all hold the same bytes.
     let streams = state.streams();
     let shared = streams.shared_slot(&request.key);
+    let first = shared_answer(state, &shared, &compute, state.config().watch_interval).await?;
     let producer_state = state.clone();
     let last_event_id = request.last_event_id;
     let response = open(state, move |events| async move {
@@ -507,7 +511,9 @@ async fn status_events(
             }
             Err(Stop::Ended) => return,
         };
-        if answer.body != shown {
+        // The shared answer is the same buffer for every stream: compare its bytes only when it is another one.
+        let same_buffer = answer.body.as_ptr() == shown.as_ptr() && answer.body.len() == shown.len();
+        if !same_buffer && answer.body != shown {
             if events.send(status_event(answer.revision, &answer.body)).is_err() {
                 return;
             }
