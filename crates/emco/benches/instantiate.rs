@@ -11,7 +11,6 @@
 #[allow(dead_code, unreachable_pub)]
 mod support;
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use emco_rsync::RsyncConfig;
@@ -163,41 +162,9 @@ fn cpu_seconds() -> f64 {
 
 async fn run() {
     let dir = tempfile::tempdir().unwrap();
-    let admin_port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let mut kubesim = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
-        .args([
-            "kubesim",
-            "--clusters",
-            &CLUSTERS.to_string(),
-            "--admin",
-            &format!("127.0.0.1:{admin_port}"),
-            "--kubeconfig-dir",
-        ])
-        .arg(dir.path().join("k"))
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let names: Vec<String> = (1..=CLUSTERS).map(kubesim::cluster_name).collect();
-    let paths: Vec<_> = names
-        .iter()
-        .map(|n| dir.path().join("k").join(format!("{n}.yaml")))
-        .collect();
-    while !paths.iter().all(|p| p.exists()) {
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let kubeconfigs: Vec<(String, String)> = names
-        .iter()
-        .cloned()
-        .zip(paths.iter().map(|p| std::fs::read_to_string(p).unwrap()))
-        .collect();
+    let kubesim = support::KubesimProcess::start(CLUSTERS).await;
+    let kubeconfigs = kubesim.kubeconfigs.clone();
+    let names: Vec<String> = kubeconfigs.iter().map(|(name, _)| name.clone()).collect();
 
     // Reference: a tight kube-rs loop applying 30 objects to each cluster (same objects, own names), clusters in
     // parallel up to the same concurrency rsync uses.
@@ -285,9 +252,7 @@ async fn run() {
     );
 
     // CPU while 200 clusters are down and retrying.
-    let admin = Http {
-        address: ([127, 0, 0, 1], admin_port).into(),
-    };
+    let admin = &kubesim.admin;
     for name in names.iter().take(DOWN) {
         admin
             .request(
@@ -317,7 +282,7 @@ async fn run() {
         "emco: CPU while {DOWN} clusters are down and retrying (30 s window): {:.1}% of a core",
         cpu * 100.0
     );
-    kubesim.kill().await.unwrap();
+    drop(kubesim);
 }
 
 fn main() {

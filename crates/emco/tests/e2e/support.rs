@@ -515,3 +515,82 @@ pub(crate) fn last_context(answer: &Json) -> String {
         .unwrap()
         .to_string()
 }
+
+/// `emco kubesim` with many clusters in its own process (for benchmarks at scale); killed when dropped.
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) struct KubesimProcess {
+    child: tokio::process::Child,
+    /// Its admin API (faults, counters).
+    pub(crate) admin: Http,
+    /// `(name, kubeconfig)` of every cluster.
+    pub(crate) kubeconfigs: Vec<(String, String)>,
+    dir: tempfile::TempDir,
+}
+
+#[allow(dead_code)] // used by the benchmarks, which include this file
+impl KubesimProcess {
+    /// Starts `clusters` clusters and waits for every kubeconfig and the admin endpoint (on a port the process
+    /// chose itself: a port picked here could be taken meanwhile by any outgoing connection).
+    pub(crate) async fn start(clusters: usize) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("kubesim.log");
+        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+            .args([
+                "kubesim",
+                "--clusters",
+                &clusters.to_string(),
+                "--admin",
+                "127.0.0.1:0",
+                "--kubeconfig-dir",
+            ])
+            .arg(dir.path().join("k"))
+            .env("RUST_LOG", "info")
+            .env("NO_COLOR", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let admin = loop {
+            let text = std::fs::read_to_string(&log).unwrap_or_default();
+            let serving = text.lines().find(|line| line.contains("kubesim is serving"));
+            if let Some(address) = serving
+                .and_then(|line| line.split("admin=").nth(1))
+                .and_then(|rest| rest.split_whitespace().next())
+            {
+                break address.parse::<SocketAddr>().unwrap();
+            }
+            if let Some(status) = child.try_wait().unwrap() {
+                panic!("kubesim exited ({status}): {text}");
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        };
+        let names: Vec<String> = (1..=clusters).map(kubesim::cluster_name).collect();
+        let kubeconfigs = names
+            .iter()
+            .map(|name| {
+                let path = dir.path().join("k").join(format!("{name}.yaml"));
+                (name.clone(), std::fs::read_to_string(path).unwrap())
+            })
+            .collect();
+        Self {
+            child,
+            admin: Http { address: admin },
+            kubeconfigs,
+            dir,
+        }
+    }
+}
+
+#[allow(dead_code)] // used by the benchmarks, which include this file
+impl KubesimProcess {
+    /// Panics with its log when the process has ended.
+    pub(crate) fn assert_running(&mut self) {
+        if let Some(status) = self.child.try_wait().unwrap() {
+            panic!(
+                "kubesim exited ({status}): {}",
+                std::fs::read_to_string(self.dir.path().join("kubesim.log")).unwrap_or_default()
+            );
+        }
+    }
+}
