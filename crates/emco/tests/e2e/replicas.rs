@@ -1,7 +1,8 @@
 //! Several `emco serve` processes on one etcd: the replica that owns a 50-cluster instantiation is killed with
 //! SIGKILL and another finishes it within the takeover deadline, every object applied once; the owner paused
 //! with SIGSTOP past its lease and continued writes nothing more for the context; `GET /v2/replicas` lists every
-//! replica with its lease and work, and every replica answers the same status. Skips (with a note) when no
+//! replica with its lease and work, and every replica answers the same status; the status watchers of a DIG's
+//! clusters spread over the replicas. Skips (with a note) when no
 //! `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
 
 use std::time::{Duration, Instant};
