@@ -11,8 +11,13 @@
 #[allow(dead_code, unreachable_pub)]
 mod support;
 
+#[path = "common/bench_apps.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod bench_apps;
+
 use std::time::{Duration, Instant};
 
+use bench_apps::{APPS, onboard};
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
 use futures::StreamExt;
@@ -23,113 +28,6 @@ use support::{Emco, Http};
 
 const CLUSTERS: usize = 1_000;
 const DOWN: usize = 200;
-const APPS: [&str; 3] = ["alpha", "beta", "gamma"];
-
-/// A chart of 10 objects: a Deployment, 2 Services and 7 ConfigMaps.
-fn chart(app: &str) -> Vec<u8> {
-    let mut files: Vec<(String, Vec<u8>)> = vec![(
-        format!("{app}/Chart.yaml"),
-        format!("apiVersion: v2\nname: {app}\nversion: 0.1.0\n").into_bytes(),
-    )];
-    files.push((
-        format!("{app}/templates/deployment.yaml"),
-        format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
-    ));
-    for i in 0..2 {
-        files.push((
-            format!("{app}/templates/service-{i}.yaml"),
-            format!("apiVersion: v1\nkind: Service\nmetadata:\n  name: {app}-svc-{i}\nspec:\n  selector: {{app: {app}}}\n  ports:\n  - port: {}\n", 8000 + i).into_bytes(),
-        ));
-    }
-    for i in 0..7 {
-        files.push((
-            format!("{app}/templates/config-{i}.yaml"),
-            format!("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {app}-config-{i}\ndata:\n  key: \"{i}\"\n").into_bytes(),
-        ));
-    }
-    let borrowed: Vec<(&str, &[u8])> = files.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
-    emco_helm::archive::write_tgz(&borrowed)
-}
-
-async fn onboard(http: &Http, kubeconfigs: &[(String, String)]) {
-    let provider = "/v2/cluster-providers/edge-provider";
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "edge-provider"}}),
-    )
-    .await
-    .expect(201);
-    for (name, kubeconfig) in kubeconfigs {
-        http.post_form(
-            &format!("{provider}/clusters"),
-            json!({"metadata": {"name": name}}),
-            kubeconfig.as_bytes(),
-        )
-        .await
-        .expect(201);
-        http.post(
-            &format!("{provider}/clusters/{name}/labels"),
-            json!({"clusterLabel": "edge"}),
-        )
-        .await
-        .expect(201);
-    }
-    http.post("/v2/projects", json!({"metadata": {"name": "bench"}}))
-        .await
-        .expect(201);
-    http.post(
-        "/v2/projects/bench/composite-apps",
-        json!({"metadata": {"name": "ca"}, "spec": {"compositeAppVersion": "v1"}}),
-    )
-    .await
-    .expect(201);
-    let ca = "/v2/projects/bench/composite-apps/ca/v1";
-    for app in APPS {
-        http.post_form(
-            &format!("{ca}/apps"),
-            json!({"metadata": {"name": app}}),
-            &chart(app),
-        )
-        .await
-        .expect(201);
-    }
-    http.post(
-        &format!("{ca}/composite-profiles"),
-        json!({"metadata": {"name": "cp"}}),
-    )
-    .await
-    .expect(201);
-    for dig_name in ["dig", "dig2"] {
-        http.post(
-            &format!("{ca}/deployment-intent-groups"),
-            json!({"metadata": {"name": dig_name}, "spec": {"compositeProfile": "cp", "version": dig_name}}),
-        )
-        .await
-        .expect(201);
-        let dig = format!("{ca}/deployment-intent-groups/{dig_name}");
-        http.post(
-            &format!("{dig}/intents"),
-            json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
-        )
-        .await
-        .expect(201);
-        http.post(
-            &format!("{dig}/generic-placement-intents"),
-            json!({"metadata": {"name": "pi"}}),
-        )
-        .await
-        .expect(201);
-        for app in APPS {
-            http.post(
-                &format!("{dig}/generic-placement-intents/pi/app-intents"),
-                json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "edge-provider", "clusterLabel": "edge"}]}}}),
-            )
-            .await
-            .expect(201);
-        }
-        http.post_empty(&format!("{dig}/approve")).await.expect(202);
-    }
-}
 
 async fn wait_status(http: &Http, dig: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
     loop {
@@ -233,7 +131,13 @@ async fn run() {
         RsyncConfig::default(),
     )
     .await;
-    onboard(&emco.http, &kubeconfigs).await;
+    onboard(
+        &emco.http,
+        &kubeconfigs,
+        |_| "edge".into(),
+        &[("dig", "edge"), ("dig2", "edge")],
+    )
+    .await;
     let dig = "/v2/projects/bench/composite-apps/ca/v1/deployment-intent-groups/dig";
     let started = Instant::now();
     emco.http
