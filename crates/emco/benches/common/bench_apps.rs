@@ -2,13 +2,16 @@
 //! 2 Services, 7 ConfigMaps) in project `bench`, on clusters of provider `edge-provider`, with approved DIGs
 //! placing every app on the clusters of one label.
 
-use serde_json::json;
-
-use crate::support::Http;
+use crate::support::{Http, OnboardedDig, Onboarding};
 
 pub(crate) const APPS: [&str; 3] = ["alpha", "beta", "gamma"];
-pub(crate) const PROVIDER: &str = "/v2/cluster-providers/edge-provider";
-pub(crate) const CA: &str = "/v2/projects/bench/composite-apps/ca/v1";
+/// The names the benchmarks onboard.
+pub(crate) const BENCH: Onboarding<'static> = Onboarding {
+    provider: "edge-provider",
+    project: "bench",
+    composite_app: "ca",
+    profile: "cp",
+};
 
 /// A chart of 10 objects: a Deployment, 2 Services and 7 ConfigMaps.
 pub(crate) fn chart(app: &str) -> Vec<u8> {
@@ -39,91 +42,27 @@ pub(crate) fn chart(app: &str) -> Vec<u8> {
 }
 
 /// Onboards the clusters (labelled by `label_of` their index) and the composite app of [`APPS`], and one approved
-/// DIG per `(name, label)` placing every app on the clusters with that label.
+/// DIG per `(name, label)` placing every app on the clusters with that label (its version is its name).
 pub(crate) async fn onboard(
     http: &Http,
     kubeconfigs: &[(String, String)],
     label_of: impl Fn(usize) -> String,
     digs: &[(&str, &str)],
 ) {
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "edge-provider"}}),
-    )
-    .await
-    .expect(201);
-    for (index, (name, kubeconfig)) in kubeconfigs.iter().enumerate() {
-        http.post_form(
-            &format!("{PROVIDER}/clusters"),
-            json!({"metadata": {"name": name}}),
-            kubeconfig.as_bytes(),
-        )
-        .await
-        .expect(201);
-        http.post(
-            &format!("{PROVIDER}/clusters/{name}/labels"),
-            json!({"clusterLabel": label_of(index)}),
-        )
-        .await
-        .expect(201);
-    }
-    http.post("/v2/projects", json!({"metadata": {"name": "bench"}}))
-        .await
-        .expect(201);
-    http.post(
-        "/v2/projects/bench/composite-apps",
-        json!({"metadata": {"name": "ca"}, "spec": {"compositeAppVersion": "v1"}}),
-    )
-    .await
-    .expect(201);
-    for app in APPS {
-        http.post_form(
-            &format!("{CA}/apps"),
-            json!({"metadata": {"name": app}}),
-            &chart(app),
-        )
-        .await
-        .expect(201);
-    }
-    http.post(
-        &format!("{CA}/composite-profiles"),
-        json!({"metadata": {"name": "cp"}}),
-    )
-    .await
-    .expect(201);
-    for (name, label) in digs {
-        http.post(
-            &format!("{CA}/deployment-intent-groups"),
-            json!({"metadata": {"name": name}, "spec": {"compositeProfile": "cp", "version": name}}),
-        )
-        .await
-        .expect(201);
-        let dig = format!("{CA}/deployment-intent-groups/{name}");
-        http.post(
-            &format!("{dig}/intents"),
-            json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
-        )
-        .await
-        .expect(201);
-        http.post(
-            &format!("{dig}/generic-placement-intents"),
-            json!({"metadata": {"name": "pi"}}),
-        )
-        .await
-        .expect(201);
-        for app in APPS {
-            http.post(
-                &format!("{dig}/generic-placement-intents/pi/app-intents"),
-                json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "edge-provider", "clusterLabel": label}]}}}),
-            )
-            .await
-            .expect(201);
-        }
-        http.post_empty(&format!("{dig}/approve")).await.expect(202);
-    }
+    let charts: Vec<(&str, Vec<u8>)> = APPS.iter().map(|app| (*app, chart(app))).collect();
+    let digs: Vec<OnboardedDig<'_>> = digs
+        .iter()
+        .map(|(name, label)| OnboardedDig {
+            name,
+            version: name,
+            label,
+            logical_cloud: "",
+        })
+        .collect();
+    BENCH.onboard(http, kubeconfigs, &label_of, &charts, &digs).await;
 }
 
 /// The URL of DIG `name` of the composite app.
 pub(crate) fn dig(name: &str) -> String {
-    format!("{CA}/deployment-intent-groups/{name}")
+    format!("{}/deployment-intent-groups/{name}", BENCH.composite_app_url())
 }

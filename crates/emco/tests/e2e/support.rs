@@ -14,8 +14,6 @@ use serde_json::{Value as Json, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub(crate) const DIG: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group";
-const CA: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1";
-const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 pub(crate) const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
 
 /// A response.
@@ -289,74 +287,134 @@ pub(crate) async fn onboard_apps_on(
     charts: &[(&str, Vec<u8>)],
     logical_cloud: &str,
 ) {
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "vfw-cluster-provider"}}),
-    )
-    .await
-    .expect(201);
-    for (name, kubeconfig) in clusters {
-        http.post_form(
-            &format!("{PROVIDER}/clusters"),
-            json!({"metadata": {"name": name}}),
-            kubeconfig.as_bytes(),
+    let vfw = Onboarding {
+        provider: "vfw-cluster-provider",
+        project: "testvfw",
+        composite_app: "compositevfw",
+        profile: "vfw_composite-profile",
+    };
+    let dig = OnboardedDig {
+        name: "vfw_deployment_intent_group",
+        version: "fw0",
+        label: "edge",
+        logical_cloud,
+    };
+    vfw.onboard(http, clusters, &|_| "edge".to_string(), charts, &[dig])
+        .await;
+}
+
+/// The names of an onboarding by [`Onboarding::onboard`].
+pub(crate) struct Onboarding<'a> {
+    pub(crate) provider: &'a str,
+    pub(crate) project: &'a str,
+    /// The composite app (version `v1`).
+    pub(crate) composite_app: &'a str,
+    pub(crate) profile: &'a str,
+}
+
+/// A DIG to onboard: every app on the clusters labelled `label`.
+pub(crate) struct OnboardedDig<'a> {
+    pub(crate) name: &'a str,
+    /// `spec.version` (the release name).
+    pub(crate) version: &'a str,
+    pub(crate) label: &'a str,
+    /// `spec.logicalCloud` (empty: none).
+    pub(crate) logical_cloud: &'a str,
+}
+
+impl Onboarding<'_> {
+    /// The composite app's URL.
+    pub(crate) fn composite_app_url(&self) -> String {
+        format!(
+            "/v2/projects/{}/composite-apps/{}/v1",
+            self.project, self.composite_app
         )
-        .await
-        .expect(201);
-        http.post(
-            &format!("{PROVIDER}/clusters/{name}/labels"),
-            json!({"clusterLabel": "edge"}),
-        )
-        .await
-        .expect(201);
     }
-    http.post("/v2/projects", json!({"metadata": {"name": "testvfw"}}))
+
+    /// Onboards the clusters `(name, kubeconfig)` (labelled by `label_of` their index), the composite app of the
+    /// given `(app, chart)` pairs with its profile, and each DIG of `digs` with its placement, approved.
+    pub(crate) async fn onboard(
+        &self,
+        http: &Http,
+        clusters: &[(String, String)],
+        label_of: &dyn Fn(usize) -> String,
+        charts: &[(&str, Vec<u8>)],
+        digs: &[OnboardedDig<'_>],
+    ) {
+        let provider = format!("/v2/cluster-providers/{}", self.provider);
+        http.post(
+            "/v2/cluster-providers",
+            json!({"metadata": {"name": self.provider}}),
+        )
         .await
         .expect(201);
-    http.post(
-        "/v2/projects/testvfw/composite-apps",
-        json!({"metadata": {"name": "compositevfw"}, "spec": {"compositeAppVersion": "v1"}}),
-    )
-    .await
-    .expect(201);
-    for (app, chart) in charts {
-        http.post_form(&format!("{CA}/apps"), json!({"metadata": {"name": app}}), chart)
+        for (index, (name, kubeconfig)) in clusters.iter().enumerate() {
+            http.post_form(
+                &format!("{provider}/clusters"),
+                json!({"metadata": {"name": name}}),
+                kubeconfig.as_bytes(),
+            )
             .await
             .expect(201);
-    }
-    http.post(
-        &format!("{CA}/composite-profiles"),
-        json!({"metadata": {"name": "vfw_composite-profile"}}),
-    )
-    .await
-    .expect(201);
-    http.post(
-        &format!("{CA}/deployment-intent-groups"),
-        json!({"metadata": {"name": "vfw_deployment_intent_group"}, "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0", "logicalCloud": logical_cloud}}),
-    )
-    .await
-    .expect(201);
-    http.post(
-        &format!("{DIG}/intents"),
-        json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
-    )
-    .await
-    .expect(201);
-    http.post(
-        &format!("{DIG}/generic-placement-intents"),
-        json!({"metadata": {"name": "pi"}}),
-    )
-    .await
-    .expect(201);
-    for (app, _) in charts {
+            http.post(
+                &format!("{provider}/clusters/{name}/labels"),
+                json!({"clusterLabel": label_of(index)}),
+            )
+            .await
+            .expect(201);
+        }
+        http.post("/v2/projects", json!({"metadata": {"name": self.project}}))
+            .await
+            .expect(201);
         http.post(
-            &format!("{DIG}/generic-placement-intents/pi/app-intents"),
-            json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge"}]}}}),
+            &format!("/v2/projects/{}/composite-apps", self.project),
+            json!({"metadata": {"name": self.composite_app}, "spec": {"compositeAppVersion": "v1"}}),
         )
         .await
         .expect(201);
+        let ca = self.composite_app_url();
+        for (app, chart) in charts {
+            http.post_form(&format!("{ca}/apps"), json!({"metadata": {"name": app}}), chart)
+                .await
+                .expect(201);
+        }
+        http.post(
+            &format!("{ca}/composite-profiles"),
+            json!({"metadata": {"name": self.profile}}),
+        )
+        .await
+        .expect(201);
+        for dig in digs {
+            http.post(
+                &format!("{ca}/deployment-intent-groups"),
+                json!({"metadata": {"name": dig.name}, "spec": {"compositeProfile": self.profile, "version": dig.version, "logicalCloud": dig.logical_cloud}}),
+            )
+            .await
+            .expect(201);
+            let url = format!("{ca}/deployment-intent-groups/{}", dig.name);
+            http.post(
+                &format!("{url}/intents"),
+                json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi"}}}),
+            )
+            .await
+            .expect(201);
+            http.post(
+                &format!("{url}/generic-placement-intents"),
+                json!({"metadata": {"name": "pi"}}),
+            )
+            .await
+            .expect(201);
+            for (app, _) in charts {
+                http.post(
+                    &format!("{url}/generic-placement-intents/pi/app-intents"),
+                    json!({"metadata": {"name": format!("{app}-pi")}, "spec": {"app": app, "intent": {"allOf": [{"clusterProvider": self.provider, "clusterLabel": dig.label}]}}}),
+                )
+                .await
+                .expect(201);
+            }
+            http.post_empty(&format!("{url}/approve")).await.expect(202);
+        }
     }
-    http.post_empty(&format!("{DIG}/approve")).await.expect(202);
 }
 
 /// The `(name, kubeconfig)` pairs of simulated clusters.
