@@ -120,6 +120,9 @@ pub struct ContextMeta {
     /// Set by `/stop`: the running operation must end.
     #[serde(default)]
     pub stop_requested: bool,
+    /// A progressive rollout (a DIG's `spec.rollout`): its plan and how far rsync got.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<emco_model::rollout::RolloutProgress>,
     /// When the context was created.
     pub created: String,
 }
@@ -130,6 +133,31 @@ impl ContextMeta {
     #[must_use]
     pub fn schema(&self) -> u64 {
         if self.credentials.is_some() { 3 } else { 1 }
+    }
+
+    /// Every cluster of every app, once each, in name order: the order a progressive rollout reaches them.
+    #[must_use]
+    pub fn clusters(&self) -> Vec<String> {
+        let clusters: std::collections::BTreeSet<&String> =
+            self.apps.iter().flat_map(|app| &app.clusters).collect();
+        clusters.into_iter().cloned().collect()
+    }
+
+    /// Whether the context is a progressive rollout paused past its failure threshold: no operation runs for it
+    /// until a `/resume` (or an update, rollback, stop or terminate takes it over).
+    #[must_use]
+    pub fn rollout_paused(&self) -> bool {
+        self.status == ContextStatus::Instantiating
+            && !self.stop_requested
+            && self.rollout.as_ref().is_some_and(|rollout| rollout.paused)
+    }
+
+    /// Starts a progressive rollout of `spec` over the context's clusters (none: all at once).
+    pub fn plan_rollout(&mut self, spec: Option<&emco_model::rollout::RolloutSpec>) {
+        self.rollout = spec.map(|spec| {
+            let plan = spec.plan(self.clusters().len() as u64);
+            emco_model::rollout::RolloutProgress::new(plan)
+        });
     }
 
     /// A meta with every DIG identity field empty, for contexts that belong to something else.
@@ -151,6 +179,7 @@ impl ContextMeta {
             apps,
             status: ContextStatus::Instantiating,
             stop_requested: false,
+            rollout: None,
             created: emco_model::now_timestamp(),
         }
     }
@@ -409,7 +438,7 @@ impl ResourceRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub enum ContextChange {
     /// A context's meta was written.
-    Meta(ContextMeta),
+    Meta(Box<ContextMeta>),
     /// An (app, cluster) record was written.
     Cluster(ContextId, ClusterRecord),
     /// A context's meta was deleted (the whole context goes with it).
@@ -767,7 +796,7 @@ impl AppContexts {
         for kv in &items {
             match parse_context_key(&kv.key) {
                 Some(ContextKey::Meta(_)) => {
-                    metas.push(ContextChange::Meta(record::decode(&kv.key, &kv.value)?))
+                    metas.push(ContextChange::Meta(Box::new(record::decode(&kv.key, &kv.value)?)))
                 }
                 Some(ContextKey::Cluster(id, _, _)) => {
                     clusters.push(ContextChange::Cluster(id, record::decode(&kv.key, &kv.value)?));
@@ -919,6 +948,7 @@ mod tests {
             }],
             status: ContextStatus::Instantiating,
             stop_requested: false,
+            rollout: None,
             created: "2020-08-21T05:39:34.64Z".into(),
         }
     }

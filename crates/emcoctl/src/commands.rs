@@ -98,7 +98,7 @@ pub fn dig_path(spec: &str) -> Result<String, CommandError> {
             "deployment-intent-groups",
             dig,
             rest @ ..,
-        ] if rest.is_empty() || matches!(rest, ["update" | "rollback" | "status" | "history"]) => {
+        ] if rest.is_empty() || matches!(rest, ["update" | "rollback" | "resume" | "status" | "history"]) => {
             vec![project, composite_app, version, dig]
         }
         _ => return Err(not_a_dig()),
@@ -118,6 +118,15 @@ pub fn dig_path(spec: &str) -> Result<String, CommandError> {
 /// `emcoctl update DIG`: POSTs the DIG's `/update` (a new revision from its intents as they are now).
 pub async fn update_dig(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Result<bool, CommandError> {
     let path = format!("{}/update", dig_path(dig)?);
+    let reply = client.send("POST", &path, false, Body::Empty).await?;
+    print(out, "POST", &client.url(&path), &reply)?;
+    Ok(reply.is_success())
+}
+
+/// `emcoctl resume DIG`: POSTs the DIG's `/resume` (its progressive rollout, paused past its failure
+/// threshold, goes on with the next batch).
+pub async fn resume_dig(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Result<bool, CommandError> {
+    let path = format!("{}/resume", dig_path(dig)?);
     let reply = client.send("POST", &path, false, Body::Empty).await?;
     print(out, "POST", &client.url(&path), &reply)?;
     Ok(reply.is_success())

@@ -45,7 +45,10 @@ enum Command {
     /// with that one's content).
     Rollback(RollbackArgs),
     /// The revisions of a deployment intent group: when each was made and how its context stands.
-    History(HistoryArgs),
+    History(DigArgs),
+    /// Resume a deployment intent group's progressive rollout that paused past its failure threshold: the
+    /// failures so far are accepted and the next batch starts.
+    Resume(DigArgs),
     /// DELETE each document's resource, last document first (an instantiate anchor becomes terminate).
     Delete(FileArgs),
     /// The status of a deployment intent group, a cluster's network intents or a logical cloud: a table (apps ×
@@ -69,7 +72,7 @@ struct RollbackArgs {
 }
 
 #[derive(Debug, clap::Args)]
-struct HistoryArgs {
+struct DigArgs {
     /// The deployment intent group: projects/P/composite-apps/CA/V/deployment-intent-groups/DIG, its URL, or
     /// P/CA/V/DIG.
     dig: String,
@@ -219,6 +222,7 @@ fn main() -> ExitCode {
             );
         }
         Command::History(history_args) => return dig_command(&client, DigCommand::History(history_args.dig)),
+        Command::Resume(resume_args) => return dig_command(&client, DigCommand::Resume(resume_args.dig)),
         Command::Update(a)
             if a.files.is_empty()
                 && a.anchor
@@ -318,6 +322,8 @@ enum DigCommand {
     Rollback(String, u64),
     /// Print its revisions.
     History(String),
+    /// POST its /resume.
+    Resume(String),
 }
 
 /// Runs a DIG command: exit 0 when it succeeded, 1 when the API refused it or did not answer, 2 when the DIG is
@@ -334,6 +340,7 @@ fn dig_command(client: &emcoctl::client::EmcoClient, command: DigCommand) -> Exi
                 commands::rollback_dig(client, dig, *revision, &mut out).await
             }
             DigCommand::History(dig) => commands::history(client, dig, &mut out).await,
+            DigCommand::Resume(dig) => commands::resume_dig(client, dig, &mut out).await,
         }
     });
     match result {

@@ -380,8 +380,8 @@ pub fn stale_clusters(answers: &Answers) -> Vec<(String, String)> {
     stale
 }
 
-/// One line: the context's status, the resources' rsync counts and the readiness counts, and the stale clusters
-/// if any.
+/// One line: the context's status, the resources' rsync counts and the readiness counts, where a progressive
+/// rollout stands (with its failed clusters) and the stale clusters if any.
 #[must_use]
 pub fn summary_line(answers: &Answers) -> String {
     let mut line = format!(
@@ -392,6 +392,15 @@ pub fn summary_line(answers: &Answers) -> String {
         answers.ready["readyStatus"].as_str().unwrap_or("?"),
         counts_text(&answers.ready["readyCounts"]),
     );
+    if let Some(rollout) = answers.rsync["rollout"]["summary"].as_str() {
+        line.push_str(&format!(" · rollout: {rollout}"));
+        if let Some(failed) = answers.rsync["rollout"]["failed"].as_array()
+            && !failed.is_empty()
+        {
+            let names: Vec<&str> = failed.iter().filter_map(Json::as_str).collect();
+            line.push_str(&format!(" ({})", names.join(", ")));
+        }
+    }
     let stale = stale_clusters(answers);
     if !stale.is_empty() {
         let named: Vec<String> = stale
@@ -865,6 +874,13 @@ mod tests {
         );
         assert!(
             reached(&answers, "Instantiated") && reached(&answers, "NotReady") && !reached(&answers, "Ready")
+        );
+        let mut paused = answers.clone();
+        paused.rsync["rollout"] = json!({"state": "Paused", "failed": ["p+edge02", "p+edge03"],
+            "summary": "batch 1/2, 0/2 clusters updated, 2 failed (paused)"});
+        assert_eq!(
+            summary_line(&paused),
+            "dig: Instantiated · resources: Applied 2 · ready: NotReady (Ready 2, NotPresent 1) · rollout: batch 1/2, 0/2 clusters updated, 2 failed (paused) (p+edge02, p+edge03)"
         );
         assert_eq!(
             dig_path("/v2/projects/p/composite-apps/c/v1/deployment-intent-groups/d/status"),

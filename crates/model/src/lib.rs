@@ -13,6 +13,8 @@
 //! - [`context`]: AppContext ids and the status values rsync and the monitor report.
 //! - [`hooks`]: Helm hooks (events, weight, delete policies) as rendered charts declare them.
 //! - [`dependencies`]: app dependencies as a graph (the cycle check).
+//! - [`duration`]: durations as users write them (`90s`, `5m`).
+//! - [`rollout`]: progressive rollouts: a DIG's `spec.rollout`, its plan and the progress rsync records.
 //! - [`network`]: ncm's network and provider-network bodies.
 //! - [`logical_cloud`]: dcm's logical cloud, cluster reference, user permission, quota and kv bodies.
 //! - [`status_config`]: per-kind status configurations (`/v2/status-configs`) and their status paths.
@@ -20,12 +22,14 @@
 
 pub mod context;
 pub mod dependencies;
+pub mod duration;
 pub mod hooks;
 pub mod lifecycle;
 pub mod logical_cloud;
 pub mod names;
 pub mod network;
 pub mod resources;
+pub mod rollout;
 pub mod state;
 pub mod status_collector;
 pub mod status_config;

@@ -25,6 +25,9 @@ pub enum Operation {
     /// objects only the current one has are deleted once the new one is instantiated). A DIG's `/rollback` is an
     /// update to the content of an earlier revision.
     Update,
+    /// `/resume`: a progressive rollout paused past its failure threshold goes on with its next batch (DIGs
+    /// only; the state does not change).
+    Resume,
     /// Deleting the resource.
     Delete,
     /// Deleting something the resource is built from (a DIG's intents, placement intents, app intents); from a
@@ -43,6 +46,7 @@ impl Operation {
             Self::Stop => "stop",
             Self::Modify | Self::ModifyPart => "modify",
             Self::Update => "update",
+            Self::Resume => "resume",
             Self::Delete | Self::DeletePart => "delete",
         }
     }
@@ -145,6 +149,7 @@ impl LifecycleTable {
             Operation::Stop => "there is no instantiation or termination to stop",
             Operation::Modify | Operation::ModifyPart => "it cannot be modified now",
             Operation::Update => "only an instantiated resource can be updated",
+            Operation::Resume => "only an instantiated DIG has a rollout to resume",
             Operation::Delete | Operation::DeletePart => "it cannot be deleted now",
         }
     }
@@ -199,7 +204,9 @@ pub fn revision_context(actions: &[Action], revision: u64) -> Option<crate::Cont
         .and_then(|(action, _)| action.context_id)
 }
 
-use Operation::{Approve, Delete, DeletePart, Instantiate, Modify, ModifyPart, Stop, Terminate, Update};
+use Operation::{
+    Approve, Delete, DeletePart, Instantiate, Modify, ModifyPart, Resume, Stop, Terminate, Update,
+};
 use Outcome::{Enter, Refused, Unchanged};
 use StateValue::{
     Applied, Approved, Created, InstantiateStopped, Instantiated, TerminateStopped, Terminated, Updated,
@@ -292,6 +299,11 @@ pub static DEPLOYMENT_INTENT_GROUP: LifecycleTable = LifecycleTable {
             operation: Update,
             from: &[Instantiated],
             outcome: Enter(Instantiated),
+        },
+        Rule {
+            operation: Resume,
+            from: &[Instantiated],
+            outcome: Unchanged,
         },
         Rule {
             operation: DeletePart,

@@ -52,6 +52,24 @@ pub enum ValidationError {
     /// A placement rule is malformed.
     #[error("{0}")]
     Placement(String),
+    /// A field's value is malformed or out of range.
+    #[error("{field}: {message}")]
+    Invalid {
+        /// The field, as a JSON path.
+        field: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+impl ValidationError {
+    /// `field` is malformed or out of range: `message` says how.
+    pub fn invalid(field: &str, message: impl Into<String>) -> Self {
+        Self::Invalid {
+            field: field.to_string(),
+            message: message.into(),
+        }
+    }
 }
 
 /// Refuses `value` longer than `max` characters, naming `field`.
@@ -251,6 +269,10 @@ pub struct DigSpec {
     /// Per-app `key=value` overrides, applied last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub override_values: Vec<OverrideValues>,
+    /// How instantiations, updates and rollbacks reach the clusters (beyond EMCO): in batches; absent, all at
+    /// once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rollout: Option<crate::rollout::RolloutSpec>,
 }
 
 /// Override values for one app.
@@ -285,6 +307,9 @@ impl DeploymentIntentGroup {
                     MAX_OVERRIDE_VALUE_LEN,
                 )?;
             }
+        }
+        if let Some(rollout) = &self.spec.rollout {
+            rollout.validate()?;
         }
         Ok(())
     }

@@ -426,6 +426,8 @@ struct Batch<'a> {
     /// An update's predecessor's record of the same app and cluster, when it had one in the same namespace with
     /// the same credentials.
     previous: Option<ClusterRecord>,
+    /// How many objects the apply wrote.
+    written: usize,
 }
 
 impl Batch<'_> {
@@ -858,7 +860,7 @@ impl Batch<'_> {
             (HookEvent::PreInstall, HookEvent::PostInstall)
         };
         let unchanged = unchanged_resources(self.record, self.previous.as_ref());
-        let mut written = 0_usize;
+        self.written = 0;
         self.inner
             .clients
             .ensure_bundle_crd(self.cluster, &self.client)
@@ -878,7 +880,7 @@ impl Batch<'_> {
             if self.cancel.is_cancelled() {
                 return Ok(End::Cancelled);
             }
-            written += 1;
+            self.written += 1;
             let outcome = self.create_if_absent(*index).await?;
             let failed = outcome.0 == RsyncStatus::Failed;
             self.results[*index] = Some(outcome);
@@ -910,7 +912,7 @@ impl Batch<'_> {
                     continue;
                 }
             }
-            written += 1;
+            self.written += 1;
             let mut outcome = self.apply(index).await?;
             if outcome.0 == RsyncStatus::Applied && is_certificate(&self.record.resources[index]) {
                 match self.collect_certificate(index).await? {
@@ -930,7 +932,7 @@ impl Batch<'_> {
         }
         // The app's ResourceBundleState, once the resources are there (an update that wrote nothing on a cluster
         // its predecessor used finds it there already).
-        if !self.record.resources.is_empty() && (written > 0 || self.previous.is_none()) {
+        if !self.record.resources.is_empty() && (self.written > 0 || self.previous.is_none()) {
             let api = self.bundle_api().await?;
             let clients = &self.inner.clients;
             let configs = crate::status_configs::for_record(
@@ -1086,7 +1088,7 @@ async fn attempt(
     credentials: Option<&UserCredentials>,
     cancel: &CancellationToken,
     hooks_done: &mut HashSet<(usize, HookEvent)>,
-) -> Result<(Results, Certificates, End), SyncError> {
+) -> Result<Attempt, SyncError> {
     let cluster = record.cluster.as_str();
     let client = inner.clients.client(cluster).await?;
     let user_client = match credentials {
@@ -1112,15 +1114,34 @@ async fn attempt(
         certificates: vec![None; record.resources.len()],
         hooks_done,
         previous: None,
+        written: 0,
     };
     if cancel.is_cancelled() {
-        return Ok((batch.results, batch.certificates, End::Cancelled));
+        return Ok(Attempt {
+            results: batch.results,
+            certificates: batch.certificates,
+            end: End::Cancelled,
+            heard: None,
+        });
     }
+    let mut heard = None;
     let end = match direction {
         Direction::Apply => batch.apply_all(false).await?,
         Direction::Update(predecessor) => {
             batch.previous = predecessor_record(inner, predecessor, record, namespace, credentials).await?;
-            batch.apply_all(true).await?
+            let end = batch.apply_all(true).await?;
+            // Nothing changed here: the objects are the predecessor's, and so is their status (the bundle,
+            // labelled for the whole update chain, reports the next change to this context too).
+            if end == End::Done
+                && batch.written == 0
+                && let Some(previous) = &batch.previous
+            {
+                heard = previous
+                    .cluster_status
+                    .clone()
+                    .map(|status| (status, previous.heard_at.clone()));
+            }
+            end
         }
         Direction::Delete => batch.delete_all().await?,
         Direction::Supersede(successor) => {
@@ -1145,11 +1166,30 @@ async fn attempt(
     } else {
         end
     };
-    Ok((batch.results, batch.certificates, end))
+    Ok(Attempt {
+        results: batch.results,
+        certificates: batch.certificates,
+        end,
+        heard,
+    })
 }
 
+/// What one attempt at a batch did.
+struct Attempt {
+    results: Results,
+    certificates: Certificates,
+    end: End,
+    /// The cluster's status of objects the batch found unchanged, and when it was heard (an update that wrote
+    /// nothing on the cluster).
+    heard: Option<(Json, Option<String>)>,
+}
+
+/// At most this many contexts back an update looks for the one that last applied a cluster.
+const MAX_PREDECESSOR_HOPS: usize = 16;
+
 /// The record of the same app and cluster in the context an update takes over from, when that context applied
-/// it in the same namespace with the same credentials (otherwise nothing counts as unchanged).
+/// it in the same namespace with the same credentials (otherwise nothing counts as unchanged). When that context
+/// never reached the cluster (a progressive rollout paused before it), the one before it holds what is there.
 async fn predecessor_record(
     inner: &Inner,
     predecessor: ContextId,
@@ -1157,27 +1197,40 @@ async fn predecessor_record(
     namespace: &str,
     credentials: Option<&UserCredentials>,
 ) -> Result<Option<ClusterRecord>, SyncError> {
-    let meta = match inner.contexts.meta(predecessor).await {
-        Ok(meta) => meta,
-        Err(ContextError::NotFound(_)) => return Ok(None),
-        Err(err) => return Err(SyncError::Context(err.to_string())),
-    };
-    if meta.namespace != namespace || meta.credentials.as_ref() != credentials {
-        return Ok(None);
+    let mut predecessor = predecessor;
+    for _ in 0..MAX_PREDECESSOR_HOPS {
+        let meta = match inner.contexts.meta(predecessor).await {
+            Ok(meta) => meta,
+            Err(ContextError::NotFound(_)) => return Ok(None),
+            Err(err) => return Err(SyncError::Context(err.to_string())),
+        };
+        if meta.namespace != namespace || meta.credentials.as_ref() != credentials {
+            return Ok(None);
+        }
+        let previous = match inner
+            .contexts
+            .cluster(predecessor, &record.app, &record.cluster)
+            .await
+        {
+            Ok(previous) => previous,
+            Err(ContextError::NoSuchCluster { .. }) => return Ok(None),
+            Err(err) => return Err(SyncError::Context(err.to_string())),
+        };
+        let reached = previous
+            .resources
+            .iter()
+            .any(|resource| resource.status != RsyncStatus::Pending);
+        match meta.supersedes {
+            Some(older) if !reached => predecessor = older,
+            _ => return Ok(Some(previous)),
+        }
     }
-    match inner
-        .contexts
-        .cluster(predecessor, &record.app, &record.cluster)
-        .await
-    {
-        Ok(previous) => Ok(Some(previous)),
-        Err(ContextError::NoSuchCluster { .. }) => Ok(None),
-        Err(err) => Err(SyncError::Context(err.to_string())),
-    }
+    Ok(None)
 }
 
 /// Writes a batch's outcome: every resource's status and error, the certificates issued to its certificate
-/// requests, and the cluster's connectivity (with the reason rsync retries, while it does), in one write.
+/// requests, the cluster's connectivity (with the reason rsync retries, while it does) and, for a record that has
+/// no cluster status yet, the status `heard` of the objects the batch found unchanged, in one write.
 #[allow(clippy::too_many_arguments)] // one write of everything a batch learnt
 async fn record_results(
     inner: &Inner,
@@ -1187,6 +1240,7 @@ async fn record_results(
     certificates: Option<&Certificates>,
     connectivity: (Connectivity, Option<String>),
     retrying: Option<Direction>,
+    heard: Option<&(Json, Option<String>)>,
 ) -> Result<(), SyncError> {
     let time = now_timestamp();
     let (connectivity, reason) = connectivity;
@@ -1194,6 +1248,12 @@ async fn record_results(
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
             stored.connectivity_reason = reason.clone();
+            if let Some((status, heard_at)) = heard
+                && stored.cluster_status.is_none()
+            {
+                stored.cluster_status = Some(status.clone());
+                stored.heard_at.clone_from(heard_at);
+            }
             for (index, resource) in stored.resources.iter_mut().enumerate() {
                 if let Some(pem) = certificates.and_then(|c| c.get(index)).and_then(Option::as_ref) {
                     resource.certificate = Some(pem.clone());
@@ -1276,7 +1336,12 @@ pub(crate) async fn sync_cluster(
             .await
         };
         match result {
-            Ok((results, certificates, end)) => {
+            Ok(Attempt {
+                results,
+                certificates,
+                end,
+                heard,
+            }) => {
                 // What the batch did must reach the AppContext: a store that is briefly unreachable (etcd
                 // restarting) is waited for; a lost claim (with replicas) cancels the batch and ends this.
                 let mut record_attempt = 0u32;
@@ -1289,6 +1354,7 @@ pub(crate) async fn sync_cluster(
                         Some(&certificates),
                         (Connectivity::Available, None),
                         None,
+                        heard.as_ref(),
                     )
                     .await;
                     let Err(err) = recorded else { break };
@@ -1318,7 +1384,8 @@ pub(crate) async fn sync_cluster(
                 let results: Results =
                     vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                 let unchanged = (record.connectivity, record.connectivity_reason.clone());
-                let _ = record_results(&inner, id, &record, Some(&results), None, unchanged, None).await;
+                let _ =
+                    record_results(&inner, id, &record, Some(&results), None, unchanged, None, None).await;
                 return BatchOutcome::Failed;
             }
             Err(err) if err.is_retryable() => {
@@ -1342,7 +1409,7 @@ pub(crate) async fn sync_cluster(
                 if recorded_reason.as_deref() != Some(reason.as_str()) {
                     let retrying = (Connectivity::Retrying, Some(reason.clone()));
                     if let Err(write_err) =
-                        record_results(&inner, id, &record, None, None, retrying, Some(direction)).await
+                        record_results(&inner, id, &record, None, None, retrying, Some(direction), None).await
                     {
                         tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                     }
@@ -1353,7 +1420,8 @@ pub(crate) async fn sync_cluster(
                     let results: Results =
                         vec![Some((RsyncStatus::Failed, Some(message))); record.resources.len()];
                     let retrying = (Connectivity::Retrying, Some(reason));
-                    let _ = record_results(&inner, id, &record, Some(&results), None, retrying, None).await;
+                    let _ =
+                        record_results(&inner, id, &record, Some(&results), None, retrying, None, None).await;
                     return BatchOutcome::Failed;
                 }
                 tracing::debug!(context = %id, app, cluster, error = %err, ?delay, "retrying");
@@ -1375,24 +1443,26 @@ pub(crate) fn app_ready(records: &[ClusterRecord], app: &str) -> bool {
     let mut any = false;
     for record in records.iter().filter(|r| r.app == app) {
         any = true;
-        let Some(bundle) = record.cluster_status.as_ref() else {
+        if !record_ready(record) {
             return false;
-        };
-        // Hooks and CRDs are not part of an app's readiness: a hook's object may be gone by policy.
-        for resource in record.resources.iter().filter(|r| is_main(r)) {
-            let gvk = resource.gvk();
-            let Some(object) = emco_k8s::bundle::find_object(bundle, &gvk.group, &gvk.kind, &resource.name)
-            else {
-                return false;
-            };
-            let object: &Json = object.get("res").unwrap_or(object);
-            if emco_k8s::readiness::readiness(&gvk.group, &gvk.kind, object) != emco_model::ReadyStatus::Ready
-            {
-                return false;
-            }
         }
     }
     any
+}
+
+/// Whether every main resource of one (app, cluster) record reports Ready from the cluster's
+/// ResourceBundleState (hooks and CRDs are not part of an app's readiness: a hook's object may be gone by policy).
+pub(crate) fn record_ready(record: &ClusterRecord) -> bool {
+    let Some(bundle) = record.cluster_status.as_ref() else {
+        return false;
+    };
+    record.resources.iter().filter(|r| is_main(r)).all(|resource| {
+        let gvk = resource.gvk();
+        emco_k8s::bundle::find_object(bundle, &gvk.group, &gvk.kind, &resource.name).is_some_and(|object| {
+            let object: &Json = object.get("res").unwrap_or(object);
+            emco_k8s::readiness::readiness(&gvk.group, &gvk.kind, object) == emco_model::ReadyStatus::Ready
+        })
+    })
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The engine: a worker per context (instantiate or terminate), stop and cancellation, app dependencies, and
-//! resuming unfinished operations after a restart.
+//! The engine: a worker per context (instantiate or terminate), stop and cancellation, app dependencies,
+//! progressive rollouts (see [`crate::rollout`]), and resuming unfinished operations after a restart.
 //!
 //! An update (a context whose meta `supersedes` another: a DIG's `/update` or `/rollback`, a logical cloud's
 //! `/update`) is instantiated against its predecessor (only what differs is written, see
@@ -8,7 +8,7 @@
 //! failed to instantiate). Every context of such a chain labels its objects with the chain's first context
 //! ([`lineage_root`]).
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -24,10 +24,10 @@ use crate::clients::Clients;
 use crate::config::RsyncConfig;
 use crate::watch::Watchers;
 
-/// How many times the end of an operation is written when the store fails (with the engine's back-off between).
+/// How many times the progress or end of an operation is written when the store fails (with the engine's back-off between).
 const FINISH_ATTEMPTS: u32 = 20;
 /// How often a dependency on another app's readiness is checked.
-const READY_POLL: Duration = Duration::from_millis(500);
+pub(crate) const READY_POLL: Duration = Duration::from_millis(500);
 
 /// What every task shares.
 pub(crate) struct Inner {
@@ -239,11 +239,12 @@ impl Rsync {
                 }
                 _ => false,
             };
+            // A paused rollout waits for `/resume` (which starts it again), not for a replica.
             let unfinished = handover_left
-                || matches!(
+                || (matches!(
                     meta.status,
                     ContextStatus::Instantiating | ContextStatus::Terminating
-                );
+                ) && !meta.rollout_paused());
             let key = replicas::context_owner_key(id);
             if !unfinished {
                 if let Some(ownership) = &self.inner.ownership {
@@ -415,25 +416,12 @@ async fn overall(mut batches: JoinSet<BatchOutcome>) -> BatchOutcome {
 
 /// Sets the context's final status unless a stop or another operation got there first.
 async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: ContextStatus) {
-    // A store that is briefly unreachable (etcd restarting) is waited for; a lost claim is not retried.
-    let mut attempt = 0u32;
-    let result = loop {
-        let result = inner
-            .update_meta(id, id, |meta| {
-                if meta.status == running && !meta.stop_requested {
-                    meta.status = done;
-                }
-            })
-            .await;
-        match result {
-            Err(emco_appcontext::ContextError::Store(err)) if attempt < FINISH_ATTEMPTS => {
-                attempt += 1;
-                tracing::info!(context = %id, error = %err, "cannot record the operation's end yet; trying again");
-                tokio::time::sleep(inner.config.backoff(attempt)).await;
-            }
-            other => break other,
+    let result = update_meta_waiting(inner, id, |meta| {
+        if meta.status == running && !meta.stop_requested {
+            meta.status = done;
         }
-    };
+    })
+    .await;
     match result {
         Ok(meta) if meta.status == done => {
             tracing::info!(context = %id, status = %done, "operation finished")
@@ -443,12 +431,33 @@ async fn finish(inner: &Inner, id: ContextId, running: ContextStatus, done: Cont
     }
 }
 
+/// Changes the meta of the context this replica runs (fenced by its claim): a store that is briefly unreachable
+/// (etcd restarting) is waited for, [`FINISH_ATTEMPTS`] times; a lost claim is not retried.
+pub(crate) async fn update_meta_waiting(
+    inner: &Inner,
+    id: ContextId,
+    mut change: impl FnMut(&mut ContextMeta),
+) -> Result<ContextMeta, emco_appcontext::ContextError> {
+    let mut attempt = 0u32;
+    loop {
+        match inner.update_meta(id, id, &mut change).await {
+            Err(emco_appcontext::ContextError::Store(err)) if attempt < FINISH_ATTEMPTS => {
+                attempt += 1;
+                tracing::info!(context = %id, error = %err, "cannot record the operation's progress yet; trying again");
+                tokio::time::sleep(inner.config.backoff(attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
 async fn wait_for_dependencies(
     inner: &Inner,
     id: ContextId,
     meta: &ContextMeta,
     app: &str,
     progress: &HashMap<String, watch::Receiver<AppProgress>>,
+    clusters: &BTreeSet<String>,
     cancel: &CancellationToken,
 ) -> Result<(), String> {
     let Some(app_meta) = meta.apps.iter().find(|a| a.name == app) else {
@@ -458,8 +467,11 @@ async fn wait_for_dependencies(
         let other = dependency.app.as_str();
         match dependency.op_status.as_str() {
             "Ready" => loop {
-                let records = inner.contexts.clusters(id).await.map_err(|err| err.to_string())?;
-                if app_ready(&records, other) {
+                let mut records = inner.contexts.clusters(id).await.map_err(|err| err.to_string())?;
+                // Ready where the operation runs now (a rollout's batch); an app with no cluster there is not
+                // waited for.
+                records.retain(|record| record.app == other && clusters.contains(&record.cluster));
+                if records.is_empty() || app_ready(&records, other) {
                     break;
                 }
                 tokio::select! {
@@ -503,70 +515,26 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
     if meta.status != ContextStatus::Instantiating || meta.stop_requested {
         return;
     }
+    if meta.rollout_paused() {
+        return tracing::info!(context = %id, "the rollout is paused: waiting for /resume");
+    }
     tracing::info!(context = %id, apps = meta.apps.len(), supersedes = ?meta.supersedes, "instantiating");
     let direction = meta.supersedes.map_or(Direction::Apply, Direction::Update);
-    let mut senders = HashMap::new();
-    let mut receivers = HashMap::new();
-    for app in &meta.apps {
-        let (sender, receiver) = watch::channel(AppProgress::Running);
-        senders.insert(app.name.clone(), sender);
-        receivers.insert(app.name.clone(), receiver);
-    }
-    let receivers = Arc::new(receivers);
     let meta = Arc::new(meta);
-    let mut apps = JoinSet::new();
-    for app in meta.apps.clone() {
-        let (inner, meta, receivers, cancel) =
-            (inner.clone(), meta.clone(), receivers.clone(), cancel.clone());
-        let sender = senders.remove(&app.name);
-        apps.spawn(async move {
-            if let Err(reason) =
-                wait_for_dependencies(&inner, id, &meta, &app.name, &receivers, &cancel).await
-            {
-                if cancel.is_cancelled() {
-                    return BatchOutcome::Cancelled;
-                }
-                tracing::warn!(context = %id, app = app.name, reason, "app not applied");
-                for cluster in &app.clusters {
-                    let _ = inner
-                        .update_cluster(id, &app.name, cluster, |record| {
-                            for resource in &mut record.resources {
-                                resource.status = emco_model::RsyncStatus::Failed;
-                                resource.error = Some(reason.clone());
-                            }
-                        })
-                        .await;
-                }
-                if let Some(sender) = &sender {
-                    let _ = sender.send(AppProgress::Failed);
-                }
-                return BatchOutcome::Failed;
-            }
-            let mut clusters = JoinSet::new();
-            for cluster in &app.clusters {
-                clusters.spawn(sync_cluster(
-                    inner.clone(),
-                    id,
-                    app.name.clone(),
-                    cluster.clone(),
-                    meta.namespace.clone(),
-                    direction,
-                    meta.credentials.clone(),
-                    cancel.clone(),
-                ));
-            }
-            let outcome = overall(clusters).await;
-            if let Some(sender) = &sender {
-                let _ = sender.send(if outcome == BatchOutcome::Succeeded {
-                    AppProgress::Deployed
-                } else {
-                    AppProgress::Failed
-                });
-            }
-            outcome
-        });
-    }
-    let overall = overall(apps).await;
+    let overall = match meta.rollout.clone() {
+        None => {
+            let clusters: BTreeSet<String> = meta.clusters().into_iter().collect();
+            apply_clusters(&inner, id, &meta, &clusters, direction, &cancel)
+                .await
+                .outcome()
+        }
+        Some(progress) => match crate::rollout::run(&inner, id, &meta, progress, direction, &cancel).await {
+            crate::rollout::End::Complete { failed: false } => BatchOutcome::Succeeded,
+            crate::rollout::End::Complete { failed: true } => BatchOutcome::Failed,
+            crate::rollout::End::Paused => return,
+            crate::rollout::End::Cancelled => BatchOutcome::Cancelled,
+        },
+    };
     match overall {
         BatchOutcome::Succeeded => {
             finish(
@@ -588,6 +556,139 @@ async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationT
         }
         BatchOutcome::Cancelled => tracing::info!(context = %id, "instantiation cancelled"),
     }
+}
+
+/// What applying a context on some of its clusters came to.
+#[derive(Debug, Default)]
+pub(crate) struct ClustersOutcome {
+    /// Whether the operation was cancelled before every (app, cluster) finished.
+    pub(crate) cancelled: bool,
+    /// The clusters where an app failed (an apply was refused, retries ran out, or a dependency failed).
+    pub(crate) failed: BTreeSet<String>,
+}
+
+impl ClustersOutcome {
+    fn outcome(&self) -> BatchOutcome {
+        if self.cancelled {
+            BatchOutcome::Cancelled
+        } else if self.failed.is_empty() {
+            BatchOutcome::Succeeded
+        } else {
+            BatchOutcome::Failed
+        }
+    }
+}
+
+/// Applies every app of the context on those of its clusters in `clusters`: each app once the apps it depends on
+/// are deployed (or ready) on these clusters, all its clusters at once.
+pub(crate) async fn apply_clusters(
+    inner: &Arc<Inner>,
+    id: ContextId,
+    meta: &Arc<ContextMeta>,
+    clusters: &BTreeSet<String>,
+    direction: Direction,
+    cancel: &CancellationToken,
+) -> ClustersOutcome {
+    let mut senders = HashMap::new();
+    let mut receivers = HashMap::new();
+    for app in &meta.apps {
+        let (sender, receiver) = watch::channel(AppProgress::Running);
+        senders.insert(app.name.clone(), sender);
+        receivers.insert(app.name.clone(), receiver);
+    }
+    let receivers = Arc::new(receivers);
+    let clusters = Arc::new(clusters.clone());
+    let mut apps = JoinSet::new();
+    for app in meta.apps.clone() {
+        let (inner, meta, receivers, cancel, clusters) = (
+            inner.clone(),
+            meta.clone(),
+            receivers.clone(),
+            cancel.clone(),
+            clusters.clone(),
+        );
+        let sender = senders.remove(&app.name);
+        apps.spawn(async move {
+            let here: Vec<String> = app
+                .clusters
+                .iter()
+                .filter(|cluster| clusters.contains(*cluster))
+                .cloned()
+                .collect();
+            if let Err(reason) =
+                wait_for_dependencies(&inner, id, &meta, &app.name, &receivers, &clusters, &cancel).await
+            {
+                if cancel.is_cancelled() {
+                    return (here, vec![BatchOutcome::Cancelled]);
+                }
+                tracing::warn!(context = %id, app = app.name, reason, "app not applied");
+                for cluster in &here {
+                    let _ = inner
+                        .update_cluster(id, &app.name, cluster, |record| {
+                            for resource in &mut record.resources {
+                                resource.status = emco_model::RsyncStatus::Failed;
+                                resource.error = Some(reason.clone());
+                            }
+                        })
+                        .await;
+                }
+                if let Some(sender) = &sender {
+                    let _ = sender.send(AppProgress::Failed);
+                }
+                let failed = vec![BatchOutcome::Failed; here.len()];
+                return (here, failed);
+            }
+            let mut batches = JoinSet::new();
+            for (index, cluster) in here.iter().enumerate() {
+                let batch = sync_cluster(
+                    inner.clone(),
+                    id,
+                    app.name.clone(),
+                    cluster.clone(),
+                    meta.namespace.clone(),
+                    direction,
+                    meta.credentials.clone(),
+                    cancel.clone(),
+                );
+                batches.spawn(async move { (index, batch.await) });
+            }
+            let mut outcomes = vec![BatchOutcome::Failed; here.len()];
+            while let Some(done) = batches.join_next().await {
+                if let Ok((index, outcome)) = done {
+                    outcomes[index] = outcome;
+                }
+            }
+            let deployed = outcomes.iter().all(|outcome| *outcome == BatchOutcome::Succeeded);
+            if let Some(sender) = &sender {
+                let _ = sender.send(if deployed {
+                    AppProgress::Deployed
+                } else {
+                    AppProgress::Failed
+                });
+            }
+            (here, outcomes)
+        });
+    }
+    let mut outcome = ClustersOutcome::default();
+    while let Some(result) = apps.join_next().await {
+        let Ok((here, outcomes)) = result else {
+            // A panicked app counts as failed on every cluster of the batch.
+            outcome.failed.extend(clusters.iter().cloned());
+            continue;
+        };
+        for (index, app_outcome) in outcomes.iter().enumerate() {
+            match app_outcome {
+                BatchOutcome::Cancelled => outcome.cancelled = true,
+                BatchOutcome::Failed => {
+                    if let Some(cluster) = here.get(index) {
+                        outcome.failed.insert(cluster.clone());
+                    }
+                }
+                BatchOutcome::Succeeded => {}
+            }
+        }
+    }
+    outcome
 }
 
 async fn run_terminate(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {

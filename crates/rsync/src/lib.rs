@@ -23,6 +23,7 @@ mod error;
 mod labels;
 mod ownership;
 mod retry_after;
+mod rollout;
 mod status_configs;
 mod watch;
 

@@ -35,6 +35,7 @@ async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters:
         }],
         status,
         stop_requested: false,
+        rollout: None,
         created: "2026-01-01T00:00:00.000Z".into(),
     };
     let records: Vec<ClusterRecord> = clusters

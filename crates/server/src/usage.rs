@@ -212,6 +212,7 @@ mod tests {
             }],
             status,
             stop_requested: false,
+            rollout: None,
             created: "t".into(),
         };
         let mut history = StateInfo::created("t0".into());

@@ -95,6 +95,7 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
             .collect(),
         status: ContextStatus::Instantiated,
         stop_requested: false,
+        rollout: None,
         created: String::new(),
     };
     let kinds = [

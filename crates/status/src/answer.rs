@@ -434,6 +434,9 @@ impl Serialize for Answer<'_, '_> {
                 }
             }
         }
+        if let Some(progress) = &context.rollout {
+            map.serialize_entry("rollout", &RolloutView(progress))?;
+        }
         if query.output == Output::Summary {
             if single_cluster {
                 map.serialize_entry("cluster", &EmptyObject)?;
@@ -1002,6 +1005,25 @@ impl Serialize for ListAnswer<'_, '_> {
                 map.serialize_entry("resourcesByApp", &entries)?;
             }
         }
+        map.end()
+    }
+}
+
+/// Where a progressive rollout stands: `{"state":"Paused","batch":2,"batches":4,"clustersUpdated":8,
+/// "clusters":20,"failed":["p+c9",…],"summary":"batch 2/4, 8/20 clusters updated, 2 failed (paused)"}`.
+struct RolloutView<'a>(&'a emco_model::rollout::RolloutProgress);
+
+impl Serialize for RolloutView<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let progress = self.0;
+        let mut map = serializer.serialize_map(Some(7))?;
+        map.serialize_entry("state", progress.state())?;
+        map.serialize_entry("batch", &progress.batch())?;
+        map.serialize_entry("batches", &progress.plan.batches())?;
+        map.serialize_entry("clustersUpdated", &progress.clusters_updated())?;
+        map.serialize_entry("clusters", &progress.plan.clusters)?;
+        map.serialize_entry("failed", &progress.failed)?;
+        map.serialize_entry("summary", &progress.summary())?;
         map.end()
     }
 }

@@ -346,6 +346,8 @@ pub struct ContextEntry {
     /// when (the time of the record that changed it: its newest resource update, else when it was heard; `None`
     /// when that record had neither). `None` until a record was applied.
     pub propagation: Option<(bool, Option<jiff::Timestamp>)>,
+    /// Where its progressive rollout stands, when it has one.
+    pub rollout: Option<emco_model::rollout::RolloutProgress>,
 }
 
 impl ContextEntry {
@@ -356,6 +358,7 @@ impl ContextEntry {
             apps: Vec::new(),
             counts: Counts::default(),
             propagation: None,
+            rollout: None,
         }
     }
 
@@ -541,6 +544,7 @@ impl StatusIndex {
         let entry = self.contexts.entry(meta.id).or_insert_with(ContextEntry::empty);
         entry.status = meta.status;
         entry.started_at = meta.created.parse().ok();
+        entry.rollout.clone_from(&meta.rollout);
         let mut ordered = Vec::with_capacity(meta.apps.len());
         for app_meta in &meta.apps {
             let mut app = match entry.apps.iter().position(|app| *app.name == *app_meta.name) {
@@ -808,6 +812,7 @@ mod tests {
                 .collect(),
             status: ContextStatus::Instantiated,
             stop_requested: false,
+            rollout: None,
             created: String::new(),
         }
     }

@@ -48,6 +48,7 @@ fn meta(app: &str, clusters: &[&str], status: ContextStatus) -> ContextMeta {
         }],
         status,
         stop_requested: false,
+        rollout: None,
         created: STARTED.into(),
     }
 }

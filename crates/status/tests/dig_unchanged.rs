@@ -110,6 +110,7 @@ fn index() -> StatusIndex {
         ],
         status: ContextStatus::Instantiated,
         stop_requested: false,
+        rollout: None,
         created: String::new(),
     });
     for (app, cluster) in [("packetgen", "p+e1"), ("packetgen", "p+e2"), ("sink", "p+e1")] {

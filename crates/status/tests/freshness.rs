@@ -52,6 +52,7 @@ fn meta(apps: &[&str], status: ContextStatus) -> ContextMeta {
             .collect(),
         status,
         stop_requested: false,
+        rollout: None,
         created: STARTED.into(),
     }
 }

@@ -63,6 +63,7 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
             .collect(),
         status: ContextStatus::Instantiated,
         stop_requested: false,
+        rollout: None,
         created: String::new(),
     });
     for (a, clusters) in world.apps.iter().enumerate() {

@@ -108,6 +108,7 @@ fn meta(id: ContextId, app: &str, clusters: &[&str], status: ContextStatus) -> C
         }],
         status,
         stop_requested: false,
+        rollout: None,
         created: String::new(),
     }
 }

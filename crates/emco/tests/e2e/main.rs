@@ -22,6 +22,7 @@ mod logical_clouds;
 mod network_intents;
 mod readiness;
 mod replicas;
+mod rollouts;
 mod rsync;
 mod stale_status;
 mod status_configs;

@@ -43,16 +43,24 @@ async fn place_on(http: &Http, clusters: &[&str]) {
 
 /// Sets the DIG's override of the sink's `replicaCount`.
 async fn set_sink_replicas(http: &Http, replicas: u32) {
-    let body = json!({"metadata": {"name": "vfw_deployment_intent_group"},
+    put_dig(http, replicas, None).await;
+}
+
+/// Puts the vFW DIG with the sink's `replicaCount` override and a `spec.rollout` (none: all at once).
+pub(crate) async fn put_dig(http: &Http, replicas: u32, rollout: Option<Json>) {
+    let mut body = json!({"metadata": {"name": "vfw_deployment_intent_group"},
         "spec": {"compositeProfile": "vfw_composite-profile", "version": "fw0",
                  "overrideValues": [{"app": "sink", "values": {"replicaCount": replicas.to_string()}}]}});
+    if let Some(rollout) = rollout {
+        body["spec"]["rollout"] = rollout;
+    }
     http.request("PUT", DIG, Some("application/json"), body.to_string().as_bytes())
         .await
         .expect(200);
 }
 
 /// The vFW example on edge01 only, instantiated.
-async fn instantiated_on_edge01(http: &Http, sim: &kubesim::Simulator) -> String {
+pub(crate) async fn instantiated_on_edge01(http: &Http, sim: &kubesim::Simulator) -> String {
     onboard_vfw(http, &kubeconfigs(sim)).await;
     place_on(http, &["edge01"]).await;
     http.post_empty(&format!("{DIG}/approve")).await.expect(202);
@@ -78,7 +86,7 @@ async fn wait_handed_over(http: &Http, old: &str) -> Json {
     .await
 }
 
-async fn deployment(cluster: &kubesim::SimCluster, name: &str) -> Option<Deployment> {
+pub(crate) async fn deployment(cluster: &kubesim::SimCluster, name: &str) -> Option<Deployment> {
     Api::<Deployment>::namespaced(cluster.client().unwrap(), "default")
         .get_opt(name)
         .await
@@ -134,7 +142,7 @@ async fn bundles(cluster: &kubesim::SimCluster) -> Vec<String> {
 
 /// The writes (not GET, not watches) to the vFW's objects (`fw0-*`, `sink-configmap`) a cluster served since
 /// `since`, as `METHOD path`.
-fn writes_since(cluster: &kubesim::SimCluster, since: std::time::Instant) -> Vec<String> {
+pub(crate) fn writes_since(cluster: &kubesim::SimCluster, since: std::time::Instant) -> Vec<String> {
     cluster
         .shared()
         .requests()
@@ -148,11 +156,11 @@ fn writes_since(cluster: &kubesim::SimCluster, since: std::time::Instant) -> Vec
         .collect()
 }
 
-fn replicas(deployment: &Deployment) -> Option<i32> {
+pub(crate) fn replicas(deployment: &Deployment) -> Option<i32> {
     deployment.spec.replicas
 }
 
-fn uid(deployment: &Deployment) -> String {
+pub(crate) fn uid(deployment: &Deployment) -> String {
     deployment.metadata.uid.clone().unwrap()
 }
 

@@ -1,8 +1,9 @@
 //! The lifecycle POSTs of every resource with a lifecycle — a DIG's approve, instantiate, update, rollback,
-//! terminate and stop; a cluster's network-intents apply, terminate and stop; a logical cloud's instantiate,
-//! update, terminate and stop — one set of handlers over the one lifecycle engine. Each answers `202 Accepted`
-//! with a `Location` header naming the status URL, where the progress of the asynchronous work shows. A DIG's
-//! update and rollback answer, as EMCO's orchestrator does, the new revision as a bare JSON integer.
+//! resume (of a paused progressive rollout), terminate and stop; a cluster's network-intents apply, terminate
+//! and stop; a logical cloud's instantiate, update, terminate and stop — one set of handlers over the one
+//! lifecycle engine. Each answers `202 Accepted` with a `Location` header naming the status URL, where the
+//! progress of the asynchronous work shows. A DIG's update and rollback answer, as EMCO's orchestrator does,
+//! the new revision as a bare JSON integer.
 //!
 //! Every operation runs optimistically (`crate::optimistic`): a lost race runs it again, at most three times, then
 //! 409 `Conflict`. Stop records the stop, then waits a bounded time for the engine to carry it out, so that an
@@ -174,6 +175,20 @@ pub(crate) fn rollback() -> MethodRouter<AppState> {
             Ok::<_, ApiError>(accepted_revision(subject, &path, revision))
         },
     )
+}
+
+/// `POST …/deployment-intent-groups/{dig}/resume`: a progressive rollout paused past its failure threshold goes
+/// on with its next batch (409 when none is paused).
+pub(crate) fn resume() -> MethodRouter<AppState> {
+    let subject = Subject::DeploymentIntentGroup;
+    post(move |State(state): State<AppState>, path: PathNames| async move {
+        let path = subject_path(subject, path)?;
+        optimistic(&resource_name(&path), || async {
+            Ok(state.lifecycle().resume(&path).await?)
+        })
+        .await?;
+        Ok::<_, ApiError>(accepted(subject, &path))
+    })
 }
 
 /// `POST …/terminate`.

@@ -336,7 +336,7 @@ fn build_context(
     if let Some(cycle) = dependency_cycle(graph) {
         return Err(LifecycleError::DependencyCycle { cycle });
     }
-    let meta = ContextMeta {
+    let mut meta = ContextMeta {
         id,
         project: dig_path.names()[0].clone(),
         composite_app: dig_path.names()[1].clone(),
@@ -355,8 +355,10 @@ fn build_context(
         apps: app_metas,
         status: ContextStatus::Instantiating,
         stop_requested: false,
+        rollout: None,
         created: now_timestamp(),
     };
+    meta.plan_rollout(dig.spec.rollout.as_ref());
     Ok((meta, records))
 }
 

@@ -563,6 +563,9 @@ impl Lifecycle {
         meta.status = ContextStatus::Instantiating;
         meta.stop_requested = false;
         meta.created = now_timestamp();
+        // The rollback reaches the clusters as the DIG's rollout says now.
+        let dig: emco_model::DeploymentIntentGroup = self.catalog.get_as(path).await?;
+        meta.plan_rollout(dig.spec.rollout.as_ref());
         Ok(PreparedInstance {
             operation: Operation::Update,
             prepared: Prepared::Copy {
@@ -769,9 +772,10 @@ impl Lifecycle {
             .ok_or_else(|| Self::refused(path, state_name(state.current()), "nothing to update"))?;
         let meta = self.contexts.meta(current).await?;
         let status = meta.status;
-        // A failed update may be followed by another update (or a rollback) that repairs it.
+        // A failed update may be followed by another update (or a rollback) that repairs it; a paused rollout
+        // by one that replaces or reverts it.
         let failed_update = status == ContextStatus::InstantiateFailed && meta.supersedes.is_some();
-        if status != ContextStatus::Instantiated && !failed_update {
+        if status != ContextStatus::Instantiated && !failed_update && !meta.rollout_paused() {
             return Err(Self::refused(
                 path,
                 format!("{} (context {current} is {status})", state_name(state.current())),
@@ -863,6 +867,52 @@ impl Lifecycle {
                 }
                 // The engine moved the context on between our read and write; read again (a few times: past
                 // them, the API runs the whole request again on a fresh read set).
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
+                    continue;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+    }
+
+    /// Resumes a DIG's progressive rollout that paused past its failure threshold: the failures so far are
+    /// accepted (only new ones count against the threshold) and the engine goes on with the next batch. Returns
+    /// the rollout's context; 409 when there is no paused rollout.
+    pub async fn resume(&self, path: &ResourcePath) -> Result<ContextId> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let (state, revision) = self.state(path).await?;
+            Self::outcome(path, &state, Operation::Resume)?;
+            let id = state
+                .last_context()
+                .ok_or_else(|| Self::refused(path, "without context", "nothing to resume"))?;
+            let (mut meta, meta_revision) = self.contexts.meta_with_revision(id).await?;
+            if !meta.rollout_paused() {
+                return Err(Self::refused(
+                    path,
+                    format!(
+                        "{} (context {id} is {})",
+                        state_name(state.current()),
+                        meta.status
+                    ),
+                    "there is no paused rollout to resume",
+                ));
+            }
+            let Some(rollout) = meta.rollout.as_mut() else {
+                continue;
+            };
+            rollout.paused = false;
+            rollout.accepted_failures = rollout.failed.len() as u64;
+            let txn = Txn::new()
+                .when([AppContexts::meta_unchanged_since(id, meta_revision)])
+                .and_then([AppContexts::meta_op(&meta)]);
+            match self.commit(path, revision, &state, txn).await {
+                Ok(()) => {
+                    tracing::info!(name = %path.display_name(), context = %id, "resuming the rollout");
+                    self.engine.instantiate(id);
+                    return Ok(id);
+                }
                 Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
                     continue;
                 }

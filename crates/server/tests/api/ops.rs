@@ -207,6 +207,7 @@ async fn write_context(store: &Store, id: u64, status: ContextStatus, retrying: 
             .collect(),
         status,
         stop_requested: false,
+        rollout: None,
         created: "2026-01-01T00:00:00Z".into(),
     };
     let mut records = Vec::new();

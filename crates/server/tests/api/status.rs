@@ -117,6 +117,7 @@ async fn write_context_with(
             .collect(),
         status,
         stop_requested: false,
+        rollout: None,
         created: "2020-08-21T05:39:34.64Z".into(),
     };
     let mut records = Vec::new();
