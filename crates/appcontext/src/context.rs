@@ -113,6 +113,11 @@ pub struct ContextMeta {
     /// objects only that one has and marks it `Terminated`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub supersedes: Option<ContextId>,
+    /// The first context of the update chain this one belongs to, when it is not this one (an update, rollback
+    /// or migration): its id labels the chain's objects. Recorded when the context is made, so the chain need
+    /// not be walked (and still holds when the contexts before were deleted with their DIG after a migration).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<ContextId>,
     /// Apps in the composite app's order, with their dependencies and clusters.
     pub apps: Vec<AppMeta>,
     /// The context's top-level status.
@@ -141,6 +146,13 @@ impl ContextMeta {
         let clusters: std::collections::BTreeSet<&String> =
             self.apps.iter().flat_map(|app| &app.clusters).collect();
         clusters.into_iter().cloned().collect()
+    }
+
+    /// The lineage of a context that takes over from this one: this one's, or this one when it starts a chain
+    /// (`None` when neither is known: a context from before lineages were recorded that took over from another).
+    #[must_use]
+    pub fn lineage_for_successor(&self) -> Option<ContextId> {
+        self.lineage.or(self.supersedes.is_none().then_some(self.id))
     }
 
     /// Whether the context is a progressive rollout paused past its failure threshold: no operation runs for it
@@ -176,6 +188,7 @@ impl ContextMeta {
             owner,
             credentials: None,
             supersedes: None,
+            lineage: None,
             apps,
             status: ContextStatus::Instantiating,
             stop_requested: false,
@@ -941,6 +954,7 @@ mod tests {
             owner: Default::default(),
             credentials: None,
             supersedes: None,
+            lineage: None,
             apps: vec![AppMeta {
                 name: "sink".into(),
                 dependencies: vec![],

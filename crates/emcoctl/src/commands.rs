@@ -98,7 +98,12 @@ pub fn dig_path(spec: &str) -> Result<String, CommandError> {
             "deployment-intent-groups",
             dig,
             rest @ ..,
-        ] if rest.is_empty() || matches!(rest, ["update" | "rollback" | "resume" | "status" | "history"]) => {
+        ] if rest.is_empty()
+            || matches!(
+                rest,
+                ["update" | "rollback" | "resume" | "migrate" | "status" | "history"]
+            ) =>
+        {
             vec![project, composite_app, version, dig]
         }
         _ => return Err(not_a_dig()),
@@ -119,6 +124,23 @@ pub fn dig_path(spec: &str) -> Result<String, CommandError> {
 pub async fn update_dig(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Result<bool, CommandError> {
     let path = format!("{}/update", dig_path(dig)?);
     let reply = client.send("POST", &path, false, Body::Empty).await?;
+    print(out, "POST", &client.url(&path), &reply)?;
+    Ok(reply.is_success())
+}
+
+/// `emcoctl migrate DIG --target-version V --target-dig NAME`: POSTs the DIG's `/migrate` to the DIG `NAME` of
+/// its composite app at version `V` (which must be Approved).
+pub async fn migrate_dig(
+    client: &EmcoClient,
+    dig: &str,
+    target_version: &str,
+    target_dig: &str,
+    out: &mut impl Write,
+) -> Result<bool, CommandError> {
+    let path = format!("{}/migrate", dig_path(dig)?);
+    let body = serde_json::json!({"metadata": {"description": ""},
+        "spec": {"targetCompositeAppVersion": target_version, "targetDeploymentIntentGroup": target_dig}});
+    let reply = client.send("POST", &path, false, Body::Json(body)).await?;
     print(out, "POST", &client.url(&path), &reply)?;
     Ok(reply.is_success())
 }
@@ -153,14 +175,16 @@ pub async fn rollback_dig(
 pub struct Revision {
     /// The revision.
     pub revision: u64,
-    /// `Instantiate`, or `Update` (an update or a rollback: EMCO records both alike).
-    pub operation: &'static str,
+    /// `Instantiate`, `Update`, or what emco noted made it: `Rollback to revision 1`, `Migrated from v1/dig1`.
+    pub operation: String,
     /// When it was asked for.
     pub time: String,
     /// Its context.
     pub context: String,
     /// How its context stands: `Instantiated`, `Updated` (a later revision took over), `InstantiateFailed`, …
     pub outcome: String,
+    /// What took over from it, when emco noted it (`migrated to v2/dig2`).
+    pub ended_by: Option<String>,
 }
 
 /// The revisions of a DIG's state actions (`state.Actions` of a status answer), oldest first, without outcomes;
@@ -177,15 +201,37 @@ pub fn revisions_of(actions: &Json) -> Vec<Revision> {
         .filter(|(_, action)| action.state == emco_model::StateValue::Instantiated)
         .map(|(index, action)| {
             let updated = index > 0 && actions[index - 1].state == emco_model::StateValue::Updated;
+            let operation = match &action.note {
+                Some(note) => capitalized(note),
+                None if updated => "Update".to_string(),
+                None => "Instantiate".to_string(),
+            };
+            // The action that ended this revision, if it says what: an `Updated` naming this context.
+            let ended_by = actions[index + 1..]
+                .iter()
+                .find(|later| {
+                    later.state == emco_model::StateValue::Updated && later.context_id == action.context_id
+                })
+                .and_then(|later| later.note.clone())
+                .filter(|note| note.starts_with("migrated"));
             Revision {
                 revision: numbers[index],
-                operation: if updated { "Update" } else { "Instantiate" },
+                operation,
                 time: action.timestamp.clone(),
                 context: action.context_id.map(|id| id.to_string()).unwrap_or_default(),
                 outcome: String::new(),
+                ended_by,
             }
         })
         .collect()
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
 }
 
 /// `emcoctl history DIG`: a table of the DIG's revisions (the latest [`MAX_HISTORY_REVISIONS`]), each with its
@@ -207,6 +253,9 @@ pub async fn history(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Re
             Ok(answer) => answer["status"].as_str().unwrap_or("-").to_string(),
             Err(_) => "-".to_string(),
         };
+        if let Some(ended_by) = &revision.ended_by {
+            revision.outcome = format!("{} ({ended_by})", revision.outcome);
+        }
     }
     let mut table = comfy_table::Table::new();
     table.load_style(comfy_table::presets::UTF8_FULL_CONDENSED);
@@ -214,7 +263,7 @@ pub async fn history(client: &EmcoClient, dig: &str, out: &mut impl Write) -> Re
     for revision in &revisions {
         table.add_row([
             revision.revision.to_string(),
-            revision.operation.to_string(),
+            revision.operation.clone(),
             revision.time.clone(),
             revision.context.clone(),
             revision.outcome.clone(),
@@ -490,7 +539,7 @@ mod tests {
         let revisions = revisions_of(&actions);
         let summary: Vec<(u64, &str, &str)> = revisions
             .iter()
-            .map(|r| (r.revision, r.operation, r.context.as_str()))
+            .map(|r| (r.revision, r.operation.as_str(), r.context.as_str()))
             .collect();
         assert_eq!(
             summary,
@@ -503,5 +552,27 @@ mod tests {
         );
         assert_eq!(revisions[1].time, "t3");
         assert!(revisions_of(&Json::Null).is_empty());
+        let noted = |state: &str, context: &str, note: &str| json!({"State": state, "ContextId": context, "TimeStamp": "t", "Note": note});
+        let actions = json!([
+            action("Instantiated", "1", "t0"),
+            action("Updated", "1", "t1"),
+            action("Instantiated", "2", "t1"),
+            noted("Updated", "2", "rollback to revision 1"),
+            noted("Instantiated", "3", "rollback to revision 1"),
+            noted("Updated", "3", "migrated to v2/dig2"),
+        ]);
+        let revisions = revisions_of(&actions);
+        let labels: Vec<(&str, Option<&str>)> = revisions
+            .iter()
+            .map(|r| (r.operation.as_str(), r.ended_by.as_deref()))
+            .collect();
+        assert_eq!(
+            labels,
+            [
+                ("Instantiate", None),
+                ("Update", None),
+                ("Rollback to revision 1", Some("migrated to v2/dig2"))
+            ]
+        );
     }
 }

@@ -46,6 +46,9 @@ enum Command {
     Rollback(RollbackArgs),
     /// The revisions of a deployment intent group: when each was made and how its context stands.
     History(DigArgs),
+    /// Migrate a deployment intent group to another DIG of its composite app (e.g. at a new version), which must be
+    /// Approved: the target takes over its objects in place.
+    Migrate(MigrateArgs),
     /// Resume a deployment intent group's progressive rollout that paused past its failure threshold: the
     /// failures so far are accepted and the next batch starts.
     Resume(DigArgs),
@@ -69,6 +72,19 @@ struct RollbackArgs {
     /// The revision to roll back to (see `emcoctl history`).
     #[arg(long)]
     revision: u64,
+}
+
+#[derive(Debug, clap::Args)]
+struct MigrateArgs {
+    /// The deployment intent group: projects/P/composite-apps/CA/V/deployment-intent-groups/DIG, its URL, or
+    /// P/CA/V/DIG.
+    dig: String,
+    /// The composite app version of the target DIG.
+    #[arg(long)]
+    target_version: String,
+    /// The target DIG.
+    #[arg(long)]
+    target_dig: String,
 }
 
 #[derive(Debug, clap::Args)]
@@ -223,6 +239,16 @@ fn main() -> ExitCode {
         }
         Command::History(history_args) => return dig_command(&client, DigCommand::History(history_args.dig)),
         Command::Resume(resume_args) => return dig_command(&client, DigCommand::Resume(resume_args.dig)),
+        Command::Migrate(migrate_args) => {
+            return dig_command(
+                &client,
+                DigCommand::Migrate(
+                    migrate_args.dig,
+                    migrate_args.target_version,
+                    migrate_args.target_dig,
+                ),
+            );
+        }
         Command::Update(a)
             if a.files.is_empty()
                 && a.anchor
@@ -324,6 +350,8 @@ enum DigCommand {
     History(String),
     /// POST its /resume.
     Resume(String),
+    /// POST its /migrate to (version, DIG).
+    Migrate(String, String, String),
 }
 
 /// Runs a DIG command: exit 0 when it succeeded, 1 when the API refused it or did not answer, 2 when the DIG is
@@ -341,6 +369,9 @@ fn dig_command(client: &emcoctl::client::EmcoClient, command: DigCommand) -> Exi
             }
             DigCommand::History(dig) => commands::history(client, dig, &mut out).await,
             DigCommand::Resume(dig) => commands::resume_dig(client, dig, &mut out).await,
+            DigCommand::Migrate(dig, version, target) => {
+                commands::migrate_dig(client, dig, version, target, &mut out).await
+            }
         }
     });
     match result {

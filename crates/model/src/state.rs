@@ -74,6 +74,10 @@ pub struct Action {
     /// When the action was requested: RFC 3339 UTC with at most millisecond precision.
     #[serde(rename = "TimeStamp")]
     pub timestamp: String,
+    /// What made an update's actions, when it was not a plain `/update`: `rollback to revision 1`, `migrated to
+    /// v2/dig2`, `migrated from v1/dig1` (emco's own; EMCO's clients ignore it).
+    #[serde(rename = "Note", default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 /// The lifecycle history of a resource; the current state is that of the last action.
@@ -108,6 +112,7 @@ impl StateInfo {
                 state: StateValue::Created,
                 context_id: None,
                 timestamp,
+                note: None,
             }],
             modified: None,
         }
@@ -156,11 +161,23 @@ impl StateInfo {
     /// Appends an action (which ends any pending modification: an update applied it, or the resource left the
     /// state it was made in).
     pub fn push(&mut self, state: StateValue, context_id: Option<ContextId>, timestamp: String) {
+        self.push_noted(state, context_id, timestamp, None);
+    }
+
+    /// [`StateInfo::push`] with a note saying what made the action (a rollback, a migration).
+    pub fn push_noted(
+        &mut self,
+        state: StateValue,
+        context_id: Option<ContextId>,
+        timestamp: String,
+        note: Option<String>,
+    ) {
         self.modified = None;
         self.actions.push(Action {
             state,
             context_id,
             timestamp,
+            note,
         });
     }
 }

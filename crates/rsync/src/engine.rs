@@ -72,9 +72,9 @@ pub(crate) fn forget_root(inner: &Inner, id: ContextId) {
 /// At most this many contexts are followed back along an update chain.
 const MAX_LINEAGE: usize = 10_000;
 
-/// The first context of the update chain `id` belongs to (following `supersedes` back; `id` itself when it
-/// supersedes nothing): its id is the tracking label of every object of the chain. A context that cannot be
-/// read ends the walk.
+/// The first context of the update chain `id` belongs to (its recorded `lineage`, else following `supersedes`
+/// back; `id` itself when it supersedes nothing): its id is the tracking label of every object of the chain. A
+/// context that cannot be read ends the walk.
 pub(crate) async fn lineage_root(inner: &Inner, id: ContextId) -> ContextId {
     let known = |id| {
         inner
@@ -91,9 +91,14 @@ pub(crate) async fn lineage_root(inner: &Inner, id: ContextId) -> ContextId {
             break;
         }
         match inner.contexts.meta(current).await {
-            Ok(meta) => match meta.supersedes {
-                Some(previous) => current = previous,
-                None => break,
+            Ok(meta) => match (meta.lineage, meta.supersedes) {
+                // Recorded when the context was made.
+                (Some(root), _) => {
+                    current = root;
+                    break;
+                }
+                (None, Some(previous)) => current = previous,
+                (None, None) => break,
             },
             Err(err) => {
                 tracing::warn!(context = %current, error = %err, "cannot follow the update chain");

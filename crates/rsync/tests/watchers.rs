@@ -28,6 +28,7 @@ async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters:
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: vec![AppMeta {
             name: "app".into(),
             dependencies: vec![],

@@ -40,7 +40,9 @@ const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_clou
 
 /// Every route of the API.
 pub(crate) fn router(state: AppState) -> Router {
-    use lifecycle_routes::{approve, instantiate, resume, rollback, stop, terminate, update, update_dig};
+    use lifecycle_routes::{
+        approve, instantiate, migrate, resume, rollback, stop, terminate, update, update_dig,
+    };
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
         COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
@@ -108,6 +110,7 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(&format!("{DIG}/update"), update_dig())
         .route(&format!("{DIG}/rollback"), rollback())
         .route(&format!("{DIG}/resume"), resume())
+        .route(&format!("{DIG}/migrate"), migrate())
         .route(&format!("{DIG}/status"), status_routes::status(dig))
         .route(
             &format!("{DIG}/status-collection-intents"),

@@ -205,6 +205,7 @@ mod tests {
             owner: Default::default(),
             credentials: None,
             supersedes: None,
+            lineage: None,
             apps: vec![AppMeta {
                 name: "web".into(),
                 dependencies: vec![],

@@ -85,6 +85,7 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {

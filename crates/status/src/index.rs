@@ -802,6 +802,7 @@ mod tests {
             owner: Default::default(),
             credentials: None,
             supersedes: None,
+            lineage: None,
             apps: apps
                 .iter()
                 .map(|(name, clusters)| AppMeta {

@@ -41,6 +41,7 @@ fn meta(app: &str, clusters: &[&str], status: ContextStatus) -> ContextMeta {
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: vec![AppMeta {
             name: app.into(),
             dependencies: vec![],

@@ -96,6 +96,7 @@ fn index() -> StatusIndex {
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: vec![
             AppMeta {
                 name: "packetgen".into(),

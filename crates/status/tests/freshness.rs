@@ -42,6 +42,7 @@ fn meta(apps: &[&str], status: ContextStatus) -> ContextMeta {
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: apps
             .iter()
             .map(|app| AppMeta {

@@ -54,6 +54,7 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: (0..world.apps.len())
             .map(|a| AppMeta {
                 name: format!("app{a}"),

@@ -101,6 +101,7 @@ fn meta(id: ContextId, app: &str, clusters: &[&str], status: ContextStatus) -> C
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: vec![AppMeta {
             name: app.into(),
             dependencies: vec![],

@@ -2,7 +2,8 @@
 //! quota, role, binding, a certificate the cluster signed), its user's kubeconfig working with kube-rs and the real
 //! `kubectl` (allowed in the namespace, forbidden outside), the vFW DIG deployed on it with the user's credentials
 //! and into its namespace, the quota refusing what exceeds it with Kubernetes' message, terminate refused while the
-//! DIG is instantiated, and a level-0 logical cloud lending the clusters' own namespace.
+//! DIG is instantiated, a level-0 logical cloud lending the clusters' own namespace, and updates by difference
+//! (a cluster added, a quota deleted, a quota patched in place with nothing else written).
 
 use std::time::Duration;
 
@@ -576,5 +577,64 @@ async fn an_update_applies_the_changes_of_an_instantiated_logical_cloud() {
     assert!(
         message.contains("vfw-cluster-provider+edge02") && message.contains("vfw_deployment_intent_group"),
         "{refused}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_update_patches_a_changed_quota_in_place_and_writes_nothing_else() {
+    use emco_k8s::k8s_openapi::api::core::v1::ResourceQuota;
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    onboard_apps_on(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("sink", vfw_chart("sink"))],
+        "lc1",
+    )
+    .await;
+    create_level1(&emco.http).await;
+    emco.http
+        .post_empty(&format!("{LC}/instantiate"))
+        .await
+        .expect(202);
+    wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+    let quotas = Api::<ResourceQuota>::namespaced(edge01.client().unwrap(), "tenant1");
+    let before = quotas.get("small").await.unwrap();
+
+    emco.http
+        .request(
+            "PUT",
+            &format!("{LC}/cluster-quotas/small"),
+            Some("application/json"),
+            json!({"metadata": {"name": "small"}, "spec": {"count/deployments.apps": "5"}})
+                .to_string()
+                .as_bytes(),
+        )
+        .await
+        .expect(200);
+    let since = std::time::Instant::now();
+    emco.http.post_empty(&format!("{LC}/update")).await.expect(202);
+    wait_lc(&emco.http, |a| {
+        a["deployedStatus"] == "Instantiated" && a["states"]["actions"].as_array().unwrap().len() == 3
+    })
+    .await;
+    let after = quotas.get("small").await.unwrap();
+    assert_eq!(after.metadata.uid, before.metadata.uid, "patched in place");
+    let hard = after.spec.unwrap().hard.unwrap();
+    assert_eq!(hard["count/deployments.apps"].0, "5");
+    // The namespace, the certificate request, the role and its binding were left alone.
+    let writes: Vec<String> = edge01
+        .shared()
+        .requests()
+        .into_iter()
+        .filter(|request| request.at >= since && request.method != "GET")
+        .filter(|request| !request.path.contains("resourcebundlestates"))
+        .map(|request| format!("{} {}", request.method, request.path))
+        .collect();
+    assert_eq!(
+        writes,
+        ["PATCH /api/v1/namespaces/tenant1/resourcequotas/small"],
+        "the only object written"
     );
 }

@@ -19,6 +19,7 @@ mod etcd;
 mod helm_chart;
 mod hooks;
 mod logical_clouds;
+mod migrate;
 mod network_intents;
 mod readiness;
 mod replicas;

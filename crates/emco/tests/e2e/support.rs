@@ -287,12 +287,7 @@ pub(crate) async fn onboard_apps_on(
     charts: &[(&str, Vec<u8>)],
     logical_cloud: &str,
 ) {
-    let vfw = Onboarding {
-        provider: "vfw-cluster-provider",
-        project: "testvfw",
-        composite_app: "compositevfw",
-        profile: "vfw_composite-profile",
-    };
+    let vfw = VFW_ONBOARDING;
     let dig = OnboardedDig {
         name: "vfw_deployment_intent_group",
         version: "fw0",
@@ -302,6 +297,14 @@ pub(crate) async fn onboard_apps_on(
     vfw.onboard(http, clusters, &|_| "edge".to_string(), charts, &[dig])
         .await;
 }
+
+/// The names the vFW example is onboarded with.
+pub(crate) const VFW_ONBOARDING: Onboarding<'static> = Onboarding {
+    provider: "vfw-cluster-provider",
+    project: "testvfw",
+    composite_app: "compositevfw",
+    profile: "vfw_composite-profile",
+};
 
 /// The names of an onboarding by [`Onboarding::onboard`].
 pub(crate) struct Onboarding<'a> {
@@ -323,16 +326,22 @@ pub(crate) struct OnboardedDig<'a> {
 }
 
 impl Onboarding<'_> {
-    /// The composite app's URL.
+    /// The composite app's URL (`v1`).
+    #[allow(dead_code)] // the benchmarks' (they include this file)
     pub(crate) fn composite_app_url(&self) -> String {
+        self.composite_app_url_at("v1")
+    }
+
+    /// The URL of version `version` of the composite app.
+    pub(crate) fn composite_app_url_at(&self, version: &str) -> String {
         format!(
-            "/v2/projects/{}/composite-apps/{}/v1",
+            "/v2/projects/{}/composite-apps/{}/{version}",
             self.project, self.composite_app
         )
     }
 
-    /// Onboards the clusters `(name, kubeconfig)` (labelled by `label_of` their index), the composite app of the
-    /// given `(app, chart)` pairs with its profile, and each DIG of `digs` with its placement, approved.
+    /// Onboards the clusters `(name, kubeconfig)` (labelled by `label_of` their index), the composite app (`v1`)
+    /// of the given `(app, chart)` pairs with its profile, and each DIG of `digs` with its placement, approved.
     pub(crate) async fn onboard(
         &self,
         http: &Http,
@@ -366,13 +375,25 @@ impl Onboarding<'_> {
         http.post("/v2/projects", json!({"metadata": {"name": self.project}}))
             .await
             .expect(201);
+        self.add_version(http, "v1", charts, digs).await;
+    }
+
+    /// Onboards version `version` of the composite app (the project and clusters exist): its `(app, chart)`
+    /// pairs, its profile, and each DIG of `digs` with its placement, approved.
+    pub(crate) async fn add_version(
+        &self,
+        http: &Http,
+        version: &str,
+        charts: &[(&str, Vec<u8>)],
+        digs: &[OnboardedDig<'_>],
+    ) {
         http.post(
             &format!("/v2/projects/{}/composite-apps", self.project),
-            json!({"metadata": {"name": self.composite_app}, "spec": {"compositeAppVersion": "v1"}}),
+            json!({"metadata": {"name": self.composite_app}, "spec": {"compositeAppVersion": version}}),
         )
         .await
         .expect(201);
-        let ca = self.composite_app_url();
+        let ca = self.composite_app_url_at(version);
         for (app, chart) in charts {
             http.post_form(&format!("{ca}/apps"), json!({"metadata": {"name": app}}), chart)
                 .await

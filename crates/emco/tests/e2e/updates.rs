@@ -502,7 +502,7 @@ async fn emcoctl_updates_rolls_back_and_shows_the_history() {
         [
             ("1", "Instantiate", first.as_str(), "Updated"),
             ("2", "Update", second.as_str(), "Updated"),
-            ("3", "Update", third.as_str(), "Instantiated"),
+            ("3", "Rollback to revision 1", third.as_str(), "Instantiated"),
         ],
         "{table}"
     );

@@ -1,5 +1,5 @@
 //! The lifecycle POSTs of every resource with a lifecycle — a DIG's approve, instantiate, update, rollback,
-//! resume (of a paused progressive rollout), terminate and stop; a cluster's network-intents apply, terminate
+//! migrate, resume (of a paused progressive rollout), terminate and stop; a cluster's network-intents apply, terminate
 //! and stop; a logical cloud's instantiate, update, terminate and stop — one set of handlers over the one
 //! lifecycle engine. Each answers `202 Accepted` with a `Location` header naming the status URL, where the
 //! progress of the asynchronous work shows. A DIG's update and rollback answer, as EMCO's orchestrator does,
@@ -177,6 +177,56 @@ pub(crate) fn rollback() -> MethodRouter<AppState> {
     )
 }
 
+/// The DIG a migrate body names: `{"metadata":{"description":""},"spec":{"targetCompositeAppVersion":"v2",
+/// "targetDeploymentIntentGroup":"dig2"}}`, of the source's project and composite app (400 naming the field
+/// otherwise).
+fn migration_target(source: &ResourcePath, body: &serde_json::Value) -> Result<ResourcePath, ApiError> {
+    let field = |name: &str| -> Result<String, ApiError> {
+        let value = &body["spec"][name];
+        let text = value.as_str().ok_or_else(|| {
+            ApiError::invalid(format!(
+                "spec.{name} must be a string naming the target, not {}",
+                if value.is_null() {
+                    "absent".to_string()
+                } else {
+                    value.to_string()
+                }
+            ))
+        })?;
+        emco_model::validate_name(&format!("spec.{name}"), text)
+            .map_err(|err| ApiError::invalid(err.to_string()))?;
+        Ok(text.to_string())
+    };
+    let version = field("targetCompositeAppVersion")?;
+    let dig = field("targetDeploymentIntentGroup")?;
+    let names = source.names();
+    Ok(ResourcePath::new(
+        source.kind(),
+        vec![names[0].clone(), names[1].clone(), version, dig],
+    ))
+}
+
+/// `POST …/deployment-intent-groups/{dig}/migrate`: the target DIG the body names (Approved) takes over what this
+/// one deployed, as an update does; answers 202 naming the target's status URL.
+pub(crate) fn migrate() -> MethodRouter<AppState> {
+    let subject = Subject::DeploymentIntentGroup;
+    post(
+        move |State(state): State<AppState>,
+              path: PathNames,
+              headers: HeaderMap,
+              body: Result<Bytes, BytesRejection>| async move {
+            let path = subject_path(subject, path)?;
+            let body = json_body(&headers, body, state.config().max_body_bytes)?;
+            let target = migration_target(&path, &body)?;
+            optimistic(&resource_name(&path), || async {
+                Ok(state.lifecycle().migrate(&path, &target).await?)
+            })
+            .await?;
+            Ok::<_, ApiError>(accepted(subject, &target))
+        },
+    )
+}
+
 /// `POST …/deployment-intent-groups/{dig}/resume`: a progressive rollout paused past its failure threshold goes
 /// on with its next batch (409 when none is paused).
 pub(crate) fn resume() -> MethodRouter<AppState> {
@@ -238,6 +288,38 @@ mod tests {
             assert!(text.contains("spec.revision") && text.contains(says), "{text}");
         }
         assert!(rollback_revision(&json!({})).is_err());
+    }
+
+    #[test]
+    fn a_migration_names_its_target_in_the_same_composite_app() {
+        let source = ResourcePath::new(
+            emco_appcontext::Kind::DeploymentIntentGroup,
+            vec!["p".into(), "ca".into(), "v1".into(), "dig".into()],
+        );
+        let body = |spec: serde_json::Value| json!({"metadata": {"description": ""}, "spec": spec});
+        let target = migration_target(
+            &source,
+            &body(json!({"targetCompositeAppVersion": "v2", "targetDeploymentIntentGroup": "dig2"})),
+        )
+        .unwrap();
+        assert_eq!(target.names(), ["p", "ca", "v2", "dig2"]);
+        for (spec, says) in [
+            (
+                json!({"targetDeploymentIntentGroup": "d"}),
+                "spec.targetCompositeAppVersion must be a string",
+            ),
+            (
+                json!({"targetCompositeAppVersion": "v2", "targetDeploymentIntentGroup": 3}),
+                "not 3",
+            ),
+            (
+                json!({"targetCompositeAppVersion": "v2", "targetDeploymentIntentGroup": "a/b"}),
+                "spec.targetDeploymentIntentGroup",
+            ),
+        ] {
+            let text = format!("{:?}", migration_target(&source, &body(spec)).unwrap_err());
+            assert!(text.contains(says), "{text}");
+        }
     }
 
     #[test]

@@ -352,6 +352,7 @@ fn build_context(
             .as_ref()
             .and_then(|binding| binding.credentials.clone()),
         supersedes: None,
+        lineage: None,
         apps: app_metas,
         status: ContextStatus::Instantiating,
         stop_requested: false,

@@ -560,6 +560,7 @@ impl Lifecycle {
             .collect();
         meta.id = AppContexts::new_id();
         meta.supersedes = None;
+        meta.lineage = None;
         meta.status = ContextStatus::Instantiating;
         meta.stop_requested = false;
         meta.created = now_timestamp();
@@ -650,6 +651,7 @@ impl Lifecycle {
         prepared: PreparedInstance,
     ) -> Result<ContextId> {
         let operation = prepared.operation;
+        let mut note = None;
         // The inputs to check again (none for a rollback's copy, which must still take over from the context it
         // was prepared against).
         let (inputs, expected_current, built) = match prepared.prepared {
@@ -669,6 +671,7 @@ impl Lifecycle {
                 revision,
             } => {
                 tracing::info!(name = %path.display_name(), revision, "rolling back");
+                note = Some(format!("rollback to revision {revision}"));
                 (None, Some(current), *built)
             }
         };
@@ -698,8 +701,7 @@ impl Lifecycle {
                         name: subject.display(path),
                     });
                 }
-                meta.supersedes = Some(current);
-                taken_over = Some(current);
+                taken_over = Some(self.take_over(current, &mut meta).await?);
                 let Outcome::Enter(entered) = Self::outcome(path, &state, Operation::Update)? else {
                     return Err(Self::refused(
                         path,
@@ -735,18 +737,13 @@ impl Lifecycle {
                     .when([AppContexts::meta_unchanged_since(old.id, old_revision)])
                     .and_then([AppContexts::meta_op(&old)]);
             }
-            if let Some(current) = taken_over {
-                // The current context is being taken over from: Updating until the engine has handed over.
-                let (mut old, old_revision) = self.contexts.meta_with_revision(current).await?;
-                old.status = ContextStatus::Updating;
-                txn = txn
-                    .when([AppContexts::meta_unchanged_since(current, old_revision)])
-                    .and_then([AppContexts::meta_op(&old)]);
+            if let Some((current, guard, mark)) = taken_over {
+                txn = txn.when([guard]).and_then([mark]);
                 if subject.table().update_record == UpdateRecord::Handover {
-                    state.push(StateValue::Updated, Some(current), now_timestamp());
+                    state.push_noted(StateValue::Updated, Some(current), now_timestamp(), note.clone());
                 }
             }
-            state.push(entered, Some(id), now_timestamp());
+            state.push_noted(entered, Some(id), now_timestamp(), note.clone());
             match self.commit(path, revision, &state, txn).await {
                 Ok(()) => break,
                 // The engine recorded the stop between our read and write (or another change won); read again.
@@ -761,6 +758,120 @@ impl Lifecycle {
         tracing::info!(subject = subject.table().subject, name = %subject.display(path), context = %id, operation = operation.verb(), resources = records.iter().map(|c| c.resources.len()).sum::<usize>(), "instantiating");
         self.engine.instantiate(id);
         Ok(id)
+    }
+
+    /// Makes the new context `meta` take over from context `current` (an update, rollback or migration): it
+    /// supersedes it and joins its lineage. Returns `current`, the guard on its meta and the write that marks it
+    /// `Updating` until the engine has handed over.
+    async fn take_over(
+        &self,
+        current: ContextId,
+        meta: &mut ContextMeta,
+    ) -> Result<(ContextId, emco_store::Compare, emco_store::Op)> {
+        let (mut old, old_revision) = self.contexts.meta_with_revision(current).await?;
+        meta.supersedes = Some(current);
+        meta.lineage = old.lineage_for_successor();
+        old.status = ContextStatus::Updating;
+        Ok((
+            current,
+            AppContexts::meta_unchanged_since(current, old_revision),
+            AppContexts::meta_op(&old),
+        ))
+    }
+
+    /// Migrates an instantiated DIG (`source`) to another DIG of its project (`target`, of the same composite app
+    /// at another version, or another DIG of it), which must be Approved: the target's new context takes over
+    /// from the source's current one as an update does (objects of the same identity are patched in place, the
+    /// others created, those only the source holds deleted once the target is instantiated). The source records
+    /// `Updated`, the target `Instantiated`, both noting the migration, in one transaction. Returns the new
+    /// context.
+    pub async fn migrate(&self, source: &ResourcePath, target: &ResourcePath) -> Result<ContextId> {
+        if source == target {
+            return Err(LifecycleError::Invalid(format!(
+                "DeploymentIntentGroup '{}' cannot migrate to itself",
+                source.name()
+            )));
+        }
+        let (target_state, _) = self.state(target).await?;
+        Self::check_migration_target(target, &target_state)?;
+        let (source_state, _) = self.state(source).await?;
+        let current = self.check_updatable(source, &source_state).await?;
+        let Prepared::Build(prepared) = self.prepare(target, Operation::Instantiate).await?.prepared else {
+            return Err(Self::refused(target, "Approved", "nothing to instantiate"));
+        };
+        let (inputs, built) = *prepared;
+        let Built {
+            mut meta,
+            records,
+            extra,
+        } = built;
+        let id = meta.id;
+        let staged = self.contexts.stage(&meta, &records).await?;
+        let mut unfinished = UnfinishedContext {
+            contexts: staged.is_paged().then(|| self.contexts.clone()),
+            id,
+        };
+        let names = |path: &ResourcePath| format!("{}/{}", path.names()[2], path.name());
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let (mut source_state, source_revision) = self.state(source).await?;
+            let (mut target_state, target_revision) = self.state(target).await?;
+            Self::check_migration_target(target, &target_state)?;
+            if self.check_updatable(source, &source_state).await? != current
+                || self.read_inputs(target, Operation::Instantiate).await? != inputs
+            {
+                return Err(LifecycleError::InputsChanged {
+                    subject: Subject::DeploymentIntentGroup.table().subject,
+                    name: Subject::DeploymentIntentGroup.display(target),
+                });
+            }
+            let (_, guard, mark) = self.take_over(current, &mut meta).await?;
+            let (guards, ops) = staged.create_parts(&meta);
+            let now = now_timestamp();
+            source_state.push_noted(
+                StateValue::Updated,
+                Some(current),
+                now.clone(),
+                Some(format!("migrated to {}", names(target))),
+            );
+            target_state.push_noted(
+                StateValue::Instantiated,
+                Some(id),
+                now,
+                Some(format!("migrated from {}", names(source))),
+            );
+            let mut txn = Txn::new()
+                .when(guards)
+                .and_then(ops)
+                .and_then(extra.clone())
+                .when([guard])
+                .and_then([mark]);
+            txn.compares
+                .push(Catalog::state_unchanged_since(target, target_revision));
+            txn.success.push(Catalog::state_op(target, &target_state));
+            match self.commit(source, source_revision, &source_state, txn).await {
+                Ok(()) => break,
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {}
+                Err(other) => return Err(other),
+            }
+        }
+        unfinished.contexts = None;
+        tracing::info!(source = %source.display_name(), target = %target.display_name(), context = %id, "migrating");
+        self.engine.instantiate(id);
+        Ok(id)
+    }
+
+    /// The target of a migration must be an Approved DIG.
+    fn check_migration_target(target: &ResourcePath, state: &StateInfo) -> Result<()> {
+        if state.current() == Some(StateValue::Approved) {
+            return Ok(());
+        }
+        Err(Self::refused(
+            target,
+            state_name(state.current()),
+            "the target of a migration must be Approved",
+        ))
     }
 
     /// Whether the state allows updating: the table must allow it and the current context must have finished

@@ -197,6 +197,7 @@ async fn write_context(store: &Store, id: u64, status: ContextStatus, retrying: 
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: ["a", "b"]
             .iter()
             .map(|app| AppMeta {

@@ -107,6 +107,7 @@ async fn write_context_with(
         owner: Default::default(),
         credentials: None,
         supersedes: None,
+        lineage: None,
         apps: APPS
             .iter()
             .map(|app| AppMeta {
