@@ -49,7 +49,7 @@ pub type Result<T, E = ReplicaError> = std::result::Result<T, E>;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct MemberRecord {
-    /// The replica id (`hostname-pid-random`).
+    /// The replica id (`hostname@address`, see [`replica_id`]).
     pub id: String,
     /// The address its API listens on.
     pub address: String,
@@ -181,16 +181,19 @@ pub async fn context_owners(store: &Store) -> Result<BTreeMap<ContextId, String>
         .collect())
 }
 
-/// A fresh replica id: `hostname-pid-random`.
+/// The id of the replica serving on `address` (bound by this process): `hostname@address`. No other live
+/// process can hold the same address on the same host, and a process restarted on it is the same replica: it
+/// takes back at once the work its predecessor owned ([`Replica::register`]) instead of waiting for that one's
+/// lease to expire.
 #[must_use]
-pub fn new_replica_id() -> String {
+pub fn replica_id(address: &std::net::SocketAddr) -> String {
     let host = std::env::var("HOSTNAME")
         .ok()
         .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
         .map(|name| name.trim().to_string())
         .filter(|name| !name.is_empty() && name.len() <= 64 && !name.contains('/'))
         .unwrap_or_else(|| "emco".to_string());
-    format!("{host}-{}-{:08x}", std::process::id(), rand::random::<u32>())
+    format!("{host}@{address}")
 }
 
 /// This process as a replica: its id, its lease (renewed by [`Replica::keep_alive`]; granted anew when it was
@@ -227,7 +230,34 @@ impl Replica {
             }),
         };
         replica.put_member().await?;
+        let reclaimed = replica.reclaim().await?;
+        if reclaimed > 0 {
+            tracing::info!(
+                work = reclaimed,
+                "took back the work this replica owned before it restarted"
+            );
+        }
         Ok(Arc::new(replica))
+    }
+
+    /// Moves every owner key holding this replica's id onto its (new) lease: the work a previous process of the
+    /// same replica owned (it was killed; its lease has not expired yet) is this one's now, at once — and the
+    /// old process's fences fail. Returns how many keys moved.
+    async fn reclaim(&self) -> Result<usize> {
+        let member = self.member();
+        let mut moved = 0;
+        for root in [CONTEXT_OWNER_ROOT, CLUSTER_OWNER_ROOT] {
+            let (owners, _) = self.store.range_limit(root, MAX_LISTED).await?;
+            for kv in owners.into_iter().filter(|kv| kv.value == member.id.as_bytes()) {
+                let txn = Txn::new()
+                    .when([Compare::value_is(&kv.key, member.id.as_bytes())])
+                    .and_then([Op::put_with_lease(&kv.key, member.id.as_bytes(), member.lease)]);
+                if self.store.txn(txn).await?.succeeded {
+                    moved += 1;
+                }
+            }
+        }
+        Ok(moved)
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, ReplicaState> {
@@ -306,6 +336,12 @@ impl Replica {
         live.insert(state.member.id.clone());
         state.live.clone_from(&live);
         Ok(live)
+    }
+
+    /// The live replicas as last read ([`Replica::refresh_members`]), this one among them.
+    #[must_use]
+    pub fn live(&self) -> BTreeSet<String> {
+        self.state().live.clone()
     }
 
     /// Whether this replica is the one rendezvous hashing over the live replicas picks for `work` (an owner
@@ -408,6 +444,48 @@ mod tests {
         b.leave().await.unwrap();
         assert!(!taken.holds(&store).await.unwrap());
         assert_eq!(list(&store).await.unwrap().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_replica_restarted_under_its_id_takes_its_work_back_at_once() {
+        let store = Store::memory();
+        let ttl = Duration::from_secs(30);
+        let before = Replica::register(store.clone(), "a".into(), "127.0.0.1:1".into(), ttl)
+            .await
+            .unwrap();
+        let other = Replica::register(store.clone(), "b".into(), "127.0.0.1:2".into(), ttl)
+            .await
+            .unwrap();
+        let key = context_owner_key(ContextId::new(7).unwrap());
+        let old_fence = before.claim(&key, Claim::IfFree).await.unwrap().unwrap();
+        let theirs = other
+            .claim(&cluster_owner_key("p+c1"), Claim::IfFree)
+            .await
+            .unwrap()
+            .unwrap();
+        // The process is killed (its lease lives on for 30 s) and starts again as the same replica.
+        let after = Replica::register(store.clone(), "a".into(), "127.0.0.1:1".into(), ttl)
+            .await
+            .unwrap();
+        assert!(
+            !old_fence.holds(&store).await.unwrap(),
+            "the dead process can no longer write"
+        );
+        let fence = after.claim(&key, Claim::IfFree).await.unwrap().unwrap();
+        // The key lives on the new lease: the old one's expiry (here: its revocation) does not take it.
+        before.leave().await.unwrap();
+        assert!(fence.holds(&store).await.unwrap());
+        assert!(
+            theirs.holds(&store).await.unwrap(),
+            "another replica's work stays its own"
+        );
+        assert_eq!(
+            replica_id(&"10.0.0.7:9015".parse().unwrap())
+                .rsplit_once('@')
+                .unwrap()
+                .1,
+            "10.0.0.7:9015"
+        );
     }
 
     #[tokio::test]

@@ -407,7 +407,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Store::Etcd(_) => Some(
             Replica::register(
                 store.clone(),
-                emco_appcontext::replicas::new_replica_id(),
+                emco_appcontext::replicas::replica_id(&listener.local_addr()?),
                 listener.local_addr()?.to_string(),
                 lease_ttl,
             )

@@ -100,7 +100,7 @@ type Clusters = Arc<Vec<SimCluster>>;
 async fn list_clusters(State(clusters): State<Clusters>) -> Response {
     let items: Vec<_> = clusters
         .iter()
-        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults()}))
+        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes()}))
         .collect();
     axum::Json(items).into_response()
 }

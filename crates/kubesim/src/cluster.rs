@@ -139,6 +139,8 @@ pub struct ClusterShared {
     faults: Mutex<(Faults, Instant)>,
     /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
     requests: Mutex<VecDeque<ServedRequest>>,
+    /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received since it started.
+    writes: std::sync::atomic::AtomicU64,
     /// Bearer tokens and their users.
     tokens: Mutex<HashMap<String, UserInfo>>,
     /// The cluster's CA, serving and admin certificates (none: plain HTTP).
@@ -160,6 +162,7 @@ impl ClusterShared {
             store: Mutex::new(Store::new(initial_revision)),
             faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
+            writes: std::sync::atomic::AtomicU64::new(0),
             tokens: Mutex::new(HashMap::from([(
                 ADMIN_TOKEN.to_string(),
                 UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
@@ -202,8 +205,11 @@ impl ClusterShared {
         within && rand::Rng::random_bool(&mut rand::rng(), faults.error_rate.clamp(0.0, 1.0))
     }
 
-    /// Notes a request in the request log.
+    /// Notes a request in the request log (and counts it when it writes).
     pub fn log_request(&self, request: ServedRequest) {
+        if !matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
+            self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
         let mut requests = self
             .requests
             .lock()
@@ -212,6 +218,12 @@ impl ClusterShared {
             requests.pop_front();
         }
         requests.push_back(request);
+    }
+
+    /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received since it started.
+    #[must_use]
+    pub fn writes(&self) -> u64 {
+        self.writes.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The last requests the cluster received (at most [`REQUEST_LOG_LEN`]), oldest first.

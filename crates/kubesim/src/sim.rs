@@ -187,6 +187,12 @@ impl SimCluster {
         faults.down = !self.server.is_up();
         faults
     }
+
+    /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received since it started.
+    #[must_use]
+    pub fn writes(&self) -> u64 {
+        self.shared.writes()
+    }
 }
 
 impl Drop for SimCluster {

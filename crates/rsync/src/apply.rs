@@ -931,7 +931,8 @@ impl Batch<'_> {
             return Ok(End::Cancelled);
         }
         // The app's ResourceBundleState, once the resources are there (an update that wrote nothing on a cluster
-        // its predecessor used finds it there already).
+        // its predecessor used finds it there already; one that wrote something writes it only when its spec —
+        // the status configs — changed).
         if !self.record.resources.is_empty() && (self.written > 0 || self.previous.is_none()) {
             let api = self.bundle_api().await?;
             let clients = &self.inner.clients;
@@ -944,8 +945,17 @@ impl Batch<'_> {
             )
             .await;
             let bundle = emco_k8s::bundle::rbs_object_with_configs(&self.label, self.namespace, &configs);
-            api.patch(&self.label, &self.params, &Patch::Apply(bundle))
-                .await?;
+            let unchanged = match &self.previous {
+                Some(_) => api
+                    .get_opt(&self.label)
+                    .await?
+                    .is_some_and(|existing| existing.data.get("spec") == bundle.get("spec")),
+                None => false,
+            };
+            if !unchanged {
+                api.patch(&self.label, &self.params, &Patch::Apply(bundle))
+                    .await?;
+            }
         }
         if failed {
             // Post-install hooks run after the release's resources are created, and not all of them were.

@@ -258,14 +258,27 @@ impl Rsync {
                 continue;
             }
             if let (Some(owners), Some(ownership)) = (&owners, &self.inner.ownership) {
-                if owners.contains_key(&id) {
-                    ownership.forget_orphan(&key);
-                    continue;
+                match owners.get(&id) {
+                    // Ours since before this process started (the replica restarted under its id), and not
+                    // running here yet: resumed at once.
+                    Some(owner) if *owner == ownership.replica.id() => {
+                        ownership.forget_orphan(&key);
+                        if self.running(id) {
+                            continue;
+                        }
+                        tracing::info!(context = %id, "resuming an operation this replica owned before it restarted");
+                    }
+                    Some(_) => {
+                        ownership.forget_orphan(&key);
+                        continue;
+                    }
+                    None => {
+                        if !ownership.may_claim(&key) {
+                            continue;
+                        }
+                        tracing::info!(context = %id, "taking over an operation no replica owns");
+                    }
                 }
-                if !ownership.may_claim(&key) {
-                    continue;
-                }
-                tracing::info!(context = %id, "taking over an operation no replica owns");
             }
             let claim = Claim::IfFree;
             match (meta.status, meta.stop_requested) {
@@ -341,6 +354,13 @@ impl Rsync {
     #[must_use]
     pub fn watched_clusters(&self) -> Vec<String> {
         self.inner.watchers.clusters()
+    }
+
+    /// Whether an operation of context `id` is running here.
+    fn running(&self, id: ContextId) -> bool {
+        self.workers()
+            .get(&id)
+            .is_some_and(|worker| !worker.task.is_finished())
     }
 
     /// Whether any operation is running (for tests and shutdown).

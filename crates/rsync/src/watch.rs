@@ -33,6 +33,9 @@ const RESTART_PAUSE: Duration = Duration::from_secs(2);
 /// With replicas: how often a replica that needs a cluster watched checks whether it may claim it (its owner
 /// left).
 const CLAIM_POLL: Duration = Duration::from_secs(1);
+/// With replicas: how often the replica watching a cluster checks whether rendezvous hashing prefers another live
+/// replica for it (which then takes it over).
+const REBALANCE_CHECK: Duration = Duration::from_secs(5);
 
 /// Splits a bundle label into its context and app (at the first `-`: app names may contain `-`).
 pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
@@ -137,6 +140,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         RBS_PLURAL,
     );
     let mut fence: Option<Fence> = None;
+    // The live replicas when this watcher last handed the cluster to the one preferred for it: if that one did not
+    // take it and it came back here, it stays here until the replicas change.
+    let mut handed_over_among: Option<BTreeSet<String>> = None;
     loop {
         let owned = engine
             .upgrade()
@@ -164,7 +170,27 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         let mut events = watcher::watcher(api, watcher::Config::default().labels(DEPLOYMENT_ID_LABEL))
             .default_backoff()
             .boxed();
-        while let Some(event) = events.next().await {
+        let mut rebalance = tokio::time::interval(REBALANCE_CHECK);
+        rebalance.tick().await;
+        loop {
+            let event = tokio::select! {
+                event = events.next() => event,
+                _ = rebalance.tick() => {
+                    if let Some(live) = should_hand_over(&engine, &cluster, fence.as_ref(), handed_over_among.as_ref()) {
+                        if let Some(inner) = engine.upgrade()
+                            && let Some(ownership) = &inner.ownership
+                        {
+                            tracing::info!(cluster, "handing the cluster's status watcher to the replica preferred for it");
+                            ownership.release_clusters(std::slice::from_ref(&cluster));
+                        }
+                        handed_over_among = Some(live);
+                        fence = None;
+                        break;
+                    }
+                    continue;
+                }
+            };
+            let Some(event) = event else { break };
             match event {
                 Ok(watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle)) => {
                     let Some(inner) = engine.upgrade() else {
@@ -186,6 +212,26 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         }
         tokio::time::sleep(RESTART_PAUSE).await;
     }
+}
+
+/// With replicas, when this replica owns the cluster's watcher but rendezvous hashing prefers another live
+/// replica for it: the live replicas now (`None`: keep it). A watcher that came back after a handover among the
+/// same replicas stays.
+fn should_hand_over(
+    engine: &Weak<Inner>,
+    cluster: &str,
+    fence: Option<&Fence>,
+    handed_over_among: Option<&BTreeSet<String>>,
+) -> Option<BTreeSet<String>> {
+    let inner = engine.upgrade()?;
+    let ownership = inner.ownership.as_ref()?;
+    fence?;
+    let live = ownership.replica.live();
+    if live.len() < 2 || handed_over_among == Some(&live) {
+        return None;
+    }
+    let key = emco_appcontext::replicas::cluster_owner_key(cluster);
+    (!ownership.replica.prefers_me(&key)).then_some(live)
 }
 
 /// Whether a context in `status` uses its clusters: an operation runs, it is instantiated, or an update is

@@ -13,13 +13,13 @@ pub(crate) const BENCH: Onboarding<'static> = Onboarding {
     profile: "cp",
 };
 
-/// A chart of 10 objects: a Deployment, 2 Services and 7 ConfigMaps.
+/// A chart of 10 objects: a Deployment (`replicas` from the values, 1 by default), 2 Services and 7 ConfigMaps.
 pub(crate) fn chart(app: &str) -> Vec<u8> {
     let mut files: Vec<(String, Vec<u8>)> = vec![
         (format!("{app}/Chart.yaml"), format!("apiVersion: v2\nname: {app}\nversion: 0.1.0\n").into_bytes()),
         (
             format!("{app}/templates/deployment.yaml"),
-            format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
+            format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: {{{{ .Values.replicas | default 1 }}}}\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
         ),
     ];
     for i in 0..2 {

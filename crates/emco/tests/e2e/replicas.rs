@@ -1,8 +1,8 @@
 //! Several `emco serve` processes on one etcd: the replica that owns a 50-cluster instantiation is killed with
 //! SIGKILL and another finishes it within the takeover deadline, every object applied once; the owner paused
 //! with SIGSTOP past its lease and continued writes nothing more for the context; `GET /v2/replicas` lists every
-//! replica with its lease and work, and every replica answers the same status. Skips (with a note) when no
-//! `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
+//! replica with its lease and work, and every replica answers the same status; cluster status watchers spread
+//! over the replicas. Skips (with a note) when no `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
 
 use std::time::{Duration, Instant};
 
@@ -301,4 +301,62 @@ async fn etcd_restarted_in_the_middle_of_an_instantiation_converges() {
     })
     .await;
     assert_eq!(listed.as_array().unwrap().len(), 2);
+}
+
+/// The clusters whose status watcher each replica runs, per replica, in a `GET /v2/replicas` answer.
+fn watched_clusters(replicas: &Json) -> Vec<Vec<String>> {
+    replicas.as_array().map_or_else(Vec::new, |list| {
+        list.iter()
+            .map(|replica| {
+                replica["owns"]["clusters"]
+                    .as_array()
+                    .map_or_else(Vec::new, |clusters| {
+                        clusters
+                            .iter()
+                            .filter_map(|c| c.as_str().map(str::to_string))
+                            .collect()
+                    })
+            })
+            .collect()
+    })
+}
+
+/// Work spreads over the replicas: the status watchers of 16 clusters on two replicas — every cluster watched by
+/// exactly one replica, and each replica watching some (whichever replica claimed a watcher first hands it to the
+/// one rendezvous hashing over the live replicas prefers; all 16 preferring the same one of two has a chance of
+/// 2^-15).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cluster_watchers_spread_over_the_replicas() {
+    let Some(etcd) = etcd().await else {
+        return;
+    };
+    const CLUSTERS: usize = 16;
+    let sim = vfw_clusters(CLUSTERS).await;
+    let replicas = start_replicas(&etcd, 2).await;
+    onboard_vfw(&http(&replicas[0]), &kubeconfigs(&sim)).await;
+    http(&replicas[1])
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    http(&replicas[0])
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let (listed, _) = wait_for_replicas(&http(&replicas[0]), SETTLE, |r| {
+        let per_replica = watched_clusters(r);
+        let mut all: Vec<String> = per_replica.concat();
+        let watched = all.len();
+        all.sort();
+        all.dedup();
+        watched == CLUSTERS
+            && all.len() == CLUSTERS
+            && per_replica.len() == 2
+            && per_replica.iter().all(|clusters| !clusters.is_empty())
+    })
+    .await;
+    let per_replica = watched_clusters(&listed);
+    assert_eq!(per_replica.len(), 2, "{listed}");
+    assert!(
+        per_replica.iter().all(|clusters| !clusters.is_empty()),
+        "one replica watches every cluster: {listed}"
+    );
 }

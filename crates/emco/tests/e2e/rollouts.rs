@@ -2,7 +2,8 @@
 //! while three clusters of the second batch refuse Deployments — the rollout pauses after that batch and names
 //! them, later batches get no write, `emcoctl resume` finishes it and a rollback from the paused rollout restores the
 //! reached clusters in place without writing to the others; an instantiation in batches survives a SIGKILL while
-//! paused and goes on at its next batch after `/resume`; a paused rollout is stopped and terminated.
+//! paused and goes on at its next batch after `/resume`, and one killed between two batches goes on at the next
+//! batch after its restart; a paused rollout is stopped and terminated.
 
 use std::time::{Duration, Instant};
 
@@ -336,4 +337,62 @@ async fn a_paused_rollout_is_stopped_and_terminated() {
             cluster.name()
         );
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_rollout_killed_between_batches_goes_on_at_its_next_batch() {
+    let sim = vfw_clusters(10).await;
+    let _monitors = start_monitors(&sim);
+    let clusters = sim.clusters();
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_vfw(&http, &kubeconfigs(&sim)).await;
+    let mut rollout = in_batches_of_5();
+    rollout["pauseBetweenBatches"] = json!("4s");
+    put_dig(&http, 1, Some(rollout)).await;
+    http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    // The first batch is done and recorded; the second waits out the pause.
+    let between = http
+        .wait_for("?output=summary", SETTLE, |a| {
+            a["rollout"]["clustersUpdated"] == 5
+        })
+        .await;
+    assert_eq!(
+        (&between["rollout"]["state"], &between["rollout"]["batch"]),
+        (&json!("Running"), &json!(2)),
+        "{between}"
+    );
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+    let killed = Instant::now();
+
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let done = http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] != "Instantiating")
+        .await;
+    assert_eq!(
+        (&done["status"], &done["rollout"]["summary"]),
+        (
+            &json!("Instantiated"),
+            &json!("batch 2/2, 10/10 clusters updated, 0 failed")
+        ),
+        "{done}"
+    );
+    for cluster in &clusters[..5] {
+        assert_eq!(
+            writes_since(cluster, killed),
+            Vec::<String>::new(),
+            "{}",
+            cluster.name()
+        );
+    }
+    for cluster in &clusters[5..] {
+        assert_eq!(sink_replicas(cluster).await, Some(1), "{}", cluster.name());
+    }
+    emco.start_kill().unwrap();
 }

@@ -578,4 +578,15 @@ async fn injected_errors_carry_retry_after_and_every_request_is_logged() {
             ("GET".to_string(), false)
         ]
     );
+    // Reads are not counted as writes; a create is.
+    let writes = edge01.writes();
+    configmaps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(serde_json::json!({"metadata": {"name": "counted"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    configmaps.get("counted").await.unwrap();
+    assert_eq!(edge01.writes(), writes + 1);
 }
