@@ -3,8 +3,9 @@
 //!
 //! 1. **Cold restart** on redb and on etcd: an instantiation is killed (SIGKILL) half-way; a new `emco serve` on
 //!    the same store is timed from spawn to accepting connections, to `/readyz`, to the first status answer that
-//!    lists all 30,000 resources, and to the first resource the resumed instantiation applies (on etcd the killed
-//!    process's claim holds until its lease expires: also measured with `--lease-ttl 2s`).
+//!    lists all 30,000 resources, and to the first resource the resumed instantiation applies. It restarts on the
+//!    same address, so on etcd it is the same replica and takes its claims back at once (also measured with
+//!    `--lease-ttl 2s`, which mattered while a restarted replica had to wait for its old lease to expire).
 //! 2. **Status `output=all`** (every resource of every cluster) on each backend once Instantiated: p50/p99 of the
 //!    full HTTP answer; the etcd-fed replica's against redb's in the same run.
 //! 3. **Instantiate with 2 replicas vs 1** on one etcd: two DIGs of 500 clusters × 30 resources each; with two
@@ -105,11 +106,12 @@ async fn restart_and_query(
         count(answer, "Applied") >= resources / 2
     })
     .await;
-    drop(serve); // SIGKILL
+    let port = serve.kill().await; // SIGKILL
     let applied_at_kill = count(&at_kill, "Applied");
 
+    // Started again on the same address: on etcd the same replica, which takes its work back at once.
     let spawned = Instant::now();
-    let serve = ServeProcess::start_on(store_args, serve_args, None).await;
+    let serve = ServeProcess::start_at(port, store_args, serve_args, None).await;
     let listening = spawned.elapsed();
     let http = Http {
         address: serve.address(),

@@ -2,7 +2,8 @@
 //! SIGKILL and another finishes it within the takeover deadline, every object applied once; the owner paused
 //! with SIGSTOP past its lease and continued writes nothing more for the context; `GET /v2/replicas` lists every
 //! replica with its lease and work, and every replica answers the same status; cluster status watchers spread
-//! over the replicas. Skips (with a note) when no `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
+//! over the replicas; a replica restarted on its address takes its work back at once. Skips (with a note) when no
+//! `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
 
 use std::time::{Duration, Instant};
 
@@ -359,4 +360,52 @@ async fn cluster_watchers_spread_over_the_replicas() {
         per_replica.iter().all(|clusters| !clusters.is_empty()),
         "one replica watches every cluster: {listed}"
     );
+}
+
+/// A replica killed and started again on its address is the same replica: it takes back the instantiation it
+/// owned at once, long before the killed process's lease (60 s here) would have let anyone else take it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_restarted_on_its_address_resumes_its_work_before_its_old_lease_expires() {
+    let Some(etcd) = etcd().await else {
+        return;
+    };
+    const CLUSTERS: usize = 20;
+    let sim = vfw_clusters(CLUSTERS).await;
+    slow_down(&sim, 150).await;
+    let store = ["--etcd-endpoints", etcd.endpoint(), "--etcd-prefix", PREFIX];
+    let long_lease = ["--lease-ttl", "60s"];
+    let replica = ServeProcess::start_on(&store, &long_lease, None).await;
+    onboard_vfw(&http(&replica), &kubeconfigs(&sim)).await;
+    http(&replica)
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let total = CLUSTERS as u64 * 6;
+    http(&replica)
+        .wait_for("?output=summary", SETTLE, |a| {
+            let applied = counts(a)["Applied"].as_u64().unwrap_or(0);
+            applied > 0 && applied < total
+        })
+        .await;
+    let port = replica.kill().await;
+    let restarted = Instant::now();
+    let replica = ServeProcess::start_at(port, &store, &long_lease, None).await;
+    let done = http(&replica)
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let took = restarted.elapsed();
+    assert!(
+        took < Duration::from_secs(30),
+        "finished {took:?} after the restart: it waited for the old lease\n{}",
+        replica.log()
+    );
+    assert_eq!(counts(&done), json!({"Applied": total}));
+    assert!(
+        replica
+            .log()
+            .contains("took back the work this replica owned before it restarted"),
+        "{}",
+        replica.log()
+    );
+    assert_applied_once(&sim).await;
 }

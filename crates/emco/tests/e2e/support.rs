@@ -530,6 +530,16 @@ impl ServeProcess {
             .local_addr()
             .unwrap()
             .port();
+        Self::start_at(port, store_args, args, fd_limit).await
+    }
+
+    /// [`ServeProcess::start_on`] listening on `port` (a replica restarted on its address).
+    pub(crate) async fn start_at(
+        port: u16,
+        store_args: &[&str],
+        args: &[&str],
+        fd_limit: Option<u32>,
+    ) -> Self {
         let log = tempfile::NamedTempFile::new().unwrap();
         let emco = env!("CARGO_BIN_EXE_emco");
         let mut command = match fd_limit {
@@ -570,6 +580,12 @@ impl ServeProcess {
 
     pub(crate) fn address(&self) -> SocketAddr {
         ([127, 0, 0, 1], self.port).into()
+    }
+
+    /// Kills it (SIGKILL) and waits until it is gone (its port free again); returns its port.
+    pub(crate) async fn kill(mut self) -> u16 {
+        self.child.kill().await.unwrap();
+        self.port
     }
 
     /// The process id (to signal it).
