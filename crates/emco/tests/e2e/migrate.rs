@@ -2,7 +2,8 @@
 //! sink's replicas, drops the packet generator and adds an app — the objects both versions have are patched in
 //! place (same uid), the dropped ones deleted, the new ones created; the source ends `Updated`, the target
 //! `Instantiated`, both histories say so; refusals name the field or the target's state; the source DIG can be
-//! deleted afterwards and the target still terminates everything.
+//! deleted afterwards and the target still terminates everything; an emco killed in the middle of a migration
+//! finishes it after its restart.
 
 use std::time::Duration;
 
@@ -35,6 +36,35 @@ fn extra_chart() -> Vec<u8> {
     emco_helm::archive::pack_dir(&root, "extra/").unwrap()
 }
 
+/// v2 of the vFW composite app: firewall and sink, no packet generator, a new app `extra`; its DIG `dig2` sets the
+/// sink's replicas to 2 and is left Created. Returns the DIG's URL.
+async fn add_v2(http: &Http) -> String {
+    let charts = [
+        ("firewall", vfw_chart("firewall")),
+        ("sink", vfw_chart("sink")),
+        ("extra", extra_chart()),
+    ];
+    let dig2 = OnboardedDig {
+        name: "dig2",
+        version: "fw0",
+        label: "edge",
+        logical_cloud: "",
+    };
+    VFW_ONBOARDING.add_version(http, "v2", &charts, &[dig2]).await;
+    let target = format!("{V2}/deployment-intent-groups/dig2");
+    let body = json!({"metadata": {"name": "dig2"}, "spec": {"compositeProfile": "vfw_composite-profile",
+        "version": "fw0", "overrideValues": [{"app": "sink", "values": {"replicaCount": "2"}}]}});
+    http.request(
+        "PUT",
+        &target,
+        Some("application/json"),
+        body.to_string().as_bytes(),
+    )
+    .await
+    .expect(200);
+    target
+}
+
 fn migrate_body(version: serde_json::Value, dig: serde_json::Value) -> serde_json::Value {
     json!({"metadata": {"description": ""},
            "spec": {"targetCompositeAppVersion": version, "targetDeploymentIntentGroup": dig}})
@@ -65,30 +95,7 @@ async fn a_dig_migrates_to_v2_in_place_and_both_histories_say_so() {
     let firewall = deployment(edge01, "fw0-firewall").await.unwrap();
     assert!(deployment(edge01, "fw0-packetgen").await.is_some());
 
-    // v2: firewall and sink (2 replicas), no packet generator, a new app.
-    let charts = [
-        ("firewall", vfw_chart("firewall")),
-        ("sink", vfw_chart("sink")),
-        ("extra", extra_chart()),
-    ];
-    let dig2 = OnboardedDig {
-        name: "dig2",
-        version: "fw0",
-        label: "edge",
-        logical_cloud: "",
-    };
-    VFW_ONBOARDING.add_version(http, "v2", &charts, &[dig2]).await;
-    let target = format!("{V2}/deployment-intent-groups/dig2");
-    let body = json!({"metadata": {"name": "dig2"}, "spec": {"compositeProfile": "vfw_composite-profile",
-        "version": "fw0", "overrideValues": [{"app": "sink", "values": {"replicaCount": "2"}}]}});
-    http.request(
-        "PUT",
-        &target,
-        Some("application/json"),
-        body.to_string().as_bytes(),
-    )
-    .await
-    .expect(200);
+    let target = add_v2(http).await;
 
     // Refusals: a bad body, an unknown target, a target that is not Approved (the PUT made it Created again).
     let bad = http
@@ -246,4 +253,63 @@ async fn a_dig_migrates_to_v2_in_place_and_both_histories_say_so() {
         assert_eq!(left, 0, "{}", cluster.name());
         assert!(config_map(cluster, "extra-settings").await.is_none());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_migration_interrupted_by_sigkill_finishes_after_the_restart() {
+    let sim = vfw_clusters(2).await;
+    let edge02 = &sim.clusters()[1];
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_vfw(&http, &kubeconfigs(&sim)).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    http.wait_for("?output=summary", SETTLE, |a| a["status"] == "Instantiated")
+        .await;
+    let target = add_v2(&http).await;
+    http.post_empty(&format!("{target}/approve")).await.expect(202);
+    // edge02 is down: the migration applies on edge01 and keeps retrying edge02.
+    edge02
+        .set_faults(kubesim::Faults {
+            down: true,
+            ..kubesim::Faults::default()
+        })
+        .await
+        .unwrap();
+    http.post(
+        &format!("{DIG}/migrate"),
+        migrate_body(json!("v2"), json!("dig2")),
+    )
+    .await
+    .expect(202);
+    http.wait_until(&format!("{target}/status?output=summary"), SETTLE, |a| {
+        counts(a)["Retrying"].as_u64().unwrap_or(0) > 0
+    })
+    .await;
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+    edge02.set_faults(kubesim::Faults::default()).await.unwrap();
+
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let migrated = http
+        .wait_until(&format!("{target}/status?output=summary"), SETTLE, |a| {
+            a["status"] == "Instantiated"
+        })
+        .await;
+    assert_eq!(counts(&migrated), json!({"Applied": 10}), "{migrated}");
+    http.wait_for("?output=summary", SETTLE, |a| a["status"] == "Updated")
+        .await;
+    for cluster in sim.clusters() {
+        assert_eq!(replicas(&deployment(cluster, "fw0-sink").await.unwrap()), Some(2));
+        assert!(
+            deployment(cluster, "fw0-packetgen").await.is_none(),
+            "{}",
+            cluster.name()
+        );
+        assert!(config_map(cluster, "extra-settings").await.is_some());
+    }
+    emco.start_kill().unwrap();
 }

@@ -2,7 +2,8 @@
 //! override and a second cluster) shows `UpToDate=False`; the update writes only what changed (the patched
 //! Deployment keeps its uid, the unchanged ConfigMap its resourceVersion) and brings everything to the new
 //! cluster; a rollback to revision 1 cleans that cluster and restores the old values in place; unknown revisions
-//! and bad bodies are refused; an emco killed in the middle of an update finishes it after its restart.
+//! and bad bodies are refused; an emco killed in the middle of an update, or of a rollback, finishes it after its
+//! restart.
 
 use std::time::Duration;
 
@@ -401,7 +402,7 @@ async fn an_update_of_a_dig_that_is_not_instantiated_is_refused() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_update_interrupted_by_sigkill_finishes_after_the_restart() {
+async fn an_update_and_a_rollback_interrupted_by_sigkill_finish_after_the_restart() {
     let sim = vfw_clusters(2).await;
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let data = tempfile::tempdir().unwrap();
@@ -440,6 +441,37 @@ async fn an_update_interrupted_by_sigkill_finishes_after_the_restart() {
     let patched = deployment(edge01, "fw0-sink").await.unwrap();
     assert_eq!((uid(&patched), replicas(&patched)), (uid(&sink), Some(2)));
     assert_eq!(emco_objects(edge02).await, (3, 2, 1));
+
+    // A rollback to revision 1 killed while edge02 is down (it must be cleaned there) finishes after the restart.
+    let second = last_context(&done);
+    edge02
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    http.post(
+        &format!("{DIG}/rollback"),
+        json!({"metadata": {"description": ""}, "spec": {"revision": "1"}}),
+    )
+    .await
+    .expect(202);
+    http.wait_until(
+        &format!("{DIG}/status?output=summary&instance={second}"),
+        SETTLE,
+        |a| a["status"] == "Updating" && counts(a)["Retrying"].as_u64().unwrap_or(0) > 0,
+    )
+    .await;
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+    edge02.set_faults(Faults::default()).await.unwrap();
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let rolled_back = wait_handed_over(&http, &second).await;
+    assert_eq!(counts(&rolled_back), json!({"Applied": 6}), "{rolled_back}");
+    assert_eq!(emco_objects(edge02).await, (0, 0, 0));
+    let restored = deployment(edge01, "fw0-sink").await.unwrap();
+    assert_eq!((uid(&restored), replicas(&restored)), (uid(&sink), Some(1)));
     emco.start_kill().unwrap();
 }
 
