@@ -228,6 +228,27 @@ fn check_exposure(
     Ok(())
 }
 
+/// The longest a restarted process waits for its status index before it resumes unfinished work anyway.
+const RESUME_AFTER_LOAD_BOUND: Duration = Duration::from_secs(10);
+
+/// Resumes the unfinished operations once `loaded` resolves; a failed read of the store is tried again.
+async fn resume_when_loaded(loaded: impl std::future::Future<Output = bool>, rsync: Rsync) {
+    if !loaded.await {
+        tracing::warn!("the status index is not loaded yet; resuming unfinished operations anyway");
+    }
+    let mut attempt = 0u32;
+    loop {
+        match rsync.resume().await {
+            Ok(_) => return,
+            Err(err) => {
+                attempt += 1;
+                tracing::warn!(error = %err, attempt, "cannot resume unfinished operations yet; trying again");
+                tokio::time::sleep(Duration::from_secs(u64::from(attempt.min(10)))).await;
+            }
+        }
+    }
+}
+
 /// A duration flag: a positive number with unit `ms`, `s`, `m` or `h` (a bare number is seconds; emcoctl's
 /// reading), at most a day.
 fn parse_duration(text: &str) -> Result<Duration, String> {
@@ -450,7 +471,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             max_streams,
         },
     );
-    rsync.resume().await.context("resuming unfinished operations")?;
+    // Unfinished work resumes once status is served (the index loaded), so a cold restart answers status first and
+    // the two do not compete for the machine; a store error is retried.
+    tokio::spawn(resume_when_loaded(
+        server.status_loaded(RESUME_AFTER_LOAD_BOUND),
+        rsync.clone(),
+    ));
     let replica_task = replica
         .clone()
         .map(|replica| tokio::spawn(keep_replica(replica, rsync.clone())));

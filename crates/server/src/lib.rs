@@ -223,6 +223,22 @@ impl Server {
         }
     }
 
+    /// Resolves once the status index has loaded every AppContext (`true`), or after `bound` (`false`). Lets a
+    /// restarted process resume its work after it serves status, so the two do not compete for the machine.
+    pub fn status_loaded(&self, bound: std::time::Duration) -> impl Future<Output = bool> + Send + 'static {
+        let state = self.state.clone();
+        async move {
+            let started = std::time::Instant::now();
+            while !state.status().is_loaded() {
+                if started.elapsed() >= bound {
+                    return false;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+            }
+            true
+        }
+    }
+
     /// The whole REST API.
     pub fn router(&self) -> Router {
         api::router(self.state.clone())

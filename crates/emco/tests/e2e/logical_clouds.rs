@@ -48,6 +48,14 @@ pub(crate) async fn create_level1(http: &Http) {
     .expect(201);
 }
 
+/// The sink on the level-1 logical cloud `lc1` of [`create_level1`], instantiated: its status answer then.
+async fn instantiated_level1(http: &Http, sim: &kubesim::Simulator) -> Json {
+    onboard_apps_on(http, &kubeconfigs(sim), &[("sink", vfw_chart("sink"))], "lc1").await;
+    create_level1(http).await;
+    http.post_empty(&format!("{LC}/instantiate")).await.expect(202);
+    wait_lc(http, |a| a["deployedStatus"] == "Instantiated").await
+}
+
 pub(crate) async fn wait_lc(http: &Http, done: impl Fn(&Json) -> bool) -> Json {
     wait_lc_at(http, LC, done).await
 }
@@ -467,19 +475,7 @@ async fn an_update_applies_the_changes_of_an_instantiated_logical_cloud() {
     let sim = vfw_clusters(2).await;
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let emco = Emco::start().await;
-    onboard_apps_on(
-        &emco.http,
-        &kubeconfigs(&sim),
-        &[("sink", vfw_chart("sink"))],
-        "lc1",
-    )
-    .await;
-    create_level1(&emco.http).await;
-    emco.http
-        .post_empty(&format!("{LC}/instantiate"))
-        .await
-        .expect(202);
-    let first = wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+    let first = instantiated_level1(&emco.http, &sim).await;
     assert_eq!(first["deployedCounts"], json!({"Applied": 5}), "{first}");
     let first_context = first["states"]["actions"][1]["instance"]
         .as_str()
@@ -586,19 +582,7 @@ async fn an_update_patches_a_changed_quota_in_place_and_writes_nothing_else() {
     let sim = vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
     let emco = Emco::start().await;
-    onboard_apps_on(
-        &emco.http,
-        &kubeconfigs(&sim),
-        &[("sink", vfw_chart("sink"))],
-        "lc1",
-    )
-    .await;
-    create_level1(&emco.http).await;
-    emco.http
-        .post_empty(&format!("{LC}/instantiate"))
-        .await
-        .expect(202);
-    wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+    instantiated_level1(&emco.http, &sim).await;
     let quotas = Api::<ResourceQuota>::namespaced(edge01.client().unwrap(), "tenant1");
     let before = quotas.get("small").await.unwrap();
 

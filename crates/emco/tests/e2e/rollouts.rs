@@ -43,6 +43,16 @@ async fn reject_deployments(clusters: &[kubesim::SimCluster], reject: bool) {
     }
 }
 
+/// No write reached the vFW's objects on `cluster` since `since`.
+fn assert_untouched_since(cluster: &kubesim::SimCluster, since: Instant) {
+    assert_eq!(
+        writes_since(cluster, since),
+        Vec::<String>::new(),
+        "{}",
+        cluster.name()
+    );
+}
+
 async fn sink_replicas(cluster: &kubesim::SimCluster) -> Option<i32> {
     replicas(&deployment(cluster, "fw0-sink").await.unwrap())
 }
@@ -101,12 +111,7 @@ async fn a_progressive_update_pauses_past_its_threshold_names_the_failures_and_r
     }
     // The batches after the pause were not touched at all.
     for cluster in &clusters[10..] {
-        assert_eq!(
-            writes_since(cluster, before_update),
-            Vec::<String>::new(),
-            "{}",
-            cluster.name()
-        );
+        assert_untouched_since(cluster, before_update);
         assert_eq!(sink_replicas(cluster).await, Some(1));
     }
     // The full answer says the same; emco keeps the old revision's objects where the rollout has not been.
@@ -209,12 +214,7 @@ async fn a_paused_rollout_rolls_back_where_it_reached_and_writes_nowhere_else() 
     }
     // Where it never went, the rollback wrote nothing either.
     for (cluster, before) in clusters[10..].iter().zip(&uids[10..]) {
-        assert_eq!(
-            writes_since(cluster, before_rollback),
-            Vec::<String>::new(),
-            "{}",
-            cluster.name()
-        );
+        assert_untouched_since(cluster, before_rollback);
         assert_eq!(uid(&deployment(cluster, "fw0-sink").await.unwrap()), *before);
     }
     http.wait_for("?status=ready&output=summary", SETTLE, |a| {
@@ -261,12 +261,7 @@ async fn an_instantiation_in_batches_stays_paused_across_a_sigkill_and_resumes_a
         .json();
     assert_eq!(after_restart["rollout"], paused["rollout"], "{after_restart}");
     for cluster in &clusters[5..] {
-        assert_eq!(
-            writes_since(cluster, started),
-            Vec::<String>::new(),
-            "{}",
-            cluster.name()
-        );
+        assert_untouched_since(cluster, started);
     }
     let before_resume = Instant::now();
     http.post_empty(&format!("{DIG}/resume")).await.expect(202);
@@ -283,12 +278,7 @@ async fn an_instantiation_in_batches_stays_paused_across_a_sigkill_and_resumes_a
     );
     // The first batch was not applied again; the second got everything.
     for cluster in &clusters[..5] {
-        assert_eq!(
-            writes_since(cluster, before_resume),
-            Vec::<String>::new(),
-            "{}",
-            cluster.name()
-        );
+        assert_untouched_since(cluster, before_resume);
     }
     for cluster in &clusters[5..] {
         assert_eq!(sink_replicas(cluster).await, Some(1), "{}", cluster.name());
@@ -384,12 +374,7 @@ async fn a_running_rollout_killed_between_batches_goes_on_at_its_next_batch() {
         "{done}"
     );
     for cluster in &clusters[..5] {
-        assert_eq!(
-            writes_since(cluster, killed),
-            Vec::<String>::new(),
-            "{}",
-            cluster.name()
-        );
+        assert_untouched_since(cluster, killed);
     }
     for cluster in &clusters[5..] {
         assert_eq!(sink_replicas(cluster).await, Some(1), "{}", cluster.name());

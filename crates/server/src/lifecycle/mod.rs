@@ -990,43 +990,61 @@ impl Lifecycle {
     /// accepted (only new ones count against the threshold) and the engine goes on with the next batch. Returns
     /// the rollout's context; 409 when there is no paused rollout.
     pub async fn resume(&self, path: &ResourcePath) -> Result<ContextId> {
+        let meta = self
+            .change_current_context(path, Operation::Resume, |_, _, meta| {
+                if !meta.rollout_paused() {
+                    return Err("there is no paused rollout to resume");
+                }
+                if let Some(rollout) = meta.rollout.as_mut() {
+                    rollout.paused = false;
+                    rollout.accepted_failures = rollout.failed.len() as u64;
+                }
+                Ok(())
+            })
+            .await?;
+        tracing::info!(name = %path.display_name(), context = %meta.id, "resuming the rollout");
+        self.engine.instantiate(meta.id);
+        Ok(meta.id)
+    }
+
+    /// Changes the current context of `path` for `operation` (a stop, a resume): the table must allow the
+    /// operation; `change` gets what the table says, the history and the context's meta and changes them, or
+    /// refuses with a reason (named with the state and the context's status). The history and the meta are
+    /// written in one transaction; a lost race reads both again. Returns the meta as written.
+    async fn change_current_context(
+        &self,
+        path: &ResourcePath,
+        operation: Operation,
+        mut change: impl FnMut(Outcome, &mut StateInfo, &mut ContextMeta) -> std::result::Result<(), &'static str>,
+    ) -> Result<ContextMeta> {
         let mut attempts = 0;
         loop {
             attempts += 1;
-            let (state, revision) = self.state(path).await?;
-            Self::outcome(path, &state, Operation::Resume)?;
-            let id = state
-                .last_context()
-                .ok_or_else(|| Self::refused(path, "without context", "nothing to resume"))?;
+            let (mut state, revision) = self.state(path).await?;
+            let outcome = Self::outcome(path, &state, operation)?;
+            let id = state.last_context().ok_or_else(|| {
+                Self::refused(
+                    path,
+                    "without context",
+                    &format!("nothing to {}", operation.verb()),
+                )
+            })?;
             let (mut meta, meta_revision) = self.contexts.meta_with_revision(id).await?;
-            if !meta.rollout_paused() {
+            let current = state_name(state.current());
+            if let Err(reason) = change(outcome, &mut state, &mut meta) {
                 return Err(Self::refused(
                     path,
-                    format!(
-                        "{} (context {id} is {})",
-                        state_name(state.current()),
-                        meta.status
-                    ),
-                    "there is no paused rollout to resume",
+                    format!("{current} (context {id} is {})", meta.status),
+                    reason,
                 ));
             }
-            let Some(rollout) = meta.rollout.as_mut() else {
-                continue;
-            };
-            rollout.paused = false;
-            rollout.accepted_failures = rollout.failed.len() as u64;
             let txn = Txn::new()
                 .when([AppContexts::meta_unchanged_since(id, meta_revision)])
                 .and_then([AppContexts::meta_op(&meta)]);
             match self.commit(path, revision, &state, txn).await {
-                Ok(()) => {
-                    tracing::info!(name = %path.display_name(), context = %id, "resuming the rollout");
-                    self.engine.instantiate(id);
-                    return Ok(id);
-                }
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
-                    continue;
-                }
+                Ok(()) => return Ok(meta),
+                // The engine moved the context on between our read and write; read again.
+                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {}
                 Err(other) => return Err(other),
             }
         }
@@ -1035,53 +1053,30 @@ impl Lifecycle {
     /// Stops the running instantiation or termination: records the stop and tells the engine; the engine ends
     /// the operation shortly after ([`Lifecycle::wait_stopped`] waits for it).
     pub async fn stop(&self, path: &ResourcePath) -> Result<Stopping> {
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let (mut state, revision) = self.state(path).await?;
-            let Outcome::Enter(stopped) = Self::outcome(path, &state, Operation::Stop)? else {
-                return Err(Self::refused(
-                    path,
-                    state_name(state.current()),
-                    "there is nothing to stop",
-                ));
-            };
-            let running = if stopped == StateValue::InstantiateStopped {
-                ContextStatus::Instantiating
-            } else {
-                ContextStatus::Terminating
-            };
-            let id = state
-                .last_context()
-                .ok_or_else(|| Self::refused(path, "without context", "nothing to stop"))?;
-            let (mut meta, meta_revision) = self.contexts.meta_with_revision(id).await?;
-            if meta.status != running {
-                return Err(Self::refused(
-                    path,
-                    format!(
-                        "{} (context {id} is {})",
-                        state_name(state.current()),
-                        meta.status
-                    ),
-                    "it is not instantiating or terminating",
-                ));
-            }
-            meta.stop_requested = true;
-            state.push(stopped, Some(id), now_timestamp());
-            let txn = Txn::new()
-                .when([AppContexts::meta_unchanged_since(id, meta_revision)])
-                .and_then([AppContexts::meta_op(&meta)]);
-            match self.commit(path, revision, &state, txn).await {
-                Ok(()) => {
-                    self.engine.stop(id);
-                    return Ok(Stopping { context: id, running });
+        let mut running = ContextStatus::Instantiating;
+        let meta = self
+            .change_current_context(path, Operation::Stop, |outcome, state, meta| {
+                let Outcome::Enter(stopped) = outcome else {
+                    return Err("there is nothing to stop");
+                };
+                running = if stopped == StateValue::InstantiateStopped {
+                    ContextStatus::Instantiating
+                } else {
+                    ContextStatus::Terminating
+                };
+                if meta.status != running {
+                    return Err("it is not instantiating or terminating");
                 }
-                Err(LifecycleError::Catalog(CatalogError::Conflict(_))) if attempts < INNER_ATTEMPTS => {
-                    continue;
-                }
-                Err(other) => return Err(other),
-            }
-        }
+                meta.stop_requested = true;
+                state.push(stopped, Some(meta.id), now_timestamp());
+                Ok(())
+            })
+            .await?;
+        self.engine.stop(meta.id);
+        Ok(Stopping {
+            context: meta.id,
+            running,
+        })
     }
 
     /// Waits until the engine has recorded the stopped operation (its context no longer shows the running
