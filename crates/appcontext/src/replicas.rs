@@ -23,6 +23,8 @@ use serde::{Deserialize, Serialize};
 const MEMBER_ROOT: &str = "/emco/v1/replicas/member/";
 const CONTEXT_OWNER_ROOT: &str = "/emco/v1/replicas/owner/context/";
 const CLUSTER_OWNER_ROOT: &str = "/emco/v1/replicas/owner/cluster/";
+/// How many owner keys a restarted replica moves onto its new lease per transaction.
+const RECLAIM_BATCH: usize = 60;
 /// The most replicas (and owner keys) read when listing them.
 const MAX_LISTED: usize = 100_000;
 
@@ -245,15 +247,33 @@ impl Replica {
     /// old process's fences fail. Returns how many keys moved.
     async fn reclaim(&self) -> Result<usize> {
         let member = self.member();
+        let id = member.id.as_bytes();
         let mut moved = 0;
         for root in [CONTEXT_OWNER_ROOT, CLUSTER_OWNER_ROOT] {
             let (owners, _) = self.store.range_limit(root, MAX_LISTED).await?;
-            for kv in owners.into_iter().filter(|kv| kv.value == member.id.as_bytes()) {
+            let ours: Vec<String> = owners
+                .into_iter()
+                .filter(|kv| kv.value == id)
+                .map(|kv| kv.key)
+                .collect();
+            // Many keys per transaction (within etcd's default of 128 operations); a batch one of whose keys
+            // changed owner meanwhile is moved key by key.
+            for batch in ours.chunks(RECLAIM_BATCH) {
+                let move_key = |key: &String| Op::put_with_lease(key, id, member.lease);
                 let txn = Txn::new()
-                    .when([Compare::value_is(&kv.key, member.id.as_bytes())])
-                    .and_then([Op::put_with_lease(&kv.key, member.id.as_bytes(), member.lease)]);
+                    .when(batch.iter().map(|key| Compare::value_is(key, id)))
+                    .and_then(batch.iter().map(move_key));
                 if self.store.txn(txn).await?.succeeded {
-                    moved += 1;
+                    moved += batch.len();
+                    continue;
+                }
+                for key in batch {
+                    let txn = Txn::new()
+                        .when([Compare::value_is(key, id)])
+                        .and_then([move_key(key)]);
+                    if self.store.txn(txn).await?.succeeded {
+                        moved += 1;
+                    }
                 }
             }
         }
@@ -458,8 +478,13 @@ mod tests {
             .unwrap();
         let key = context_owner_key(ContextId::new(7).unwrap());
         let old_fence = before.claim(&key, Claim::IfFree).await.unwrap().unwrap();
+        // More watchers than one transaction moves.
+        let clusters: Vec<String> = (0..130).map(|n| cluster_owner_key(&format!("p+c{n}"))).collect();
+        for cluster in &clusters {
+            before.claim(cluster, Claim::IfFree).await.unwrap().unwrap();
+        }
         let theirs = other
-            .claim(&cluster_owner_key("p+c1"), Claim::IfFree)
+            .claim(&cluster_owner_key("q+c1"), Claim::IfFree)
             .await
             .unwrap()
             .unwrap();
@@ -472,6 +497,10 @@ mod tests {
             "the dead process can no longer write"
         );
         let fence = after.claim(&key, Claim::IfFree).await.unwrap().unwrap();
+        let mut cluster_fences = Vec::new();
+        for cluster in &clusters {
+            cluster_fences.push(after.claim(cluster, Claim::IfFree).await.unwrap().unwrap());
+        }
         // The key lives on the new lease: the old one's expiry (here: its revocation) does not take it.
         before.leave().await.unwrap();
         assert!(fence.holds(&store).await.unwrap());
