@@ -179,6 +179,10 @@ pub struct ServeArgs {
     /// its resources as `Unknown` and the cluster as stale (SECONDS, or `90s`, `2m`).
     #[arg(long, env = "EMCO_STATUS_GRACE", value_name = "SECONDS", default_value = "60s", value_parser = parse_duration)]
     pub status_grace: Duration,
+    /// How log lines are written to stderr: `text` for people, `json` (one object per line, with the request's
+    /// span fields such as `request_id`) for a log collector.
+    #[arg(long, env = "EMCO_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    pub log_format: LogFormat,
     /// Serve `/metrics` (Prometheus text) without a token even with --token-auth-file, for a Prometheus that
     /// scrapes without credentials; by default it then needs an `emco:admin` token. `/healthz` and `/readyz`
     /// never need one.
@@ -283,6 +287,16 @@ fn parse_origin(text: &str) -> Result<String, String> {
         .ok_or_else(|| format!("'{text}' is not an origin: expected http(s)://host[:port], without a path"))
 }
 
+/// The format of `emco serve`'s log lines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `fields`, `target` and the current `span` (a request's
+    /// `request_id`, `method`, `uri`, `user`).
+    Json,
+}
+
 /// Logs to stderr, filtered by `RUST_LOG`; by default `info` for the servers and `warn` for the demo, whose
 /// terminal belongs to its progress and table.
 pub fn init_tracing(command: &Command) {
@@ -294,10 +308,21 @@ pub fn init_tracing(command: &Command) {
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
+    let format = match command {
+        Command::Serve(serve) => serve.log_format,
+        Command::Demo(_) | Command::Kubesim(_) => LogFormat::Text,
+    };
+    let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match format {
+        LogFormat::Text => builder.init(),
+        LogFormat::Json => builder
+            .json()
+            .with_current_span(true)
+            .with_span_list(false)
+            .init(),
+    }
 }
 
 /// Runs a command to completion.
@@ -344,6 +369,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         lease_ttl,
         watch_interval,
         max_streams,
+        log_format: _,
     } = args;
     check_exposure(
         listen,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use emcoctl::commands::{self, Options, Verb};
 
 /// EMCO's command-line client: apply, get, update and delete emcoctl resource files against the EMCO API.
@@ -62,6 +62,25 @@ enum Command {
     /// The health of every Kubernetes object in a file (no API needed): exit 0 all Ready, 1 some not, 2 the file
     /// is unreadable or not Kubernetes objects.
     Readiness(ReadinessArgs),
+    /// Print a shell completion script: `source <(emcoctl completion bash)`, or save it where your shell loads
+    /// completions from (zsh: a file `_emcoctl` on $fpath; fish: ~/.config/fish/completions/emcoctl.fish).
+    Completion(CompletionArgs),
+    /// Print emcoctl's man page (roff), e.g. `emcoctl man | man -l -`; with --dir, write emcoctl.1 and one page
+    /// per command (emcoctl-status.1, …) into that directory.
+    Man(ManArgs),
+}
+
+#[derive(Debug, clap::Args)]
+struct CompletionArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+#[derive(Debug, clap::Args)]
+struct ManArgs {
+    /// Write every page into this directory (created when missing) instead of printing the main one.
+    #[arg(long)]
+    dir: Option<PathBuf>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -192,6 +211,22 @@ struct FileArgs {
     targets: Vec<String>,
 }
 
+/// `emcoctl man`: the main page to stdout, or every page into a directory.
+fn man(args: &ManArgs) -> ExitCode {
+    let command = Args::command();
+    let written = match &args.dir {
+        Some(dir) => std::fs::create_dir_all(dir).and_then(|()| clap_mangen::generate_to(command, dir)),
+        None => clap_mangen::Man::new(command).render(&mut std::io::stdout()),
+    };
+    match written {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("emcoctl: writing the man page failed: {err}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     if let Command::Template(template_args) = &args.command {
@@ -199,6 +234,19 @@ fn main() -> ExitCode {
     }
     if let Command::Readiness(readiness_args) = &args.command {
         return readiness(readiness_args);
+    }
+    if let Command::Completion(completion_args) = &args.command {
+        let mut command = Args::command();
+        clap_complete::generate(
+            completion_args.shell,
+            &mut command,
+            "emcoctl",
+            &mut std::io::stdout(),
+        );
+        return ExitCode::SUCCESS;
+    }
+    if let Command::Man(man_args) = &args.command {
+        return man(man_args);
     }
     let default_config = std::env::var_os("HOME")
         .map(|home| PathBuf::from(home).join(".emco.yaml"))
@@ -259,6 +307,7 @@ fn main() -> ExitCode {
         }
         Command::Template(template_args) => return template(&template_args),
         Command::Readiness(readiness_args) => return readiness(&readiness_args),
+        Command::Completion(_) | Command::Man(_) => return ExitCode::SUCCESS,
         Command::Apply(a) => (Verb::Apply, a),
         Command::Get(a) if a.files.is_empty() && a.anchor.as_deref() == Some("combined-status") => {
             return combined_status(&client, &a.targets);

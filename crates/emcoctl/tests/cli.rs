@@ -159,12 +159,9 @@ async fn bad_input_gets_a_clear_message_and_a_non_zero_exit() {
 }
 
 fn template(args: &[&str]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_emcoctl"))
-        .arg("template")
-        .args(args)
-        .env_remove("EMCO_URL")
-        .output()
-        .unwrap()
+    let mut all = vec!["template"];
+    all.extend_from_slice(args);
+    emcoctl_offline(&all)
 }
 
 #[test]
@@ -512,5 +509,86 @@ async fn https_targets_are_verified_with_the_ca_file() {
     assert!(
         stderr.contains(&format!("--ca-file {key}: holds no PEM certificate")),
         "{stderr}"
+    );
+}
+
+fn emcoctl_offline(args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_emcoctl"))
+        .args(args)
+        .env_remove("EMCO_URL")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn completion_scripts_and_man_pages_come_from_the_commands_themselves() {
+    let commands = [
+        "apply",
+        "status",
+        "rollback",
+        "migrate",
+        "resume",
+        "completion",
+        "man",
+    ];
+    let bash = emcoctl_offline(&["completion", "bash"]);
+    assert!(bash.status.success());
+    let script = String::from_utf8(bash.stdout).unwrap();
+    for command in commands {
+        assert!(script.contains(command), "bash completion lacks {command}");
+    }
+    assert!(
+        script.contains("--target-version"),
+        "subcommand flags are completed"
+    );
+    // bash itself parses the script.
+    let dir = tempfile::tempdir().unwrap();
+    let path = file(&dir, "emcoctl.bash", &script);
+    let parsed = std::process::Command::new("bash")
+        .args(["-n", &path])
+        .output()
+        .unwrap();
+    assert!(
+        parsed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&parsed.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let out = emcoctl_offline(&["completion", shell]);
+        assert!(
+            out.status.success() && String::from_utf8_lossy(&out.stdout).contains("migrate"),
+            "{shell}"
+        );
+    }
+    let unknown = emcoctl_offline(&["completion", "tcsh"]);
+    assert_eq!(unknown.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&unknown.stderr).contains("tcsh"));
+
+    let man = emcoctl_offline(&["man"]);
+    assert!(man.status.success());
+    let page = String::from_utf8(man.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") || page.contains(".TH emcoctl 1"),
+        "{}",
+        &page[..200.min(page.len())]
+    );
+    for command in commands {
+        assert!(page.contains(command), "the man page lacks {command}");
+    }
+    let pages = dir.path().join("man1");
+    let written = emcoctl_offline(&["man", "--dir", pages.to_str().unwrap()]);
+    assert!(
+        written.status.success(),
+        "{}",
+        String::from_utf8_lossy(&written.stderr)
+    );
+    for page in ["emcoctl.1", "emcoctl-status.1", "emcoctl-migrate.1"] {
+        let text = std::fs::read_to_string(pages.join(page)).unwrap();
+        assert!(text.contains(".TH"), "{page}");
+    }
+    let status_page = std::fs::read_to_string(pages.join("emcoctl-status.1")).unwrap();
+    assert!(
+        status_page.contains("until"),
+        "the status page documents its flags"
     );
 }

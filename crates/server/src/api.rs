@@ -8,6 +8,8 @@ mod files;
 mod lifecycle_routes;
 mod logical_cloud_routes;
 mod ops_routes;
+mod paging;
+mod preconditions;
 mod replicas_routes;
 mod resources;
 mod status_collector_routes;
@@ -22,9 +24,11 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
 
 use crate::lifecycle::Subject;
+use crate::request_id;
 use crate::telemetry;
 use crate::{ApiError, AppState};
 
@@ -226,22 +230,34 @@ pub(crate) fn router(state: AppState) -> Router {
         .route(replicas_routes::REPLICAS_PATH, get(replicas_routes::list))
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its latency timer first (labelled
-        // with the route template, so refusals count too), then its log span, then the browser guard (URI length,
+        // with the route template, so refusals count too), then its id, then its log span (which logs each
+        // answer's status and latency at INFO), then the browser guard (URI length,
         // origin, CORS preflight — browsers send it without credentials — and JSON errors), then authentication
         // and roles, then the body limit and the route.
         .layer(DefaultBodyLimit::max(max_body))
         .layer(from_fn_with_state(state.clone(), auth::guard))
         .layer(from_fn_with_state(state.clone(), browser::guard))
-        .layer(TraceLayer::new_for_http().make_span_with(request_span))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(request_span)
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
+        .layer(from_fn(request_id::assign))
         .layer(from_fn(telemetry::record_request))
         .with_state(state)
 }
 
-/// The log span of a request: method, URI, HTTP version (as tower-http's default span) and the user (filled in
-/// by the authentication guard).
+/// The log span of a request: its id ([`request_id`]), method, URI, HTTP version (as tower-http's default span)
+/// and the user (filled in by the authentication guard).
 fn request_span(request: &axum::http::Request<axum::body::Body>) -> tracing::Span {
+    let id = request
+        .extensions()
+        .get::<request_id::RequestId>()
+        .map(|id| id.as_str().to_string())
+        .unwrap_or_default();
     tracing::info_span!(
         "request",
+        request_id = %id,
         method = %request.method(),
         uri = %request.uri(),
         version = ?request.version(),

@@ -15,6 +15,7 @@ pub mod auth;
 pub mod error;
 pub mod lifecycle;
 mod optimistic;
+pub mod request_id;
 mod serve;
 mod status;
 mod telemetry;

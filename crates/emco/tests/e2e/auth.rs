@@ -296,3 +296,49 @@ async fn allowed_exec_credential_plugins_are_run_by_rsync() {
     assert_eq!(counts(&done), json!({"Applied": 12}), "{done}");
     assert!(marker.exists(), "the exec plugin did not run");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn json_logs_carry_the_request_id_the_answer_echoes() {
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let served = &Served::start(&["--listen", &listen, "--log-format", "json"], port).await;
+    let reply = served
+        .http
+        .request_with(
+            "GET",
+            "/v2/projects/absent",
+            &[("X-Request-Id", "night-shift-42")],
+            b"",
+        )
+        .await
+        .expect(404);
+    assert_eq!(reply.header("x-request-id").as_deref(), Some("night-shift-42"));
+    // The answer's log line: one JSON object naming the request's id, route, status and latency.
+    let line = |log: String| {
+        log.lines()
+            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+            .find(|entry| {
+                entry["span"]["request_id"] == "night-shift-42" && entry["fields"]["status"].is_number()
+            })
+    };
+    served
+        .wait_until("the answer is logged as JSON", || async {
+            line(served.log()).is_some()
+        })
+        .await;
+    let entry = line(served.log()).unwrap();
+    assert_eq!(entry["level"], "INFO");
+    assert_eq!(entry["fields"]["status"], 404);
+    assert_eq!(entry["span"]["uri"], "/v2/projects/absent");
+    assert!(
+        entry["timestamp"].is_string() && entry["fields"]["latency"].is_string(),
+        "{entry}"
+    );
+    // Every line the server wrote is JSON.
+    for line in served.log().lines().filter(|line| !line.trim().is_empty()) {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "not JSON: {line}"
+        );
+    }
+}

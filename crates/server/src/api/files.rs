@@ -16,9 +16,11 @@ use emco_model::validate_name;
 use serde_json::{Value as Json, json};
 
 use super::body::{PathNames, decode, form_parts, path_names};
+use super::paging::{self, Page};
+use super::preconditions::{self, IfMatch};
 use super::resources::{
-    Parsed, Reference, check_put_names, check_references, delete_resource, deleted_location, list_bodies,
-    location, query_value,
+    LIST_PARAMETERS, Parsed, Reference, check_put_names, check_references, delete_resource, deleted_location,
+    list_bodies, list_entries, list_query, location, query_value,
 };
 use crate::lifecycle::{Lifecycle, Subject};
 use crate::optimistic::{optimistic, resource_name};
@@ -123,9 +125,10 @@ pub(crate) static CLUSTER: FileKind = FileKind {
 pub(crate) fn collection(desc: &'static FileKind) -> MethodRouter<AppState> {
     get(
         move |state: State<AppState>,
+              uri: OriginalUri,
               path: PathNames,
               query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
-            list(desc, state, path, query)
+            list(desc, state, uri, path, query)
         },
     )
     .post(
@@ -142,9 +145,13 @@ pub(crate) fn item(desc: &'static FileKind) -> MethodRouter<AppState> {
         move |state: State<AppState>, path: PathNames, headers: HeaderMap| read(desc, state, path, headers),
     )
     .delete(
-        move |State(state): State<AppState>, OriginalUri(uri): OriginalUri, path: PathNames| async move {
+        move |State(state): State<AppState>,
+              OriginalUri(uri): OriginalUri,
+              path: PathNames,
+              headers: HeaderMap| async move {
             let path = ResourcePath::new(desc.kind, path_names(path)?);
-            let answer = delete_resource(&state, &path).await?;
+            let condition = IfMatch::from_headers(&headers)?;
+            let answer = delete_resource(&state, &path, condition.as_ref()).await?;
             Ok::<_, ApiError>((location(&deleted_location(&path, uri.path())), answer).into_response())
         },
     );
@@ -153,8 +160,9 @@ pub(crate) fn item(desc: &'static FileKind) -> MethodRouter<AppState> {
             move |state: State<AppState>,
                   uri: OriginalUri,
                   path: PathNames,
+                  headers: HeaderMap,
                   form: Result<Multipart, MultipartRejection>| {
-                replace(desc, state, uri, path, form)
+                replace(desc, state, uri, path, headers, form)
             },
         )
     } else {
@@ -165,37 +173,48 @@ pub(crate) fn item(desc: &'static FileKind) -> MethodRouter<AppState> {
 async fn list(
     desc: &'static FileKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
-    let Query(query) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
-    let bodies = list_bodies(&state, desc.kind, &parents, query_value(&query, "app")).await?;
-    if desc.kind != Kind::Cluster {
-        return Ok(JsonResponse(bodies).into_response());
-    }
+    let known = if desc.kind == Kind::Cluster {
+        CLUSTER_LIST_PARAMETERS
+    } else {
+        LIST_PARAMETERS
+    };
+    let query = list_query(query, known)?;
+    let page = Page::from_query(&query)?;
+    let entries = list_entries(&state, desc.kind, &parents, query_value(&query, "app")).await?;
     // Clusters: `?label=<l>` lists the names of the clusters with that label; `?withLabels=true` adds labels.
     let label = query_value(&query, "label");
     let with_labels = query_value(&query, "withLabels").is_some_and(|v| v.eq_ignore_ascii_case("true"));
-    if label.is_none() && !with_labels {
-        return Ok(JsonResponse(bodies).into_response());
+    if desc.kind != Kind::Cluster || (label.is_none() && !with_labels) {
+        let (entries, next) = page.select(entries, |entry| entry);
+        let bodies: Vec<Json> = entries.into_iter().map(|entry| entry.body).collect();
+        return Ok(paging::answer(bodies, next, &uri));
     }
-    let mut answer = Vec::new();
-    for body in bodies {
-        let name = body["metadata"]["name"].as_str().unwrap_or_default().to_string();
-        let mut names = parents.clone();
-        names.push(name.clone());
-        let labels = list_bodies(&state, Kind::ClusterLabel, &names, None).await?;
-        if let Some(label) = label {
-            if labels.iter().any(|l| l["clusterLabel"].as_str() == Some(label)) {
-                answer.push(Json::String(name));
-            }
-        } else {
-            answer.push(json!({"metadata": body["metadata"], "labels": labels}));
+    let mut labelled = Vec::new();
+    for entry in entries {
+        let labels = list_bodies(&state, Kind::ClusterLabel, entry.path.names(), None).await?;
+        if label.is_none_or(|label| labels.iter().any(|l| l["clusterLabel"].as_str() == Some(label))) {
+            labelled.push((entry, labels));
         }
     }
-    Ok(JsonResponse(answer).into_response())
+    // Paged after the label filter, so a page holds `limit` matching clusters.
+    let (labelled, next) = page.select(labelled, |(entry, _)| entry);
+    let answer: Vec<Json> = labelled
+        .into_iter()
+        .map(|(entry, labels)| match label {
+            Some(_) => Json::String(entry.path.name().to_string()),
+            None => json!({"metadata": entry.body["metadata"], "labels": labels}),
+        })
+        .collect();
+    Ok(paging::answer(answer, next, &uri))
 }
+
+/// The query parameters of the cluster list: the list's, `label` and `withLabels`.
+const CLUSTER_LIST_PARAMETERS: &[&str] = &["app", paging::LIMIT, paging::CONTINUE, "label", "withLabels"];
 
 struct Upload {
     body: Json,
@@ -271,14 +290,17 @@ async fn replace(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
     path: PathNames,
+    headers: HeaderMap,
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
     let names = path_names(path)?;
+    let condition = IfMatch::from_headers(&headers)?;
     let upload = read_upload(desc, &state, form).await?;
     check_put_names(&names, &upload.own)?;
     let path = ResourcePath::new(desc.kind, names);
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
     optimistic(&resource_name(&path), || async {
+        preconditions::check(&state, condition.as_ref(), &path).await?;
         check_references(&state, (desc.references)(&upload.body, &parents)).await?;
         state
             .catalog()
@@ -345,6 +367,7 @@ async fn read(
 ) -> Result<Response, ApiError> {
     let path = ResourcePath::new(desc.kind, path_names(path)?);
     let entry = state.catalog().get(&path).await?;
+    let tag = [(header::ETAG, preconditions::etag(&entry))];
     let wanted = if desc.file_readable {
         negotiate(&headers)?
     } else {
@@ -353,11 +376,11 @@ async fn read(
     if wanted == Wanted::Metadata {
         // A cluster's metadata view shows the state of its network intents (seed 002).
         let body = super::status_routes::with_state(&state, &path, entry.body).await?;
-        return Ok(JsonResponse(body).into_response());
+        return Ok((tag, JsonResponse(body)).into_response());
     }
     let file = state.catalog().blob(&path).await?.unwrap_or_default();
     if wanted == Wanted::File {
-        return Ok(([(header::CONTENT_TYPE, "application/octet-stream")], file).into_response());
+        return Ok((tag, [(header::CONTENT_TYPE, "application/octet-stream")], file).into_response());
     }
     let boundary = format!("emco-{:016x}", rand_boundary());
     let metadata = serde_json::to_vec(&entry.body).map_err(ApiError::internal)?;
@@ -368,6 +391,7 @@ async fn read(
     body.extend_from_slice(&file);
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
     Ok((
+        tag,
         [(
             header::CONTENT_TYPE,
             format!("multipart/form-data; boundary={boundary}"),

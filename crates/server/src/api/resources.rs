@@ -5,10 +5,10 @@ use axum::Json as JsonResponse;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{OriginalUri, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{MethodRouter, get};
-use emco_appcontext::{Kind, ResourcePath};
+use emco_appcontext::{Entry, Kind, ResourcePath};
 use emco_model::logical_cloud::{
     ClusterQuota, ClusterReference, LogicalCloud, LogicalCloudKv, UserPermission,
 };
@@ -22,6 +22,8 @@ use emco_store::Op;
 use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, json_body, path_names};
+use super::paging::{self, Page};
+use super::preconditions::{self, IfMatch};
 use crate::lifecycle::{Lifecycle, LifecycleError, Subject};
 use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState};
@@ -297,9 +299,10 @@ pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
 pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> {
     get(
         move |state: State<AppState>,
+              uri: OriginalUri,
               path: PathNames,
               query: Result<Query<Vec<(String, String)>>, QueryRejection>| {
-            list(desc, state, path, query)
+            list(desc, state, uri, path, query)
         },
     )
     .post(
@@ -323,9 +326,11 @@ pub(crate) fn item(desc: &'static ResourceKind) -> MethodRouter<AppState> {
                 replace(desc, state, uri, path, headers, body)
             },
         )
-        .delete(move |state: State<AppState>, uri: OriginalUri, path: PathNames| {
-            remove(desc.kind, state, uri, path)
-        })
+        .delete(
+            move |state: State<AppState>, uri: OriginalUri, path: PathNames, headers: HeaderMap| {
+                remove(desc.kind, state, uri, path, headers)
+            },
+        )
 }
 
 /// The `?app=` filter of a list, if any.
@@ -339,14 +344,37 @@ pub(crate) fn query_value<'a>(query: &'a [(String, String)], key: &str) -> Optio
 async fn list(
     desc: &'static ResourceKind,
     State(state): State<AppState>,
+    OriginalUri(uri): OriginalUri,
     path: PathNames,
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
+    let query = list_query(query, LIST_PARAMETERS)?;
+    let page = Page::from_query(&query)?;
+    let entries = list_entries(&state, desc.kind, &parents, query_value(&query, "app")).await?;
+    let (entries, next) = page.select(entries, |entry| entry);
+    let bodies: Vec<Json> = entries.into_iter().map(|entry| entry.body).collect();
+    Ok(paging::answer(bodies, next, &uri))
+}
+
+/// The query parameters of a list: `app` (only items whose `spec.app` is that app) and paging's.
+pub(crate) const LIST_PARAMETERS: &[&str] = &["app", paging::LIMIT, paging::CONTINUE];
+
+/// A list's query, refused with 400 naming the parameter when it holds one the list does not know (a misspelt
+/// `?lmit=` silently ignored would answer everything).
+pub(crate) fn list_query(
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+    known: &[&str],
+) -> Result<Vec<(String, String)>, ApiError> {
     let Query(query) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
-    list_bodies(&state, desc.kind, &parents, query_value(&query, "app"))
-        .await
-        .map(|b| JsonResponse(b).into_response())
+    if let Some((unknown, _)) = query.iter().find(|(name, _)| !known.contains(&name.as_str())) {
+        return Err(ApiError::invalid(format!(
+            "unknown query parameter '{}': this list takes {}",
+            unknown.chars().take(40).collect::<String>(),
+            known.join(", ")
+        )));
+    }
+    Ok(query)
 }
 
 /// The bodies of a collection, in creation order, optionally only those whose `spec.app` is `app`.
@@ -356,6 +384,18 @@ pub(crate) async fn list_bodies(
     parents: &[String],
     app: Option<&str>,
 ) -> Result<Vec<Json>, ApiError> {
+    let entries = list_entries(state, kind, parents, app).await?;
+    Ok(entries.into_iter().map(|entry| entry.body).collect())
+}
+
+/// The entries of a collection, in creation order, optionally only those whose `spec.app` is `app`; 404 when
+/// the parent does not exist.
+pub(crate) async fn list_entries(
+    state: &AppState,
+    kind: Kind,
+    parents: &[String],
+    app: Option<&str>,
+) -> Result<Vec<Entry>, ApiError> {
     if let Some(parent) = kind.parent() {
         state
             .catalog()
@@ -365,8 +405,7 @@ pub(crate) async fn list_bodies(
     let entries = state.catalog().list(kind, parents).await?;
     Ok(entries
         .into_iter()
-        .map(|entry| entry.body)
-        .filter(|body| app.is_none_or(|app| body["spec"]["app"].as_str() == Some(app)))
+        .filter(|entry| app.is_none_or(|app| entry.body["spec"]["app"].as_str() == Some(app)))
         .collect())
 }
 
@@ -503,10 +542,11 @@ async fn create_checked(
 
 async fn read(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
     let path = ResourcePath::new(kind, path_names(path)?);
-    let body = state.catalog().get(&path).await?.body;
+    let entry = state.catalog().get(&path).await?;
+    let tag = preconditions::etag(&entry);
     // A resource with a lifecycle shows its state object beside what was stored (seed 002).
-    let body = super::status_routes::with_state(&state, &path, body).await?;
-    Ok(JsonResponse(body).into_response())
+    let body = super::status_routes::with_state(&state, &path, entry.body).await?;
+    Ok(([(header::ETAG, tag)], JsonResponse(body)).into_response())
 }
 
 /// The `Location` of a mutation's answer: where the state of what it changed is read.
@@ -548,12 +588,14 @@ async fn replace(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let names = path_names(path)?;
+    let condition = IfMatch::from_headers(&headers)?;
     let raw = json_body(&headers, body, state.config().max_body_bytes)?;
     let (body, own) = (desc.parse)(raw)?;
     check_put_names(&names, &own)?;
     let path = ResourcePath::new(desc.kind, names);
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
     let created = optimistic(&resource_name(&path), || async {
+        preconditions::check(&state, condition.as_ref(), &path).await?;
         check_references(&state, (desc.references)(&body, &parents)).await?;
         check_dependency_cycle(&state, &path, &body).await?;
         let exists = state.catalog().exists(&path).await?;
@@ -574,19 +616,30 @@ async fn remove(
     State(state): State<AppState>,
     OriginalUri(uri): OriginalUri,
     path: PathNames,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let path = ResourcePath::new(kind, path_names(path)?);
-    let answer = delete_resource(&state, &path).await?;
+    let condition = IfMatch::from_headers(&headers)?;
+    let answer = delete_resource(&state, &path, condition.as_ref()).await?;
     Ok((location(&deleted_location(&path, uri.path())), answer).into_response())
 }
 
-/// Deletes a resource, with the lifecycle rules of DIGs and their intents (optimistically: run again when a
-/// concurrent write wins the race).
-pub(crate) async fn delete_resource(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
-    optimistic(&resource_name(path), || delete_checked(state, path)).await
+/// Deletes a resource, with the lifecycle rules of DIGs and their intents, if the request's `If-Match` holds
+/// (optimistically: run again when a concurrent write wins the race).
+pub(crate) async fn delete_resource(
+    state: &AppState,
+    path: &ResourcePath,
+    condition: Option<&IfMatch>,
+) -> Result<Response, ApiError> {
+    optimistic(&resource_name(path), || delete_checked(state, path, condition)).await
 }
 
-async fn delete_checked(state: &AppState, path: &ResourcePath) -> Result<Response, ApiError> {
+async fn delete_checked(
+    state: &AppState,
+    path: &ResourcePath,
+    condition: Option<&IfMatch>,
+) -> Result<Response, ApiError> {
+    preconditions::check(state, condition, path).await?;
     state.catalog().get(path).await?;
     crate::usage::check_unused(state.catalog(), state.contexts(), path).await?;
     let extra = if Subject::of(path.kind()).is_some() {

@@ -6,18 +6,17 @@
 //! app holds into the app's ResourceBundleState spec when it applies the app, and each cluster's monitor learns
 //! them from there (never by calling emco).
 
-use axum::Json as JsonResponse;
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
-use axum::extract::{OriginalUri, State};
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{OriginalUri, Query, State};
 use axum::http::HeaderMap;
-use axum::response::IntoResponse;
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::Kind;
 use emco_model::status_config::{MAX_STATUS_CONFIGS, StatusConfig};
 
 use super::body::{PathNames, decode};
-use super::resources::{ResourceKind, create, item, list_bodies};
+use super::paging::{self, PAGING_PARAMETERS, Page};
+use super::resources::{ResourceKind, create, item, list_entries, list_query};
 use crate::{ApiError, AppState};
 
 /// The status config kind: the body is checked by [`StatusConfig::validate`] (a bad `statusPath` is a 400 naming
@@ -40,11 +39,18 @@ pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
 /// is read outside the create's read set, so creates racing each other may pass it by a few; the monitor
 /// and rsync bound what they read on their own.
 pub(crate) fn status_configs() -> MethodRouter<AppState> {
-    get(|state: State<AppState>| async move {
-        list_bodies(&state, Kind::StatusConfig, &[], None)
-            .await
-            .map(|bodies| JsonResponse(bodies).into_response())
-    })
+    get(
+        |state: State<AppState>,
+         OriginalUri(uri): OriginalUri,
+         query: Result<Query<Vec<(String, String)>>, QueryRejection>| async move {
+            let query = list_query(query, PAGING_PARAMETERS)?;
+            let page = Page::from_query(&query)?;
+            let (entries, next) =
+                page.select(list_entries(&state, Kind::StatusConfig, &[], None).await?, |e| e);
+            let bodies: Vec<_> = entries.into_iter().map(|entry| entry.body).collect();
+            Ok::<_, ApiError>(paging::answer(bodies, next, &uri))
+        },
+    )
     .post(
         |state: State<AppState>,
          uri: OriginalUri,

@@ -7,6 +7,7 @@
 
 mod auth;
 mod browser;
+mod conventions;
 mod integrity;
 mod kubeconfig;
 mod lifecycles;
