@@ -55,6 +55,20 @@ impl Serialize for ContextId {
     }
 }
 
+impl schemars::JsonSchema for ContextId {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "ContextId".into()
+    }
+
+    fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "string",
+            "pattern": "^[0-9]+$",
+            "description": "An AppContext's id: a positive 64-bit integer in decimal."
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for ContextId {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
@@ -65,7 +79,7 @@ impl<'de> Deserialize<'de> for ContextId {
 macro_rules! string_enum {
     ($(#[$meta:meta])* $name:ident { $($(#[$vmeta:meta])* $variant:ident),+ $(,)? }) => {
         $(#[$meta])*
-        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema)]
         pub enum $name { $($(#[$vmeta])* $variant),+ }
 
         impl $name {
@@ -205,7 +219,9 @@ string_enum! {
 }
 
 /// A Kubernetes group, version and kind, with the capitalised keys of the status query (`{"Group","Version","Kind"}`).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Gvk {
     /// API group; empty for the core group.
     #[serde(rename = "Group")]

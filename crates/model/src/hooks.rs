@@ -8,7 +8,9 @@
 use serde::{Deserialize, Serialize};
 
 /// When a hook runs. Helm's names; `test-success` is read as [`HookEvent::Test`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookEvent {
     /// Before the release's resources are created.
@@ -79,7 +81,7 @@ impl std::fmt::Display for HookEvent {
 }
 
 /// When a hook's object is deleted.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum HookDeletePolicy {
     /// Delete an existing object of the hook before creating it (Helm's default when none is given).
@@ -115,7 +117,7 @@ impl HookDeletePolicy {
 }
 
 /// What makes a rendered object a hook.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Hook {
     /// The events it runs at, in annotation order, without repeats.

@@ -42,7 +42,7 @@ pub const MAX_LOAD_BALANCER_IP_LEN: usize = 16;
 pub type LogicalCloud = Resource<LogicalCloudSpec>;
 
 /// Spec of a logical cloud.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LogicalCloudSpec {
     /// `"0"` (admin) or `"1"` (standard); `"1"` when absent.
     #[serde(default = "default_level")]
@@ -74,7 +74,7 @@ impl Default for LogicalCloudSpec {
 }
 
 /// The user of a level-1 logical cloud.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LogicalCloudUser {
     /// The user name: the certificate's CommonName and the RoleBindings' subject.
     #[serde(default, rename = "userName")]
@@ -109,7 +109,7 @@ impl LogicalCloudSpec {
 pub type ClusterReference = Resource<ClusterReferenceSpec>;
 
 /// Spec of a cluster reference.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ClusterReferenceSpec {
     /// The cluster provider (clm).
     #[serde(default, rename = "clusterProvider")]
@@ -126,7 +126,7 @@ pub struct ClusterReferenceSpec {
 pub type UserPermission = Resource<UserPermissionSpec>;
 
 /// Spec of a user permission: one RBAC rule.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct UserPermissionSpec {
     /// The namespace of the Role; empty makes it a ClusterRole (as EMCO's dcm does).
     #[serde(default)]
@@ -153,7 +153,7 @@ pub type ClusterQuotaSpec = BTreeMap<String, String>;
 pub type LogicalCloudKv = Resource<KvSpec>;
 
 /// Spec of key-value pairs: `{"kv":[{"k":"v"},...]}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KvSpec {
     /// The pairs, each entry a map (usually of one key).
     #[serde(default)]

@@ -5,6 +5,8 @@
 
 /// The longest `metadata.name` EMCO accepts.
 pub const MAX_NAME_LEN: usize = 128;
+/// EMCO's name rule as a regular expression (documented in the API's schemas; checked by [`validate_name`]).
+pub const NAME_PATTERN: &str = "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
 /// The longest Kubernetes label value.
 pub const MAX_LABEL_VALUE_LEN: usize = 63;
 

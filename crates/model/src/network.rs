@@ -41,7 +41,7 @@ pub type Network = Resource<NetworkSpec>;
 pub type ProviderNetwork = Resource<ProviderNetworkSpec>;
 
 /// Spec of a virtual network.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
@@ -53,7 +53,7 @@ pub struct NetworkSpec {
 }
 
 /// Spec of a provider network: a network's fields plus its type and VLAN settings.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ProviderNetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
@@ -71,7 +71,7 @@ pub struct ProviderNetworkSpec {
 }
 
 /// One IPv4 subnet of a network.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Ipv4Subnet {
     /// `a.b.c.d/len`, e.g. `172.16.33.0/24`.
@@ -89,7 +89,7 @@ pub struct Ipv4Subnet {
 }
 
 /// The VLAN block of a provider network (EMCO's JSON spells the id `vlanID`).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Vlan {
     /// Decimal 0–4095; required for `VLAN`.

@@ -105,11 +105,12 @@ pub(crate) fn not_allowed(field: &str, value: &str, allowed: impl Into<String>) 
 }
 
 /// The common metadata block.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct Metadata {
     /// Required; EMCO's name rule.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub name: String,
     /// Free text, at most 1024 characters.
     #[serde(default)]
@@ -143,11 +144,12 @@ impl Metadata {
 }
 
 /// An empty `spec` (kinds whose body is only metadata).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EmptySpec {}
 
 /// A resource body with metadata and a spec of type `S`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(bound = "S: schemars::JsonSchema + Default + Serialize")]
 pub struct Resource<S> {
     /// Name and descriptions.
     pub metadata: Metadata,
@@ -157,7 +159,7 @@ pub struct Resource<S> {
 }
 
 /// A body that is only metadata; EMCO writes no `spec` for these.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct MetadataOnly {
     /// Name and descriptions.
     pub metadata: Metadata,
@@ -166,7 +168,7 @@ pub struct MetadataOnly {
 /// A controller registration (`/v2/controllers`); `rsync` is built in, registering it is accepted.
 pub type Controller = Resource<ControllerSpec>;
 /// Spec of a controller.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ControllerSpec {
     /// Host of the controller's gRPC endpoint.
     #[serde(default)]
@@ -200,7 +202,7 @@ pub type ClusterProvider = MetadataOnly;
 /// A composite app; `spec.compositeAppVersion` is the second half of its identity.
 pub type CompositeApp = Resource<CompositeAppSpec>;
 /// Spec of a composite app.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CompositeAppSpec {
     /// The version, e.g. `v1`; EMCO's name rule.
@@ -211,7 +213,7 @@ pub struct CompositeAppSpec {
 /// An app dependency: wait for another app before applying this one.
 pub type AppDependency = Resource<AppDependencySpec>;
 /// Spec of an app dependency.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct AppDependencySpec {
     /// The app waited for.
@@ -244,7 +246,7 @@ impl AppDependency {
 /// An app profile: override values for one app.
 pub type AppProfile = Resource<AppProfileSpec>;
 /// Spec of an app profile.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AppProfileSpec {
     /// The app the profile is for.
     #[serde(default)]
@@ -254,7 +256,7 @@ pub struct AppProfileSpec {
 /// A deployment intent group.
 pub type DeploymentIntentGroup = Resource<DigSpec>;
 /// Spec of a deployment intent group.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct DigSpec {
     /// The composite profile whose app profiles apply.
@@ -276,7 +278,7 @@ pub struct DigSpec {
 }
 
 /// Override values for one app.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct OverrideValues {
     /// The app.
     #[serde(default)]
@@ -318,7 +320,7 @@ impl DeploymentIntentGroup {
 /// A DIG's group intent (`/intents`): names the generic placement intent (and action intents) to use.
 pub type GroupIntent = Resource<GroupIntentSpec>;
 /// Spec of a group intent.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GroupIntentSpec {
     /// Controller name → intent name; `genericPlacementIntent` names a generic placement intent of the DIG.
     #[serde(default)]
@@ -331,7 +333,7 @@ pub const GENERIC_PLACEMENT_INTENT_KEY: &str = "genericPlacementIntent";
 /// An app placement intent.
 pub type AppIntent = Resource<AppIntentSpec>;
 /// Spec of an app placement intent.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct AppIntentSpec {
     /// The app placed.
     #[serde(default)]
@@ -342,7 +344,7 @@ pub struct AppIntentSpec {
 }
 
 /// Placement rules: every `allOf` cluster, and the clusters of each `anyOf` group.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlacementIntent {
     /// Mandatory clusters (an item may itself be an `anyOf` list).
@@ -354,7 +356,7 @@ pub struct PlacementIntent {
 }
 
 /// One placement item: a cluster or a cluster label of a provider, or a nested `anyOf` list.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct PlacementItem {
     /// The cluster provider.
@@ -428,7 +430,7 @@ impl AppIntent {
 /// A cluster's metadata part (the kubeconfig travels as the `file` part and is never returned).
 pub type Cluster = Resource<ClusterSpec>;
 /// Spec of a cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterSpec {
     /// GitOps settings; when `gitOpsType` is set no kubeconfig is needed.
@@ -437,7 +439,7 @@ pub struct ClusterSpec {
 }
 
 /// GitOps settings of a cluster.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GitOps {
     /// The GitOps kind; empty means "use the kubeconfig".
@@ -452,7 +454,7 @@ pub struct GitOps {
 }
 
 /// A cluster label.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClusterLabel {
     /// The label; the Kubernetes label-value rule.

@@ -19,7 +19,7 @@ pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A number of clusters: a count (`3`, `"3"`) or a percentage of the clusters being rolled out to (`"10%"`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
 pub enum ClusterCount {
     /// A count.
@@ -75,7 +75,7 @@ impl Amount {
 }
 
 /// A DIG's `spec.rollout`: how an instantiation, update or rollback reaches its clusters.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutSpec {
     /// At most this many clusters are changed (and so possibly unavailable) at once: bounds the batch size.
@@ -181,7 +181,7 @@ fn wait(field: &str, text: &str) -> Result<Duration, ValidationError> {
 }
 
 /// A rollout resolved for its clusters, as the AppContext stores it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutPlan {
     /// How many clusters the rollout reaches.
@@ -215,7 +215,7 @@ impl RolloutPlan {
 }
 
 /// Where a rollout stands, as rsync records it in the AppContext after each batch.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RolloutProgress {
     /// The plan.

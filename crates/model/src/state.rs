@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::ContextId;
 
 /// A lifecycle state requested through the API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum StateValue {
     /// Created, or modified since it was approved.
     Created,
@@ -63,13 +63,14 @@ impl FromStr for StateValue {
 }
 
 /// One entry of the lifecycle history.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Action {
     /// The state entered.
     #[serde(rename = "State")]
     pub state: StateValue,
     /// The AppContext the action concerns; `""` for Created and Approved.
     #[serde(rename = "ContextId", with = "optional_context_id")]
+    #[schemars(with = "String")]
     pub context_id: Option<ContextId>,
     /// When the action was requested: RFC 3339 UTC with at most millisecond precision.
     #[serde(rename = "TimeStamp")]
@@ -81,7 +82,7 @@ pub struct Action {
 }
 
 /// The lifecycle history of a resource; the current state is that of the last action.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StateInfo {
     /// Every action ever taken, oldest first; never shortened.
     #[serde(rename = "Actions")]
@@ -93,7 +94,7 @@ pub struct StateInfo {
 }
 
 /// A change made to an instantiated resource that only an `/update` applies.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Modification {
     /// When it was made.
     #[serde(rename = "TimeStamp")]

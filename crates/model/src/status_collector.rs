@@ -63,7 +63,7 @@ pub enum StatusCollectorError {
 }
 
 /// One named CEL expression (a `select` or `groupBy` column).
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct NamedExpression {
     /// The column's name.
     #[serde(default)]
@@ -74,7 +74,7 @@ pub struct NamedExpression {
 }
 
 /// An aggregate function of `combinedFields`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum AggregateKind {
     /// How many rows (no subject).
     #[serde(rename = "COUNT")]
@@ -94,7 +94,7 @@ pub enum AggregateKind {
 }
 
 /// One aggregated column.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CombinedField {
     /// The column's name.
     #[serde(default)]
@@ -108,7 +108,7 @@ pub struct CombinedField {
 }
 
 /// The spec of a status collector.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCollectorSpec {
     /// Which rows (clusters) count (CEL, boolean); absent: every row.
@@ -133,7 +133,7 @@ fn default_limit() -> u32 {
 }
 
 /// A status collector: `{"metadata":{"name"},"spec":{…}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusCollector {
     /// Name and free text.
     #[serde(default)]
@@ -285,7 +285,7 @@ impl StatusCollector {
 }
 
 /// An object of the DIG a status collection intent selects.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ObjectReference {
     /// Its kind (`Deployment`).
     #[serde(default)]
@@ -296,7 +296,7 @@ pub struct ObjectReference {
 }
 
 /// The spec of a status collection intent.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusCollectionIntentSpec {
     /// Only objects of this app (absent: every app of the DIG).
@@ -317,7 +317,7 @@ pub struct StatusCollectionIntentSpec {
 }
 
 /// A status collection intent: `{"metadata":{"name"},"spec":{…}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusCollectionIntent {
     /// Name and free text.
     #[serde(default)]

@@ -68,7 +68,7 @@ pub enum StatusConfigError {
 }
 
 /// Whether a kind's objects are collected by the monitor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub enum StatusCollection {
     /// Collected (the default).
     #[default]
@@ -78,7 +78,7 @@ pub enum StatusCollection {
 }
 
 /// The kind a status config is about.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TargetType {
     /// API group; empty for the core group.
@@ -96,7 +96,7 @@ pub struct TargetType {
 }
 
 /// The spec of a status config.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct StatusConfigSpec {
     /// The kind.
@@ -117,7 +117,7 @@ pub struct StatusConfigSpec {
 }
 
 /// A status config: `{"metadata":{"name"},"spec":{…}}`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct StatusConfig {
     /// Name and free text.
     #[serde(default)]

@@ -3,6 +3,7 @@
 mod auth;
 mod body;
 mod browser;
+mod contract;
 mod events_routes;
 mod files;
 mod lifecycle_routes;
@@ -19,9 +20,13 @@ mod stream;
 mod strict_json;
 mod ui;
 
+use std::sync::{Arc, OnceLock};
+
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::DefaultBodyLimit;
 use axum::http::Uri;
+use axum::http::header;
 use axum::middleware::{from_fn, from_fn_with_state};
 use axum::routing::get;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -31,6 +36,7 @@ use crate::lifecycle::Subject;
 use crate::request_id;
 use crate::telemetry;
 use crate::{ApiError, AppState};
+use contract::{Content, Endpoint, Operation};
 
 pub use browser::normalize_origin;
 pub(crate) use ops_routes::{HEALTH_PATH, METRICS_PATH, READY_PATH};
@@ -42,192 +48,18 @@ const DIG: &str =
 const CLUSTER: &str = "/v2/cluster-providers/{provider}/clusters/{cluster}";
 const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_cloud}";
 
-/// Every route of the API.
+/// Every route of the API, with the layers every request passes; the API document is built from the same table.
 pub(crate) fn router(state: AppState) -> Router {
-    use lifecycle_routes::{
-        approve, instantiate, migrate, resume, rollback, stop, terminate, update, update_dig,
-    };
-    use resources::{
-        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
-        COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
-        GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, PROJECT,
-        PROVIDER_NETWORK, USER_PERMISSION, collection, item,
-    };
-    let dig = Subject::DeploymentIntentGroup;
-    let networks = Subject::ClusterNetworks;
-    let logical_cloud = Subject::LogicalCloud;
     let max_body = state.config().max_body_bytes;
-    let apps = format!("{COMPOSITE_APP}/apps");
-    let app = format!("{apps}/{{app}}");
-    let profiles = format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}/profiles");
-    Router::new()
-        .route("/v2/controllers", collection(&CONTROLLER))
-        .route("/v2/controllers/{controller}", item(&CONTROLLER))
-        .route("/v2/projects", collection(&PROJECT))
-        .route("/v2/projects/{project}", item(&PROJECT))
-        .route("/v2/projects/{project}/composite-apps", collection(&CA))
-        .route(COMPOSITE_APP, item(&CA))
-        .route(&apps, files::collection(&files::APP))
-        .route(&app, files::item(&files::APP))
-        .route(&format!("{app}/dependency"), collection(&APP_DEPENDENCY))
-        .route(&format!("{app}/dependency/{{dependency}}"), item(&APP_DEPENDENCY))
-        .route(
-            &format!("{COMPOSITE_APP}/composite-profiles"),
-            collection(&COMPOSITE_PROFILE),
-        )
-        .route(
-            &format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}"),
-            item(&COMPOSITE_PROFILE),
-        )
-        .route(&profiles, files::collection(&files::APP_PROFILE))
-        .route(
-            &format!("{profiles}/{{app_profile}}"),
-            files::item(&files::APP_PROFILE),
-        )
-        .route(
-            &format!("{COMPOSITE_APP}/deployment-intent-groups"),
-            collection(&DEPLOYMENT_INTENT_GROUP),
-        )
-        .route(DIG, item(&DEPLOYMENT_INTENT_GROUP))
-        .route(&format!("{DIG}/intents"), collection(&GROUP_INTENT))
-        .route(&format!("{DIG}/intents/{{intent}}"), item(&GROUP_INTENT))
-        .route(
-            &format!("{DIG}/generic-placement-intents"),
-            collection(&GENERIC_PLACEMENT_INTENT),
-        )
-        .route(
-            &format!("{DIG}/generic-placement-intents/{{gpi}}"),
-            item(&GENERIC_PLACEMENT_INTENT),
-        )
-        .route(
-            &format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents"),
-            collection(&APP_INTENT),
-        )
-        .route(
-            &format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents/{{app_intent}}"),
-            item(&APP_INTENT),
-        )
-        .route(&format!("{DIG}/approve"), approve(dig))
-        .route(&format!("{DIG}/instantiate"), instantiate(dig))
-        .route(&format!("{DIG}/terminate"), terminate(dig))
-        .route(&format!("{DIG}/stop"), stop(dig))
-        .route(&format!("{DIG}/update"), update_dig())
-        .route(&format!("{DIG}/rollback"), rollback())
-        .route(&format!("{DIG}/resume"), resume())
-        .route(&format!("{DIG}/migrate"), migrate())
-        .route(&format!("{DIG}/status"), status_routes::status(dig))
-        .route(
-            &format!("{DIG}/status-collection-intents"),
-            collection(&status_collector_routes::STATUS_COLLECTION_INTENT),
-        )
-        .route(
-            &format!("{DIG}/status-collection-intents/{{status_collection_intent}}"),
-            item(&status_collector_routes::STATUS_COLLECTION_INTENT),
-        )
-        .route(
-            &format!("{DIG}/combined-status"),
-            status_collector_routes::combined_status(),
-        )
-        .route(
-            &format!("{DIG}/apps/{{app}}/resources/{{resource}}"),
-            status_collector_routes::singleton_object(),
-        )
-        .route(
-            "/v2/projects/{project}/status-collectors",
-            collection(&status_collector_routes::STATUS_COLLECTOR),
-        )
-        .route(
-            "/v2/projects/{project}/status-collectors/{status_collector}",
-            item(&status_collector_routes::STATUS_COLLECTOR),
-        )
-        .route("/v2/cluster-providers", collection(&CLUSTER_PROVIDER))
-        .route("/v2/cluster-providers/{provider}", item(&CLUSTER_PROVIDER))
-        .route(
-            "/v2/cluster-providers/{provider}/clusters",
-            files::collection(&files::CLUSTER),
-        )
-        .route(CLUSTER, files::item(&files::CLUSTER))
-        .route(&format!("{CLUSTER}/labels"), collection(&CLUSTER_LABEL))
-        .route(&format!("{CLUSTER}/labels/{{label}}"), item(&CLUSTER_LABEL))
-        .route(&format!("{CLUSTER}/networks"), collection(&NETWORK))
-        .route(&format!("{CLUSTER}/networks/{{network}}"), item(&NETWORK))
-        .route(
-            &format!("{CLUSTER}/provider-networks"),
-            collection(&PROVIDER_NETWORK),
-        )
-        .route(
-            &format!("{CLUSTER}/provider-networks/{{provider_network}}"),
-            item(&PROVIDER_NETWORK),
-        )
-        .route(&format!("{CLUSTER}/apply"), instantiate(networks))
-        .route(&format!("{CLUSTER}/terminate"), terminate(networks))
-        .route(&format!("{CLUSTER}/stop"), stop(networks))
-        .route(&format!("{CLUSTER}/status"), status_routes::status(networks))
-        .route("/v2/projects/{project}/logical-clouds", collection(&LC))
-        .route(LOGICAL_CLOUD, item(&LC))
-        .route(
-            &format!("{LOGICAL_CLOUD}/cluster-references"),
-            collection(&CLUSTER_REFERENCE),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}"),
-            item(&CLUSTER_REFERENCE),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}/kubeconfig"),
-            get(logical_cloud_routes::kubeconfig),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/user-permissions"),
-            collection(&USER_PERMISSION),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/user-permissions/{{permission}}"),
-            item(&USER_PERMISSION),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/cluster-quotas"),
-            collection(&CLUSTER_QUOTA),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/cluster-quotas/{{quota}}"),
-            item(&CLUSTER_QUOTA),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/kv-pairs"),
-            collection(&LOGICAL_CLOUD_KV),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/kv-pairs/{{kv_pair}}"),
-            item(&LOGICAL_CLOUD_KV),
-        )
-        .route(
-            &format!("{LOGICAL_CLOUD}/instantiate"),
-            instantiate(logical_cloud),
-        )
-        .route(&format!("{LOGICAL_CLOUD}/update"), update(logical_cloud))
-        .route(&format!("{LOGICAL_CLOUD}/terminate"), terminate(logical_cloud))
-        .route(&format!("{LOGICAL_CLOUD}/stop"), stop(logical_cloud))
-        .route(
-            &format!("{LOGICAL_CLOUD}/status"),
-            status_routes::status(logical_cloud),
-        )
-        .route("/v2/dtc-controllers", collection(&DTC_CONTROLLER))
-        .route("/v2/dtc-controllers/{controller}", item(&DTC_CONTROLLER))
-        .route("/v2/status-configs", status_config_routes::status_configs())
-        .route("/v2/status-configs/{name}", status_config_routes::status_config())
-        .route(events_routes::EVENTS_PATH, get(events_routes::events))
-        .route(
-            auth::STREAM_TOKEN_PATH,
-            axum::routing::post(auth::mint_stream_token),
-        )
-        .route(HEALTH_PATH, get(ops_routes::healthz))
-        .route(READY_PATH, get(ops_routes::readyz))
-        .route(METRICS_PATH, get(ops_routes::metrics))
-        .route(ui::UI_PATH, get(ui::redirect))
-        .route(ui::UI_PATH_SLASH, get(ui::index))
-        .route(ui::UI_ASSET_ROUTE, get(ui::asset))
-        .route(replicas_routes::REPLICAS_PATH, get(replicas_routes::list))
+    let published: Arc<OnceLock<Published>> = Arc::new(OnceLock::new());
+    let endpoints = endpoints(&published);
+    let document = contract::document(&endpoints, state.config().token_auth.is_some());
+    let _ = published.set(Published::of(&document));
+    let mut router = Router::new();
+    for endpoint in endpoints {
+        router = router.route(&endpoint.path, endpoint.handler);
+    }
+    router
         .fallback(unknown_path)
         // Layers wrap from the inside out, so a request meets them bottom up: its latency timer first (labelled
         // with the route template, so refusals count too), then its id, then its log span (which logs each
@@ -245,6 +77,401 @@ pub(crate) fn router(state: AppState) -> Router {
         .layer(from_fn(request_id::assign))
         .layer(from_fn(telemetry::record_request))
         .with_state(state)
+}
+
+/// The API document, as served: JSON and YAML.
+struct Published {
+    json: Bytes,
+    yaml: Bytes,
+}
+
+impl Published {
+    fn of(document: &serde_json::Value) -> Self {
+        let json = serde_json::to_vec_pretty(document).unwrap_or_default();
+        let yaml = serde_saphyr::to_string(document).unwrap_or_default();
+        Self {
+            json: Bytes::from(json),
+            yaml: Bytes::from(yaml),
+        }
+    }
+}
+
+/// The route table: every path, its handler and its operations, described.
+fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
+    use lifecycle_routes::{
+        approve, instantiate, lifecycle_operation, migrate, resume, rollback, stop, terminate, update,
+        update_dig,
+    };
+    use resources::{
+        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
+        COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
+        GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, PROJECT,
+        PROVIDER_NETWORK, USER_PERMISSION, collection_endpoint as collection, item_endpoint as item,
+    };
+    use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
+    let dig = Subject::DeploymentIntentGroup;
+    let networks = Subject::ClusterNetworks;
+    let logical_cloud = Subject::LogicalCloud;
+    let apps = format!("{COMPOSITE_APP}/apps");
+    let app = format!("{apps}/{{app}}");
+    let profiles = format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}/profiles");
+    let (projects, deployment, clusters, clouds, status, controllers, operations) = (
+        "projects",
+        "deployment",
+        "clusters",
+        "logical-clouds",
+        "status",
+        "controllers",
+        "operations",
+    );
+    let lifecycle = |path: String, handler, id: &str, summary: &str, tag| {
+        Endpoint::new(path, handler, vec![lifecycle_operation(id, summary, tag)])
+    };
+    let json_document = Arc::clone(published);
+    let yaml_document = Arc::clone(published);
+    vec![
+        collection("/v2/controllers", &CONTROLLER, controllers),
+        item("/v2/controllers/{controller}", &CONTROLLER, controllers),
+        collection("/v2/projects", &PROJECT, projects),
+        item("/v2/projects/{project}", &PROJECT, projects),
+        collection("/v2/projects/{project}/composite-apps", &CA, projects),
+        item(COMPOSITE_APP, &CA, projects),
+        files::collection_endpoint(&apps, &files::APP, projects),
+        files::item_endpoint(&app, &files::APP, projects),
+        collection(format!("{app}/dependency"), &APP_DEPENDENCY, projects),
+        item(
+            format!("{app}/dependency/{{dependency}}"),
+            &APP_DEPENDENCY,
+            projects,
+        ),
+        collection(
+            format!("{COMPOSITE_APP}/composite-profiles"),
+            &COMPOSITE_PROFILE,
+            projects,
+        ),
+        item(
+            format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}"),
+            &COMPOSITE_PROFILE,
+            projects,
+        ),
+        files::collection_endpoint(&profiles, &files::APP_PROFILE, projects),
+        files::item_endpoint(
+            format!("{profiles}/{{app_profile}}"),
+            &files::APP_PROFILE,
+            projects,
+        ),
+        collection(
+            format!("{COMPOSITE_APP}/deployment-intent-groups"),
+            &DEPLOYMENT_INTENT_GROUP,
+            deployment,
+        ),
+        item(DIG, &DEPLOYMENT_INTENT_GROUP, deployment),
+        collection(format!("{DIG}/intents"), &GROUP_INTENT, deployment),
+        item(format!("{DIG}/intents/{{intent}}"), &GROUP_INTENT, deployment),
+        collection(
+            format!("{DIG}/generic-placement-intents"),
+            &GENERIC_PLACEMENT_INTENT,
+            deployment,
+        ),
+        item(
+            format!("{DIG}/generic-placement-intents/{{gpi}}"),
+            &GENERIC_PLACEMENT_INTENT,
+            deployment,
+        ),
+        collection(
+            format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents"),
+            &APP_INTENT,
+            deployment,
+        ),
+        item(
+            format!("{DIG}/generic-placement-intents/{{gpi}}/app-intents/{{app_intent}}"),
+            &APP_INTENT,
+            deployment,
+        ),
+        lifecycle(
+            format!("{DIG}/approve"),
+            approve(dig),
+            "approveDeploymentIntentGroup",
+            "Approve a deployment intent group (Created → Approved)",
+            deployment,
+        ),
+        lifecycle(
+            format!("{DIG}/instantiate"),
+            instantiate(dig),
+            "instantiateDeploymentIntentGroup",
+            "Instantiate an approved deployment intent group on its clusters",
+            deployment,
+        ),
+        lifecycle(
+            format!("{DIG}/terminate"),
+            terminate(dig),
+            "terminateDeploymentIntentGroup",
+            "Terminate: delete what it applied",
+            deployment,
+        ),
+        lifecycle(
+            format!("{DIG}/stop"),
+            stop(dig),
+            "stopDeploymentIntentGroup",
+            "Stop the instantiation or termination in progress",
+            deployment,
+        ),
+        Endpoint::new(
+            format!("{DIG}/update"),
+            update_dig(),
+            vec![lifecycle_routes::update_operation()],
+        ),
+        Endpoint::new(
+            format!("{DIG}/rollback"),
+            rollback(),
+            vec![lifecycle_routes::rollback_operation()],
+        ),
+        lifecycle(
+            format!("{DIG}/resume"),
+            resume(),
+            "resumeDeploymentIntentGroup",
+            "Resume a progressive rollout paused past its failure threshold",
+            deployment,
+        ),
+        Endpoint::new(
+            format!("{DIG}/migrate"),
+            migrate(),
+            vec![lifecycle_routes::migrate_operation()],
+        ),
+        Endpoint::new(
+            format!("{DIG}/status"),
+            status_routes::status(dig),
+            vec![status_routes::status_operation(
+                "getDeploymentIntentGroupStatus",
+                "The status of a deployment intent group (seed 000 and EMCO 22.x shapes)",
+            )],
+        ),
+        collection(
+            format!("{DIG}/status-collection-intents"),
+            &STATUS_COLLECTION_INTENT,
+            status,
+        ),
+        item(
+            format!("{DIG}/status-collection-intents/{{status_collection_intent}}"),
+            &STATUS_COLLECTION_INTENT,
+            status,
+        ),
+        Endpoint::new(
+            format!("{DIG}/combined-status"),
+            status_collector_routes::combined_status(),
+            vec![status_collector_routes::combined_status_operation()],
+        ),
+        Endpoint::new(
+            format!("{DIG}/apps/{{app}}/resources/{{resource}}"),
+            status_collector_routes::singleton_object(),
+            vec![status_collector_routes::singleton_object_operation()],
+        ),
+        collection(
+            "/v2/projects/{project}/status-collectors",
+            &STATUS_COLLECTOR,
+            status,
+        ),
+        item(
+            "/v2/projects/{project}/status-collectors/{status_collector}",
+            &STATUS_COLLECTOR,
+            status,
+        ),
+        collection("/v2/cluster-providers", &CLUSTER_PROVIDER, clusters),
+        item("/v2/cluster-providers/{provider}", &CLUSTER_PROVIDER, clusters),
+        files::collection_endpoint(
+            "/v2/cluster-providers/{provider}/clusters",
+            &files::CLUSTER,
+            clusters,
+        ),
+        files::item_endpoint(CLUSTER, &files::CLUSTER, clusters),
+        collection(format!("{CLUSTER}/labels"), &CLUSTER_LABEL, clusters),
+        item(format!("{CLUSTER}/labels/{{label}}"), &CLUSTER_LABEL, clusters),
+        collection(format!("{CLUSTER}/networks"), &NETWORK, clusters),
+        item(format!("{CLUSTER}/networks/{{network}}"), &NETWORK, clusters),
+        collection(
+            format!("{CLUSTER}/provider-networks"),
+            &PROVIDER_NETWORK,
+            clusters,
+        ),
+        item(
+            format!("{CLUSTER}/provider-networks/{{provider_network}}"),
+            &PROVIDER_NETWORK,
+            clusters,
+        ),
+        lifecycle(
+            format!("{CLUSTER}/apply"),
+            instantiate(networks),
+            "applyClusterNetworkIntents",
+            "Apply a cluster's network intents",
+            clusters,
+        ),
+        lifecycle(
+            format!("{CLUSTER}/terminate"),
+            terminate(networks),
+            "terminateClusterNetworkIntents",
+            "Remove a cluster's network intents",
+            clusters,
+        ),
+        lifecycle(
+            format!("{CLUSTER}/stop"),
+            stop(networks),
+            "stopClusterNetworkIntents",
+            "Stop the apply or removal in progress",
+            clusters,
+        ),
+        Endpoint::new(
+            format!("{CLUSTER}/status"),
+            status_routes::status(networks),
+            vec![status_routes::status_operation(
+                "getClusterNetworkIntentsStatus",
+                "The status of a cluster's network intents",
+            )],
+        ),
+        collection("/v2/projects/{project}/logical-clouds", &LC, clouds),
+        item(LOGICAL_CLOUD, &LC, clouds),
+        collection(
+            format!("{LOGICAL_CLOUD}/cluster-references"),
+            &CLUSTER_REFERENCE,
+            clouds,
+        ),
+        item(
+            format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}"),
+            &CLUSTER_REFERENCE,
+            clouds,
+        ),
+        Endpoint::new(
+            format!("{LOGICAL_CLOUD}/cluster-references/{{reference}}/kubeconfig"),
+            get(logical_cloud_routes::kubeconfig),
+            vec![logical_cloud_routes::kubeconfig_operation()],
+        ),
+        collection(
+            format!("{LOGICAL_CLOUD}/user-permissions"),
+            &USER_PERMISSION,
+            clouds,
+        ),
+        item(
+            format!("{LOGICAL_CLOUD}/user-permissions/{{permission}}"),
+            &USER_PERMISSION,
+            clouds,
+        ),
+        collection(format!("{LOGICAL_CLOUD}/cluster-quotas"), &CLUSTER_QUOTA, clouds),
+        item(
+            format!("{LOGICAL_CLOUD}/cluster-quotas/{{quota}}"),
+            &CLUSTER_QUOTA,
+            clouds,
+        ),
+        collection(format!("{LOGICAL_CLOUD}/kv-pairs"), &LOGICAL_CLOUD_KV, clouds),
+        item(
+            format!("{LOGICAL_CLOUD}/kv-pairs/{{kv_pair}}"),
+            &LOGICAL_CLOUD_KV,
+            clouds,
+        ),
+        lifecycle(
+            format!("{LOGICAL_CLOUD}/instantiate"),
+            instantiate(logical_cloud),
+            "instantiateLogicalCloud",
+            "Instantiate a logical cloud on its clusters",
+            clouds,
+        ),
+        lifecycle(
+            format!("{LOGICAL_CLOUD}/update"),
+            update(logical_cloud),
+            "updateLogicalCloud",
+            "Apply a logical cloud's changed references, permissions, quotas and pairs",
+            clouds,
+        ),
+        lifecycle(
+            format!("{LOGICAL_CLOUD}/terminate"),
+            terminate(logical_cloud),
+            "terminateLogicalCloud",
+            "Terminate a logical cloud",
+            clouds,
+        ),
+        lifecycle(
+            format!("{LOGICAL_CLOUD}/stop"),
+            stop(logical_cloud),
+            "stopLogicalCloud",
+            "Stop the instantiation or termination in progress",
+            clouds,
+        ),
+        Endpoint::new(
+            format!("{LOGICAL_CLOUD}/status"),
+            status_routes::status(logical_cloud),
+            vec![status_routes::status_operation(
+                "getLogicalCloudStatus",
+                "The status of a logical cloud",
+            )],
+        ),
+        collection("/v2/dtc-controllers", &DTC_CONTROLLER, controllers),
+        item("/v2/dtc-controllers/{controller}", &DTC_CONTROLLER, controllers),
+        status_config_routes::collection_endpoint("/v2/status-configs"),
+        resources::item_endpoint(
+            "/v2/status-configs/{name}",
+            &status_config_routes::STATUS_CONFIG,
+            status,
+        ),
+        Endpoint::new(
+            events_routes::EVENTS_PATH,
+            get(events_routes::events),
+            vec![events_routes::events_operation()],
+        ),
+        Endpoint::new(
+            auth::STREAM_TOKEN_PATH,
+            axum::routing::post(auth::mint_stream_token),
+            vec![auth::stream_token_operation()],
+        ),
+        Endpoint::new(
+            HEALTH_PATH,
+            get(ops_routes::healthz),
+            vec![ops_routes::health_operation()],
+        ),
+        Endpoint::new(
+            READY_PATH,
+            get(ops_routes::readyz),
+            vec![ops_routes::ready_operation()],
+        ),
+        Endpoint::new(
+            METRICS_PATH,
+            get(ops_routes::metrics),
+            vec![ops_routes::metrics_operation()],
+        ),
+        Endpoint::new(ui::UI_PATH, get(ui::redirect), vec![ui::redirect_operation()]),
+        Endpoint::new(ui::UI_PATH_SLASH, get(ui::index), vec![ui::index_operation()]),
+        Endpoint::new(ui::UI_ASSET_ROUTE, get(ui::asset), vec![ui::asset_operation()]),
+        Endpoint::new(
+            replicas_routes::REPLICAS_PATH,
+            get(replicas_routes::list),
+            vec![replicas_routes::list_operation()],
+        ),
+        Endpoint::new(
+            contract::OPENAPI_JSON_PATH,
+            get(move || {
+                let document = json_document.get().map(|p| p.json.clone()).unwrap_or_default();
+                async move { ([(header::CONTENT_TYPE, "application/json")], document) }
+            }),
+            vec![
+                Operation::get("getOpenApiJson", operations, "This document, as JSON").answer(
+                    200,
+                    "The OpenAPI 3.1 document",
+                    Content::Other("application/json"),
+                ),
+            ],
+        ),
+        Endpoint::new(
+            contract::OPENAPI_YAML_PATH,
+            get(move || {
+                let document = yaml_document.get().map(|p| p.yaml.clone()).unwrap_or_default();
+                async move { ([(header::CONTENT_TYPE, "application/yaml")], document) }
+            }),
+            vec![
+                Operation::get("getOpenApiYaml", operations, "This document, as YAML").answer(
+                    200,
+                    "The OpenAPI 3.1 document",
+                    Content::Other("application/yaml"),
+                ),
+            ],
+        ),
+    ]
 }
 
 /// The log span of a request: its id ([`request_id`]), method, URI, HTTP version (as tower-http's default span)

@@ -19,6 +19,7 @@
 //! The user is recorded in the request's log span (`user`; `-` when authentication is off or not needed), and
 //! the identity is left in the request's extensions for the handlers.
 
+use super::contract::{Content, Operation};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
@@ -242,6 +243,25 @@ fn unauthorized(message: &str) -> Response {
 fn forbidden(message: String) -> Response {
     tracing::info!(%message, "refused a request");
     ApiError::new(StatusCode::FORBIDDEN, "Forbidden", message).into_response()
+}
+
+/// `POST /v2/tokens/stream`, described.
+pub(crate) fn stream_token_operation() -> Operation {
+    Operation::post(
+        "createStreamToken",
+        "operations",
+        "A short-lived token for event streams (EventSource cannot send headers)",
+    )
+    .answer(
+        200,
+        "The token and when it expires",
+        Content::Json("StreamToken", stream_token_schema),
+    )
+    .errors(&[(401, "No valid bearer token")])
+}
+
+fn stream_token_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}})
 }
 
 #[cfg(test)]

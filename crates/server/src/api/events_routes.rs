@@ -12,6 +12,7 @@
 //! longer keeps them, `event: reset` (`data: {"revision":N}`) says to reload the lists and follows from `N`.
 //! A reader that falls behind the store's watch buffer is dropped (it may resume with `Last-Event-ID`).
 
+use super::contract::{Content, Operation, query};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -181,6 +182,20 @@ fn lifecycle_data(
     data["revision"] = json!(revision);
     data["time"] = json!(last.timestamp);
     Some(data)
+}
+
+/// `GET /v2/events`, described.
+pub(crate) fn events_operation() -> Operation {
+    Operation::get(
+        "streamEvents",
+        "operations",
+        "A server-sent event stream of every lifecycle state change",
+    )
+    .query(&[
+        query("lastEventId", "Resume after this event"),
+        query("access_token", "A short-lived stream token"),
+    ])
+    .answer(200, "The events", Content::Other("text/event-stream"))
 }
 
 #[cfg(test)]

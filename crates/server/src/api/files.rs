@@ -16,11 +16,13 @@ use emco_model::validate_name;
 use serde_json::{Value as Json, json};
 
 use super::body::{PathNames, decode, form_parts, path_names};
+use super::contract::{Content, Endpoint, QueryParameter, RequestBody, SchemaFn, query};
 use super::paging::{self, Page};
 use super::preconditions::{self, IfMatch};
 use super::resources::{
-    LIST_PARAMETERS, Parsed, Reference, check_put_names, check_references, delete_resource, deleted_location,
-    list_bodies, list_entries, list_query, location, query_value,
+    LIST_QUERY, Parsed, Reference, check_put_names, check_references, collection_operations, delete_resource,
+    deleted_location, item_operations, list_bodies, list_entries, list_query, location, query_value,
+    replace_operation,
 };
 use crate::lifecycle::{Lifecycle, Subject};
 use crate::optimistic::{optimistic, resource_name};
@@ -32,6 +34,12 @@ type FileCheck = fn(&ServerConfig, &[String], &[u8]) -> Result<(), String>;
 /// How a kind with a file part is read and checked.
 pub(crate) struct FileKind {
     kind: Kind,
+    /// The name of its metadata part's schema in the API document (the kind's name).
+    name: &'static str,
+    /// Its metadata part's JSON Schema: the schema of the type `parse` decodes.
+    schema: SchemaFn,
+    /// What its file part holds (for the API document).
+    file: &'static str,
     parse: fn(Json) -> Result<Parsed, ApiError>,
     references: fn(&Json, &[String]) -> Vec<Reference>,
     /// Checks the file part.
@@ -50,6 +58,9 @@ fn invalid_file(message: String) -> ApiError {
 
 pub(crate) static APP: FileKind = FileKind {
     kind: Kind::App,
+    name: "App",
+    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    file: "The app's Helm chart (.tgz)",
     parse: |raw| {
         let (typed, body) = decode::<MetadataOnly>(raw, |r| Ok(r.metadata.validate("app")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -70,6 +81,9 @@ pub(crate) static APP: FileKind = FileKind {
 
 pub(crate) static APP_PROFILE: FileKind = FileKind {
     kind: Kind::AppProfile,
+    name: "AppProfile",
+    schema: |generator| generator.subschema_for::<AppProfile>(),
+    file: "The profile's override values (.tgz)",
     parse: |raw| {
         let (typed, body) = decode::<AppProfile>(raw, |r| {
             r.metadata.validate("app profile")?;
@@ -100,6 +114,9 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
 
 pub(crate) static CLUSTER: FileKind = FileKind {
     kind: Kind::Cluster,
+    name: "Cluster",
+    schema: |generator| generator.subschema_for::<Cluster>(),
+    file: "The cluster's kubeconfig (required unless spec.gitOps names a GitOps type)",
     parse: |raw| {
         let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.metadata.validate("cluster")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -120,6 +137,59 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     file_readable: false,
     replaceable: false,
 };
+
+/// A collection's route, described: GET lists, POST creates (a multipart form).
+pub(crate) fn collection_endpoint(
+    path: impl Into<String>,
+    desc: &'static FileKind,
+    tag: &'static str,
+) -> Endpoint {
+    let list_query = if desc.kind == Kind::Cluster {
+        CLUSTER_LIST_QUERY
+    } else {
+        LIST_QUERY
+    };
+    let body = RequestBody::Multipart {
+        metadata: (desc.name, desc.schema),
+        file: desc.file,
+    };
+    Endpoint::new(
+        path,
+        collection(desc),
+        collection_operations(desc.kind, desc.name, desc.schema, tag, list_query, body),
+    )
+}
+
+/// An item's route, described: GET (metadata, or with `Accept` the file too), PUT where allowed, DELETE.
+pub(crate) fn item_endpoint(path: impl Into<String>, desc: &'static FileKind, tag: &'static str) -> Endpoint {
+    let mut operations = item_operations(desc.kind, desc.name, desc.schema, tag);
+    if desc.file_readable {
+        operations[0] = operations[0]
+            .clone()
+            .answer(
+                200,
+                "Accept: multipart/form-data — the metadata and file parts",
+                Content::Other("multipart/form-data"),
+            )
+            .answer(
+                200,
+                "Accept: application/octet-stream — the file",
+                Content::Other("application/octet-stream"),
+            )
+            .errors(&[(
+                300,
+                "Accept names none of JSON, multipart/form-data, application/octet-stream",
+            )]);
+    }
+    if desc.replaceable {
+        let body = RequestBody::Multipart {
+            metadata: (desc.name, desc.schema),
+            file: desc.file,
+        };
+        operations.insert(1, replace_operation(desc.kind, desc.name, desc.schema, tag, body));
+    }
+    Endpoint::new(path, item(desc), operations)
+}
 
 /// GET lists, POST creates.
 pub(crate) fn collection(desc: &'static FileKind) -> MethodRouter<AppState> {
@@ -179,9 +249,9 @@ async fn list(
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
     let known = if desc.kind == Kind::Cluster {
-        CLUSTER_LIST_PARAMETERS
+        CLUSTER_LIST_QUERY
     } else {
-        LIST_PARAMETERS
+        LIST_QUERY
     };
     let query = list_query(query, known)?;
     let page = Page::from_query(&query)?;
@@ -214,7 +284,16 @@ async fn list(
 }
 
 /// The query parameters of the cluster list: the list's, `label` and `withLabels`.
-const CLUSTER_LIST_PARAMETERS: &[&str] = &["app", paging::LIMIT, paging::CONTINUE, "label", "withLabels"];
+const CLUSTER_LIST_QUERY: &[QueryParameter] = &[
+    query("app", "Only the items whose spec.app is this app"),
+    paging::LIMIT_QUERY,
+    paging::CONTINUE_QUERY,
+    query(
+        "label",
+        "Only the clusters with this label; the answer lists their names",
+    ),
+    query("withLabels", "true: each cluster's metadata with its labels"),
+];
 
 struct Upload {
     body: Json,

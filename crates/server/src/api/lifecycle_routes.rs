@@ -9,6 +9,7 @@
 //! 409 `Conflict`. Stop records the stop, then waits a bounded time for the engine to carry it out, so that an
 //! instantiate sent right after it finds the operation stopped.
 
+use super::contract::{Content, Operation, RequestBody};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::extract::rejection::BytesRejection;
@@ -263,6 +264,109 @@ pub(crate) fn stop(subject: Subject) -> MethodRouter<AppState> {
         .await?;
         state.lifecycle().wait_stopped(stopping).await;
         Ok::<_, ApiError>(accepted(subject, &path))
+    })
+}
+
+/// A lifecycle POST, described: no body, `202 Accepted` naming the status URL.
+pub(crate) fn lifecycle_operation(id: &str, summary: &str, tag: &'static str) -> Operation {
+    Operation::post(id, tag, summary)
+        .answer(
+            202,
+            "Accepted: the work runs on; its progress shows at the status URL",
+            Content::Empty,
+        )
+        .header("Location", "The status URL")
+        .errors(&[
+            (404, "It does not exist"),
+            (
+                409,
+                "Its lifecycle state does not allow this now, or a concurrent change won (retry)",
+            ),
+        ])
+}
+
+/// `POST …/update` of a DIG, described.
+pub(crate) fn update_operation() -> Operation {
+    lifecycle_operation(
+        "updateDeploymentIntentGroup",
+        "Update an instantiated deployment intent group in place to its intents as they are now",
+        "deployment",
+    )
+    .answer(
+        202,
+        "Accepted: the new revision, as a bare JSON integer",
+        Content::Json("Revision", revision_schema),
+    )
+    .header("Location", "The status URL")
+}
+
+/// `POST …/rollback`, described.
+pub(crate) fn rollback_operation() -> Operation {
+    update_operation_named(
+        "rollbackDeploymentIntentGroup",
+        "Roll back to an earlier revision of the current instantiation (a new revision with its content)",
+    )
+    .body(RequestBody::Json("RollbackRequest", rollback_schema))
+    .errors(&[(400, "spec.revision is not a revision number (named)")])
+}
+
+/// `POST …/migrate`, described.
+pub(crate) fn migrate_operation() -> Operation {
+    lifecycle_operation(
+        "migrateDeploymentIntentGroup",
+        "Migrate to another approved DIG of the composite app, which takes the objects over in place",
+        "deployment",
+    )
+    .body(RequestBody::Json("MigrateRequest", migrate_schema))
+    .errors(&[(400, "The body names no target, or this DIG itself (named)")])
+}
+
+fn update_operation_named(id: &str, summary: &str) -> Operation {
+    lifecycle_operation(id, summary, "deployment")
+        .answer(
+            202,
+            "Accepted: the new revision, as a bare JSON integer",
+            Content::Json("Revision", revision_schema),
+        )
+        .header("Location", "The status URL")
+}
+
+fn revision_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "integer", "minimum": 1, "description": "A revision of the DIG's instantiation."})
+}
+
+/// The body `rollback_revision` reads.
+fn rollback_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object", "properties": {"description": {"type": "string"}}},
+            "spec": {
+                "type": "object",
+                "required": ["revision"],
+                "properties": {"revision": {"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The revision to roll back to (see the DIG's history), as a string of digits."}}
+            }
+        }
+    })
+}
+
+/// The body `migration_target` reads.
+fn migrate_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"type": "object", "properties": {"description": {"type": "string"}}},
+            "spec": {
+                "type": "object",
+                "required": ["targetCompositeAppVersion", "targetDeploymentIntentGroup"],
+                "properties": {
+                    "targetCompositeAppVersion": {"type": "string", "description": "The composite app version of the target DIG."},
+                    "targetDeploymentIntentGroup": {"type": "string", "description": "The target DIG (Approved)."}
+                }
+            }
+        }
     })
 }
 

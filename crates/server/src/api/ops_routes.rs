@@ -6,6 +6,7 @@
 //! readiness answer names what is not ready but never the store's own error text (it would be shown to anyone
 //! who can reach the port); the server log has it.
 
+use super::contract::{Content, Operation};
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -128,6 +129,39 @@ fn write_gauges(state: &AppState, text: &mut String) {
          # TYPE emco_clusters_retrying gauge\n\
          emco_clusters_retrying {retrying}\n"
     );
+}
+
+/// `GET /healthz`, described.
+pub(crate) fn health_operation() -> Operation {
+    Operation::get("getHealth", "operations", "Liveness: the process serves")
+        .answer(200, "{\"status\":\"ok\"}", Content::Other("application/json"))
+        .public()
+}
+
+/// `GET /readyz`, described.
+pub(crate) fn ready_operation() -> Operation {
+    Operation::get(
+        "getReadiness",
+        "operations",
+        "Readiness: the store answers and the status index has loaded",
+    )
+    .answer(200, "{\"status\":\"ready\"}", Content::Other("application/json"))
+    .answer(
+        503,
+        "{\"status\":\"not ready\",\"reason\":…}",
+        Content::Other("application/json"),
+    )
+    .public()
+}
+
+/// `GET /metrics`, described.
+pub(crate) fn metrics_operation() -> Operation {
+    Operation::get(
+        "getMetrics",
+        "operations",
+        "Prometheus metrics (an admin's token unless --metrics-without-auth)",
+    )
+    .answer(200, "Prometheus text format", Content::Other("text/plain"))
 }
 
 #[cfg(test)]

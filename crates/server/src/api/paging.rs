@@ -12,14 +12,23 @@ use axum::response::{IntoResponse, Response};
 use emco_appcontext::Entry;
 use emco_store::Revision;
 
+use super::contract::{QueryParameter, query};
 use crate::ApiError;
 
 /// The query parameter that limits a page.
 pub(crate) const LIMIT: &str = "limit";
 /// The query parameter that continues from a previous page.
 pub(crate) const CONTINUE: &str = "continue";
+/// `limit`, described.
+pub(crate) const LIMIT_QUERY: QueryParameter =
+    query(LIMIT, "At most this many items (1 to 10000); without it, all");
+/// `continue`, described.
+pub(crate) const CONTINUE_QUERY: QueryParameter = query(
+    CONTINUE,
+    "The page after the one whose X-Continue header gave this token (with limit)",
+);
 /// The query parameters of paging, which every list takes.
-pub(crate) const PAGING_PARAMETERS: &[&str] = &[LIMIT, CONTINUE];
+pub(crate) const PAGING_QUERY: &[QueryParameter] = &[LIMIT_QUERY, CONTINUE_QUERY];
 /// The header that repeats the next page's token.
 pub(crate) const CONTINUE_HEADER: HeaderName = HeaderName::from_static("x-continue");
 /// The largest `limit` accepted.

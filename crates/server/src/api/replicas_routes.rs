@@ -2,6 +2,7 @@
 //! it owns. Read from the store, so every replica answers the same; without replicas (memory or redb, one
 //! process) the list is empty.
 
+use super::contract::{Content, Operation};
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
 use emco_appcontext::replicas;
@@ -59,4 +60,14 @@ async fn answer(state: &AppState) -> Result<Vec<ReplicaAnswer>, replicas::Replic
         });
     }
     Ok(answers)
+}
+
+/// `GET /v2/replicas`, described.
+pub(crate) fn list_operation() -> Operation {
+    Operation::get(
+        "listReplicas",
+        "operations",
+        "The emco replicas on this store, their leases and what each owns (admin)",
+    )
+    .answer(200, "The replicas", Content::Other("application/json"))
 }

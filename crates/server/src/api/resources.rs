@@ -22,6 +22,7 @@ use emco_store::Op;
 use serde_json::Value as Json;
 
 use super::body::{PathNames, decode, json_body, path_names};
+use super::contract::{Content, Endpoint, Operation, QueryParameter, RequestBody, SchemaFn, query};
 use super::paging::{self, Page};
 use super::preconditions::{self, IfMatch};
 use crate::lifecycle::{Lifecycle, LifecycleError, Subject};
@@ -43,6 +44,10 @@ pub(crate) struct Reference {
 pub(crate) struct ResourceKind {
     /// The catalog kind.
     pub(crate) kind: Kind,
+    /// The name of its body's schema in the API document (the kind's name).
+    pub(crate) name: &'static str,
+    /// Its body's JSON Schema: the schema of the type `parse` decodes.
+    pub(crate) schema: SchemaFn,
     /// Decodes and validates a body.
     pub(crate) parse: fn(Json) -> Result<Parsed, ApiError>,
     /// The resources a body refers to (given the parent's path names).
@@ -78,6 +83,8 @@ fn app_reference(field: &'static str, app: Option<&str>, parents: &[String]) -> 
 
 pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::Controller,
+    name: "Controller",
+    schema: |generator| generator.subschema_for::<Controller>(),
     parse: |raw| {
         let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("controller")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -88,6 +95,8 @@ pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
 
 pub(crate) static PROJECT: ResourceKind = ResourceKind {
     kind: Kind::Project,
+    name: "Project",
+    schema: |generator| generator.subschema_for::<MetadataOnly>(),
     parse: |raw| metadata_only("project")(raw),
     references: no_references,
     put_always_created: false,
@@ -95,6 +104,8 @@ pub(crate) static PROJECT: ResourceKind = ResourceKind {
 
 pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
     kind: Kind::CompositeApp,
+    name: "CompositeApp",
+    schema: |generator| generator.subschema_for::<CompositeApp>(),
     parse: |raw| {
         let (typed, body) = decode::<CompositeApp>(raw, |r| {
             r.metadata.validate("composite app")?;
@@ -111,6 +122,8 @@ pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
 
 pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
     kind: Kind::AppDependency,
+    name: "AppDependency",
+    schema: |generator| generator.subschema_for::<AppDependency>(),
     parse: |raw| {
         let (typed, body) = decode::<AppDependency>(raw, |r| Ok(r.validate_dependency()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -121,6 +134,8 @@ pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
 
 pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
     kind: Kind::CompositeProfile,
+    name: "CompositeProfile",
+    schema: |generator| generator.subschema_for::<MetadataOnly>(),
     parse: |raw| metadata_only("composite profile")(raw),
     references: no_references,
     put_always_created: true,
@@ -128,6 +143,8 @@ pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
 
 pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
     kind: Kind::DeploymentIntentGroup,
+    name: "DeploymentIntentGroup",
+    schema: |generator| generator.subschema_for::<DeploymentIntentGroup>(),
     parse: |raw| {
         let (typed, body) = decode::<DeploymentIntentGroup>(raw, |r| Ok(r.validate_dig()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -156,6 +173,8 @@ pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
 
 pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GroupIntent,
+    name: "GroupIntent",
+    schema: |generator| generator.subschema_for::<GroupIntent>(),
     parse: |raw| {
         let (typed, body) = decode::<GroupIntent>(raw, |r| {
             r.metadata.validate("intent")?;
@@ -172,6 +191,8 @@ pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
 
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
+    name: "GenericPlacementIntent",
+    schema: |generator| generator.subschema_for::<MetadataOnly>(),
     parse: |raw| metadata_only("generic placement intent")(raw),
     references: no_references,
     put_always_created: false,
@@ -179,6 +200,8 @@ pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
 
 pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
     kind: Kind::AppIntent,
+    name: "AppIntent",
+    schema: |generator| generator.subschema_for::<AppIntent>(),
     parse: |raw| {
         let (typed, body) = decode::<AppIntent>(raw, |r| Ok(r.validate_app_intent()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -189,6 +212,8 @@ pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
 
 pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
     kind: Kind::ClusterProvider,
+    name: "ClusterProvider",
+    schema: |generator| generator.subschema_for::<MetadataOnly>(),
     parse: |raw| metadata_only("cluster provider")(raw),
     references: no_references,
     put_always_created: false,
@@ -196,6 +221,8 @@ pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
 
 pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
     kind: Kind::ClusterLabel,
+    name: "ClusterLabel",
+    schema: |generator| generator.subschema_for::<ClusterLabel>(),
     parse: |raw| {
         let (typed, body) = decode::<ClusterLabel>(raw, |r| {
             Ok(validate_label_value("clusterLabel", &r.cluster_label)?)
@@ -208,6 +235,8 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
 
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::DtcController,
+    name: "DtcController",
+    schema: |generator| generator.subschema_for::<Controller>(),
     parse: |raw| {
         let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("dtc controller")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -218,6 +247,8 @@ pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
 
 pub(crate) static NETWORK: ResourceKind = ResourceKind {
     kind: Kind::Network,
+    name: "Network",
+    schema: |generator| generator.subschema_for::<Network>(),
     parse: |raw| {
         let (typed, body) = decode::<Network>(raw, |r| Ok(r.validate_network()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -228,6 +259,8 @@ pub(crate) static NETWORK: ResourceKind = ResourceKind {
 
 pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
     kind: Kind::ProviderNetwork,
+    name: "ProviderNetwork",
+    schema: |generator| generator.subschema_for::<ProviderNetwork>(),
     parse: |raw| {
         let (typed, body) = decode::<ProviderNetwork>(raw, |r| Ok(r.validate_provider_network()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -238,6 +271,8 @@ pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
 
 pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloud,
+    name: "LogicalCloud",
+    schema: |generator| generator.subschema_for::<LogicalCloud>(),
     parse: |raw| {
         let (typed, body) = decode::<LogicalCloud>(raw, |r| Ok(r.validate_logical_cloud()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -248,6 +283,8 @@ pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
 
 pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
     kind: Kind::ClusterReference,
+    name: "ClusterReference",
+    schema: |generator| generator.subschema_for::<ClusterReference>(),
     parse: |raw| {
         let (typed, body) = decode::<ClusterReference>(raw, |r| Ok(r.validate_cluster_reference()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -267,6 +304,8 @@ pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
 
 pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
     kind: Kind::UserPermission,
+    name: "UserPermission",
+    schema: |generator| generator.subschema_for::<UserPermission>(),
     parse: |raw| {
         let (typed, body) = decode::<UserPermission>(raw, |r| Ok(r.validate_user_permission()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -277,6 +316,8 @@ pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
 
 pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
     kind: Kind::ClusterQuota,
+    name: "ClusterQuota",
+    schema: |generator| generator.subschema_for::<ClusterQuota>(),
     parse: |raw| {
         let (typed, body) = decode::<ClusterQuota>(raw, |r| Ok(r.validate_cluster_quota()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -287,6 +328,8 @@ pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
 
 pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloudKv,
+    name: "LogicalCloudKv",
+    schema: |generator| generator.subschema_for::<LogicalCloudKv>(),
     parse: |raw| {
         let (typed, body) = decode::<LogicalCloudKv>(raw, |r| Ok(r.validate_kv()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -294,6 +337,160 @@ pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
     references: no_references,
     put_always_created: false,
 };
+
+/// A collection's route, described: GET lists, POST creates.
+pub(crate) fn collection_endpoint(
+    path: impl Into<String>,
+    desc: &'static ResourceKind,
+    tag: &'static str,
+) -> Endpoint {
+    Endpoint::new(
+        path,
+        collection(desc),
+        collection_operations(
+            desc.kind,
+            desc.name,
+            desc.schema,
+            tag,
+            LIST_QUERY,
+            RequestBody::Json(desc.name, desc.schema),
+        ),
+    )
+}
+
+/// The operations of a collection of `kind`: its list (with these query parameters) and its create (this body).
+pub(crate) fn collection_operations(
+    kind: Kind,
+    name: &'static str,
+    schema: SchemaFn,
+    tag: &'static str,
+    list_query: &[QueryParameter],
+    body: RequestBody,
+) -> Vec<Operation> {
+    let what = kind.type_name();
+    vec![
+        Operation::get(
+            format!("list{name}s"),
+            tag,
+            format!("List the {what}s, in creation order"),
+        )
+        .query(list_query)
+        .answer(
+            200,
+            format!("The {what}s (a page of them with `limit`)"),
+            Content::JsonArray(name, schema),
+        )
+        .header(
+            "Link",
+            "`<URL>; rel=\"next\"`: the next page, when `limit` left some out",
+        )
+        .header(
+            "X-Continue",
+            "The next page's `continue` token, when `limit` left some out",
+        )
+        .errors(&[
+            (400, "A query parameter is malformed or unknown (named)"),
+            (404, "The parent does not exist"),
+        ]),
+        Operation::post(format!("create{name}"), tag, format!("Create a {what}"))
+            .body(body)
+            .answer(
+                201,
+                format!("Created: the {what} as stored"),
+                Content::Json(name, schema),
+            )
+            .header("Location", "The new resource's URL")
+            .errors(&[
+                (400, "The body is malformed or a field is invalid (named)"),
+                (
+                    409,
+                    "It exists already, its parent does not, or it names a resource that does not exist",
+                ),
+                (422, "The file part is invalid"),
+            ]),
+    ]
+}
+
+/// An item's route, described: GET, PUT, DELETE.
+pub(crate) fn item_endpoint(
+    path: impl Into<String>,
+    desc: &'static ResourceKind,
+    tag: &'static str,
+) -> Endpoint {
+    let mut operations = item_operations(desc.kind, desc.name, desc.schema, tag);
+    operations.insert(
+        1,
+        replace_operation(
+            desc.kind,
+            desc.name,
+            desc.schema,
+            tag,
+            RequestBody::Json(desc.name, desc.schema),
+        ),
+    );
+    Endpoint::new(path, item(desc), operations)
+}
+
+/// The GET and DELETE of one resource of `kind`.
+pub(crate) fn item_operations(
+    kind: Kind,
+    name: &'static str,
+    schema: SchemaFn,
+    tag: &'static str,
+) -> Vec<Operation> {
+    let what = kind.type_name();
+    vec![
+        Operation::get(format!("get{name}"), tag, format!("Read a {what}"))
+            .answer(200, format!("The {what}"), Content::Json(name, schema))
+            .header("ETag", "The stored revision, for If-Match")
+            .errors(&[(404, "It does not exist")]),
+        Operation::delete(format!("delete{name}"), tag, format!("Delete a {what}"))
+            .answer(204, "Deleted", Content::Empty)
+            .header("Location", "Where the deleted resource's state is read")
+            .errors(&[
+                (400, "If-Match is malformed"),
+                (404, "It does not exist"),
+                (409, "Something still uses it, or its lifecycle forbids it"),
+                (412, "If-Match does not hold: it changed since it was read"),
+            ]),
+    ]
+}
+
+/// The PUT of one resource of `kind`.
+pub(crate) fn replace_operation(
+    kind: Kind,
+    name: &'static str,
+    schema: SchemaFn,
+    tag: &'static str,
+    body: RequestBody,
+) -> Operation {
+    let what = kind.type_name();
+    Operation::put(
+        format!("replace{name}"),
+        tag,
+        format!("Create or replace a {what}"),
+    )
+    .body(body)
+    .answer(200, "Replaced", Content::Json(name, schema))
+    .header("Location", "The resource's URL")
+    .answer(
+        201,
+        "Created (EMCO answers 201 for every PUT of some kinds)",
+        Content::Json(name, schema),
+    )
+    .header("Location", "The resource's URL")
+    .errors(&[
+        (
+            400,
+            "The body is malformed, a field is invalid, or its name differs from the URL's",
+        ),
+        (
+            409,
+            "It names a resource that does not exist, or its lifecycle forbids changing it",
+        ),
+        (412, "If-Match does not hold: it changed since it was read"),
+    ])
+}
 
 /// The routes of a collection: GET lists, POST creates.
 pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> {
@@ -349,7 +546,7 @@ async fn list(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
-    let query = list_query(query, LIST_PARAMETERS)?;
+    let query = list_query(query, LIST_QUERY)?;
     let page = Page::from_query(&query)?;
     let entries = list_entries(&state, desc.kind, &parents, query_value(&query, "app")).await?;
     let (entries, next) = page.select(entries, |entry| entry);
@@ -358,20 +555,28 @@ async fn list(
 }
 
 /// The query parameters of a list: `app` (only items whose `spec.app` is that app) and paging's.
-pub(crate) const LIST_PARAMETERS: &[&str] = &["app", paging::LIMIT, paging::CONTINUE];
+pub(crate) const LIST_QUERY: &[QueryParameter] = &[
+    query("app", "Only the items whose spec.app is this app"),
+    paging::LIMIT_QUERY,
+    paging::CONTINUE_QUERY,
+];
 
 /// A list's query, refused with 400 naming the parameter when it holds one the list does not know (a misspelt
 /// `?lmit=` silently ignored would answer everything).
 pub(crate) fn list_query(
     query: Result<Query<Vec<(String, String)>>, QueryRejection>,
-    known: &[&str],
+    known: &[QueryParameter],
 ) -> Result<Vec<(String, String)>, ApiError> {
     let Query(query) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
-    if let Some((unknown, _)) = query.iter().find(|(name, _)| !known.contains(&name.as_str())) {
+    if let Some((unknown, _)) = query
+        .iter()
+        .find(|(name, _)| !known.iter().any(|parameter| parameter.name == name))
+    {
+        let names: Vec<&str> = known.iter().map(|parameter| parameter.name).collect();
         return Err(ApiError::invalid(format!(
             "unknown query parameter '{}': this list takes {}",
             unknown.chars().take(40).collect::<String>(),
-            known.join(", ")
+            names.join(", ")
         )));
     }
     Ok(query)

@@ -10,6 +10,7 @@
 //! collectors change): its current records are applied once, then every report that arrives recomputes only the
 //! objects it concerns; a GET reads the tables.
 
+use super::contract::{Content, Operation, query};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock};
 
@@ -41,6 +42,8 @@ static CHECK_ENV: LazyLock<Arc<Env>> = LazyLock::new(environment);
 /// The status collector kind: the seed's rules, then every expression compiled.
 pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
     kind: Kind::StatusCollector,
+    name: "StatusCollector",
+    schema: |generator| generator.subschema_for::<StatusCollector>(),
     parse: |raw| {
         let (typed, body) = decode::<StatusCollector>(raw, |collector| {
             collector
@@ -60,6 +63,8 @@ pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
 /// A DIG's status collection intent: the collectors it names (in the DIG's project) and its app must exist.
 pub(crate) static STATUS_COLLECTION_INTENT: ResourceKind = ResourceKind {
     kind: Kind::StatusCollectionIntent,
+    name: "StatusCollectionIntent",
+    schema: |generator| generator.subschema_for::<StatusCollectionIntent>(),
     parse: |raw| {
         let (typed, body) = decode::<StatusCollectionIntent>(raw, |intent| {
             intent
@@ -355,6 +360,55 @@ fn singleton_return(object: &mut Json, executing: usize, reported_status: impl F
     {
         map.insert("status".into(), status);
     }
+}
+
+/// `GET …/combined-status`, described.
+pub(crate) fn combined_status_operation() -> Operation {
+    Operation::get(
+        "getCombinedStatus",
+        "status",
+        "The DIG's combined status: its status collectors' tables (seed 003)",
+    )
+    .query(&[
+        query(
+            "watch",
+            "true: a server-sent event stream of the answer as it changes",
+        ),
+        query("lastEventId", "With watch: resume after this event"),
+        query("access_token", "With watch: a short-lived stream token"),
+    ])
+    .answer(
+        200,
+        "One table per status collection intent",
+        Content::Json("CombinedStatus", combined_schema),
+    )
+    .errors(&[(404, "The DIG does not exist")])
+}
+
+/// `GET …/apps/{app}/resources/{resource}`, described.
+pub(crate) fn singleton_object_operation() -> Operation {
+    Operation::get(
+        "getSingletonObject",
+        "status",
+        "One object of the DIG as applied, with its status when one cluster reports it",
+    )
+    .answer(
+        200,
+        "The object",
+        Content::Json("KubernetesObject", object_schema),
+    )
+    .errors(&[
+        (400, "The resource is not name+Kind"),
+        (404, "The DIG, app or object does not exist"),
+    ])
+}
+
+fn combined_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "description": "Seed 003's combined status: per status collection intent, its collectors' columns and rows."})
+}
+
+fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "description": "A Kubernetes object as emco applied it."})
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 //! app holds into the app's ResourceBundleState spec when it applies the app, and each cluster's monitor learns
 //! them from there (never by calling emco).
 
+use super::contract::{Endpoint, RequestBody};
+use super::resources::collection_operations;
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{OriginalUri, Query, State};
@@ -15,14 +17,16 @@ use emco_appcontext::Kind;
 use emco_model::status_config::{MAX_STATUS_CONFIGS, StatusConfig};
 
 use super::body::{PathNames, decode};
-use super::paging::{self, PAGING_PARAMETERS, Page};
-use super::resources::{ResourceKind, create, item, list_entries, list_query};
+use super::paging::{self, PAGING_QUERY, Page};
+use super::resources::{ResourceKind, create, list_entries, list_query};
 use crate::{ApiError, AppState};
 
 /// The status config kind: the body is checked by [`StatusConfig::validate`] (a bad `statusPath` is a 400 naming
 /// `spec.statusPath`).
 pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
     kind: Kind::StatusConfig,
+    name: "StatusConfig",
+    schema: |generator| generator.subschema_for::<StatusConfig>(),
     parse: |raw| {
         let (typed, body) = decode::<StatusConfig>(raw, |config| {
             config
@@ -43,7 +47,7 @@ pub(crate) fn status_configs() -> MethodRouter<AppState> {
         |state: State<AppState>,
          OriginalUri(uri): OriginalUri,
          query: Result<Query<Vec<(String, String)>>, QueryRejection>| async move {
-            let query = list_query(query, PAGING_PARAMETERS)?;
+            let query = list_query(query, PAGING_QUERY)?;
             let page = Page::from_query(&query)?;
             let (entries, next) =
                 page.select(list_entries(&state, Kind::StatusConfig, &[], None).await?, |e| e);
@@ -69,7 +73,18 @@ pub(crate) fn status_configs() -> MethodRouter<AppState> {
     )
 }
 
-/// GET, PUT, DELETE of one status config.
-pub(crate) fn status_config() -> MethodRouter<AppState> {
-    item(&STATUS_CONFIG)
+/// The collection's route, described.
+pub(crate) fn collection_endpoint(path: &str) -> Endpoint {
+    let mut operations = collection_operations(
+        STATUS_CONFIG.kind,
+        STATUS_CONFIG.name,
+        STATUS_CONFIG.schema,
+        "status",
+        PAGING_QUERY,
+        RequestBody::Json(STATUS_CONFIG.name, STATUS_CONFIG.schema),
+    );
+    operations[1] = operations[1]
+        .clone()
+        .errors(&[(409, "As many status configs exist as are allowed")]);
+    Endpoint::new(path, status_configs(), operations)
 }

@@ -6,6 +6,7 @@
 //! With `Accept: text/event-stream` or `watch=true` the answer is streamed as it changes ([`super::stream`]): the
 //! handler hands the stream a function computing the answer bytes, which is all another status route needs.
 
+use super::contract::{Content, Operation, QueryParameter, query, repeatable};
 use std::collections::HashMap;
 
 use std::sync::Arc;
@@ -265,4 +266,64 @@ pub(crate) async fn with_state(
         map.insert("state".into(), object);
     }
     Ok(body)
+}
+
+/// The query parameters of a status answer (`emco_status::query`) and of its stream (`super::stream`).
+const STATUS_QUERY: &[QueryParameter] = &[
+    query(
+        "type",
+        "rsync (deployed state, seed 000 shape) or cluster (what the clusters report)",
+    ),
+    query(
+        "status",
+        "deployed or ready: the EMCO 22.x shape of rsync or cluster",
+    ),
+    query("output", "summary, all (the default) or detail"),
+    query(
+        "instance",
+        "An AppContext id of this subject's history instead of the current one",
+    ),
+    repeatable("app", "Only this app"),
+    repeatable("cluster", "Only this cluster, as provider+cluster"),
+    repeatable("resource", "Only this resource name"),
+    query("apps", "List the apps instead of the status"),
+    query("clusters", "List the clusters instead of the status"),
+    query("resources", "List the resources instead of the status"),
+    query(
+        "conditions",
+        "notready (the default), all or none: which resources show their Ready condition",
+    ),
+    query("readiness", "End the answer with the state object"),
+    query(
+        "watch",
+        "true: a server-sent event stream of the answer as it changes",
+    ),
+    query("lastEventId", "With watch: resume after this event"),
+    query(
+        "access_token",
+        "With watch: a short-lived stream token (POST /v2/tokens/stream)",
+    ),
+];
+
+/// `GET …/status`, described.
+pub(crate) fn status_operation(id: &str, summary: &str) -> Operation {
+    Operation::get(id, "status", summary)
+        .query(STATUS_QUERY)
+        .answer(
+            200,
+            "The status answer (or, with watch=true or Accept: text/event-stream, a stream of it)",
+            Content::Json("StatusAnswer", status_answer_schema),
+        )
+        .errors(&[
+            (400, "A query parameter is invalid (named)"),
+            (404, "It does not exist"),
+        ])
+}
+
+/// A status answer: its shape depends on the query (seed 000 or EMCO 22.x, summary, all or detail).
+fn status_answer_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "description": "A status answer: seed 000's shape (hyphenated keys, state.Actions) with type=rsync or cluster, EMCO 22.x's (camelCase keys, states) with status=deployed or ready; with the rollout object while a progressive rollout runs."
+    })
 }

@@ -7,6 +7,7 @@
 //! assets change with the binary, so a browser revalidates rather than keeping an old page). `/ui` redirects to
 //! `/ui/`.
 
+use super::contract::{Content, Operation};
 use axum::extract::Path;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -93,6 +94,32 @@ fn asset_response(name: &str) -> Response {
     );
     headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     response
+}
+
+/// `GET /ui`, described.
+pub(crate) fn redirect_operation() -> Operation {
+    Operation::get("getUiRedirect", "operations", "Redirects to /ui/")
+        .answer(303, "To /ui/", Content::Empty)
+        .public()
+}
+
+/// `GET /ui/`, described.
+pub(crate) fn index_operation() -> Operation {
+    Operation::get("getUi", "operations", "The web page")
+        .answer(200, "The page", Content::Other("text/html"))
+        .public()
+}
+
+/// `GET /ui/{asset}`, described.
+pub(crate) fn asset_operation() -> Operation {
+    Operation::get(
+        "getUiAsset",
+        "operations",
+        "A file of the web page (app.js, style.css, favicon.svg)",
+    )
+    .answer(200, "The file", Content::Other("application/octet-stream"))
+    .errors(&[(404, "No such file")])
+    .public()
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 
 mod auth;
 mod browser;
+mod contract;
 mod conventions;
 mod integrity;
 mod kubeconfig;

@@ -123,8 +123,9 @@ async fn context_count(api: &Api) -> usize {
 }
 
 /// Runs until stopped by a budget: 10¹⁰ iterations.
-const SLOW: &str =
-    "x: 1\n{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ $j }}{{ end }}{{ end }}";
+/// Ten billion iterations that write nothing: only the time limit can stop it (never the output limit, however
+/// fast the machine renders).
+const SLOW: &str = "x: 1\n{{ range $i := until 100000 }}{{ range $j := until 100000 }}{{ end }}{{ end }}";
 
 #[tokio::test]
 async fn template_bombs_answer_422_naming_app_file_and_limit_and_change_nothing() {

@@ -1,0 +1,503 @@
+//! The API's contract: every route as data — its path template, its handler and, for each method it serves,
+//! what the operation takes and answers ([`Operation`]). The router is built from this one table, and so is the
+//! OpenAPI 3.1 document served at [`OPENAPI_JSON_PATH`] and [`OPENAPI_YAML_PATH`] ([`document`]): a route cannot
+//! exist without its description. Request and answer bodies are described by the model types' own JSON Schemas
+//! (schemars, draft 2020-12 — OpenAPI 3.1's dialect), the document's frame by utoipa's OpenAPI model.
+//!
+//! Every operation also answers the `{"code","message"}` error (the `default` answer) and, with authentication
+//! on, needs the bearer token (the `bearer` security scheme) — except the few that need none.
+
+use std::collections::BTreeMap;
+
+use axum::routing::MethodRouter;
+use schemars::generate::{SchemaGenerator, SchemaSettings};
+use serde_json::{Value as Json, json};
+use utoipa::openapi::content::ContentBuilder;
+use utoipa::openapi::header::HeaderBuilder;
+use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, Paths};
+use utoipa::openapi::request_body::RequestBodyBuilder;
+use utoipa::openapi::response::ResponseBuilder;
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
+use utoipa::openapi::tag::TagBuilder;
+use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApiBuilder, Ref, RefOr, Required, Schema};
+
+use crate::AppState;
+
+/// Where the document is served as JSON.
+pub(crate) const OPENAPI_JSON_PATH: &str = "/v2/openapi.json";
+/// Where the document is served as YAML.
+pub(crate) const OPENAPI_YAML_PATH: &str = "/v2/openapi.yaml";
+/// The component name of the error answer.
+const ERROR_SCHEMA: &str = "Error";
+
+/// A JSON Schema of a body, from the generator that collects the document's components.
+pub(crate) type SchemaFn = fn(&mut SchemaGenerator) -> schemars::Schema;
+
+/// One route: its path template, its handler, and the operations it serves.
+pub(crate) struct Endpoint {
+    /// The path template (axum's and OpenAPI's syntax agree: `{name}`).
+    pub(crate) path: String,
+    /// What serves it.
+    pub(crate) handler: MethodRouter<AppState>,
+    /// One per method the handler serves.
+    pub(crate) operations: Vec<Operation>,
+}
+
+impl Endpoint {
+    /// A route and the operations it serves.
+    pub(crate) fn new(
+        path: impl Into<String>,
+        handler: MethodRouter<AppState>,
+        operations: Vec<Operation>,
+    ) -> Self {
+        Self {
+            path: path.into(),
+            handler,
+            operations,
+        }
+    }
+}
+
+/// What a request body is.
+#[derive(Clone, Copy)]
+pub(crate) enum RequestBody {
+    /// A JSON document of this schema, named as a component.
+    Json(&'static str, SchemaFn),
+    /// A multipart form: a `metadata` part (JSON of this schema) and a `file` part.
+    Multipart {
+        /// The metadata part's component name and schema.
+        metadata: (&'static str, SchemaFn),
+        /// What the file part holds.
+        file: &'static str,
+    },
+}
+
+/// What an answer's body is.
+#[derive(Clone, Copy)]
+pub(crate) enum Content {
+    /// None (204, 202).
+    Empty,
+    /// A JSON document of this schema, named as a component.
+    Json(&'static str, SchemaFn),
+    /// A JSON array of items of this schema, named as a component.
+    JsonArray(&'static str, SchemaFn),
+    /// Another media type (text, binary, a multipart form, an event stream), described in words.
+    Other(&'static str),
+}
+
+/// A query parameter.
+#[derive(Clone, Copy)]
+pub(crate) struct QueryParameter {
+    /// Its name.
+    pub(crate) name: &'static str,
+    /// What it does.
+    pub(crate) description: &'static str,
+    /// Whether it may be given more than once.
+    pub(crate) repeatable: bool,
+}
+
+/// A query parameter given at most once.
+pub(crate) const fn query(name: &'static str, description: &'static str) -> QueryParameter {
+    QueryParameter {
+        name,
+        description,
+        repeatable: false,
+    }
+}
+
+/// A query parameter that may be repeated.
+pub(crate) const fn repeatable(name: &'static str, description: &'static str) -> QueryParameter {
+    QueryParameter {
+        name,
+        description,
+        repeatable: true,
+    }
+}
+
+/// An answer of an operation.
+#[derive(Clone)]
+struct Answer {
+    status: u16,
+    description: String,
+    content: Content,
+    headers: Vec<(&'static str, &'static str)>,
+}
+
+/// One method of a route, described.
+#[derive(Clone)]
+pub(crate) struct Operation {
+    method: HttpMethod,
+    id: String,
+    summary: String,
+    tag: &'static str,
+    query: Vec<QueryParameter>,
+    body: Option<RequestBody>,
+    answers: Vec<Answer>,
+    public: bool,
+}
+
+impl Operation {
+    fn new(method: HttpMethod, id: impl Into<String>, tag: &'static str, summary: impl Into<String>) -> Self {
+        Self {
+            method,
+            id: id.into(),
+            summary: summary.into(),
+            tag,
+            query: Vec::new(),
+            body: None,
+            answers: Vec::new(),
+            public: false,
+        }
+    }
+
+    /// A GET.
+    pub(crate) fn get(id: impl Into<String>, tag: &'static str, summary: impl Into<String>) -> Self {
+        Self::new(HttpMethod::Get, id, tag, summary)
+    }
+
+    /// A POST.
+    pub(crate) fn post(id: impl Into<String>, tag: &'static str, summary: impl Into<String>) -> Self {
+        Self::new(HttpMethod::Post, id, tag, summary)
+    }
+
+    /// A PUT.
+    pub(crate) fn put(id: impl Into<String>, tag: &'static str, summary: impl Into<String>) -> Self {
+        Self::new(HttpMethod::Put, id, tag, summary)
+    }
+
+    /// A DELETE.
+    pub(crate) fn delete(id: impl Into<String>, tag: &'static str, summary: impl Into<String>) -> Self {
+        Self::new(HttpMethod::Delete, id, tag, summary)
+    }
+
+    /// Its query parameters.
+    pub(crate) fn query(mut self, parameters: &[QueryParameter]) -> Self {
+        self.query.extend_from_slice(parameters);
+        self
+    }
+
+    /// Its request body.
+    pub(crate) fn body(mut self, body: RequestBody) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    /// One of its answers.
+    pub(crate) fn answer(mut self, status: u16, description: impl Into<String>, content: Content) -> Self {
+        self.answers.push(Answer {
+            status,
+            description: description.into(),
+            content,
+            headers: Vec::new(),
+        });
+        self
+    }
+
+    /// A header of the answer added last.
+    pub(crate) fn header(mut self, name: &'static str, description: &'static str) -> Self {
+        if let Some(last) = self.answers.last_mut() {
+            last.headers.push((name, description));
+        }
+        self
+    }
+
+    /// The error answers it may give besides the `default` one, each described.
+    pub(crate) fn errors(mut self, errors: &[(u16, &'static str)]) -> Self {
+        for (status, description) in errors {
+            self = self.answer(*status, *description, Content::Json(ERROR_SCHEMA, error_schema));
+        }
+        self
+    }
+
+    /// Served without a token even when authentication is on.
+    pub(crate) fn public(mut self) -> Self {
+        self.public = true;
+        self
+    }
+}
+
+/// The `{"code","message"}` answer of every failure.
+fn error_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "description": "Every failure: a stable, machine-readable code and a message naming the offending input.",
+        "required": ["code", "message"],
+        "properties": {
+            "code": {"type": "string", "description": "A stable name, e.g. InvalidInput, NotFound, AlreadyExists, Conflict, PreconditionFailed."},
+            "message": {"type": "string", "description": "What went wrong, naming the offending input."}
+        },
+        "additionalProperties": false
+    })
+}
+
+/// The names of a path template's parameters, in order.
+pub(crate) fn path_parameters(path: &str) -> Vec<&str> {
+    path.split('/')
+        .filter_map(|segment| segment.strip_prefix('{').and_then(|rest| rest.strip_suffix('}')))
+        .collect()
+}
+
+/// Collects named schemas as the document's components.
+struct Components {
+    generator: SchemaGenerator,
+    named: BTreeMap<String, Json>,
+}
+
+impl Components {
+    fn new() -> Self {
+        let settings = SchemaSettings::draft2020_12().with(|settings| {
+            settings.definitions_path = "/components/schemas".into();
+        });
+        Self {
+            generator: settings.into_generator(),
+            named: BTreeMap::new(),
+        }
+    }
+
+    /// A reference to the component `name`, whose schema `schema` gives (generated once).
+    fn reference(&mut self, name: &str, schema: SchemaFn) -> RefOr<Schema> {
+        if !self.named.contains_key(name) {
+            let generated = schema(&mut self.generator);
+            self.named.insert(name.to_string(), generated.to_value());
+        }
+        RefOr::Ref(Ref::from_schema_name(name))
+    }
+
+    /// Every component: the named ones and the definitions they refer to.
+    fn into_schemas(mut self) -> serde_json::Map<String, Json> {
+        let mut schemas: serde_json::Map<String, Json> =
+            self.generator.take_definitions(true).into_iter().collect();
+        for (name, schema) in self.named {
+            schemas.insert(name, schema);
+        }
+        schemas
+    }
+}
+
+fn string_schema() -> RefOr<Schema> {
+    RefOr::T(Schema::Object(
+        ObjectBuilder::new().schema_type(Type::String).build(),
+    ))
+}
+
+fn content(
+    components: &mut Components,
+    content: Content,
+) -> Option<(&'static str, utoipa::openapi::Content)> {
+    match content {
+        Content::Empty => None,
+        Content::Json(name, schema) => Some((
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(components.reference(name, schema)))
+                .build(),
+        )),
+        Content::JsonArray(name, schema) => {
+            let items = components.reference(name, schema);
+            let array = Schema::Array(ArrayBuilder::new().items(items).build());
+            Some((
+                "application/json",
+                ContentBuilder::new().schema(Some(array)).build(),
+            ))
+        }
+        Content::Other(media_type) => Some((media_type, ContentBuilder::new().build())),
+    }
+}
+
+fn describe(
+    components: &mut Components,
+    path: &str,
+    operation: &Operation,
+    auth: bool,
+) -> utoipa::openapi::path::Operation {
+    let mut builder = OperationBuilder::new()
+        .operation_id(Some(operation.id.clone()))
+        .summary(Some(operation.summary.clone()))
+        .tag(operation.tag);
+    for name in path_parameters(path) {
+        builder = builder.parameter(
+            ParameterBuilder::new()
+                .name(name)
+                .parameter_in(ParameterIn::Path)
+                .required(Required::True)
+                .schema(Some(string_schema())),
+        );
+    }
+    for parameter in &operation.query {
+        let schema = if parameter.repeatable {
+            RefOr::T(Schema::Array(ArrayBuilder::new().items(string_schema()).build()))
+        } else {
+            string_schema()
+        };
+        builder = builder.parameter(
+            ParameterBuilder::new()
+                .name(parameter.name)
+                .parameter_in(ParameterIn::Query)
+                .required(Required::False)
+                .description(Some(parameter.description))
+                .schema(Some(schema)),
+        );
+    }
+    if let Some(body) = operation.body {
+        let request = match body {
+            RequestBody::Json(name, schema) => RequestBodyBuilder::new().content(
+                "application/json",
+                ContentBuilder::new()
+                    .schema(Some(components.reference(name, schema)))
+                    .build(),
+            ),
+            RequestBody::Multipart { metadata, file } => {
+                let metadata = components.reference(metadata.0, metadata.1);
+                let file_part = ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .content_media_type("application/octet-stream")
+                    .description(Some(file))
+                    .build();
+                let form = ObjectBuilder::new()
+                    .schema_type(Type::Object)
+                    .property("metadata", metadata)
+                    .property("file", file_part)
+                    .required("metadata")
+                    .build();
+                RequestBodyBuilder::new().content(
+                    "multipart/form-data",
+                    ContentBuilder::new().schema(Some(Schema::Object(form))).build(),
+                )
+            }
+        };
+        builder = builder.request_body(Some(request.required(Some(Required::True)).build()));
+    }
+    for answer in &operation.answers {
+        let mut response = ResponseBuilder::new().description(answer.description.clone());
+        if let Some((media_type, body)) = content(components, answer.content) {
+            response = response.content(media_type, body);
+        }
+        for (name, description) in &answer.headers {
+            response = response.header(
+                *name,
+                HeaderBuilder::new()
+                    .schema(Some(string_schema()))
+                    .description(Some(*description))
+                    .build(),
+            );
+        }
+        response = response.header(
+            "X-Request-Id",
+            HeaderBuilder::new()
+                .schema(Some(string_schema()))
+                .description(Some(
+                    "The request's id (the client's own when it sent a plain one).",
+                ))
+                .build(),
+        );
+        builder = builder.response(answer.status.to_string(), response);
+    }
+    let error = content(components, Content::Json(ERROR_SCHEMA, error_schema));
+    let mut default = ResponseBuilder::new().description(
+        "Any other failure, e.g. 401/403 (authentication, roles), 413 (body too large), 414 (URI too long), \
+         415 (content type), 500",
+    );
+    if let Some((media_type, body)) = error {
+        default = default.content(media_type, body);
+    }
+    builder = builder.response("default", default);
+    if auth && operation.public {
+        builder = builder.securities(Some(Vec::<SecurityRequirement>::new()));
+    }
+    builder.build()
+}
+
+/// The tags of the document, in order, with what each groups.
+const TAGS: &[(&str, &str)] = &[
+    (
+        "projects",
+        "Projects, composite apps, apps and their profiles and dependencies",
+    ),
+    (
+        "deployment",
+        "Deployment intent groups, their intents and their lifecycle",
+    ),
+    (
+        "clusters",
+        "Cluster providers, clusters, labels and network intents",
+    ),
+    (
+        "logical-clouds",
+        "Logical clouds and their references, permissions, quotas and pairs",
+    ),
+    ("status", "Status answers, status configs and combined status"),
+    ("controllers", "Controllers"),
+    (
+        "operations",
+        "Health, readiness, metrics, replicas, events and the API document",
+    ),
+];
+
+/// The OpenAPI 3.1 document of these endpoints, as JSON; `auth`: whether requests need a bearer token.
+pub(crate) fn document(endpoints: &[Endpoint], auth: bool) -> Json {
+    let mut components = Components::new();
+    let mut paths = Paths::new();
+    for endpoint in endpoints {
+        for operation in &endpoint.operations {
+            let described = describe(&mut components, &endpoint.path, operation, auth);
+            paths.add_path_operation(&endpoint.path, vec![operation.method.clone()], described);
+        }
+    }
+    let info = InfoBuilder::new()
+        .title("emco-rs API")
+        .version(env!("CARGO_PKG_VERSION"))
+        .description(Some(
+            "EMCO's REST API (/v2) as emco-rs serves it: onboarding, lifecycles, status. Every failure is \
+             {\"code\",\"message\"}; every answer carries X-Request-Id; lists page with ?limit=&continue=; \
+             GETs of resources carry an ETag that If-Match checks on PUT and DELETE.",
+        ))
+        .build();
+    let mut builder = OpenApiBuilder::new()
+        .info(info)
+        .paths(paths)
+        .tags(Some(TAGS.iter().map(|(name, description)| {
+            TagBuilder::new()
+                .name(*name)
+                .description(Some(*description))
+                .build()
+        })));
+    if auth {
+        builder = builder
+            .components(Some(
+                ComponentsBuilder::new()
+                    .security_scheme(
+                        "bearer",
+                        SecurityScheme::Http(HttpBuilder::new().scheme(HttpAuthScheme::Bearer).build()),
+                    )
+                    .build(),
+            ))
+            .security(Some(vec![SecurityRequirement::new(
+                "bearer",
+                Vec::<String>::new(),
+            )]));
+    }
+    let mut document = serde_json::to_value(builder.build()).unwrap_or_else(|_| json!({}));
+    let schemas = components.into_schemas();
+    if let Some(object) = document.as_object_mut() {
+        let components = object.entry("components").or_insert_with(|| json!({}));
+        if let Some(components) = components.as_object_mut() {
+            components.insert("schemas".to_string(), Json::Object(schemas));
+        }
+    }
+    document
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_parameters_are_read_from_the_template() {
+        assert_eq!(
+            path_parameters("/v2/projects/{project}/composite-apps/{composite_app}/{version}"),
+            ["project", "composite_app", "version"]
+        );
+        assert!(path_parameters("/v2/projects").is_empty());
+    }
+}
