@@ -40,12 +40,12 @@ impl FromStr for ContextId {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(ParseContextIdError(s.to_string()));
+            return Err(ParseContextIdError(crate::names::shown(s)));
         }
         s.parse::<u64>()
             .ok()
             .and_then(Self::new)
-            .ok_or_else(|| ParseContextIdError(s.to_string()))
+            .ok_or_else(|| ParseContextIdError(crate::names::shown(s)))
     }
 }
 

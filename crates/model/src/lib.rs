@@ -45,7 +45,7 @@ pub use logical_cloud::{
     LogicalCloudKv, LogicalCloudLevel, LogicalCloudSpec, LogicalCloudUser, UserPermission,
     UserPermissionSpec,
 };
-pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, validate_label_value, validate_name};
+pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, shown, validate_label_value, validate_name};
 pub use network::{
     Ipv4Subnet, Network, NetworkSpec, ProviderNetType, ProviderNetwork, ProviderNetworkSpec, Vlan,
 };

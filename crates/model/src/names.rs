@@ -46,8 +46,9 @@ pub enum NameError {
 /// How much of a refused name an error message repeats: a hostile name may be megabytes long.
 const MAX_SHOWN_CHARS: usize = 64;
 
-/// A refused name as messages show it: whole when short, else its first characters and `…`.
-fn shown(name: &str) -> String {
+/// A refused input as messages show it: whole when short, else its first 64 characters and `…` (a hostile input
+/// may be megabytes long, and a message repeats it).
+pub fn shown(name: &str) -> String {
     match name.char_indices().nth(MAX_SHOWN_CHARS) {
         None => name.to_string(),
         Some((cut, _)) => format!("{}…", &name[..cut]),

@@ -147,7 +147,7 @@ impl Metadata {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EmptySpec {}
 
-/// A resource body with metadata and a spec of type `S`.
+/// A resource body: its metadata and its kind's spec.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(bound = "S: schemars::JsonSchema + Default + Serialize")]
 pub struct Resource<S> {

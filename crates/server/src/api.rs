@@ -96,6 +96,17 @@ impl Published {
     }
 }
 
+/// The API document: every route, described (`auth`: as a server with bearer tokens on describes itself).
+pub(crate) fn document(auth: bool) -> serde_json::Value {
+    let published = Arc::new(OnceLock::new());
+    contract::document(&endpoints(&published), auth)
+}
+
+/// The API document as a page to read (`docs/api.md`).
+pub(crate) fn markdown() -> String {
+    contract::markdown(&document(false))
+}
+
 /// The route table: every path, its handler and its operations, described.
 fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
     use lifecycle_routes::{

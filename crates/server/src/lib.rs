@@ -33,6 +33,16 @@ use status::StatusKeeper;
 use tokio::net::TcpListener;
 
 pub use api::normalize_origin;
+
+/// The OpenAPI 3.1 document of the API (as `/v2/openapi.json` serves it; `auth`: with bearer tokens on).
+pub fn openapi_document(auth: bool) -> serde_json::Value {
+    api::document(auth)
+}
+
+/// The API reference page, `docs/api.md`, generated from [`openapi_document`].
+pub fn api_reference_markdown() -> String {
+    api::markdown()
+}
 pub use auth::TokenAuth;
 pub use emco_k8s::kubeconfig::KubeconfigPolicy;
 pub use error::ApiError;

@@ -7,7 +7,7 @@
 //! intents have only the full query (list flags ignored, `app` checked but ignored); a logical cloud ignores `app` and
 //! `apps`, and defaults to `status=ready`.
 
-use emco_model::{ContextId, validate_label_value};
+use emco_model::{ContextId, shown, validate_label_value};
 
 /// A parameter that cannot be used, with what would be allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -148,7 +148,7 @@ fn check_resource_name(name: &str) -> Result<(), QueryError> {
     } else {
         Err(invalid(
             "resource",
-            format!("'{name}' is not a Kubernetes object name"),
+            format!("'{}' is not a Kubernetes object name", shown(name)),
         ))
     }
 }
@@ -182,7 +182,7 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
             other => {
                 return Err(invalid(
                     "type",
-                    format!("'{other}' is not allowed; use rsync or cluster"),
+                    format!("'{}' is not allowed; use rsync or cluster", shown(other)),
                 ));
             }
         };
@@ -195,7 +195,7 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
             other => {
                 return Err(invalid(
                     "status",
-                    format!("'{other}' is not allowed; use deployed or ready"),
+                    format!("'{}' is not allowed; use deployed or ready", shown(other)),
                 ));
             }
         };
@@ -208,7 +208,7 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
             other => {
                 return Err(invalid(
                     "output",
-                    format!("'{other}' is not allowed; use summary, all or detail"),
+                    format!("'{}' is not allowed; use summary, all or detail", shown(other)),
                 ));
             }
         };
@@ -228,7 +228,7 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
             other => {
                 return Err(invalid(
                     "conditions",
-                    format!("'{other}' is not allowed; use notready, all or none"),
+                    format!("'{}' is not allowed; use notready, all or none", shown(other)),
                 ));
             }
         };
@@ -243,7 +243,10 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
             other => {
                 return Err(invalid(
                     "readiness",
-                    format!("'{other}' is not allowed; use true or false (or no value)"),
+                    format!(
+                        "'{}' is not allowed; use true or false (or no value)",
+                        shown(other)
+                    ),
                 ));
             }
         };
@@ -260,10 +263,10 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
         let hint = "give provider+cluster, with '+' sent as %2B";
         let (provider, name) = cluster
             .split_once('+')
-            .ok_or_else(|| invalid("cluster", format!("'{cluster}' has no '+': {hint}")))?;
+            .ok_or_else(|| invalid("cluster", format!("'{}' has no '+': {hint}", shown(cluster))))?;
         for part in [provider, name] {
             emco_model::validate_name("cluster", part)
-                .map_err(|err| invalid("cluster", format!("'{cluster}': {err}; {hint}")))?;
+                .map_err(|err| invalid("cluster", format!("'{}': {err}; {hint}", shown(cluster))))?;
         }
         query.clusters.push(cluster.to_string());
     }

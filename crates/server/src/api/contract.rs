@@ -135,6 +135,8 @@ pub(crate) struct Operation {
     body: Option<RequestBody>,
     answers: Vec<Answer>,
     public: bool,
+    /// Schemas its answers refer to by name, to be in the document's components.
+    also: Vec<(&'static str, SchemaFn)>,
 }
 
 impl Operation {
@@ -148,6 +150,7 @@ impl Operation {
             body: None,
             answers: Vec::new(),
             public: false,
+            also: Vec::new(),
         }
     }
 
@@ -207,6 +210,12 @@ impl Operation {
         for (status, description) in errors {
             self = self.answer(*status, *description, Content::Json(ERROR_SCHEMA, error_schema));
         }
+        self
+    }
+
+    /// Named schemas that its own schemas refer to (`#/components/schemas/<name>`).
+    pub(crate) fn also(mut self, schemas: &[(&'static str, SchemaFn)]) -> Self {
+        self.also.extend_from_slice(schemas);
         self
     }
 
@@ -311,6 +320,9 @@ fn describe(
     operation: &Operation,
     auth: bool,
 ) -> utoipa::openapi::path::Operation {
+    for (name, schema) in &operation.also {
+        components.reference(name, *schema);
+    }
     let mut builder = OperationBuilder::new()
         .operation_id(Some(operation.id.clone()))
         .summary(Some(operation.summary.clone()))
@@ -486,6 +498,190 @@ pub(crate) fn document(endpoints: &[Endpoint], auth: bool) -> Json {
         }
     }
     document
+}
+
+/// `docs/api.md`: the document as a page to read — per tag, each operation with its parameters, body and answers,
+/// then every schema's fields. Generated, never edited: a test keeps the file equal to this.
+pub(crate) fn markdown(document: &Json) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(out, "# emco-rs API reference\n");
+    let _ = writeln!(
+        out,
+        "<!-- Generated from the OpenAPI document the server serves at {OPENAPI_JSON_PATH}; do not edit. \
+         Regenerate: EMCO_WRITE_API_DOCS=1 cargo test -p emco-server --test api api_md -->\n"
+    );
+    if let Some(description) = document["info"]["description"].as_str() {
+        let _ = writeln!(out, "{description}\n");
+    }
+    let paths = document["paths"].as_object().cloned().unwrap_or_default();
+    for tag in document["tags"].as_array().into_iter().flatten() {
+        let name = tag["name"].as_str().unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "## {name}\n\n{}\n",
+            tag["description"].as_str().unwrap_or_default()
+        );
+        for (path, item) in &paths {
+            for method in ["get", "post", "put", "delete", "patch"] {
+                let Some(operation) = item.get(method) else {
+                    continue;
+                };
+                if !operation["tags"]
+                    .as_array()
+                    .is_some_and(|tags| tags.iter().any(|t| t == name))
+                {
+                    continue;
+                }
+                let _ = writeln!(
+                    out,
+                    "### `{} {path}`\n\n{} (`{}`)\n",
+                    method.to_uppercase(),
+                    operation["summary"].as_str().unwrap_or_default(),
+                    operation["operationId"].as_str().unwrap_or_default()
+                );
+                let query: Vec<String> = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|p| p["in"] == "query")
+                    .map(|p| {
+                        format!(
+                            "`{}`{} — {}",
+                            p["name"].as_str().unwrap_or_default(),
+                            if p["schema"]["type"] == "array" {
+                                " (repeatable)"
+                            } else {
+                                ""
+                            },
+                            p["description"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                if !query.is_empty() {
+                    let _ = writeln!(out, "Query:\n");
+                    for line in query {
+                        let _ = writeln!(out, "- {line}");
+                    }
+                    let _ = writeln!(out);
+                }
+                if let Some(content) = operation["requestBody"]["content"].as_object() {
+                    for (media_type, body) in content {
+                        let _ = writeln!(out, "Body: `{media_type}` {}\n", schema_words(&body["schema"]));
+                    }
+                }
+                let _ = writeln!(out, "Answers:\n");
+                for (status, answer) in operation["responses"].as_object().into_iter().flatten() {
+                    let body = answer["content"]
+                        .as_object()
+                        .and_then(|content| content.iter().next())
+                        .map(|(media_type, body)| match body.get("schema") {
+                            Some(schema) => format!(" — {}", schema_words(schema)),
+                            None => format!(" — `{media_type}`"),
+                        })
+                        .unwrap_or_default();
+                    let headers: Vec<String> = answer["headers"]
+                        .as_object()
+                        .into_iter()
+                        .flatten()
+                        .map(|(name, _)| format!("`{name}`"))
+                        .filter(|name| name != "`X-Request-Id`")
+                        .collect();
+                    let headers = if headers.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" (headers {})", headers.join(", "))
+                    };
+                    let _ = writeln!(
+                        out,
+                        "- {status}: {}{body}{headers}",
+                        answer["description"].as_str().unwrap_or_default()
+                    );
+                }
+                let _ = writeln!(out);
+            }
+        }
+    }
+    let _ = writeln!(out, "## Schemas\n");
+    for (name, schema) in document["components"]["schemas"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let _ = writeln!(out, "### {name}\n");
+        if let Some(description) = schema["description"].as_str() {
+            let _ = writeln!(out, "{description}\n");
+        }
+        if let Some(reference) = schema["$ref"].as_str() {
+            let _ = writeln!(out, "See {}.\n", reference_link(reference));
+            continue;
+        }
+        let required: Vec<&str> = schema["required"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .collect();
+        if let Some(properties) = schema["properties"].as_object() {
+            let _ = writeln!(out, "| Field | Type | Description |\n|---|---|---|");
+            for (field, property) in properties {
+                let mark = if required.contains(&field.as_str()) {
+                    " (required)"
+                } else {
+                    ""
+                };
+                let description = property["description"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .replace('\n', " ")
+                    .replace('|', "\\|");
+                let _ = writeln!(
+                    out,
+                    "| `{field}`{mark} | {} | {description} |",
+                    schema_words(property)
+                );
+            }
+            let _ = writeln!(out);
+        } else {
+            let _ = writeln!(out, "{}\n", schema_words(schema));
+        }
+    }
+    out
+}
+
+/// A schema in a few words: its type, or a link to the schema it refers to.
+fn schema_words(schema: &Json) -> String {
+    if let Some(reference) = schema["$ref"].as_str() {
+        return reference_link(reference);
+    }
+    if let Some(values) = schema["enum"].as_array() {
+        let values: Vec<String> = values.iter().map(|v| format!("`{v}`")).collect();
+        return format!("one of {}", values.join(", "));
+    }
+    for combinator in ["oneOf", "anyOf"] {
+        if let Some(options) = schema[combinator].as_array() {
+            let options: Vec<String> = options.iter().map(schema_words).collect();
+            return options.join(" or ");
+        }
+    }
+    match &schema["type"] {
+        Json::String(kind) if kind == "array" => format!("array of {}", schema_words(&schema["items"])),
+        Json::String(kind) if kind == "object" && schema["additionalProperties"].is_object() => {
+            format!("map of {}", schema_words(&schema["additionalProperties"]))
+        }
+        Json::String(kind) => kind.clone(),
+        Json::Array(kinds) => kinds
+            .iter()
+            .filter_map(Json::as_str)
+            .collect::<Vec<_>>()
+            .join(" or "),
+        _ => "any".to_string(),
+    }
+}
+
+fn reference_link(reference: &str) -> String {
+    let name = reference.rsplit('/').next().unwrap_or(reference);
+    format!("[{name}](#{})", name.to_lowercase())
 }
 
 #[cfg(test)]

@@ -59,7 +59,7 @@ fn invalid_file(message: String) -> ApiError {
 pub(crate) static APP: FileKind = FileKind {
     kind: Kind::App,
     name: "App",
-    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     file: "The app's Helm chart (.tgz)",
     parse: |raw| {
         let (typed, body) = decode::<MetadataOnly>(raw, |r| Ok(r.metadata.validate("app")?))?;
@@ -82,7 +82,7 @@ pub(crate) static APP: FileKind = FileKind {
 pub(crate) static APP_PROFILE: FileKind = FileKind {
     kind: Kind::AppProfile,
     name: "AppProfile",
-    schema: |generator| generator.subschema_for::<AppProfile>(),
+    schema: |generator| <AppProfile as schemars::JsonSchema>::json_schema(generator),
     file: "The profile's override values (.tgz)",
     parse: |raw| {
         let (typed, body) = decode::<AppProfile>(raw, |r| {
@@ -115,7 +115,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
 pub(crate) static CLUSTER: FileKind = FileKind {
     kind: Kind::Cluster,
     name: "Cluster",
-    schema: |generator| generator.subschema_for::<Cluster>(),
+    schema: |generator| <Cluster as schemars::JsonSchema>::json_schema(generator),
     file: "The cluster's kubeconfig (required unless spec.gitOps names a GitOps type)",
     parse: |raw| {
         let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.metadata.validate("cluster")?))?;

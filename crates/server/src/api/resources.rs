@@ -84,7 +84,7 @@ fn app_reference(field: &'static str, app: Option<&str>, parents: &[String]) -> 
 pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::Controller,
     name: "Controller",
-    schema: |generator| generator.subschema_for::<Controller>(),
+    schema: |generator| <Controller as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("controller")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -96,7 +96,7 @@ pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
 pub(crate) static PROJECT: ResourceKind = ResourceKind {
     kind: Kind::Project,
     name: "Project",
-    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("project")(raw),
     references: no_references,
     put_always_created: false,
@@ -105,7 +105,7 @@ pub(crate) static PROJECT: ResourceKind = ResourceKind {
 pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
     kind: Kind::CompositeApp,
     name: "CompositeApp",
-    schema: |generator| generator.subschema_for::<CompositeApp>(),
+    schema: |generator| <CompositeApp as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<CompositeApp>(raw, |r| {
             r.metadata.validate("composite app")?;
@@ -123,7 +123,7 @@ pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
 pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
     kind: Kind::AppDependency,
     name: "AppDependency",
-    schema: |generator| generator.subschema_for::<AppDependency>(),
+    schema: |generator| <AppDependency as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<AppDependency>(raw, |r| Ok(r.validate_dependency()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -135,7 +135,7 @@ pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
 pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
     kind: Kind::CompositeProfile,
     name: "CompositeProfile",
-    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("composite profile")(raw),
     references: no_references,
     put_always_created: true,
@@ -144,7 +144,7 @@ pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
 pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
     kind: Kind::DeploymentIntentGroup,
     name: "DeploymentIntentGroup",
-    schema: |generator| generator.subschema_for::<DeploymentIntentGroup>(),
+    schema: |generator| <DeploymentIntentGroup as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<DeploymentIntentGroup>(raw, |r| Ok(r.validate_dig()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -174,7 +174,7 @@ pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
 pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GroupIntent,
     name: "GroupIntent",
-    schema: |generator| generator.subschema_for::<GroupIntent>(),
+    schema: |generator| <GroupIntent as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<GroupIntent>(raw, |r| {
             r.metadata.validate("intent")?;
@@ -192,7 +192,7 @@ pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
     name: "GenericPlacementIntent",
-    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("generic placement intent")(raw),
     references: no_references,
     put_always_created: false,
@@ -201,7 +201,7 @@ pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
 pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
     kind: Kind::AppIntent,
     name: "AppIntent",
-    schema: |generator| generator.subschema_for::<AppIntent>(),
+    schema: |generator| <AppIntent as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<AppIntent>(raw, |r| Ok(r.validate_app_intent()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -213,7 +213,7 @@ pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
 pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
     kind: Kind::ClusterProvider,
     name: "ClusterProvider",
-    schema: |generator| generator.subschema_for::<MetadataOnly>(),
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("cluster provider")(raw),
     references: no_references,
     put_always_created: false,
@@ -222,7 +222,7 @@ pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
 pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
     kind: Kind::ClusterLabel,
     name: "ClusterLabel",
-    schema: |generator| generator.subschema_for::<ClusterLabel>(),
+    schema: |generator| <ClusterLabel as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<ClusterLabel>(raw, |r| {
             Ok(validate_label_value("clusterLabel", &r.cluster_label)?)
@@ -236,7 +236,7 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::DtcController,
     name: "DtcController",
-    schema: |generator| generator.subschema_for::<Controller>(),
+    schema: |generator| <Controller as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("dtc controller")?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -248,7 +248,7 @@ pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
 pub(crate) static NETWORK: ResourceKind = ResourceKind {
     kind: Kind::Network,
     name: "Network",
-    schema: |generator| generator.subschema_for::<Network>(),
+    schema: |generator| <Network as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<Network>(raw, |r| Ok(r.validate_network()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -260,7 +260,7 @@ pub(crate) static NETWORK: ResourceKind = ResourceKind {
 pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
     kind: Kind::ProviderNetwork,
     name: "ProviderNetwork",
-    schema: |generator| generator.subschema_for::<ProviderNetwork>(),
+    schema: |generator| <ProviderNetwork as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<ProviderNetwork>(raw, |r| Ok(r.validate_provider_network()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -272,7 +272,7 @@ pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
 pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloud,
     name: "LogicalCloud",
-    schema: |generator| generator.subschema_for::<LogicalCloud>(),
+    schema: |generator| <LogicalCloud as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<LogicalCloud>(raw, |r| Ok(r.validate_logical_cloud()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -284,7 +284,7 @@ pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
 pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
     kind: Kind::ClusterReference,
     name: "ClusterReference",
-    schema: |generator| generator.subschema_for::<ClusterReference>(),
+    schema: |generator| <ClusterReference as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<ClusterReference>(raw, |r| Ok(r.validate_cluster_reference()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -305,7 +305,7 @@ pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
 pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
     kind: Kind::UserPermission,
     name: "UserPermission",
-    schema: |generator| generator.subschema_for::<UserPermission>(),
+    schema: |generator| <UserPermission as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<UserPermission>(raw, |r| Ok(r.validate_user_permission()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -317,7 +317,7 @@ pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
 pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
     kind: Kind::ClusterQuota,
     name: "ClusterQuota",
-    schema: |generator| generator.subschema_for::<ClusterQuota>(),
+    schema: |generator| <ClusterQuota as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<ClusterQuota>(raw, |r| Ok(r.validate_cluster_quota()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -329,7 +329,7 @@ pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
 pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloudKv,
     name: "LogicalCloudKv",
-    schema: |generator| generator.subschema_for::<LogicalCloudKv>(),
+    schema: |generator| <LogicalCloudKv as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<LogicalCloudKv>(raw, |r| Ok(r.validate_kv()?))?;
         Ok((body, vec![typed.metadata.name]))

@@ -43,7 +43,7 @@ static CHECK_ENV: LazyLock<Arc<Env>> = LazyLock::new(environment);
 pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
     kind: Kind::StatusCollector,
     name: "StatusCollector",
-    schema: |generator| generator.subschema_for::<StatusCollector>(),
+    schema: |generator| <StatusCollector as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<StatusCollector>(raw, |collector| {
             collector
@@ -64,7 +64,7 @@ pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
 pub(crate) static STATUS_COLLECTION_INTENT: ResourceKind = ResourceKind {
     kind: Kind::StatusCollectionIntent,
     name: "StatusCollectionIntent",
-    schema: |generator| generator.subschema_for::<StatusCollectionIntent>(),
+    schema: |generator| <StatusCollectionIntent as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<StatusCollectionIntent>(raw, |intent| {
             intent

@@ -26,7 +26,7 @@ use crate::{ApiError, AppState};
 pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
     kind: Kind::StatusConfig,
     name: "StatusConfig",
-    schema: |generator| generator.subschema_for::<StatusConfig>(),
+    schema: |generator| <StatusConfig as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
         let (typed, body) = decode::<StatusConfig>(raw, |config| {
             config

@@ -314,16 +314,88 @@ pub(crate) fn status_operation(id: &str, summary: &str) -> Operation {
             "The status answer (or, with watch=true or Accept: text/event-stream, a stream of it)",
             Content::Json("StatusAnswer", status_answer_schema),
         )
+        .also(&[
+            ("StatusCounts", status_counts_schema),
+            ("AppStatus", app_status_schema),
+        ])
         .errors(&[
             (400, "A query parameter is invalid (named)"),
             (404, "It does not exist"),
         ])
 }
 
-/// A status answer: its shape depends on the query (seed 000 or EMCO 22.x, summary, all or detail).
-fn status_answer_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+/// Counts by status name (`{"Applied": 5, "Failed": 1}`); names with no count are left out.
+fn status_counts_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}})
+}
+
+/// One app of a status answer: its clusters, each with its resources.
+fn app_status_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
-        "description": "A status answer: seed 000's shape (hyphenated keys, state.Actions) with type=rsync or cluster, EMCO 22.x's (camelCase keys, states) with status=deployed or ready; with the rollout object while a progressive rollout runs."
+        "required": ["name"],
+        "properties": {
+            "name": {"type": "string"},
+            "clusters": {"type": "array", "items": {
+                "type": "object",
+                "properties": {
+                    "cluster-provider": {"type": "string"}, "clusterProvider": {"type": "string"},
+                    "cluster": {"type": "string"},
+                    "connectivity": {"type": "string"},
+                    "resources": {"type": "array", "items": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "GVK": {"type": "object", "properties": {"Group": {"type": "string"}, "Version": {"type": "string"}, "Kind": {"type": "string"}}}
+                    }}}
+                }
+            }}
+        }
+    })
+}
+
+/// A status answer: its shape depends on the query — seed 000's (hyphenated keys, `state.Actions`) with
+/// `type=rsync|cluster`, EMCO 22.x's (camelCase keys, `states`) with `status=deployed|ready`, a list with
+/// `apps`/`clusters`/`resources`. Every key any of them writes is here, typed; no other key is written.
+fn status_answer_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let state = generator.subschema_for::<emco_model::StateInfo>();
+    schemars::json_schema!({
+        "type": "object",
+        "description": "A status answer (seed 000 shape with type=rsync|cluster; EMCO 22.x shape with status=deployed|ready; a list with apps, clusters or resources).",
+        "properties": {
+            "project": {"type": "string"},
+            "composite-app-name": {"type": "string"},
+            "composite-app-version": {"type": "string"},
+            "composite-profile-name": {"type": "string"},
+            "compositeApp": {"type": "string"},
+            "compositeAppVersion": {"type": "string"},
+            "compositeProfile": {"type": "string"},
+            "name": {"type": "string", "description": "The DIG, logical cloud, or provider+cluster"},
+            "state": state,
+            "states": {
+                "type": "object",
+                "properties": {
+                    "statusctxid": {"type": "string"},
+                    "actions": {"type": "array", "items": {"type": "object", "properties": {
+                        "state": {"type": "string"}, "instance": {"type": "string"},
+                        "time": {"type": "string"}, "revision": {"type": "integer"}
+                    }}}
+                }
+            },
+            "status": {"type": "string", "description": "The context's status (seed shape)"},
+            "deployedStatus": {"type": "string"},
+            "readyStatus": {"type": "string", "enum": ["Ready", "NotReady"]},
+            "rsync-status": {"$ref": "#/components/schemas/StatusCounts"},
+            "cluster-status": {"$ref": "#/components/schemas/StatusCounts"},
+            "deployedCounts": {"$ref": "#/components/schemas/StatusCounts"},
+            "readyCounts": {"$ref": "#/components/schemas/StatusCounts"},
+            "rollout": {"type": "object", "description": "A progressive rollout's progress: state, batch, batches, clustersUpdated, clusters, failed, summary"},
+            "apps": {"type": "array", "description": "The apps with their clusters and resources; with apps, the app names", "items": {"anyOf": [{"$ref": "#/components/schemas/AppStatus"}, {"type": "string"}]}},
+            "cluster": {"type": "object", "description": "EMCO 22.x's network-intents answer: the one cluster ({} when none)"},
+            "clusters": {"type": "array", "description": "A logical cloud's clusters; with clusters, the clusters", "items": {"type": ["object", "string"]}},
+            "resources": {"type": "array", "description": "With resources, the resources", "items": {"type": ["object", "string"]}},
+            "resourcesByApp": {"type": "array", "items": {"type": "object"}},
+            "clustersByApp": {"type": "array", "items": {"type": "object"}},
+            "readiness": {"type": "object", "description": "The state object (seed 002), with readiness=true"}
+        },
+        "additionalProperties": false
     })
 }

@@ -194,7 +194,10 @@ impl StreamRequest {
                             return Err(ApiError::new(
                                 StatusCode::BAD_REQUEST,
                                 "InvalidQuery",
-                                format!("invalid query parameter 'watch': '{other}' is not true or false"),
+                                format!(
+                                    "invalid query parameter 'watch': '{}' is not true or false",
+                                    emco_model::shown(other)
+                                ),
                             ));
                         }
                     };
@@ -250,7 +253,12 @@ fn parse_event_id(text: &str, what: &str) -> Result<Option<i64>, ApiError> {
         .ok()
         .filter(|revision| *revision >= 0)
         .map(Some)
-        .ok_or_else(|| invalid_event_id(what, &format!("'{text}' is not a store revision")))
+        .ok_or_else(|| {
+            invalid_event_id(
+                what,
+                &format!("'{}' is not a store revision", emco_model::shown(text)),
+            )
+        })
 }
 
 fn invalid_event_id(what: &str, why: &str) -> ApiError {

@@ -213,3 +213,100 @@ async fn the_answers_of_the_onboarded_vfw_validate_against_their_schemas() {
     }
     assert!(checked >= 10, "only {checked} bodies checked");
 }
+
+#[test]
+fn api_md_is_the_document_rendered() {
+    let generated = emco_server::api_reference_markdown();
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/api.md");
+    if std::env::var_os("EMCO_WRITE_API_DOCS").is_some() {
+        std::fs::write(&path, &generated).unwrap();
+    }
+    let written = std::fs::read_to_string(&path).unwrap_or_default();
+    assert!(
+        written == generated,
+        "docs/api.md is not the document rendered: run EMCO_WRITE_API_DOCS=1 cargo test -p emco-server --test api api_md"
+    );
+    for needle in [
+        "### `POST /v2/projects`",
+        "createProject",
+        "## Schemas",
+        "### Error",
+        "PreconditionFailed",
+    ] {
+        assert!(generated.contains(needle), "{needle}");
+    }
+}
+
+#[tokio::test]
+async fn status_answers_of_every_shape_validate_against_the_status_schema() {
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    let doc = document(&api).await;
+    let validate = validator(&doc, "StatusAnswer");
+    // The seeds' golden answers.
+    let golden = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
+    let mut checked = 0;
+    for entry in std::fs::read_dir(golden).unwrap() {
+        let answer: Json = serde_json::from_slice(&std::fs::read(entry.unwrap().path()).unwrap()).unwrap();
+        if let Err(err) = validate.validate(&answer) {
+            panic!("a golden answer does not match StatusAnswer: {err}");
+        }
+        checked += 1;
+    }
+    // A DIG before and after instantiation, a cluster's network intents, a logical cloud: every query shape.
+    let queries = [
+        "",
+        "?type=cluster",
+        "?output=summary",
+        "?output=detail",
+        "?status=deployed",
+        "?status=ready",
+        "?status=ready&output=detail&readiness",
+        "?status=deployed&output=summary",
+        "?apps",
+        "?clusters",
+        "?resources",
+        "?status=ready&clusters",
+        "?readiness",
+        "?app=firewall&cluster=vfw-cluster-provider%2Bedge01",
+    ];
+    api.post(
+        "/v2/projects/testvfw/logical-clouds",
+        json!({"metadata": {"name": "lc1"}, "spec": {"level": "0"}}),
+    )
+    .await;
+    let subjects = [
+        format!("{DIG}/status"),
+        format!("{PROVIDER}/clusters/edge01/status"),
+        "/v2/projects/testvfw/logical-clouds/lc1/status".to_string(),
+    ];
+    for step in ["created", "instantiated"] {
+        if step == "instantiated" {
+            api.post_empty(&format!("{DIG}/approve"))
+                .await
+                .expect(StatusCode::ACCEPTED);
+            api.post_empty(&format!("{DIG}/instantiate"))
+                .await
+                .expect(StatusCode::ACCEPTED);
+        }
+        for subject in &subjects {
+            for query in queries {
+                let reply = api.get(&format!("{subject}{query}")).await;
+                if reply.status != StatusCode::OK {
+                    assert!(
+                        reply.status.is_client_error(),
+                        "{subject}{query}: {}",
+                        reply.status
+                    );
+                    continue;
+                }
+                let answer = reply.json();
+                if let Err(err) = validate.validate(&answer) {
+                    panic!("{step} {subject}{query}: {err}\n{answer}");
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked >= 40, "only {checked} answers checked");
+}

@@ -9,6 +9,7 @@ mod auth;
 mod browser;
 mod contract;
 mod conventions;
+mod fuzz;
 mod integrity;
 mod kubeconfig;
 mod lifecycles;

@@ -86,8 +86,16 @@ pub(crate) fn example(path: &str) -> std::path::PathBuf {
         .join(path)
 }
 
+/// The vFW chart of `app`, packed once per test binary.
 pub(crate) fn chart(app: &str) -> Vec<u8> {
-    pack_dir(&example(&format!("charts/{app}")))
+    static PACKED: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<String, Vec<u8>>>> =
+        std::sync::OnceLock::new();
+    let packed = PACKED.get_or_init(Default::default);
+    let mut packed = packed.lock().unwrap();
+    packed
+        .entry(app.to_string())
+        .or_insert_with(|| pack_dir(&example(&format!("charts/{app}"))))
+        .clone()
 }
 
 pub(crate) fn profile(app: &str) -> Vec<u8> {
