@@ -282,12 +282,7 @@ async fn status_answers_of_every_shape_validate_against_the_status_schema() {
     ];
     for step in ["created", "instantiated"] {
         if step == "instantiated" {
-            api.post_empty(&format!("{DIG}/approve"))
-                .await
-                .expect(StatusCode::ACCEPTED);
-            api.post_empty(&format!("{DIG}/instantiate"))
-                .await
-                .expect(StatusCode::ACCEPTED);
+            api.approve_and_instantiate_vfw().await;
         }
         for subject in &subjects {
             for query in queries {

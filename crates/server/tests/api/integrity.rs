@@ -224,12 +224,7 @@ async fn instantiate_still_refuses_a_cycle_stored_before_writes_were_checked() {
     api.delete(&format!("{}/after-packetgen", dependency_uri("sink")))
         .await
         .expect(StatusCode::NO_CONTENT);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_and_instantiate_vfw().await;
 }
 
 const DIG_NAME: &str = "testvfw/compositevfw/v1/vfw_deployment_intent_group";
@@ -264,12 +259,7 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
     )
     .await
     .expect(StatusCode::CREATED);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_and_instantiate_vfw().await;
     let contexts = AppContexts::new(api.store.clone());
     let context = contexts.ids().await.unwrap()[0];
     assert_eq!(
@@ -351,12 +341,7 @@ async fn what_a_live_deployment_stands_on_cannot_be_deleted_until_it_has_termina
 async fn a_failed_instantiation_still_holds_its_clusters() {
     let api = Api::new(Store::memory());
     api.onboard_vfw().await;
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_and_instantiate_vfw().await;
     let contexts = AppContexts::new(api.store.clone());
     let context = contexts.ids().await.unwrap()[0];
     // What was applied before the failure is still on the cluster.

@@ -574,12 +574,7 @@ async fn data_survives_a_restart() {
     {
         let api = Api::new(Store::open_redb(dir.path()).unwrap());
         api.onboard_vfw().await;
-        api.post_empty(&format!("{DIG}/approve"))
-            .await
-            .expect(StatusCode::ACCEPTED);
-        api.post_empty(&format!("{DIG}/instantiate"))
-            .await
-            .expect(StatusCode::ACCEPTED);
+        api.approve_and_instantiate_vfw().await;
     }
     // The first server's background tasks release the file as they notice it is gone; they run on this test's
     // one thread, so the open must not block it while it waits.

@@ -263,12 +263,7 @@ async fn a_dig_over_450_app_cluster_pairs_instantiates_on_an_etcd_with_default_l
     )
     .await
     .expect(StatusCode::OK);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_and_instantiate_vfw().await;
     let contexts = AppContexts::new(api.store.clone());
     let ids = contexts.ids().await.unwrap();
     assert_eq!(ids.len(), 1);

@@ -254,12 +254,7 @@ async fn answers_follow_the_lifecycle_and_every_write() {
     assert_eq!(emco22["states"]["statusctxid"], "");
     assert!(emco22.get("deployedStatus").is_none());
 
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    api.post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_and_instantiate_vfw().await;
     // Read-your-writes: the answer right after instantiate already has the new context.
     let summary = api
         .get(&format!("{STATUS}?output=summary"))

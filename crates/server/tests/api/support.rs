@@ -363,6 +363,16 @@ impl Api {
         }
     }
 
+    /// Approves and instantiates the onboarded vFW's DIG (both answered 202).
+    pub(crate) async fn approve_and_instantiate_vfw(&self) {
+        self.post_empty(&format!("{DIG}/approve"))
+            .await
+            .expect(StatusCode::ACCEPTED);
+        self.post_empty(&format!("{DIG}/instantiate"))
+            .await
+            .expect(StatusCode::ACCEPTED);
+    }
+
     pub(crate) async fn states(&self) -> Vec<String> {
         let (state, _) = emco_appcontext::Catalog::new(self.store.clone())
             .state(&emco_appcontext::ResourcePath::new(
