@@ -105,6 +105,9 @@ pub struct ClusterConfig {
     /// Serve plain HTTP (kubeconfigs carry the admin token) instead of HTTPS with a CA of its own and client
     /// certificates.
     pub insecure_http: bool,
+    /// How many changes the store's change feed keeps for a lagging subscriber (a controller loop or a watch);
+    /// one that falls further behind resyncs from the store. Small values exercise that path in tests.
+    pub change_feed_capacity: usize,
 }
 
 impl ClusterConfig {
@@ -117,6 +120,7 @@ impl ClusterConfig {
             timing: Timing::default(),
             node_labels: std::collections::BTreeMap::new(),
             insecure_http: false,
+            change_feed_capacity: crate::store::DEFAULT_CHANGE_FEED_CAPACITY,
         }
     }
 
@@ -156,10 +160,11 @@ impl ClusterShared {
         initial_revision: u64,
         authority: Option<crate::tls::ClusterAuthority>,
     ) -> Arc<Self> {
+        let store = Store::with_change_feed(initial_revision, config.change_feed_capacity);
         Arc::new(Self {
             name: config.name.clone(),
             config,
-            store: Mutex::new(Store::new(initial_revision)),
+            store: Mutex::new(store),
             faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
             writes: std::sync::atomic::AtomicU64::new(0),

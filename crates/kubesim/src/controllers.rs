@@ -412,9 +412,14 @@ pub async fn run(cluster: Arc<ClusterShared>) {
                 effects.apply(&mut timers, &mut sequence, &mut blocked, &mut dirty);
             }
         }
-        // Drain what else is already waiting, so a burst becomes one batch.
-        while let Ok(change) = changes.try_recv() {
-            keys_for(&change, &mut dirty);
+        // Drain what else is already waiting, so a burst becomes one batch. A lag here (the broadcast overflowed
+        // while the controllers worked) loses changes just as in `recv`: resync from the store then too.
+        loop {
+            match changes.try_recv() {
+                Ok(change) => keys_for(&change, &mut dirty),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => resync(&cluster, &mut dirty),
+                Err(broadcast::error::TryRecvError::Empty | broadcast::error::TryRecvError::Closed) => break,
+            }
         }
     }
 }

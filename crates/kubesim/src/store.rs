@@ -19,10 +19,11 @@ use crate::patch;
 
 /// How many changes the log keeps for watches that resume from a revision.
 pub const LOG_CAPACITY: usize = 10_000;
-/// How many live changes a watch may fall behind before it is ended with an ERROR 410 (the client relists).
-/// The channel allocates its slots up front, so this is most of an idle cluster's memory: 1,024 slots keep an
-/// idle cluster near 80 KiB while covering a burst of a thousand changes.
-const BROADCAST_CAPACITY: usize = 1024;
+/// How many live changes a subscriber of the change feed may fall behind (by default, see
+/// [`Store::with_change_feed`]) before a watch is ended with an ERROR 410 (the client relists) and a controller
+/// loop resyncs from the store. The channel allocates its slots up front, so this is most of an idle cluster's
+/// memory: 1,024 slots keep an idle cluster near 80 KiB while covering a burst of a thousand changes.
+pub const DEFAULT_CHANGE_FEED_CAPACITY: usize = 1024;
 
 /// What a change did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,7 +157,14 @@ impl Store {
     /// An empty store whose first write gets `initial_revision + 1`.
     #[must_use]
     pub fn new(initial_revision: u64) -> Self {
-        let (sender, _) = broadcast::channel(BROADCAST_CAPACITY);
+        Self::with_change_feed(initial_revision, DEFAULT_CHANGE_FEED_CAPACITY)
+    }
+
+    /// An empty store whose change feed (the broadcast controllers and watches follow) keeps `capacity` changes
+    /// for a subscriber that lags; one that falls further behind resyncs from the store.
+    #[must_use]
+    pub fn with_change_feed(initial_revision: u64, capacity: usize) -> Self {
+        let (sender, _) = broadcast::channel(capacity.max(1));
         Self {
             revision: initial_revision,
             catalog: Catalog::new(),

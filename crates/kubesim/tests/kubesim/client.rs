@@ -590,3 +590,49 @@ async fn injected_errors_carry_retry_after_and_every_request_is_logged() {
     configmaps.get("counted").await.unwrap();
     assert_eq!(edge01.writes(), writes + 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn controllers_that_fall_behind_the_change_feed_resync_and_lose_nothing() {
+    // A change feed of 2 slots: the controllers lag behind it at every burst, so each lost change must be made
+    // up by a resync from the store, or the Deployment's status stays short of its pods.
+    let mut config = kubesim::ClusterConfig::new("edge01");
+    config.change_feed_capacity = 2;
+    let sim = Simulator::start(vec![config]).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    let deployments: Api<Deployment> = Api::namespaced(client.clone(), "default");
+    for name in ["lag-a", "lag-b", "lag-c"] {
+        let deployment: Deployment = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"replicas": 40, "selector": {"matchLabels": {"app": name}},
+                     "template": {"metadata": {"labels": {"app": name}}, "spec": {"containers": [{"name": "app", "image": "nginx:1.27"}]}}}
+        }))
+        .unwrap();
+        deployments
+            .create(&PostParams::default(), &deployment)
+            .await
+            .unwrap();
+    }
+    // Polled, not watched: a watch on so small a feed is itself ended with 410 at every burst.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    for name in ["lag-a", "lag-b", "lag-c"] {
+        loop {
+            let status = deployments.get(name).await.unwrap().status.unwrap_or_default();
+            if (
+                status.ready_replicas,
+                status.available_replicas,
+                status.updated_replicas,
+            ) == (Some(40), Some(40), Some(40))
+            {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{name} stays short: {status:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let running = pods.list(&ListParams::default()).await.unwrap();
+    assert_eq!(running.items.len(), 120);
+}
