@@ -2,7 +2,8 @@
 //! user): the cluster's kubeconfig with the user's client certificate); the API resource of each kind a
 //! cluster serves, discovered once per cluster; the ResourceBundleState CRD, installed once per cluster.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -33,7 +34,9 @@ pub(crate) struct Clients {
     /// Per cluster: the kubeconfig the client was built from and the client.
     clients: Mutex<HashMap<String, (Vec<u8>, kube::Client)>>,
     kinds: Mutex<HashMap<(String, GroupVersionKind), Resolved>>,
-    bundles_installed: Mutex<HashSet<String>>,
+    /// Per cluster: whether this process installed the ResourceBundleState CRD there. One cell per cluster, so
+    /// the apps of a context applied concurrently install it once (the others wait for the first).
+    bundles_installed: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<()>>>>,
 }
 
 /// The app of a logical cloud's context that holds its user's certificate request on each cluster.
@@ -60,7 +63,7 @@ impl Clients {
             config,
             clients: Mutex::new(HashMap::new()),
             kinds: Mutex::new(HashMap::new()),
-            bundles_installed: Mutex::new(HashSet::new()),
+            bundles_installed: Mutex::new(HashMap::new()),
         }
     }
 
@@ -141,9 +144,21 @@ impl Clients {
         let client = self
             .build(cluster, kubeconfig, &KubeConfigOptions::default(), watching)
             .await?;
-        lock(&self.clients).insert(cache_key, (bytes, client.clone()));
-        lock(&self.kinds).retain(|(c, _), _| c != cluster);
-        lock(&self.bundles_installed).remove(cluster);
+        // What was learned about the cluster (its kinds, the CRD installed) holds until its kubeconfig changes:
+        // building the other client of the same kubeconfig (watching or applying) keeps it, or the CRD would be
+        // installed again by every app applied while the watcher starts.
+        let changed = {
+            let mut clients = lock(&self.clients);
+            let changed = [cluster.to_string(), format!("watch:{cluster}")]
+                .iter()
+                .any(|key| clients.get(key).is_some_and(|(stored, _)| *stored != bytes));
+            clients.insert(cache_key, (bytes, client.clone()));
+            changed
+        };
+        if changed {
+            lock(&self.kinds).retain(|(c, _), _| c != cluster);
+            lock(&self.bundles_installed).remove(cluster);
+        }
         Ok(client)
     }
 
@@ -288,22 +303,28 @@ impl Clients {
         cluster: &str,
         client: &kube::Client,
     ) -> Result<(), SyncError> {
-        if lock(&self.bundles_installed).contains(cluster) {
-            return Ok(());
-        }
-        let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
-        let resolved = self.resolve(cluster, client, &gvk).await?;
-        let api: Api<DynamicObject> = Api::all_with(client.clone(), &resolved.resource);
-        let params = PatchParams::apply(&self.config.field_manager).force();
-        api.patch(
-            emco_k8s::RBS_CRD_NAME,
-            &params,
-            &Patch::Apply(emco_k8s::rbs_crd()),
-        )
+        let cell = Arc::clone(
+            lock(&self.bundles_installed)
+                .entry(cluster.to_string())
+                .or_default(),
+        );
+        // A failed installation leaves the cell empty: the next call tries again.
+        cell.get_or_try_init(|| async {
+            let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+            let resolved = self.resolve(cluster, client, &gvk).await?;
+            let api: Api<DynamicObject> = Api::all_with(client.clone(), &resolved.resource);
+            let params = PatchParams::apply(&self.config.field_manager).force();
+            api.patch(
+                emco_k8s::RBS_CRD_NAME,
+                &params,
+                &Patch::Apply(emco_k8s::rbs_crd()),
+            )
+            .await?;
+            crate::apply::wait_established(&api, emco_k8s::RBS_CRD_NAME, self.config.crd_timeout).await?;
+            self.forget_kinds(cluster);
+            Ok::<(), SyncError>(())
+        })
         .await?;
-        crate::apply::wait_established(&api, emco_k8s::RBS_CRD_NAME, self.config.crd_timeout).await?;
-        self.forget_kinds(cluster);
-        lock(&self.bundles_installed).insert(cluster.to_string());
         Ok(())
     }
 }

@@ -18,7 +18,7 @@ fn label(metadata: &mut Json, value: &str) {
 /// A copy of `manifest` carrying `emco/deployment-id: <value>` on the object and its pod templates, and the
 /// namespace `namespace` when it is namespaced and names none.
 #[must_use]
-pub(crate) fn prepare(manifest: &Json, value: &str, namespace: Option<&str>) -> Json {
+pub fn prepare(manifest: &Json, value: &str, namespace: Option<&str>) -> Json {
     let mut object = manifest.clone();
     label(&mut object["metadata"], value);
     if let Some(ns) = namespace

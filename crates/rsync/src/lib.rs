@@ -20,7 +20,7 @@ mod clients;
 mod config;
 mod engine;
 mod error;
-mod labels;
+pub mod labels;
 mod ownership;
 mod retry_after;
 mod rollout;

@@ -9,6 +9,9 @@
 #![allow(clippy::unwrap_used)]
 
 mod auth;
+#[path = "../../benches/common/bench_apps.rs"]
+#[allow(dead_code)]
+mod bench_apps;
 mod browser;
 mod cluster_status;
 mod combined_status;
@@ -25,6 +28,9 @@ mod readiness;
 mod replicas;
 mod rollouts;
 mod rsync;
+mod scale;
+#[path = "../../benches/common/scale_harness.rs"]
+mod scale_harness;
 mod stale_status;
 mod status_configs;
 mod streams;

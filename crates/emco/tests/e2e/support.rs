@@ -679,6 +679,11 @@ impl KubesimProcess {
 
 #[allow(dead_code)] // used by the benchmarks, which include this file
 impl KubesimProcess {
+    /// The process id (to read its memory from /proc).
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id().unwrap_or(0)
+    }
+
     /// Panics with its log when the process has ended.
     pub(crate) fn assert_running(&mut self) {
         if let Some(status) = self.child.try_wait().unwrap() {

@@ -1,0 +1,303 @@
+//! The scale harness (run by `cargo bench -p emco --bench scale`, and on 50 clusters by the e2e tests): N
+//! simulated clusters (kubesim in its own process), the bench composite app (3 apps × 10 objects) instantiated by
+//! `emco serve` in its own process (redb), and, in the same run, the reference — a raw kube-rs client applying
+//! exactly the objects emco applies (the ResourceBundleState CRD, every app's rendered and labelled objects, one
+//! ResourceBundleState per app) to N fresh clusters with rsync's concurrency. The writes that reached the clusters
+//! are counted by kubesim for both, so the two are seen to apply the same. Then the status query through HTTP
+//! (summary, all, detail: p50/p99 and answer size), emco's and kubesim's memory (RSS) and emco's CPU while idle,
+//! and a cold restart (SIGKILL, start on the same store: time until the status of everything is served again).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::bench_apps::{APPS, chart, dig, onboard};
+use crate::support::{Http, KubesimProcess, ServeProcess};
+use emco_rsync::RsyncConfig;
+use futures::StreamExt;
+use kube::api::{Api, DynamicObject, Patch, PatchParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::Value as Json;
+
+/// Samples per status query shape.
+const STATUS_SAMPLES: usize = 40;
+
+/// RSS in MiB of process `pid`.
+fn rss_mib(pid: u32) -> f64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|kib| kib.parse::<f64>().ok())
+        .map_or(0.0, |kib| kib / 1024.0)
+}
+
+/// CPU seconds (user + system) process `pid` used so far.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let ticks = fields.get(11).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0)
+        + fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
+    ticks / 100.0
+}
+
+async fn total_writes(admin: &Http) -> u64 {
+    let clusters = admin.get("/clusters").await.expect(200).json();
+    clusters
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cluster| cluster["writes"].as_u64().unwrap_or(0))
+        .sum()
+}
+
+/// What rsync applies to one cluster for the DIG `version` in context `context`: the CRD, then per app its
+/// labelled objects and its ResourceBundleState.
+fn objects_of_one_cluster(version: &str, context: &str) -> Vec<Json> {
+    let mut objects = vec![emco_k8s::rbs_crd()];
+    for app in APPS {
+        let files = emco_helm::archive::read_tgz(&chart(app)).unwrap();
+        let loaded = emco_helm::charts::load_files(files).unwrap();
+        let release = emco_helm::render::Release {
+            name: version.to_string(),
+            namespace: "default".to_string(),
+        };
+        let label = format!("{context}-{app}");
+        for manifest in emco_helm::render::render_chart(&loaded, &serde_json::json!({}), &release).unwrap() {
+            objects.push(emco_rsync::labels::prepare(
+                &manifest.object,
+                &label,
+                Some("default"),
+            ));
+        }
+        objects.push(emco_k8s::rbs_object(&label, "default"));
+    }
+    objects
+}
+
+fn api_resource(object: &Json) -> (ApiResource, bool) {
+    let api_version = object["apiVersion"].as_str().unwrap();
+    let (group, version) = api_version.split_once('/').unwrap_or(("", api_version));
+    let kind = object["kind"].as_str().unwrap();
+    let plural = match kind {
+        "CustomResourceDefinition" => "customresourcedefinitions".to_string(),
+        "ResourceBundleState" => emco_k8s::RBS_PLURAL.to_string(),
+        other => format!("{}s", other.to_lowercase()),
+    };
+    let namespaced = kind != "CustomResourceDefinition";
+    (
+        ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), &plural),
+        namespaced,
+    )
+}
+
+/// The reference: a raw client applies `objects` to every cluster, clusters in parallel up to `concurrency`.
+async fn reference(
+    kubeconfigs: &[(String, String)],
+    objects: Arc<Vec<Json>>,
+    concurrency: usize,
+) -> Duration {
+    let started = Instant::now();
+    futures::stream::iter(kubeconfigs.to_vec())
+        .map(|(_, kubeconfig)| {
+            let objects = objects.clone();
+            async move {
+                let kubeconfig = kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap();
+                let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                    .await
+                    .unwrap();
+                config.default_retry = false;
+                let client = kube::Client::try_from(config).unwrap();
+                for object in objects.iter() {
+                    let (resource, namespaced) = api_resource(object);
+                    let api: Api<DynamicObject> = if namespaced {
+                        Api::namespaced_with(client.clone(), "default", &resource)
+                    } else {
+                        Api::all_with(client.clone(), &resource)
+                    };
+                    let name = object["metadata"]["name"].as_str().unwrap();
+                    api.patch(
+                        name,
+                        &PatchParams::apply("reference").force(),
+                        &Patch::Apply(object),
+                    )
+                    .await
+                    .unwrap();
+                }
+            }
+        })
+        .buffer_unordered(concurrency)
+        .for_each(|()| async {})
+        .await;
+    started.elapsed()
+}
+
+async fn wait_for(http: &Http, url: &str, done: impl Fn(&Json) -> bool) -> Json {
+    loop {
+        let reply = http.get(url).await;
+        if reply.status == 200 {
+            let answer = reply.json();
+            if done(&answer) {
+                return answer;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// p50 and p99 latency and the answer's size of `STATUS_SAMPLES` GETs of `url`.
+async fn latency(http: &Http, url: &str) -> (Duration, Duration, usize) {
+    let mut samples = Vec::with_capacity(STATUS_SAMPLES);
+    let mut size = 0;
+    for _ in 0..STATUS_SAMPLES {
+        let started = Instant::now();
+        let reply = http.get(url).await.expect(200);
+        samples.push(started.elapsed());
+        size = reply.body.len();
+    }
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    (at(0.5), at(0.99), size)
+}
+
+fn ms(duration: Duration) -> String {
+    format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
+}
+
+/// What a run measured.
+pub(crate) struct Report {
+    /// The table's rows: what, and the figure.
+    pub(crate) rows: Vec<(String, String)>,
+    /// Writes that reached the reference's clusters.
+    pub(crate) reference_writes: u64,
+    /// Writes emco's instantiation made.
+    pub(crate) emco_writes: u64,
+    /// The summary status answer after the instantiation.
+    pub(crate) done: Json,
+}
+
+/// Runs the harness on `clusters` clusters, measuring idle CPU over `idle_window`.
+pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
+    let concurrency = RsyncConfig::default().concurrency;
+    let mut rows: Vec<(String, String)> = Vec::new();
+
+    // The reference on clusters of its own, so that emco's clusters start as fresh as the reference's did.
+    let reference_sim = KubesimProcess::start(clusters).await;
+    let objects = Arc::new(objects_of_one_cluster("dig", "1"));
+    let per_cluster = objects.len();
+    let reference_time = reference(&reference_sim.kubeconfigs, objects, concurrency).await;
+    let reference_writes = total_writes(&reference_sim.admin).await;
+    drop(reference_sim);
+    let total = (clusters * per_cluster) as f64;
+    let reference_rate = total / reference_time.as_secs_f64();
+
+    let kubesim = KubesimProcess::start(clusters).await;
+    let kubesim_rss_idle = rss_mib(kubesim.pid());
+    let data = tempfile::tempdir().unwrap();
+    let store = ["--data-dir", data.path().to_str().unwrap()];
+    let emco = ServeProcess::start_on(&store, &[], None).await;
+    let http = Http {
+        address: emco.address(),
+    };
+    onboard(&http, &kubesim.kubeconfigs, |_| "edge".into(), &[("dig", "edge")]).await;
+    let rss_onboarded = rss_mib(emco.pid());
+    let writes_before = total_writes(&kubesim.admin).await;
+    let started = Instant::now();
+    http.post_empty(&format!("{}/instantiate", dig("dig")))
+        .await
+        .expect(202);
+    let summary_url = format!("{}/status?output=summary", dig("dig"));
+    let done = wait_for(&http, &summary_url, |answer| answer["status"] != "Instantiating").await;
+    let instantiate_time = started.elapsed();
+    let emco_writes = total_writes(&kubesim.admin).await - writes_before;
+    let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
+    rows.push((
+        "clusters × objects per cluster".into(),
+        format!("{clusters} × {per_cluster}"),
+    ));
+    rows.push((
+        "reference: raw kube-rs client, same objects".into(),
+        format!(
+            "{:.2} s, {reference_rate:.0} objects/s ({reference_writes} writes)",
+            reference_time.as_secs_f64()
+        ),
+    ));
+    rows.push((
+        "emco: instantiate until the status says so".into(),
+        format!(
+            "{:.2} s, {emco_rate:.0} objects/s ({emco_writes} writes; {}; {})",
+            instantiate_time.as_secs_f64(),
+            done["status"],
+            done["rsync-status"]
+        ),
+    ));
+    rows.push((
+        "emco rate / reference rate".into(),
+        format!("{:.2}", emco_rate / reference_rate),
+    ));
+
+    // The status query through HTTP.
+    for (shape, query) in [
+        ("summary", "?output=summary"),
+        ("all", "?output=all"),
+        ("detail", "?output=detail"),
+        ("ready (EMCO 22.x, all)", "?status=ready"),
+    ] {
+        let (p50, p99, size) = latency(&http, &format!("{}/status{query}", dig("dig"))).await;
+        rows.push((
+            format!("status {shape}: p50 / p99, answer"),
+            format!("{} / {}, {:.1} KiB", ms(p50), ms(p99), size as f64 / 1024.0),
+        ));
+    }
+
+    // Memory and idle CPU.
+    let resources = clusters * APPS.len() * 10;
+    let rss = rss_mib(emco.pid());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let (cpu_before, wall) = (cpu_seconds(emco.pid()), Instant::now());
+    tokio::time::sleep(idle_window).await;
+    let idle_cpu = (cpu_seconds(emco.pid()) - cpu_before) / wall.elapsed().as_secs_f64();
+    rows.push((
+        "emco RSS: onboarded / instantiated".into(),
+        format!(
+            "{rss_onboarded:.0} MiB / {rss:.0} MiB ({:.2} KiB per resource over the onboarded)",
+            (rss - rss_onboarded) * 1024.0 / resources as f64
+        ),
+    ));
+    rows.push((
+        format!(
+            "emco CPU, idle with everything instantiated ({} s)",
+            idle_window.as_secs()
+        ),
+        format!("{:.1}% of a core", idle_cpu * 100.0),
+    ));
+    rows.push((
+        "kubesim RSS: started / with everything applied".into(),
+        format!("{kubesim_rss_idle:.0} MiB / {:.0} MiB", rss_mib(kubesim.pid())),
+    ));
+
+    // Cold restart: SIGKILL, start on the same store and port, until the status of everything is served.
+    let port = emco.kill().await;
+    let started = Instant::now();
+    let restarted = ServeProcess::start_at(port, &store, &[], None).await;
+    let all_url = format!("{}/status?output=summary", dig("dig"));
+    let expected = done["rsync-status"].clone();
+    wait_for(&http, &all_url, |answer| answer["rsync-status"] == expected).await;
+    rows.push((
+        "cold restart until the status of everything is served".into(),
+        format!("{:.2} s", started.elapsed().as_secs_f64()),
+    ));
+    drop(restarted);
+
+    Report {
+        rows,
+        reference_writes,
+        emco_writes,
+        done,
+    }
+}

@@ -1,0 +1,29 @@
+//! The scale harness (`cargo bench -p emco --bench scale`) on 50 clusters: the reference and emco apply the same
+//! objects (the same number of writes reach the clusters), everything is instantiated, every measurement is taken,
+//! and a cold restart serves the status again.
+
+use std::time::Duration;
+
+use crate::scale_harness;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scale_harness_runs_on_fifty_clusters() {
+    let report = scale_harness::run(50, Duration::from_secs(1)).await;
+    assert_eq!(report.done["status"], "Instantiated", "{}", report.done);
+    assert_eq!(report.done["rsync-status"]["Applied"], 50 * 30, "{}", report.done);
+    // The CRD, 30 objects and 3 ResourceBundleStates per cluster, on both sides.
+    assert_eq!(report.reference_writes, 50 * 34);
+    assert_eq!(
+        report.emco_writes, report.reference_writes,
+        "emco applies what the reference applies"
+    );
+    let rows: Vec<&str> = report.rows.iter().map(|(what, _)| what.as_str()).collect();
+    for needed in [
+        "emco rate / reference rate",
+        "status all: p50 / p99, answer",
+        "emco RSS: onboarded / instantiated",
+        "cold restart until the status of everything is served",
+    ] {
+        assert!(rows.contains(&needed), "{needed} missing from {rows:?}");
+    }
+}
