@@ -36,6 +36,9 @@ const CLAIM_POLL: Duration = Duration::from_secs(1);
 /// With replicas: how often the replica watching a cluster checks whether rendezvous hashing prefers another live
 /// replica for it (which then takes it over).
 const REBALANCE_CHECK: Duration = Duration::from_secs(5);
+/// With replicas: how long a replica that handed a cluster's watcher over waits before it would claim it back, so
+/// that the preferred replica — which polls every [`CLAIM_POLL`], later still on a loaded machine — takes it.
+const HANDOVER_GRACE: Duration = Duration::from_secs(5);
 
 /// Splits a bundle label into its context and app (at the first `-`: app names may contain `-`).
 pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
@@ -143,6 +146,8 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     // The live replicas when this watcher last handed the cluster to the one preferred for it: if that one did not
     // take it and it came back here, it stays here until the replicas change.
     let mut handed_over_among: Option<BTreeSet<String>> = None;
+    // Whether the inner loop below ended by handing the cluster over (then the pause is the grace).
+    let mut handed_over = false;
     loop {
         let owned = engine
             .upgrade()
@@ -185,6 +190,7 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                         }
                         handed_over_among = Some(live);
                         fence = None;
+                        handed_over = true;
                         break;
                     }
                     continue;
@@ -210,7 +216,12 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                 }
             }
         }
-        tokio::time::sleep(RESTART_PAUSE).await;
+        let pause = if std::mem::take(&mut handed_over) {
+            HANDOVER_GRACE
+        } else {
+            RESTART_PAUSE
+        };
+        tokio::time::sleep(pause).await;
     }
 }
 

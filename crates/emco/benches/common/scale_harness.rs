@@ -255,6 +255,22 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
         ));
     }
 
+    // The `output=all` answer gzip-compressed, as a client that accepts it receives it.
+    let zipped = http
+        .request_with(
+            "GET",
+            &format!("{}/status?output=all", dig("dig")),
+            &[("Accept-Encoding", "gzip")],
+            b"",
+        )
+        .await
+        .expect(200);
+    assert_eq!(zipped.header("content-encoding").as_deref(), Some("gzip"));
+    rows.push((
+        "status all, gzip-compressed (Accept-Encoding: gzip)".into(),
+        format!("{:.1} KiB", zipped.body.len() as f64 / 1024.0),
+    ));
+
     // Memory and idle CPU.
     let resources = clusters * APPS.len() * 10;
     let rss = rss_mib(emco.pid());

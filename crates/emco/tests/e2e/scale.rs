@@ -21,6 +21,7 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
     for needed in [
         "emco rate / reference rate",
         "status all: p50 / p99, answer",
+        "status all, gzip-compressed (Accept-Encoding: gzip)",
         "emco RSS: onboarded / instantiated",
         "cold restart until the status of everything is served",
     ] {

@@ -295,3 +295,34 @@ async fn a_cluster_with_its_kubeconfig_has_an_etag_too() {
     .await
     .expect(StatusCode::NO_CONTENT);
 }
+
+#[tokio::test]
+async fn answers_are_gzipped_when_the_client_accepts_it_but_streams_are_not() {
+    use std::io::Read as _;
+    use tower::ServiceExt as _;
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    let url = format!("{DIG}/status?output=all");
+    let plain = api.get(&url).await.expect(StatusCode::OK);
+    assert!(plain.headers.get("content-encoding").is_none());
+    let zipped = api
+        .request(Method::GET, &url, &[("accept-encoding", "gzip")], Vec::new())
+        .await
+        .expect(StatusCode::OK);
+    assert_eq!(zipped.headers["content-encoding"], "gzip");
+    let mut unzipped = Vec::new();
+    flate2::read::GzDecoder::new(&zipped.bytes[..])
+        .read_to_end(&mut unzipped)
+        .unwrap();
+    assert_eq!(unzipped, plain.bytes.to_vec());
+    // An event stream: its headers come at once, uncompressed (the body never ends, so it is not read).
+    let request = axum::http::Request::builder()
+        .uri(format!("{DIG}/status?watch=true"))
+        .header("accept-encoding", "gzip")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = api.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert!(response.headers().get("content-encoding").is_none());
+}
