@@ -8,7 +8,8 @@
 //! everything is served again). Prints one Markdown table.
 //!
 //! Run with `cargo bench -p emco --bench scale` (`SCALE_CLUSTERS=3000` for another size; 1,000 by default); the
-//! harness itself is `common/scale_harness.rs`.
+//! harness itself is `common/scale_harness.rs`. `SCALE_PROFILE=perf.data` samples emco's process with `perf record`
+//! while it instantiates (`perf report -i perf.data --no-children` shows where the time goes).
 
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]

@@ -207,6 +207,26 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
     onboard(&http, &kubesim.kubeconfigs, |_| "edge".into(), &[("dig", "edge")]).await;
     let rss_onboarded = rss_mib(emco.pid());
     let writes_before = total_writes(&kubesim.admin).await;
+    // `SCALE_PROFILE=FILE`: perf samples emco's process (software clock, call graphs) while it instantiates.
+    let profiler = std::env::var("SCALE_PROFILE").ok().map(|file| {
+        std::process::Command::new("perf")
+            .args([
+                "record",
+                "-e",
+                "cpu-clock",
+                "-F",
+                "499",
+                "-g",
+                "-o",
+                &file,
+                "-p",
+                &emco.pid().to_string(),
+            ])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    });
     let started = Instant::now();
     http.post_empty(&format!("{}/instantiate", dig("dig")))
         .await
@@ -214,6 +234,13 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
     let summary_url = format!("{}/status?output=summary", dig("dig"));
     let done = wait_for(&http, &summary_url, |answer| answer["status"] != "Instantiating").await;
     let instantiate_time = started.elapsed();
+    if let Some(mut profiler) = profiler {
+        // perf writes its file on SIGINT.
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &profiler.id().to_string()])
+            .status();
+        let _ = profiler.wait();
+    }
     let emco_writes = total_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
     rows.push((
