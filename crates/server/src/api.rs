@@ -20,7 +20,7 @@ mod stream;
 mod strict_json;
 mod ui;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use axum::Router;
 use axum::body::Bytes;
@@ -52,12 +52,8 @@ const LOGICAL_CLOUD: &str = "/v2/projects/{project}/logical-clouds/{logical_clou
 /// Every route of the API, with the layers every request passes; the API document is built from the same table.
 pub(crate) fn router(state: AppState) -> Router {
     let max_body = state.config().max_body_bytes;
-    let published: Arc<OnceLock<Published>> = Arc::new(OnceLock::new());
-    let endpoints = endpoints(&published);
-    let document = contract::document(&endpoints, state.config().token_auth.is_some());
-    let _ = published.set(Published::of(&document));
     let mut router = Router::new();
-    for endpoint in endpoints {
+    for endpoint in endpoints(state.config().token_auth.is_some()) {
         router = router.route(&endpoint.path, endpoint.handler);
     }
     router
@@ -100,10 +96,16 @@ impl Published {
     }
 }
 
+/// The served document of a server with (`auth`) or without bearer tokens: the same for every server of the
+/// process, so it is built once, by the first request for it, never when a router is built.
+fn published(auth: bool) -> &'static Published {
+    static PUBLISHED: [OnceLock<Published>; 2] = [OnceLock::new(), OnceLock::new()];
+    PUBLISHED[usize::from(auth)].get_or_init(|| Published::of(&document(auth)))
+}
+
 /// The API document: every route, described (`auth`: as a server with bearer tokens on describes itself).
 pub(crate) fn document(auth: bool) -> serde_json::Value {
-    let published = Arc::new(OnceLock::new());
-    contract::document(&endpoints(&published), auth)
+    contract::document(&endpoints(auth), auth)
 }
 
 /// The API document as a page to read (`docs/api.md`).
@@ -111,8 +113,9 @@ pub(crate) fn markdown() -> String {
     contract::markdown(&document(false))
 }
 
-/// The route table: every path, its handler and its operations, described.
-fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
+/// The route table: every path, its handler and its operations, described (`auth`: of a server with bearer tokens
+/// on, whose document says so).
+fn endpoints(auth: bool) -> Vec<Endpoint> {
     use lifecycle_routes::{
         approve, instantiate, lifecycle_operation, migrate, resume, rollback, stop, terminate, update,
         update_dig,
@@ -142,8 +145,6 @@ fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
     let lifecycle = |path: String, handler, id: &str, summary: &str, tag| {
         Endpoint::new(path, handler, vec![lifecycle_operation(id, summary, tag)])
     };
-    let json_document = Arc::clone(published);
-    let yaml_document = Arc::clone(published);
     vec![
         collection("/v2/controllers", &CONTROLLER, controllers),
         item("/v2/controllers/{controller}", &CONTROLLER, controllers),
@@ -460,9 +461,11 @@ fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
         ),
         Endpoint::new(
             contract::OPENAPI_JSON_PATH,
-            get(move || {
-                let document = json_document.get().map(|p| p.json.clone()).unwrap_or_default();
-                async move { ([(header::CONTENT_TYPE, "application/json")], document) }
+            get(move || async move {
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    published(auth).json.clone(),
+                )
             }),
             vec![
                 Operation::get("getOpenApiJson", operations, "This document, as JSON").answer(
@@ -474,9 +477,11 @@ fn endpoints(published: &Arc<OnceLock<Published>>) -> Vec<Endpoint> {
         ),
         Endpoint::new(
             contract::OPENAPI_YAML_PATH,
-            get(move || {
-                let document = yaml_document.get().map(|p| p.yaml.clone()).unwrap_or_default();
-                async move { ([(header::CONTENT_TYPE, "application/yaml")], document) }
+            get(move || async move {
+                (
+                    [(header::CONTENT_TYPE, "application/yaml")],
+                    published(auth).yaml.clone(),
+                )
             }),
             vec![
                 Operation::get("getOpenApiYaml", operations, "This document, as YAML").answer(
