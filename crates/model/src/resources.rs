@@ -107,10 +107,13 @@ pub(crate) fn not_allowed(field: &str, value: &str, allowed: impl Into<String>) 
 /// The common metadata block.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// `name` defaults to empty when decoding (so its absence is refused naming it), but the API requires it: the API
+// document says so.
+#[schemars(extend("required" = ["name"]))]
 pub struct Metadata {
     /// Required; EMCO's name rule.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub name: String,
     /// Free text, at most 1024 characters.
     #[serde(default)]

@@ -134,6 +134,8 @@ fn default_limit() -> u32 {
 
 /// A status collector: `{"metadata":{"name"},"spec":{…}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// A body without metadata (so without a name) is refused: the API document says it is required.
+#[schemars(extend("required" = ["metadata"]))]
 pub struct StatusCollector {
     /// Name and free text.
     #[serde(default)]
@@ -318,6 +320,8 @@ pub struct StatusCollectionIntentSpec {
 
 /// A status collection intent: `{"metadata":{"name"},"spec":{…}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// A body without metadata (so without a name) is refused: the API document says it is required.
+#[schemars(extend("required" = ["metadata"]))]
 pub struct StatusCollectionIntent {
     /// Name and free text.
     #[serde(default)]

@@ -118,6 +118,8 @@ pub struct StatusConfigSpec {
 
 /// A status config: `{"metadata":{"name"},"spec":{…}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+// A body without metadata (so without a name) is refused: the API document says it is required.
+#[schemars(extend("required" = ["metadata"]))]
 pub struct StatusConfig {
     /// Name and free text.
     #[serde(default)]
