@@ -106,7 +106,8 @@ macro_rules! string_enum {
                 match s {
                     $(stringify!($variant) => Ok($name::$variant),)+
                     other => Err(format!(
-                        "'{other}' is not one of {}",
+                        "'{}' is not one of {}",
+                        $crate::names::shown(other),
                         [$(stringify!($variant)),+].join(", ")
                     )),
                 }

@@ -7,7 +7,12 @@ pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let text = text.trim();
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (number, unit) = text.split_at(split);
-    let bad = || format!("'{text}' is not a duration: expected e.g. 300, 90s, 500ms, 5m or 1h");
+    let bad = || {
+        format!(
+            "'{}' is not a duration: expected e.g. 300, 90s, 500ms, 5m or 1h",
+            crate::names::shown(text)
+        )
+    };
     let number: u64 = number.parse().map_err(|_| bad())?;
     match unit.trim() {
         "ms" => Ok(Duration::from_millis(number)),

@@ -40,7 +40,7 @@ pub enum ValidationError {
         field: String,
     },
     /// A field has a value outside its allowed set.
-    #[error("{field} is '{value}'; allowed: {allowed}")]
+    #[error("{field} is '{}'; allowed: {allowed}", crate::names::shown(.value))]
     NotAllowed {
         /// The field, as a JSON path.
         field: String,

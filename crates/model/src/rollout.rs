@@ -40,7 +40,10 @@ impl ClusterCount {
         let invalid = |text: &str| {
             ValidationError::invalid(
                 field,
-                format!("'{text}' is not a number of clusters or a percentage between 0% and 100%"),
+                format!(
+                    "'{}' is not a number of clusters or a percentage between 0% and 100%",
+                    crate::names::shown(text)
+                ),
             )
         };
         match self {
@@ -174,7 +177,7 @@ fn wait(field: &str, text: &str) -> Result<Duration, ValidationError> {
     if duration > MAX_WAIT {
         return Err(ValidationError::invalid(
             &field,
-            format!("'{text}' is longer than 24h"),
+            format!("'{}' is longer than 24h", crate::names::shown(text)),
         ));
     }
     Ok(duration)

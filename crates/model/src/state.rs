@@ -58,7 +58,7 @@ impl FromStr for StateValue {
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         serde_json::from_value(serde_json::Value::String(s.to_string()))
-            .map_err(|_| format!("'{s}' is not a lifecycle state"))
+            .map_err(|_| format!("'{}' is not a lifecycle state", crate::names::shown(s)))
     }
 }
 

@@ -254,7 +254,7 @@ impl StatusCollector {
             if names.contains(&name) {
                 return Err(StatusCollectorError::Invalid {
                     field,
-                    why: format!("column name '{name}' is used twice"),
+                    why: format!("column name '{}' is used twice", crate::names::shown(name)),
                 });
             }
             Ok(())
@@ -349,14 +349,14 @@ pub fn parse_label_selector(field: &str, text: &str) -> Result<LabelSelector, St
         let Some((key, value)) = part.split_once('=') else {
             return Err(StatusCollectorError::Invalid {
                 field: field.to_string(),
-                why: format!("'{part}' is not key=value"),
+                why: format!("'{}' is not key=value", crate::names::shown(part)),
             });
         };
         let (key, value) = (key.trim(), value.trim().trim_start_matches('='));
         if key.is_empty() || key.len() > 317 || key.chars().any(|c| c.is_whitespace() || c == '=') {
             return Err(StatusCollectorError::Invalid {
                 field: field.to_string(),
-                why: format!("'{key}' is not a label key"),
+                why: format!("'{}' is not a label key", crate::names::shown(key)),
             });
         }
         if !value.is_empty() {
@@ -390,7 +390,7 @@ impl StatusCollectionIntent {
             {
                 return Err(StatusCollectorError::Invalid {
                     field: format!("spec.resources[{i}].kind"),
-                    why: format!("'{}' is not a kind", resource.kind),
+                    why: format!("'{}' is not a kind", crate::names::shown(&resource.kind)),
                 });
             }
         }

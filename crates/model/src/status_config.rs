@@ -45,7 +45,7 @@ pub enum StatusConfigError {
         max: usize,
     },
     /// A field holds characters it may not.
-    #[error("{field} '{value}' {why}")]
+    #[error("{field} '{}' {why}", crate::names::shown(.value))]
     Malformed {
         /// The field, as a JSON path.
         field: &'static str,
@@ -55,7 +55,7 @@ pub enum StatusConfigError {
         why: &'static str,
     },
     /// `spec.statusPath` is neither a JSONPath nor the dotted form.
-    #[error("spec.statusPath '{path}' is not a valid path: {why}")]
+    #[error("spec.statusPath '{}' is not a valid path: {why}", crate::names::shown(.path))]
     BadPath {
         /// The offending path.
         path: String,
@@ -229,7 +229,8 @@ fn dotted_to_jsonpath(text: &str) -> Result<String, String> {
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == '/')
         {
             return Err(format!(
-                "field name '{name}' may hold only letters, digits, '_', '-' and '/' (use a $ JSONPath for others)"
+                "field name '{}' may hold only letters, digits, '_', '-' and '/' (use a $ JSONPath for others)",
+                crate::names::shown(name)
             ));
         }
         query.push_str("['");

@@ -218,11 +218,32 @@ fn wrong_shape(raw: &Json, err: &serde_path_to_error::Error<serde_json::Error>) 
             format!("{path}: expected {expected}, found {found}")
         };
     }
+    // Anything else serde says quotes the input between backticks (`unknown variant `…`, expected one of …`):
+    // each quote shortened, as every message quotes input.
+    let inner = shorten_quotes(&inner);
     if path.is_root() {
         inner
     } else {
         format!("{path}: {inner}")
     }
+}
+
+/// `text` with each part between a pair of backticks quoted through [`emco_model::shown`].
+fn shorten_quotes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len().min(1024));
+    let mut parts = text.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(first);
+    }
+    for (index, part) in parts.enumerate() {
+        out.push('`');
+        if index % 2 == 0 {
+            out.push_str(&emco_model::shown(part));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
 }
 
 /// The parts of a multipart request.
@@ -272,7 +293,16 @@ pub(crate) async fn form_parts(
 
 #[cfg(test)]
 mod tests {
-    use super::is_json_media_type;
+    use super::{is_json_media_type, shorten_quotes};
+
+    #[test]
+    fn serde_quotes_are_shortened() {
+        let long = "a".repeat(5000);
+        let shortened = shorten_quotes(&format!("unknown variant `{long}`, expected `Set` or `Get`"));
+        assert!(shortened.len() < 200, "{shortened}");
+        assert!(shortened.ends_with("…`, expected `Set` or `Get`"), "{shortened}");
+        assert_eq!(shorten_quotes("missing `x` here"), "missing `x` here");
+    }
 
     #[test]
     fn json_media_types() {

@@ -41,7 +41,8 @@ pub(crate) async fn events(
             }
             other => {
                 return Err(invalid(&format!(
-                    "unknown query parameter '{other}' (this stream takes project, lastEventId)"
+                    "unknown query parameter '{}' (this stream takes project, lastEventId)",
+                    emco_model::shown(other)
                 )));
             }
         }

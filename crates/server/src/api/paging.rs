@@ -95,7 +95,7 @@ impl Page {
                     .ok_or_else(|| {
                         ApiError::invalid(format!(
                             "query parameter limit '{}' must be a whole number from 1 to {MAX_LIMIT}",
-                            shorten(value)
+                            emco_model::shown(value)
                         ))
                     })?;
                 page.limit = Some(limit);
@@ -104,7 +104,7 @@ impl Page {
                     ApiError::invalid(format!(
                         "query parameter continue '{}' is not a token this server gave (take it from the \
                          previous page's X-Continue header)",
-                        shorten(value)
+                        emco_model::shown(value)
                     ))
                 })?;
                 page.after = Some(after);
@@ -171,10 +171,6 @@ fn next_url(uri: &Uri, token: &str) -> String {
     url.push('=');
     url.push_str(token);
     url
-}
-
-fn shorten(value: &str) -> String {
-    value.chars().take(40).collect()
 }
 
 #[cfg(test)]

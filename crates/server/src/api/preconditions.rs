@@ -59,7 +59,7 @@ impl IfMatch {
                     .ok_or_else(|| {
                         malformed(&format!(
                             "'{}' is not an entity tag (a quoted string, as the ETag header gave it)",
-                            item.chars().take(40).collect::<String>()
+                            emco_model::shown(item)
                         ))
                     })?;
                 if items > MAX_TAGS {

@@ -575,7 +575,7 @@ pub(crate) fn list_query(
         let names: Vec<&str> = known.iter().map(|parameter| parameter.name).collect();
         return Err(ApiError::invalid(format!(
             "unknown query parameter '{}': this list takes {}",
-            unknown.chars().take(40).collect::<String>(),
+            emco_model::shown(unknown),
             names.join(", ")
         )));
     }

@@ -138,7 +138,10 @@ fn split_resource(what: &str, value: &str) -> Result<(String, String), ApiError>
         _ => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "InvalidQuery",
-            format!("{what} '{value}' is not <name>+<Kind> (e.g. firewall+Deployment)"),
+            format!(
+                "{what} '{}' is not <name>+<Kind> (e.g. firewall+Deployment)",
+                emco_model::shown(value)
+            ),
         )),
     }
 }
@@ -156,7 +159,10 @@ async fn answer_combined(
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "InvalidQuery",
-            format!("unknown query parameter '{unknown}'; the parameters are app, resource and collector"),
+            format!(
+                "unknown query parameter '{}'; the parameters are app, resource and collector",
+                emco_model::shown(unknown)
+            ),
         ));
     }
     let filter = CombinedFilter {
