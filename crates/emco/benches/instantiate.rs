@@ -15,14 +15,15 @@ mod support;
 #[allow(dead_code, unreachable_pub)]
 mod bench_apps;
 
+#[path = "common/scale_harness.rs"]
+#[allow(dead_code, unreachable_pub)]
+mod scale_harness;
+
 use std::time::{Duration, Instant};
 
 use bench_apps::{APPS, onboard};
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
-use futures::StreamExt;
-use kube::api::{Api, DynamicObject, Patch, PatchParams};
-use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 use support::{Emco, Http};
 
@@ -45,19 +46,6 @@ async fn wait_status(http: &Http, dig: &str, done: impl Fn(&serde_json::Value) -
     }
 }
 
-fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap_or_default()
-        .split_whitespace()
-        .collect();
-    let ticks = fields.get(11).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0)
-        + fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
-    ticks / 100.0
-}
-
 async fn run() {
     let dir = tempfile::tempdir().unwrap();
     let kubesim = support::KubesimProcess::start(CLUSTERS).await;
@@ -69,56 +57,18 @@ async fn run() {
     let concurrency = RsyncConfig::default().concurrency;
     let mut objects = Vec::new();
     for app in APPS {
-        let mut o = vec![(
-            "apps",
-            "v1",
-            "Deployment",
-            "deployments",
-            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": format!("ref-{app}")},
-            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": format!("ref-{app}")}}, "template": {"metadata": {"labels": {"app": format!("ref-{app}")}}, "spec": {"containers": [{"name": "main", "image": "registry.local/x:1"}]}}}}),
-        )];
+        objects.push(json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": format!("ref-{app}")},
+            "spec": {"replicas": 1, "selector": {"matchLabels": {"app": format!("ref-{app}")}}, "template": {"metadata": {"labels": {"app": format!("ref-{app}")}}, "spec": {"containers": [{"name": "main", "image": "registry.local/x:1"}]}}}}));
         for i in 0..2 {
-            o.push(("", "v1", "Service", "services", json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("ref-{app}-svc-{i}")}, "spec": {"ports": [{"port": 8000 + i}]}})));
+            objects.push(json!({"apiVersion": "v1", "kind": "Service", "metadata": {"name": format!("ref-{app}-svc-{i}")}, "spec": {"ports": [{"port": 8000 + i}]}}));
         }
         for i in 0..7 {
-            o.push(("", "v1", "ConfigMap", "configmaps", json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("ref-{app}-config-{i}")}, "data": {"key": i.to_string()}})));
+            objects.push(json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": format!("ref-{app}-config-{i}")}, "data": {"key": i.to_string()}}));
         }
-        objects.extend(o);
     }
     let objects = std::sync::Arc::new(objects);
-    let started = Instant::now();
-    futures::stream::iter(kubeconfigs.clone())
-        .map(|(_, kubeconfig)| {
-            let objects = objects.clone();
-            async move {
-                let kc = kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap();
-                let mut config = kube::Config::from_custom_kubeconfig(kc, &Default::default())
-                    .await
-                    .unwrap();
-                config.default_retry = false;
-                let client = kube::Client::try_from(config).unwrap();
-                for (group, version, kind, plural, body) in objects.iter() {
-                    let resource = ApiResource::from_gvk_with_plural(
-                        &GroupVersionKind::gvk(group, version, kind),
-                        plural,
-                    );
-                    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), "default", &resource);
-                    let name = body["metadata"]["name"].as_str().unwrap();
-                    api.patch(
-                        name,
-                        &PatchParams::apply("reference").force(),
-                        &Patch::Apply(body),
-                    )
-                    .await
-                    .unwrap();
-                }
-            }
-        })
-        .buffer_unordered(concurrency)
-        .for_each(|()| async {})
-        .await;
-    let reference = started.elapsed();
     let total = (CLUSTERS * objects.len()) as f64;
+    let reference = scale_harness::reference(&kubeconfigs, objects, concurrency).await;
     println!(
         "reference: tight kube-rs loop applied {total} objects in {:.2} s ({:.0} objects/s)",
         reference.as_secs_f64(),
@@ -179,9 +129,9 @@ async fn run() {
     })
     .await;
     tokio::time::sleep(Duration::from_secs(2)).await;
-    let (cpu_before, wall) = (cpu_seconds(), Instant::now());
+    let (cpu_before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
     tokio::time::sleep(Duration::from_secs(30)).await;
-    let cpu = (cpu_seconds() - cpu_before) / wall.elapsed().as_secs_f64();
+    let cpu = (scale_harness::cpu_seconds(std::process::id()) - cpu_before) / wall.elapsed().as_secs_f64();
     println!(
         "emco: CPU while {DOWN} clusters are down and retrying (30 s window): {:.1}% of a core",
         cpu * 100.0

@@ -22,20 +22,9 @@ use bench_apps::{dig, onboard};
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
 use serde_json::{Value as Json, json};
-use support::{Emco, Http, last_context};
+use support::{Emco, Http, last_context, total_writes};
 
 const CLUSTERS: usize = 1_000;
-
-/// Every write (not GET) the clusters received since they started.
-async fn total_writes(admin: &Http) -> u64 {
-    let clusters = admin.get("/clusters").await.expect(200).json();
-    clusters
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|cluster| cluster["writes"].as_u64().unwrap())
-        .sum()
-}
 
 async fn wait(http: &Http, path: &str, done: impl Fn(&Json) -> bool) -> Json {
     loop {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bench_apps::{APPS, chart, dig, onboard};
-use crate::support::{Http, KubesimProcess, ServeProcess};
+use crate::support::{Http, KubesimProcess, ServeProcess, total_writes};
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -33,7 +33,7 @@ fn rss_mib(pid: u32) -> f64 {
 }
 
 /// CPU seconds (user + system) process `pid` used so far.
-fn cpu_seconds(pid: u32) -> f64 {
+pub(crate) fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let fields: Vec<&str> = stat
         .rsplit(')')
@@ -44,16 +44,6 @@ fn cpu_seconds(pid: u32) -> f64 {
     let ticks = fields.get(11).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0)
         + fields.get(12).and_then(|t| t.parse::<f64>().ok()).unwrap_or(0.0);
     ticks / 100.0
-}
-
-async fn total_writes(admin: &Http) -> u64 {
-    let clusters = admin.get("/clusters").await.expect(200).json();
-    clusters
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|cluster| cluster["writes"].as_u64().unwrap_or(0))
-        .sum()
 }
 
 /// What rsync applies to one cluster for the DIG `version` in context `context`: the CRD, then per app its
@@ -97,7 +87,7 @@ fn api_resource(object: &Json) -> (ApiResource, bool) {
 }
 
 /// The reference: a raw client applies `objects` to every cluster, clusters in parallel up to `concurrency`.
-async fn reference(
+pub(crate) async fn reference(
     kubeconfigs: &[(String, String)],
     objects: Arc<Vec<Json>>,
     concurrency: usize,

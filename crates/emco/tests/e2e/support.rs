@@ -677,6 +677,19 @@ impl KubesimProcess {
     }
 }
 
+/// Every write (not GET) the clusters of a kubesim process received since they started, summed, from its admin
+/// API (`admin`).
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) async fn total_writes(admin: &Http) -> u64 {
+    let clusters = admin.get("/clusters").await.expect(200).json();
+    clusters
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cluster| cluster["writes"].as_u64().unwrap())
+        .sum()
+}
+
 #[allow(dead_code)] // used by the benchmarks, which include this file
 impl KubesimProcess {
     /// The process id (to read its memory from /proc).
