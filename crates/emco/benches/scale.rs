@@ -7,8 +7,9 @@
 //! and emco's CPU while idle, and a cold restart (SIGKILL, start on the same store: time until the status of
 //! everything is served again). Prints one Markdown table.
 //!
-//! Run with `cargo bench -p emco --bench scale` (`SCALE_CLUSTERS=3000` for another size; 1,000 by default); the
-//! harness itself is `common/scale_harness.rs`. `SCALE_PROFILE=perf.data` samples emco's process with `perf record`
+//! Run with `cargo bench -p emco --bench scale`: `SCALE_CLUSTERS` clusters (1,000 by default), `SCALE_APPS` apps
+//! of 10 objects each (1 to 3; 3 by default), freshness on `SCALE_FRESHNESS` clusters (40 by default); the harness
+//! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root). `SCALE_PROFILE=perf.data` samples emco's process with `perf record`
 //! while it instantiates (`perf report -i perf.data --no-children` shows where the time goes).
 
 // Benchmark helpers may unwrap: a panic is a failed run.
@@ -28,17 +29,42 @@ mod scale_harness;
 
 use std::time::Duration;
 
-fn main() {
-    let clusters: usize = std::env::var("SCALE_CLUSTERS")
+/// `name` from the environment, or `default`.
+fn setting(name: &str, default: usize) -> usize {
+    std::env::var(name)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(1_000);
+        .unwrap_or(default)
+}
+
+fn main() {
+    let shape = scale_harness::Shape {
+        clusters: setting("SCALE_CLUSTERS", 1_000),
+        apps: setting("SCALE_APPS", 3),
+        idle_window: Duration::from_secs(20),
+        freshness_samples: setting("SCALE_FRESHNESS", 40),
+    };
+    // kubesim holds a listener and a connection per cluster, emco a connection or two: above a few thousand
+    // clusters the usual descriptor limit is too low. Raise it (soft and hard) where permitted; the processes
+    // started here inherit it.
+    let wanted = (shape.clusters as u64 * 4 + 4096).max(65_536);
+    let _ = rustix::process::setrlimit(
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit {
+            current: Some(wanted),
+            maximum: Some(wanted),
+        },
+    );
+    let (clusters, apps) = (shape.clusters, shape.apps);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let report = runtime.block_on(scale_harness::run(clusters, Duration::from_secs(20)));
-    println!("\n| scale harness, {clusters} clusters | measured |\n|---|---|");
+    let report = runtime.block_on(scale_harness::run(shape));
+    println!(
+        "\n| scale harness, {clusters} clusters × {} objects | measured |\n|---|---|",
+        apps * 10
+    );
     for (what, value) in report.rows {
         println!("| {what} | {value} |");
     }

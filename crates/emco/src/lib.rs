@@ -336,7 +336,16 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Demo(demo_args) => runtime.block_on(demo::run(demo_args, shutdown_signal())),
         Command::Kubesim(sim_args) => {
             drop(runtime);
-            kubesim::cli::run(sim_args).context("serving simulated clusters")
+            fd_limit::raise_to_hard_limit();
+            // `--monitors`: emco's monitor runs inside every simulated cluster, as it would be deployed in a real one.
+            let monitor: kubesim::cli::InClusterAgent = std::sync::Arc::new(|client| {
+                Box::pin(emco_monitor::run(
+                    client,
+                    emco_monitor::MonitorConfig::default(),
+                    std::future::pending(),
+                ))
+            });
+            kubesim::cli::run_with(sim_args, Some(monitor)).context("serving simulated clusters")
         }
     }
 }

@@ -3,6 +3,11 @@
 
 use clap::Parser;
 
+/// mimalloc instead of glibc's malloc: allocation-heavy work (applying to thousands of clusters, JSON) runs
+/// faster and memory freed after a burst goes back to the system (see BENCHMARKS.md, "Scale harness").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> std::process::ExitCode {
     let args = emco::Args::parse();
     emco::init_tracing(&args.command);

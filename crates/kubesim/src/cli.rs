@@ -79,7 +79,17 @@ pub struct Args {
     /// Accept this bearer token on every cluster (repeatable): TOKEN=USER or TOKEN=USER,GROUP,GROUP.
     #[arg(long, value_name = "TOKEN=USER[,GROUP...]")]
     pub token: Vec<String>,
+    /// Run emco's monitor inside every cluster, reaching the cluster's API without a socket (`emco kubesim`
+    /// only: the standalone kubesim has no monitor).
+    #[arg(long)]
+    pub monitors: bool,
 }
+
+/// Software the host runs inside every cluster (`--monitors`): given the cluster's in-cluster client
+/// ([`SimCluster::in_cluster_client`]), the future that runs it.
+pub type InClusterAgent = Arc<
+    dyn Fn(kube::Client) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+>;
 
 /// Why kubesim stopped.
 #[derive(Debug, thiserror::Error)]
@@ -90,6 +100,9 @@ pub enum CliError {
     /// A --token is not TOKEN=USER[,GROUP...].
     #[error("--token {0}: give TOKEN=USER or TOKEN=USER,GROUP,GROUP")]
     BadToken(String),
+    /// --monitors was given to a kubesim that has no monitor to run.
+    #[error("--monitors: this kubesim has no monitor to run; use `emco kubesim --monitors`")]
+    NoMonitor,
     /// A listener or file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -100,7 +113,7 @@ type Clusters = Arc<Vec<SimCluster>>;
 async fn list_clusters(State(clusters): State<Clusters>) -> Response {
     let items: Vec<_> = clusters
         .iter()
-        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes()}))
+        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads()}))
         .collect();
     axum::Json(items).into_response()
 }
@@ -167,6 +180,16 @@ fn parse_token(entry: &str) -> Option<(String, String, Vec<String>)> {
 
 /// Runs kubesim until Ctrl-C.
 pub fn run(args: Args) -> Result<(), CliError> {
+    run_with(args, None)
+}
+
+/// Runs kubesim until Ctrl-C, with `agent` inside every cluster when `--monitors` asks for it.
+pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliError> {
+    let agent = match (args.monitors, agent) {
+        (true, None) => return Err(CliError::NoMonitor),
+        (true, Some(agent)) => Some(agent),
+        (false, _) => None,
+    };
     let names: Vec<String> = match args.clusters {
         Some(count) => (1..=count).map(cluster_name).collect(),
         None => args.cluster.clone(),
@@ -212,6 +235,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         std::fs::create_dir_all(&args.kubeconfig_dir)?;
         for cluster in &clusters {
             std::fs::write(args.kubeconfig_dir.join(format!("{}.yaml", cluster.name())), cluster.kubeconfig())?;
+        }
+        if let Some(agent) = &agent {
+            for cluster in &clusters {
+                tokio::spawn(agent(cluster.in_cluster_client()));
+            }
         }
         let clusters: Clusters = Arc::new(clusters);
         let admin = axum::Router::new()

@@ -88,6 +88,8 @@ pub struct ServedRequest {
     pub path: String,
     /// Whether it asked to watch (`watch=true`/`watch=1`).
     pub watch: bool,
+    /// Whether software inside the cluster made it (not counted among reads and writes).
+    pub in_cluster: bool,
 }
 
 /// How a cluster is set up.
@@ -143,8 +145,11 @@ pub struct ClusterShared {
     faults: Mutex<(Faults, Instant)>,
     /// The last [`REQUEST_LOG_LEN`] requests, oldest first.
     requests: Mutex<VecDeque<ServedRequest>>,
-    /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received since it started.
+    /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received over the network since it
+    /// started.
     writes: std::sync::atomic::AtomicU64,
+    /// How many reads (GET, HEAD, OPTIONS: lists, watches, discovery) the cluster received since it started.
+    reads: std::sync::atomic::AtomicU64,
     /// Bearer tokens and their users.
     tokens: Mutex<HashMap<String, UserInfo>>,
     /// The cluster's CA, serving and admin certificates (none: plain HTTP).
@@ -168,6 +173,7 @@ impl ClusterShared {
             faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
+            reads: std::sync::atomic::AtomicU64::new(0),
             tokens: Mutex::new(HashMap::from([(
                 ADMIN_TOKEN.to_string(),
                 UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
@@ -210,10 +216,15 @@ impl ClusterShared {
         within && rand::Rng::random_bool(&mut rand::rng(), faults.error_rate.clamp(0.0, 1.0))
     }
 
-    /// Notes a request in the request log (and counts it when it writes).
+    /// Notes a request in the request log (and counts it as a read or a write when it came over the network).
     pub fn log_request(&self, request: ServedRequest) {
-        if !matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
-            self.writes.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if !request.in_cluster {
+            let counter = if matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
+                &self.reads
+            } else {
+                &self.writes
+            };
+            counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let mut requests = self
             .requests
@@ -229,6 +240,12 @@ impl ClusterShared {
     #[must_use]
     pub fn writes(&self) -> u64 {
         self.writes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many reads (GET, HEAD, OPTIONS) the cluster received since it started.
+    #[must_use]
+    pub fn reads(&self) -> u64 {
+        self.reads.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The last requests the cluster received (at most [`REQUEST_LOG_LEN`]), oldest first.

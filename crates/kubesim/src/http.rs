@@ -49,6 +49,7 @@ async fn handle(
     uri: Uri,
     headers: HeaderMap,
     peer: Option<axum::Extension<crate::auth::PeerIdentity>>,
+    in_cluster: Option<axum::Extension<crate::server::InCluster>>,
     body: Bytes,
 ) -> Response {
     tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
@@ -58,6 +59,7 @@ async fn handle(
         method: method.to_string(),
         path: uri.path().to_string(),
         watch: query.flag("watch"),
+        in_cluster: in_cluster.is_some(),
     });
     let faults = cluster.faults();
     if faults.latency_ms > 0 {

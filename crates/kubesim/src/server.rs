@@ -22,6 +22,11 @@ use crate::cluster::ClusterShared;
 /// How long a client may take to finish its TLS handshake.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Marks a request made by software inside the cluster ([`ClusterServer::in_cluster_client`]): it is logged but
+/// not counted among the cluster's reads and writes, which count what arrived over the network.
+#[derive(Debug, Clone, Copy)]
+pub struct InCluster;
+
 /// The listener of one cluster.
 pub struct ClusterServer {
     address: SocketAddr,
@@ -89,6 +94,22 @@ impl ClusterServer {
             tls,
             serving: Mutex::new(Some(task)),
         })
+    }
+
+    /// A kube-rs client whose requests go straight to this cluster's router, without a socket or TLS, as the
+    /// identity `peer` — how software running inside the cluster reaches its API server. It is not affected by the
+    /// listener going down (a cluster off the network still serves what runs inside it).
+    #[must_use]
+    pub fn in_cluster_client(&self, peer: PeerIdentity) -> kube::Client {
+        let service =
+            self.router
+                .clone()
+                .map_request(move |mut request: http::Request<kube::client::Body>| {
+                    request.extensions_mut().insert(peer.clone());
+                    request.extensions_mut().insert(InCluster);
+                    request
+                });
+        kube::Client::new(service, "default")
     }
 
     /// Whether it serves HTTPS.

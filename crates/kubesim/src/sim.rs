@@ -169,6 +169,19 @@ impl SimCluster {
         kube::Client::try_from(self.client_config()?)
     }
 
+    /// A kube-rs client for software running inside this cluster (emco's monitor under `emco kubesim
+    /// --monitors`): requests reach the API without a socket, as the admin, whether or not the cluster's listener
+    /// is up. Costs no file descriptor, so thousands of clusters can each run one.
+    #[must_use]
+    pub fn in_cluster_client(&self) -> kube::Client {
+        let admin = crate::auth::UserInfo::authenticated(
+            crate::tls::ADMIN_USER,
+            &[crate::tls::MASTERS_GROUP.to_string()],
+        );
+        self.server
+            .in_cluster_client(crate::auth::PeerIdentity(Some(std::sync::Arc::new(admin))))
+    }
+
     /// Switches faults (`down` stops or restarts the listener).
     pub async fn set_faults(&self, faults: Faults) -> std::io::Result<()> {
         if faults.down {
@@ -192,6 +205,12 @@ impl SimCluster {
     #[must_use]
     pub fn writes(&self) -> u64 {
         self.shared.writes()
+    }
+
+    /// How many reads (GET, HEAD, OPTIONS: lists, watches, discovery) the cluster received since it started.
+    #[must_use]
+    pub fn reads(&self) -> u64 {
+        self.shared.reads()
     }
 }
 

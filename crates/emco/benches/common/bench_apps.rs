@@ -49,7 +49,18 @@ pub(crate) async fn onboard(
     label_of: impl Fn(usize) -> String,
     digs: &[(&str, &str)],
 ) {
-    let charts: Vec<(&str, Vec<u8>)> = APPS.iter().map(|app| (*app, chart(app))).collect();
+    onboard_apps(http, &APPS, kubeconfigs, label_of, digs).await;
+}
+
+/// [`onboard`] with a composite app of `apps` (a prefix of [`APPS`]) only.
+pub(crate) async fn onboard_apps(
+    http: &Http,
+    apps: &[&str],
+    kubeconfigs: &[(String, String)],
+    label_of: impl Fn(usize) -> String,
+    digs: &[(&str, &str)],
+) {
+    let charts: Vec<(&str, Vec<u8>)> = apps.iter().map(|app| (*app, chart(app))).collect();
     let digs: Vec<OnboardedDig<'_>> = digs
         .iter()
         .map(|(name, label)| OnboardedDig {

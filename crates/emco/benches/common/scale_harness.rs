@@ -1,17 +1,19 @@
 //! The scale harness (run by `cargo bench -p emco --bench scale`, and on 50 clusters by the e2e tests): N
-//! simulated clusters (kubesim in its own process), the bench composite app (3 apps × 10 objects) instantiated by
+//! simulated clusters (kubesim in its own process, emco's monitor inside each cluster: `emco kubesim --monitors`),
+//! the bench composite app (1 to 3 apps × 10 objects) instantiated by
 //! `emco serve` in its own process (redb), and, in the same run, the reference — a raw kube-rs client applying
 //! exactly the objects emco applies (the ResourceBundleState CRD, every app's rendered and labelled objects, one
 //! ResourceBundleState per app) to N fresh clusters with rsync's concurrency. The writes that reached the clusters
 //! are counted by kubesim for both, so the two are seen to apply the same. Then the status query through HTTP
-//! (summary, all, detail: p50/p99 and answer size), emco's and kubesim's memory (RSS) and emco's CPU while idle,
+//! (summary, all, detail: p50/p99 and answer size), the time until the monitors' reports make everything Ready,
+//! freshness (a pod deleted → gone from `status=ready`), emco's and kubesim's memory (RSS) and emco's CPU while idle,
 //! and a cold restart (SIGKILL, start on the same store: time until the status of everything is served again).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench_apps::{APPS, chart, dig, onboard};
-use crate::support::{Http, KubesimProcess, ServeProcess, total_writes};
+use crate::bench_apps::{APPS, chart, dig, onboard_apps};
+use crate::support::{Http, KubesimProcess, ServeProcess, total_reads, total_writes};
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -48,9 +50,9 @@ pub(crate) fn cpu_seconds(pid: u32) -> f64 {
 
 /// What rsync applies to one cluster for the DIG `version` in context `context`: the CRD, then per app its
 /// labelled objects and its ResourceBundleState.
-fn objects_of_one_cluster(version: &str, context: &str) -> Vec<Json> {
+fn objects_of_one_cluster(apps: &[&str], version: &str, context: &str) -> Vec<Json> {
     let mut objects = vec![emco_k8s::rbs_crd()];
-    for app in APPS {
+    for app in apps {
         let files = emco_helm::archive::read_tgz(&chart(app)).unwrap();
         let loaded = emco_helm::charts::load_files(files).unwrap();
         let release = emco_helm::render::Release {
@@ -159,6 +161,71 @@ fn ms(duration: Duration) -> String {
     format!("{:.1} ms", duration.as_secs_f64() * 1000.0)
 }
 
+/// Pod change to visible in `status=ready`, on `samples` clusters spread over all: a pod of `app` is deleted
+/// (its Deployment makes another) and the cluster's `status=ready` answer is read until the deleted pod is gone
+/// from it. The monitors report the change; rsync's watcher stores it; the index answers it.
+async fn freshness(
+    http: &Http,
+    kubeconfigs: &[(String, String)],
+    app: &str,
+    samples: usize,
+) -> Vec<Duration> {
+    let step = (kubeconfigs.len() / samples.max(1)).max(1);
+    let mut seen = Vec::with_capacity(samples);
+    for (name, kubeconfig) in kubeconfigs.iter().step_by(step).take(samples) {
+        let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .unwrap();
+        let pods: Api<DynamicObject> = Api::namespaced_with(
+            kube::Client::try_from(config).unwrap(),
+            "default",
+            &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Pod"), "pods"),
+        );
+        let listed = pods
+            .list(&kube::api::ListParams::default().labels(&format!("app={app}")))
+            .await
+            .unwrap();
+        let Some(pod) = listed.items.first().and_then(|pod| pod.metadata.name.clone()) else {
+            continue;
+        };
+        let url = format!(
+            "{}/status?status=ready&app={app}&cluster={}%2B{name}",
+            dig("dig"),
+            crate::bench_apps::BENCH.provider
+        );
+        // The pod is in the answer before it goes.
+        let shown = |text: &str, pod: &str| text.contains(&format!("\"{pod}\""));
+        tokio::time::timeout(Duration::from_secs(60), async {
+            while !shown(&String::from_utf8_lossy(&http.get(&url).await.body), &pod) {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the pod shows in the status");
+        let started = Instant::now();
+        pods.delete(&pod, &Default::default()).await.unwrap();
+        loop {
+            let reply = http.get(&url).await;
+            if reply.status == 200 && !shown(&String::from_utf8_lossy(&reply.body), &pod) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        seen.push(started.elapsed());
+    }
+    seen.sort();
+    seen
+}
+
+/// The `q` quantile of sorted `samples`.
+fn quantile(samples: &[Duration], q: f64) -> Duration {
+    samples
+        .get(((samples.len().max(1) - 1) as f64 * q).round() as usize)
+        .copied()
+        .unwrap_or_default()
+}
+
 /// What a run measured.
 pub(crate) struct Report {
     /// The table's rows: what, and the figure.
@@ -171,22 +238,48 @@ pub(crate) struct Report {
     pub(crate) done: Json,
 }
 
-/// Runs the harness on `clusters` clusters, measuring idle CPU over `idle_window`.
-pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
+/// How a run is shaped.
+pub(crate) struct Shape {
+    /// Simulated clusters.
+    pub(crate) clusters: usize,
+    /// Apps of the composite app (1 to 3, 10 objects each).
+    pub(crate) apps: usize,
+    /// How long idle CPU is measured.
+    pub(crate) idle_window: Duration,
+    /// Clusters on which freshness is measured (0: not measured).
+    pub(crate) freshness_samples: usize,
+}
+
+/// Runs the harness: `shape.clusters` clusters with emco's monitor in each, `shape.apps` apps on every one.
+pub(crate) async fn run(shape: Shape) -> Report {
+    let Shape {
+        clusters,
+        apps,
+        idle_window,
+        freshness_samples,
+    } = shape;
+    let apps = &APPS[..apps.clamp(1, APPS.len())];
     let concurrency = RsyncConfig::default().concurrency;
     let mut rows: Vec<(String, String)> = Vec::new();
+    let sim_args = ["--monitors"];
 
     // The reference on clusters of its own, so that emco's clusters start as fresh as the reference's did.
-    let reference_sim = KubesimProcess::start(clusters).await;
-    let objects = Arc::new(objects_of_one_cluster("dig", "1"));
+    let reference_sim = KubesimProcess::start_with(clusters, &sim_args).await;
+    let objects = Arc::new(objects_of_one_cluster(apps, "dig", "1"));
     let per_cluster = objects.len();
+    let (sim_cpu, own_cpu) = (cpu_seconds(reference_sim.pid()), cpu_seconds(std::process::id()));
     let reference_time = reference(&reference_sim.kubeconfigs, objects, concurrency).await;
+    let reference_cpu = (
+        cpu_seconds(std::process::id()) - own_cpu,
+        cpu_seconds(reference_sim.pid()) - sim_cpu,
+    );
     let reference_writes = total_writes(&reference_sim.admin).await;
+    let reference_reads = total_reads(&reference_sim.admin).await;
     drop(reference_sim);
     let total = (clusters * per_cluster) as f64;
     let reference_rate = total / reference_time.as_secs_f64();
 
-    let kubesim = KubesimProcess::start(clusters).await;
+    let kubesim = KubesimProcess::start_with(clusters, &sim_args).await;
     let kubesim_rss_idle = rss_mib(kubesim.pid());
     let data = tempfile::tempdir().unwrap();
     let store = ["--data-dir", data.path().to_str().unwrap()];
@@ -194,9 +287,18 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
     let http = Http {
         address: emco.address(),
     };
-    onboard(&http, &kubesim.kubeconfigs, |_| "edge".into(), &[("dig", "edge")]).await;
+    onboard_apps(
+        &http,
+        apps,
+        &kubesim.kubeconfigs,
+        |_| "edge".into(),
+        &[("dig", "edge")],
+    )
+    .await;
     let rss_onboarded = rss_mib(emco.pid());
     let writes_before = total_writes(&kubesim.admin).await;
+    let reads_before = total_reads(&kubesim.admin).await;
+    let (sim_cpu, emco_cpu) = (cpu_seconds(kubesim.pid()), cpu_seconds(emco.pid()));
     // `SCALE_PROFILE=FILE`: perf samples emco's process (software clock, call graphs) while it instantiates.
     let profiler = std::env::var("SCALE_PROFILE").ok().map(|file| {
         std::process::Command::new("perf")
@@ -224,6 +326,11 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
     let summary_url = format!("{}/status?output=summary", dig("dig"));
     let done = wait_for(&http, &summary_url, |answer| answer["status"] != "Instantiating").await;
     let instantiate_time = started.elapsed();
+    let emco_cpu = (
+        cpu_seconds(emco.pid()) - emco_cpu,
+        cpu_seconds(kubesim.pid()) - sim_cpu,
+    );
+    let emco_reads = total_reads(&kubesim.admin).await - reads_before;
     if let Some(mut profiler) = profiler {
         // perf writes its file on SIGINT.
         let _ = std::process::Command::new("kill")
@@ -257,6 +364,32 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
         "emco rate / reference rate".into(),
         format!("{:.2}", emco_rate / reference_rate),
     ));
+    rows.push((
+        "CPU while applying: client / kubesim (reference; emco)".into(),
+        format!(
+            "{:.1} s / {:.1} s; {:.1} s / {:.1} s",
+            reference_cpu.0, reference_cpu.1, emco_cpu.0, emco_cpu.1
+        ),
+    ));
+    rows.push((
+        "reads the clusters served (reference; emco)".into(),
+        format!("{reference_reads}; {emco_reads}"),
+    ));
+    let ready_url = format!("{}/status?output=summary&readiness", dig("dig"));
+    let ready = tokio::time::timeout(
+        Duration::from_secs(300),
+        wait_for(&http, &ready_url, |answer| answer["readiness"]["ready"] == true),
+    )
+    .await
+    .is_ok();
+    rows.push((
+        "instantiate until everything is Ready (monitors' reports)".into(),
+        if ready {
+            format!("{:.2} s", started.elapsed().as_secs_f64())
+        } else {
+            "not Ready within 300 s".into()
+        },
+    ));
 
     // The status query through HTTP.
     for (shape, query) in [
@@ -288,8 +421,21 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
         format!("{:.1} KiB", zipped.body.len() as f64 / 1024.0),
     ));
 
+    if freshness_samples > 0 {
+        let seen = freshness(&http, &kubesim.kubeconfigs, apps[0], freshness_samples).await;
+        rows.push((
+            format!(
+                "freshness: pod deleted → gone from status=ready, p50 / p99 ({} clusters)",
+                seen.len()
+            ),
+            format!("{} / {}", ms(quantile(&seen, 0.5)), ms(quantile(&seen, 0.99))),
+        ));
+    }
+
     // Memory and idle CPU.
-    let resources = clusters * APPS.len() * 10;
+    let resources = clusters * apps.len() * 10;
+    // Each app's Deployment has one pod, which its cluster's monitor reports.
+    let tracked = resources + clusters * apps.len();
     let rss = rss_mib(emco.pid());
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (cpu_before, wall) = (cpu_seconds(emco.pid()), Instant::now());
@@ -298,8 +444,8 @@ pub(crate) async fn run(clusters: usize, idle_window: Duration) -> Report {
     rows.push((
         "emco RSS: onboarded / instantiated".into(),
         format!(
-            "{rss_onboarded:.0} MiB / {rss:.0} MiB ({:.2} KiB per resource over the onboarded)",
-            (rss - rss_onboarded) * 1024.0 / resources as f64
+            "{rss_onboarded:.0} MiB / {rss:.0} MiB ({:.2} KiB per tracked object: {tracked} resources and pods)",
+            rss * 1024.0 / tracked as f64
         ),
     ));
     rows.push((

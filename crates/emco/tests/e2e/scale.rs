@@ -1,6 +1,7 @@
-//! The scale harness (`cargo bench -p emco --bench scale`) on 50 clusters: the reference and emco apply the same
-//! objects (the same number of writes reach the clusters), everything is instantiated, every measurement is taken,
-//! and a cold restart serves the status again.
+//! The scale harness (`cargo bench -p emco --bench scale`) on 50 clusters with emco's monitor in each: the
+//! reference and emco apply the same objects (the same number of writes reach the clusters), everything is
+//! instantiated and reported Ready, every measurement is taken (freshness on 3 clusters), and a cold restart
+//! serves the status again.
 
 use std::time::Duration;
 
@@ -8,7 +9,13 @@ use crate::scale_harness;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_scale_harness_runs_on_fifty_clusters() {
-    let report = scale_harness::run(50, Duration::from_secs(1)).await;
+    let report = scale_harness::run(scale_harness::Shape {
+        clusters: 50,
+        apps: 3,
+        idle_window: Duration::from_secs(1),
+        freshness_samples: 3,
+    })
+    .await;
     assert_eq!(report.done["status"], "Instantiated", "{}", report.done);
     assert_eq!(report.done["rsync-status"]["Applied"], 50 * 30, "{}", report.done);
     // The CRD, 30 objects and 3 ResourceBundleStates per cluster, on both sides.
@@ -18,8 +25,18 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
         "emco applies what the reference applies"
     );
     let rows: Vec<&str> = report.rows.iter().map(|(what, _)| what.as_str()).collect();
+    let ready = report
+        .rows
+        .iter()
+        .find(|(what, _)| what.starts_with("instantiate until everything is Ready"));
+    assert!(
+        ready.is_some_and(|(_, figure)| figure.ends_with(" s")),
+        "the monitors' reports make everything Ready: {ready:?}"
+    );
     for needed in [
         "emco rate / reference rate",
+        "instantiate until everything is Ready (monitors' reports)",
+        "freshness: pod deleted → gone from status=ready, p50 / p99 (3 clusters)",
         "status all: p50 / p99, answer",
         "status all, gzip-compressed (Accept-Encoding: gzip)",
         "emco RSS: onboarded / instantiated",

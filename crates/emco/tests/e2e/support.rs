@@ -551,7 +551,16 @@ impl ServeProcess {
                     .arg(emco);
                 command
             }
-            None => tokio::process::Command::new(emco),
+            // `EMCO_SERVE_WRAPPER` (benchmarks: e.g. `heaptrack -o FILE`) runs emco under that command.
+            None => match std::env::var("EMCO_SERVE_WRAPPER") {
+                Ok(wrapper) if !wrapper.trim().is_empty() => {
+                    let mut words = wrapper.split_whitespace();
+                    let mut command = tokio::process::Command::new(words.next().unwrap_or_default());
+                    command.args(words).arg(emco);
+                    command
+                }
+                _ => tokio::process::Command::new(emco),
+            },
         };
         command
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
@@ -627,6 +636,11 @@ impl KubesimProcess {
     /// Starts `clusters` clusters and waits for every kubeconfig and the admin endpoint (on a port the process
     /// chose itself: a port picked here could be taken meanwhile by any outgoing connection).
     pub(crate) async fn start(clusters: usize) -> Self {
+        Self::start_with(clusters, &[]).await
+    }
+
+    /// [`KubesimProcess::start`] with `args` added (e.g. `--monitors`).
+    pub(crate) async fn start_with(clusters: usize, args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("kubesim.log");
         let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
@@ -639,6 +653,7 @@ impl KubesimProcess {
                 "--kubeconfig-dir",
             ])
             .arg(dir.path().join("k"))
+            .args(args)
             .env("RUST_LOG", "info")
             .env("NO_COLOR", "1")
             .stdout(std::process::Stdio::null())
@@ -681,12 +696,24 @@ impl KubesimProcess {
 /// API (`admin`).
 #[allow(dead_code)] // used by the benchmarks, which include this file
 pub(crate) async fn total_writes(admin: &Http) -> u64 {
+    total_of(admin, "writes").await
+}
+
+/// Every read (GET, HEAD, OPTIONS: lists, watches, discovery) the clusters of a kubesim process received since
+/// they started, summed, from its admin API (`admin`).
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) async fn total_reads(admin: &Http) -> u64 {
+    total_of(admin, "reads").await
+}
+
+#[allow(dead_code)] // used by the benchmarks, which include this file
+async fn total_of(admin: &Http, counter: &str) -> u64 {
     let clusters = admin.get("/clusters").await.expect(200).json();
     clusters
         .as_array()
         .unwrap()
         .iter()
-        .map(|cluster| cluster["writes"].as_u64().unwrap())
+        .map(|cluster| cluster[counter].as_u64().unwrap())
         .sum()
 }
 

@@ -636,3 +636,49 @@ async fn controllers_that_fall_behind_the_change_feed_resync_and_lose_nothing() 
     let running = pods.list(&ListParams::default()).await.unwrap();
     assert_eq!(running.items.len(), 120);
 }
+
+#[tokio::test]
+async fn software_inside_a_cluster_reaches_its_api_without_a_socket_even_when_the_cluster_is_off_the_network()
+{
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let inside = cluster.in_cluster_client();
+    let configmaps: Api<ConfigMap> = Api::namespaced(inside.clone(), "default");
+    let mut seen = watcher(configmaps.clone(), watcher::Config::default())
+        .applied_objects()
+        .boxed();
+    cluster
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let outside: Api<ConfigMap> = Api::namespaced(cluster.client().unwrap(), "default");
+    assert!(outside.list(&ListParams::default()).await.is_err());
+    configmaps
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": "from-inside"}})).unwrap(),
+        )
+        .await
+        .unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), seen.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(first.metadata.name.as_deref(), Some("from-inside"));
+    // What arrives from inside is not counted among the requests the cluster received over the network.
+    assert_eq!(cluster.writes(), 0);
+    assert_eq!(cluster.reads(), 0);
+    cluster.set_faults(Faults::default()).await.unwrap();
+    let listed = outside.list(&ListParams::default()).await.unwrap();
+    assert!(
+        listed
+            .items
+            .iter()
+            .any(|cm| cm.metadata.name.as_deref() == Some("from-inside"))
+    );
+    assert_eq!(cluster.reads(), 1);
+}
