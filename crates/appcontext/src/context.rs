@@ -456,6 +456,19 @@ pub enum ContextChange {
     Cluster(ContextId, ClusterRecord),
     /// A context's meta was deleted (the whole context goes with it).
     MetaDeleted(ContextId),
+    /// The cluster was heard from for an (app, cluster) record with nothing else in its status changed (a
+    /// monitor's heartbeat): kept under a small key of its own ([`AppContexts::note_heard_fenced`]), so a beat
+    /// writes a time, not the whole record. The newer of this and the record's `heard_at` is when it was heard.
+    Heard {
+        /// The context.
+        id: ContextId,
+        /// The app.
+        app: String,
+        /// The cluster.
+        cluster: String,
+        /// When (RFC 3339).
+        at: String,
+    },
     /// An (app, cluster) record was deleted.
     ClusterDeleted {
         /// The context.
@@ -471,6 +484,33 @@ pub enum ContextChange {
 enum ContextKey<'a> {
     Meta(ContextId),
     Cluster(ContextId, &'a str, &'a str),
+    Heard(ContextId, &'a str, &'a str),
+}
+
+/// The most heartbeats [`AppContexts::note_heard_many`] writes in one transaction (a compare and a put each,
+/// plus their fences: within etcd's default 128 operations).
+pub const MAX_HEARD_PER_TXN: usize = 32;
+
+/// A heartbeat to note: the cluster was heard from at `at` for an (app, cluster) record, by the holder of `fence`.
+#[derive(Debug, Clone)]
+pub struct HeardNote {
+    /// The context.
+    pub id: ContextId,
+    /// The app.
+    pub app: String,
+    /// The cluster.
+    pub cluster: String,
+    /// When (RFC 3339).
+    pub at: String,
+    /// The claim the write depends on (with replicas).
+    pub fence: Option<Fence>,
+}
+
+/// The value under a heard key: when the cluster was last heard from for an (app, cluster).
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct HeardRecord {
+    heard_at: String,
 }
 
 fn parse_context_key(key: &str) -> Option<ContextKey<'_>> {
@@ -479,6 +519,10 @@ fn parse_context_key(key: &str) -> Option<ContextKey<'_>> {
     let id: ContextId = id.parse().ok()?;
     if rest == "meta" {
         return Some(ContextKey::Meta(id));
+    }
+    if let Some(rest) = rest.strip_prefix("heard/") {
+        let (app, cluster) = rest.split_once("/cluster/")?;
+        return Some(ContextKey::Heard(id, app, cluster));
     }
     let rest = rest.strip_prefix("app/")?;
     let (app, cluster) = rest.split_once("/cluster/")?;
@@ -496,6 +540,16 @@ impl ContextChange {
             (emco_store::EventKind::Put, ContextKey::Cluster(id, _, _)) => {
                 record::decode(&event.kv.key, &event.kv.value).map(|record| Self::Cluster(id, record))
             }
+            (emco_store::EventKind::Put, ContextKey::Heard(id, app, cluster)) => {
+                record::decode::<HeardRecord>(&event.kv.key, &event.kv.value).map(|heard| Self::Heard {
+                    id,
+                    app: app.to_string(),
+                    cluster: cluster.to_string(),
+                    at: heard.heard_at,
+                })
+            }
+            // A heard key goes with its context; its record's deletion says everything.
+            (emco_store::EventKind::Delete, ContextKey::Heard(..)) => return None,
             (emco_store::EventKind::Delete, ContextKey::Meta(id)) => Ok(Self::MetaDeleted(id)),
             (emco_store::EventKind::Delete, ContextKey::Cluster(id, app, cluster)) => {
                 Ok(Self::ClusterDeleted {
@@ -514,6 +568,10 @@ fn meta_key(id: ContextId) -> String {
 
 fn cluster_key(id: ContextId, app: &str, cluster: &str) -> String {
     format!("{CONTEXT_ROOT}{id}/app/{app}/cluster/{cluster}")
+}
+
+fn heard_key(id: ContextId, app: &str, cluster: &str) -> String {
+    format!("{CONTEXT_ROOT}{id}/heard/{app}/cluster/{cluster}")
 }
 
 fn context_prefix(id: ContextId) -> String {
@@ -806,6 +864,7 @@ impl AppContexts {
         let (items, revision) = self.store.range(CONTEXT_ROOT).await?;
         let mut metas = Vec::new();
         let mut clusters = Vec::new();
+        let mut heard = Vec::new();
         for kv in &items {
             match parse_context_key(&kv.key) {
                 Some(ContextKey::Meta(_)) => {
@@ -814,12 +873,22 @@ impl AppContexts {
                 Some(ContextKey::Cluster(id, _, _)) => {
                     clusters.push(ContextChange::Cluster(id, record::decode(&kv.key, &kv.value)?));
                 }
+                Some(ContextKey::Heard(id, app, cluster)) => {
+                    let record: HeardRecord = record::decode(&kv.key, &kv.value)?;
+                    heard.push(ContextChange::Heard {
+                        id,
+                        app: app.to_string(),
+                        cluster: cluster.to_string(),
+                        at: record.heard_at,
+                    });
+                }
                 None => {}
             }
         }
         // Records of a context still being written in pages come too, as its watch events do: an index fed from
         // here must hold them for when the meta comes (nothing names a context before its meta and state history).
         metas.extend(clusters);
+        metas.extend(heard);
         Ok((metas, revision))
     }
 
@@ -883,6 +952,64 @@ impl AppContexts {
             Err(crate::replicas::ReplicaError::Store(err)) => Err(err.into()),
             Err(err) => Err(ContextError::Store(emco_store::Error::Backend(err.to_string()))),
         }
+    }
+
+    /// Notes that the cluster was heard from at `at` (RFC 3339) for the (app, cluster) record, with nothing else
+    /// in its status changed: one small write under the record's heard key, while the record exists and `fence`
+    /// holds ([`ContextError::NoSuchCluster`], [`ContextError::Fenced`] otherwise).
+    pub async fn note_heard_fenced(
+        &self,
+        id: ContextId,
+        app: &str,
+        cluster: &str,
+        at: &str,
+        fence: Option<&Fence>,
+    ) -> Result<()> {
+        let value = record::encode(&HeardRecord {
+            heard_at: at.to_string(),
+        });
+        let txn = Txn::new()
+            .when([Compare::present(cluster_key(id, app, cluster))])
+            .when(fence.map(Fence::compare))
+            .and_then([Op::put(heard_key(id, app, cluster), value)]);
+        if self.store.txn(txn).await?.succeeded {
+            return Ok(());
+        }
+        self.check_fence(id, fence).await?;
+        Err(ContextError::NoSuchCluster {
+            id,
+            app: app.to_string(),
+            cluster: cluster.to_string(),
+        })
+    }
+
+    /// Notes several heartbeats ([`AppContexts::note_heard_fenced`]) in one transaction: written all together,
+    /// or — when any record is gone or any fence no longer holds — none (`Ok(false)`; note them one by one to
+    /// learn which). At most [`MAX_HEARD_PER_TXN`] notes, so the compares and puts stay within etcd's bounds.
+    pub async fn note_heard_many(&self, notes: &[HeardNote]) -> Result<bool> {
+        let notes = &notes[..notes.len().min(MAX_HEARD_PER_TXN)];
+        let mut fences: Vec<&Fence> = Vec::new();
+        for fence in notes.iter().filter_map(|note| note.fence.as_ref()) {
+            if !fences.contains(&fence) {
+                fences.push(fence);
+            }
+        }
+        let txn = Txn::new()
+            .when(
+                notes
+                    .iter()
+                    .map(|note| Compare::present(cluster_key(note.id, &note.app, &note.cluster))),
+            )
+            .when(fences.into_iter().map(Fence::compare))
+            .and_then(notes.iter().map(|note| {
+                Op::put(
+                    heard_key(note.id, &note.app, &note.cluster),
+                    record::encode(&HeardRecord {
+                        heard_at: note.at.clone(),
+                    }),
+                )
+            }));
+        Ok(self.store.txn(txn).await?.succeeded)
     }
 
     /// Changes one (app, cluster) record with `change` in one write, retrying on conflict.
@@ -1173,6 +1300,88 @@ mod tests {
                 .unwrap()
                 .is_paged()
         );
+    }
+
+    #[tokio::test]
+    async fn a_heartbeat_is_a_small_write_beside_its_record_and_goes_with_the_context() {
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = create_paged(&store, 100).await;
+        let (app, cluster) = {
+            let records = contexts.clusters(id).await.unwrap();
+            (records[0].app.clone(), records[0].cluster.clone())
+        };
+        let before = store
+            .get(&cluster_key(id, &app, &cluster))
+            .await
+            .unwrap()
+            .unwrap();
+        contexts
+            .note_heard_fenced(id, &app, &cluster, "2026-11-27T10:00:00Z", None)
+            .await
+            .unwrap();
+        // The record itself is untouched.
+        let after = store
+            .get(&cluster_key(id, &app, &cluster))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(after.mod_revision, before.mod_revision);
+        let heard = store.get(&heard_key(id, &app, &cluster)).await.unwrap().unwrap();
+        let event = emco_store::Event {
+            kind: emco_store::EventKind::Put,
+            kv: heard,
+        };
+        let change = ContextChange::from_event(&event).unwrap().unwrap();
+        assert!(
+            matches!(&change, ContextChange::Heard { id: heard, app: a, cluster: c, at }
+                if heard == &id && *a == app && *c == cluster && at == "2026-11-27T10:00:00Z"),
+            "{change:?}"
+        );
+        // After the records, when everything is loaded.
+        let (loaded, _) = contexts.load_all().await.unwrap();
+        assert!(matches!(loaded.last(), Some(ContextChange::Heard { .. })));
+        // No record, no heartbeat: a context that is gone does not come back as a heard key.
+        let missing = contexts
+            .note_heard_fenced(id, &app, "p+elsewhere", "2026-11-27T10:00:01Z", None)
+            .await;
+        assert!(
+            matches!(missing, Err(ContextError::NoSuchCluster { .. })),
+            "{missing:?}"
+        );
+        // Several at once: all or none.
+        let records = contexts.clusters(id).await.unwrap();
+        let note = |cluster: &str, at: &str| HeardNote {
+            id,
+            app: app.clone(),
+            cluster: cluster.to_string(),
+            at: at.to_string(),
+            fence: None,
+        };
+        let two = [
+            note(&records[0].cluster, "2026-11-27T10:00:20Z"),
+            note(&records[1].cluster, "2026-11-27T10:00:20Z"),
+        ];
+        assert!(contexts.note_heard_many(&two).await.unwrap());
+        let spoiled = [
+            note(&records[0].cluster, "2026-11-27T10:00:40Z"),
+            note("p+elsewhere", "2026-11-27T10:00:40Z"),
+        ];
+        assert!(!contexts.note_heard_many(&spoiled).await.unwrap());
+        let kept = store
+            .get(&heard_key(id, &app, &records[0].cluster))
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&kept.value).contains("10:00:20Z"),
+            "a refused batch writes nothing"
+        );
+        store
+            .txn(Txn::new().and_then([AppContexts::delete_op(id)]))
+            .await
+            .unwrap();
+        assert!(store.range(&context_prefix(id)).await.unwrap().0.is_empty());
     }
 
     #[tokio::test]

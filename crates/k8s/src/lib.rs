@@ -29,6 +29,8 @@ pub const RBS_VERSION: &str = "v1alpha1";
 pub const RBS_KIND: &str = "ResourceBundleState";
 /// The plural (resource) name of the ResourceBundleState custom resource.
 pub const RBS_PLURAL: &str = "resourcebundlestates";
+/// The ResourceBundleState status field the monitor refreshes at every heartbeat, changed or not.
+pub const RBS_HEARTBEAT_FIELD: &str = "heartbeat";
 
 /// The name of the ResourceBundleState CRD.
 pub const RBS_CRD_NAME: &str = "resourcebundlestates.k8splugin.io";

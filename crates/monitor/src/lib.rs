@@ -130,7 +130,7 @@ pub struct MonitorConfig {
 pub const DEFAULT_HEARTBEAT: Duration = Duration::from_secs(20);
 
 /// The status field the heartbeat is written to.
-pub const HEARTBEAT_FIELD: &str = "heartbeat";
+pub const HEARTBEAT_FIELD: &str = emco_k8s::RBS_HEARTBEAT_FIELD;
 
 impl Default for MonitorConfig {
     fn default() -> Self {

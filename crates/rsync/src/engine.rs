@@ -44,6 +44,8 @@ pub(crate) struct Inner {
     roots: Mutex<HashMap<ContextId, ContextId>>,
     /// This replica's claims, when several replicas share the store.
     pub(crate) ownership: Option<crate::ownership::Ownership>,
+    /// Heartbeats waiting to be written in a batch.
+    pub(crate) heartbeats: crate::heartbeats::Heartbeats,
 }
 
 impl Inner {
@@ -184,6 +186,7 @@ impl Rsync {
                 watchers: Watchers::default(),
                 roots: Mutex::new(HashMap::new()),
                 ownership,
+                heartbeats: crate::heartbeats::Heartbeats::default(),
             }),
         }
     }

@@ -20,6 +20,7 @@ mod clients;
 mod config;
 mod engine;
 mod error;
+mod heartbeats;
 pub mod labels;
 mod ownership;
 mod retry_after;

@@ -2,7 +2,10 @@
 //! named by the bundle's label (`<contextId>-<app>`), and in the live contexts of that context's update chain
 //! (which label their objects with its id), with the time it was heard (`heard_at`). The monitor's
 //! heartbeat (`status.heartbeat`) changes the status even when nothing else did, so a live monitor keeps `heard_at`
-//! recent and the status answers can tell a silent cluster from a quiet one. A deleted bundle leaves the last
+//! recent and the status answers can tell a silent cluster from a quiet one. A beat that changed nothing but the
+//! heartbeat since the status this watcher stored (a fingerprint of the status without it, per context and app)
+//! costs a small write under the record's heard key, batched with other clusters' beats (`heartbeats.rs`), not a
+//! rewrite of the record: with thousands of bundles beating every 20 s, that is what keeps an idle emco idle. A deleted bundle leaves the last
 //! status in place (the final state of a terminated app). The watcher relists after errors and is restarted if it
 //! ever ends, so a restarted monitor or a broken watch does not stop status from flowing.
 //!
@@ -18,11 +21,10 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use emco_appcontext::Fence;
-use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
+use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_HEARTBEAT_FIELD, RBS_KIND, RBS_PLURAL, RBS_VERSION};
 use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
-use kube::api::{Api, DynamicObject};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
 use tokio::task::JoinHandle;
 
@@ -40,10 +42,78 @@ const REBALANCE_CHECK: Duration = Duration::from_secs(5);
 /// that the preferred replica — which polls every [`CLAIM_POLL`], later still on a loaded machine — takes it.
 const HANDOVER_GRACE: Duration = Duration::from_secs(5);
 
+/// What a watcher stored last, per (context, app): the fingerprint of the status without its heartbeat.
+type Stored = HashMap<(ContextId, String), u64>;
+
+/// A fingerprint of a bundle status without its heartbeat field, computed without building anything.
+fn fingerprint(status: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+
+    /// Feeds serialized JSON straight into the hasher.
+    struct HashWriter<'a>(&'a mut std::collections::hash_map::DefaultHasher);
+    impl std::io::Write for HashWriter<'_> {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.write(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    match status.as_object() {
+        Some(fields) => {
+            for (key, value) in fields.iter().filter(|(key, _)| *key != RBS_HEARTBEAT_FIELD) {
+                key.hash(&mut hasher);
+                // Writing JSON into a hasher cannot fail.
+                let _ = serde_json::to_writer(HashWriter(&mut hasher), value);
+            }
+        }
+        None => {
+            let _ = serde_json::to_writer(HashWriter(&mut hasher), status);
+        }
+    }
+    hasher.finish()
+}
+
 /// Splits a bundle label into its context and app (at the first `-`: app names may contain `-`).
 pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
     let (id, app) = label.split_once('-')?;
     Some((id.parse().ok()?, app))
+}
+
+/// A ResourceBundleState as its watcher reads it: metadata and status, parsed straight into place (a
+/// `DynamicObject` goes through serde's buffered `flatten`, about twice the work for every heartbeat of every
+/// bundle); the spec is skipped.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub(crate) struct BundleState {
+    metadata: kube::api::ObjectMeta,
+    #[serde(default)]
+    status: serde_json::Value,
+}
+
+impl kube::Resource for BundleState {
+    type DynamicType = ();
+    type Scope = kube::core::NamespaceResourceScope;
+
+    fn kind(_: &()) -> std::borrow::Cow<'_, str> {
+        RBS_KIND.into()
+    }
+    fn group(_: &()) -> std::borrow::Cow<'_, str> {
+        RBS_GROUP.into()
+    }
+    fn version(_: &()) -> std::borrow::Cow<'_, str> {
+        RBS_VERSION.into()
+    }
+    fn plural(_: &()) -> std::borrow::Cow<'_, str> {
+        RBS_PLURAL.into()
+    }
+    fn meta(&self) -> &kube::api::ObjectMeta {
+        &self.metadata
+    }
+    fn meta_mut(&mut self) -> &mut kube::api::ObjectMeta {
+        &mut self.metadata
+    }
 }
 
 /// Whether the watcher may go on: `false` once its cluster's claim was lost (with replicas).
@@ -53,7 +123,14 @@ enum Claimed {
     Lost,
 }
 
-async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject, fence: Option<&Fence>) -> Claimed {
+async fn store(
+    engine: &Weak<Inner>,
+    inner: &Inner,
+    cluster: &str,
+    bundle: &BundleState,
+    fence: Option<&Fence>,
+    stored: &mut Stored,
+) -> Claimed {
     let Some(label) = bundle
         .metadata
         .labels
@@ -65,18 +142,63 @@ async fn store(inner: &Inner, cluster: &str, bundle: &DynamicObject, fence: Opti
     let Some((root, app)) = parse_label(label) else {
         return Claimed::Still;
     };
-    let status = &bundle.data["status"];
+    let status = &bundle.status;
     if status.is_null() {
         return Claimed::Still;
     }
     // With replicas the context's records may be unknown here (another replica runs the context): the chain's
     // first context and, once looked up, its live members.
+    if inner.heartbeats.take_lost(cluster) {
+        return lost(cluster);
+    }
+    let fingerprint = fingerprint(status);
     for id in inner.watchers.lineage(root) {
-        if store_in(inner, id, app, cluster, status, fence).await == Claimed::Lost {
-            return Claimed::Lost;
+        let key = (id, app.to_string());
+        if stored.get(&key) == Some(&fingerprint) {
+            // Nothing but the heartbeat changed since this watcher stored the status: note the time only, in the
+            // next batch.
+            inner.heartbeats.note(
+                engine,
+                emco_appcontext::HeardNote {
+                    id,
+                    app: app.to_string(),
+                    cluster: cluster.to_string(),
+                    at: now_timestamp(),
+                    fence: fence.cloned(),
+                },
+            );
+            continue;
+        }
+        match store_in(inner, id, app, cluster, status, fence).await {
+            Outcome::Lost => return Claimed::Lost,
+            Outcome::Held => {
+                stored.insert(key, fingerprint);
+            }
+            Outcome::NotHeld => {
+                stored.remove(&key);
+            }
         }
     }
     Claimed::Still
+}
+
+fn lost(cluster: &str) -> Claimed {
+    tracing::warn!(
+        cluster,
+        "this replica no longer owns the cluster's status watcher; dropping it"
+    );
+    Claimed::Lost
+}
+
+/// What [`store_in`] did with a status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Outcome {
+    /// The record holds it now (written, or it held it already).
+    Held,
+    /// Not stored (not one of ours, or the write failed).
+    NotHeld,
+    /// This replica no longer owns the cluster's watcher.
+    Lost,
 }
 
 async fn store_in(
@@ -86,14 +208,13 @@ async fn store_in(
     cluster: &str,
     status: &serde_json::Value,
     fence: Option<&Fence>,
-) -> Claimed {
-    // Skip writes that would change nothing (the watcher relists now and then); a new heartbeat is a change, so
-    // a live monitor's bundle is stored, with its time, at every beat.
+) -> Outcome {
+    // Skip writes that would change nothing (the watcher relists now and then).
     match inner.contexts.cluster(id, app, cluster).await {
-        Ok(record) if record.cluster_status.as_ref() == Some(status) => return Claimed::Still,
+        Ok(record) if record.cluster_status.as_ref() == Some(status) => return Outcome::Held,
         Ok(_) => {}
         // Not one of ours (another emco's, or a deleted context): ignore.
-        Err(_) => return Claimed::Still,
+        Err(_) => return Outcome::NotHeld,
     }
     let heard = now_timestamp();
     let result = inner
@@ -104,17 +225,14 @@ async fn store_in(
         })
         .await;
     match result {
-        Ok(_) => Claimed::Still,
+        Ok(_) => Outcome::Held,
         Err(emco_appcontext::ContextError::Fenced { .. }) => {
-            tracing::warn!(
-                cluster,
-                "this replica no longer owns the cluster's status watcher; dropping it"
-            );
-            Claimed::Lost
+            lost(cluster);
+            Outcome::Lost
         }
         Err(err) => {
             tracing::debug!(context = %id, app, cluster, error = %err, "cannot store a cluster status");
-            Claimed::Still
+            Outcome::NotHeld
         }
     }
 }
@@ -138,10 +256,6 @@ async fn claim(engine: &Weak<Inner>, cluster: &str) -> Result<Option<Fence>, ()>
 /// Follows one cluster's ResourceBundleStates until the task is aborted or the engine is gone. It holds the engine
 /// only while it handles an event, so dropping the last [`Rsync`](crate::Rsync) handle ends its watchers.
 pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
-    let resource = ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
-        RBS_PLURAL,
-    );
     let mut fence: Option<Fence> = None;
     // The live replicas when this watcher last handed the cluster to the one preferred for it: if that one did not
     // take it and it came back here, it stays here until the replicas change.
@@ -171,7 +285,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                 continue;
             }
         };
-        let api: Api<DynamicObject> = Api::all_with(client, &resource);
+        let api: Api<BundleState> = Api::all(client);
+        // What this session of the watcher stored; a new session starts from the records again.
+        let mut stored = Stored::new();
         let mut events = watcher::watcher(api, watcher::Config::default().labels(DEPLOYMENT_ID_LABEL))
             .default_backoff()
             .boxed();
@@ -202,7 +318,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                     let Some(inner) = engine.upgrade() else {
                         return;
                     };
-                    if store(&inner, &cluster, &bundle, fence.as_ref()).await == Claimed::Lost {
+                    if store(&engine, &inner, &cluster, &bundle, fence.as_ref(), &mut stored).await
+                        == Claimed::Lost
+                    {
                         if let Some(ownership) = &inner.ownership {
                             ownership.forget_cluster(&cluster);
                         }

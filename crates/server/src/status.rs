@@ -162,20 +162,23 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
                 None => return,
             };
             let Some(keeper) = keeper.upgrade() else { return };
+            // Records are decoded before the index is locked: readers wait only for the changes to be applied.
+            let changes: Vec<ContextChange> = events
+                .iter()
+                .filter_map(|event| match ContextChange::from_event(event)? {
+                    Ok(change) => Some(change),
+                    Err(err) => {
+                        tracing::warn!(error = %err, "unreadable AppContext record; the status index skips it");
+                        None
+                    }
+                })
+                .collect();
             {
                 let mut index = keeper.write();
                 let mut combined = keeper.combined_mut();
-                for event in &events {
-                    match ContextChange::from_event(event) {
-                        Some(Ok(change)) => {
-                            index.apply(&change);
-                            combined.apply(&change);
-                        }
-                        Some(Err(err)) => {
-                            tracing::warn!(error = %err, "unreadable AppContext record; the status index skips it");
-                        }
-                        None => {}
-                    }
+                for change in &changes {
+                    index.apply(change);
+                    combined.apply(change);
                 }
                 index.set_revision(revision);
             }

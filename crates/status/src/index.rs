@@ -536,7 +536,34 @@ impl StatusIndex {
                 self.contexts.remove(id);
             }
             ContextChange::ClusterDeleted { id, app, cluster } => self.remove_cluster(*id, app, cluster),
+            ContextChange::Heard { id, app, cluster, at } => self.apply_heard(*id, app, cluster, at),
         }
+    }
+
+    /// A heartbeat: the (app, cluster) was heard from at `at` with nothing else changed. Only moves `heard_at`
+    /// forward (and notes the silence it ended).
+    fn apply_heard(&mut self, id: ContextId, app_name: &str, cluster_name: &str, at: &str) {
+        let Ok(at) = at.parse::<jiff::Timestamp>() else {
+            return;
+        };
+        let Some(cluster) = self
+            .contexts
+            .get_mut(&id)
+            .and_then(|entry| entry.apps.iter_mut().find(|app| &*app.name == app_name))
+            .and_then(|app| {
+                app.clusters
+                    .iter_mut()
+                    .find(|cluster| &*cluster.full_name == cluster_name)
+            })
+        else {
+            return;
+        };
+        if cluster.heard_at.is_some_and(|heard| heard >= at) {
+            return;
+        }
+        let previous = cluster.heard_at;
+        cluster.heard(previous, Some(at));
+        cluster.heard_at = Some(at);
     }
 
     /// Applies a context's meta: its status and the order of its apps and clusters.
@@ -653,8 +680,11 @@ impl StatusIndex {
         };
         let cluster = &mut app.clusters[position];
         let previous_heard = cluster.heard_at;
-        if heard_at != previous_heard {
-            cluster.heard(previous_heard, heard_at);
+        // A heartbeat under the heard key may be newer than the record's own time (a record rewritten by rsync
+        // keeps the time of the last full status): the cluster was heard at the newer of the two.
+        let newest_heard = heard_at.max(previous_heard);
+        if newest_heard != previous_heard {
+            cluster.heard(previous_heard, newest_heard);
         }
         let propagated = !resources
             .iter()
@@ -680,7 +710,7 @@ impl StatusIndex {
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
         cluster.has_bundle = bundle.is_some();
-        cluster.heard_at = heard_at;
+        cluster.heard_at = newest_heard;
         app.counts.subtract(&old);
         app.counts.add(&counts);
         entry.counts.subtract(&old);
@@ -1001,6 +1031,45 @@ mod tests {
             ],
             "only the logical cloud's own request is exempt"
         );
+    }
+
+    #[test]
+    fn a_heartbeat_moves_heard_at_forward_and_a_rewritten_record_does_not_move_it_back() {
+        let id = ContextId::new(12).unwrap();
+        let mut index = StatusIndex::new();
+        let mut reported = record("a", "p+c1", &[("web", "Deployment", RsyncStatus::Applied)]);
+        reported.heard_at = Some("2026-11-27T10:00:00Z".into());
+        index.apply_cluster(id, &reported);
+        let heard = |index: &StatusIndex| {
+            index.context(id).unwrap().apps[0].clusters[0]
+                .heard_at
+                .map(|t| t.to_string())
+        };
+        let beat = |at: &str| ContextChange::Heard {
+            id,
+            app: "a".into(),
+            cluster: "p+c1".into(),
+            at: at.into(),
+        };
+        index.apply(&beat("2026-11-27T10:00:20Z"));
+        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        // An older beat (replayed) changes nothing.
+        index.apply(&beat("2026-11-27T10:00:10Z"));
+        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        // rsync rewrites the record (a resource's status) with the time of the last full status: still heard at 20 s.
+        reported.resources[0].status = RsyncStatus::Failed;
+        index.apply_cluster(id, &reported);
+        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        let gaps = &index.context(id).unwrap().apps[0].clusters[0].heard_gaps;
+        assert_eq!(gaps.len(), 1, "the 20 s silence the beat ended: {gaps:?}");
+        // A beat for a cluster the index does not hold is ignored.
+        index.apply(&ContextChange::Heard {
+            id,
+            app: "a".into(),
+            cluster: "p+c9".into(),
+            at: "2026-11-27T10:00:30Z".into(),
+        });
+        assert_eq!(index.context(id).unwrap().apps[0].clusters.len(), 1);
     }
 
     #[test]

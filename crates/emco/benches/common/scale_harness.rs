@@ -226,6 +226,38 @@ fn quantile(samples: &[Duration], q: f64) -> Duration {
         .unwrap_or_default()
 }
 
+/// `perf record` of process `pid` into the file the environment variable `variable` names, if it is set.
+fn profile(variable: &str, pid: u32) -> Option<std::process::Child> {
+    let file = std::env::var(variable).ok()?;
+    std::process::Command::new("perf")
+        .args([
+            "record",
+            "-e",
+            "cpu-clock",
+            "-F",
+            "499",
+            "-g",
+            "-o",
+            &file,
+            "-p",
+            &pid.to_string(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()
+}
+
+/// Ends a [`profile`] (perf writes its file on SIGINT).
+fn stop_profile(profiler: Option<std::process::Child>) {
+    if let Some(mut profiler) = profiler {
+        let _ = std::process::Command::new("kill")
+            .args(["-INT", &profiler.id().to_string()])
+            .status();
+        let _ = profiler.wait();
+    }
+}
+
 /// What a run measured.
 pub(crate) struct Report {
     /// The table's rows: what, and the figure.
@@ -300,25 +332,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let reads_before = total_reads(&kubesim.admin).await;
     let (sim_cpu, emco_cpu) = (cpu_seconds(kubesim.pid()), cpu_seconds(emco.pid()));
     // `SCALE_PROFILE=FILE`: perf samples emco's process (software clock, call graphs) while it instantiates.
-    let profiler = std::env::var("SCALE_PROFILE").ok().map(|file| {
-        std::process::Command::new("perf")
-            .args([
-                "record",
-                "-e",
-                "cpu-clock",
-                "-F",
-                "499",
-                "-g",
-                "-o",
-                &file,
-                "-p",
-                &emco.pid().to_string(),
-            ])
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    });
+    let profiler = profile("SCALE_PROFILE", emco.pid());
     let started = Instant::now();
     http.post_empty(&format!("{}/instantiate", dig("dig")))
         .await
@@ -331,13 +345,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
         cpu_seconds(kubesim.pid()) - sim_cpu,
     );
     let emco_reads = total_reads(&kubesim.admin).await - reads_before;
-    if let Some(mut profiler) = profiler {
-        // perf writes its file on SIGINT.
-        let _ = std::process::Command::new("kill")
-            .args(["-INT", &profiler.id().to_string()])
-            .status();
-        let _ = profiler.wait();
-    }
+    stop_profile(profiler);
     let emco_writes = total_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
     rows.push((
@@ -439,7 +447,10 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let rss = rss_mib(emco.pid());
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (cpu_before, wall) = (cpu_seconds(emco.pid()), Instant::now());
+    // `SCALE_PROFILE_IDLE=FILE`: the same while it is idle.
+    let profiler = profile("SCALE_PROFILE_IDLE", emco.pid());
     tokio::time::sleep(idle_window).await;
+    stop_profile(profiler);
     let idle_cpu = (cpu_seconds(emco.pid()) - cpu_before) / wall.elapsed().as_secs_f64();
     rows.push((
         "emco RSS: onboarded / instantiated".into(),

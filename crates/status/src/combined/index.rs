@@ -190,6 +190,8 @@ impl CombinedIndex {
             ContextChange::MetaDeleted(id) => {
                 self.contexts.remove(id);
             }
+            // A heartbeat changes no row: `propagation.lastReturnedUpdateTimestamp` is the last status update.
+            ContextChange::Heard { .. } => {}
             ContextChange::ClusterDeleted { id, app, cluster } => {
                 if let Some(state) = self.contexts.get_mut(id) {
                     for (key, object) in &mut state.objects {
