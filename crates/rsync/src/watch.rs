@@ -45,34 +45,49 @@ const HANDOVER_GRACE: Duration = Duration::from_secs(5);
 /// What a watcher stored last, per (context, app): the fingerprint of the status without its heartbeat.
 type Stored = HashMap<(ContextId, String), u64>;
 
-/// A fingerprint of a bundle status without its heartbeat field, computed without building anything.
+/// A fingerprint of a bundle status without its heartbeat field: the JSON tree walked into a fast hasher,
+/// without serializing or building anything.
 fn fingerprint(status: &serde_json::Value) -> u64 {
-    use std::hash::{Hash, Hasher};
+    use std::hash::{BuildHasher, Hasher};
 
-    /// Feeds serialized JSON straight into the hasher.
-    struct HashWriter<'a>(&'a mut std::collections::hash_map::DefaultHasher);
-    impl std::io::Write for HashWriter<'_> {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.write(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    match status.as_object() {
-        Some(fields) => {
-            for (key, value) in fields.iter().filter(|(key, _)| *key != RBS_HEARTBEAT_FIELD) {
-                key.hash(&mut hasher);
-                // Writing JSON into a hasher cannot fail.
-                let _ = serde_json::to_writer(HashWriter(&mut hasher), value);
+    fn walk(value: &serde_json::Value, hasher: &mut impl Hasher, skip: Option<&str>) {
+        use serde_json::Value;
+        match value {
+            Value::Null => hasher.write_u8(0),
+            Value::Bool(flag) => hasher.write_u8(if *flag { 2 } else { 1 }),
+            Value::Number(number) => {
+                hasher.write_u8(3);
+                match (number.as_i64(), number.as_u64()) {
+                    (Some(signed), _) => hasher.write_i64(signed),
+                    (None, Some(unsigned)) => hasher.write_u64(unsigned),
+                    (None, None) => hasher.write_u64(number.as_f64().unwrap_or_default().to_bits()),
+                }
+            }
+            Value::String(text) => {
+                hasher.write_u8(4);
+                hasher.write(text.as_bytes());
+                hasher.write_u8(0xff);
+            }
+            Value::Array(items) => {
+                hasher.write_u8(5);
+                hasher.write_usize(items.len());
+                for item in items {
+                    walk(item, hasher, None);
+                }
+            }
+            Value::Object(fields) => {
+                hasher.write_u8(6);
+                for (key, field) in fields.iter().filter(|(key, _)| Some(key.as_str()) != skip) {
+                    hasher.write(key.as_bytes());
+                    hasher.write_u8(0xff);
+                    walk(field, hasher, None);
+                }
+                hasher.write_u8(7);
             }
         }
-        None => {
-            let _ = serde_json::to_writer(HashWriter(&mut hasher), status);
-        }
     }
+    let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
+    walk(status, &mut hasher, Some(RBS_HEARTBEAT_FIELD));
     hasher.finish()
 }
 
@@ -508,5 +523,24 @@ mod tests {
         assert_eq!((id.get(), app), (2755581958183303505, "sink-v2"));
         assert!(parse_label("nodash").is_none());
         assert!(parse_label("x-app").is_none());
+    }
+
+    #[test]
+    fn fingerprints_ignore_only_the_heartbeat() {
+        use serde_json::json;
+        let status =
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:00"});
+        let beat =
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:20"});
+        assert_eq!(fingerprint(&status), fingerprint(&beat));
+        for changed in [
+            json!({"ready": false, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:20"}),
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": 2}], "heartbeat": "10:00:20"}),
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": "1"}], "heartbeat": "10:00:20"}),
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}, {}], "heartbeat": "10:00:20"}),
+            json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1, "heartbeat": "x"}], "heartbeat": "10:00:20"}),
+        ] {
+            assert_ne!(fingerprint(&status), fingerprint(&changed), "{changed}");
+        }
     }
 }
