@@ -8,7 +8,8 @@
 //! everything is served again). Prints one Markdown table.
 //!
 //! Run with `cargo bench -p emco --bench scale`: `SCALE_CLUSTERS` clusters (1,000 by default), `SCALE_APPS` apps
-//! of 10 objects each (1 to 3; 3 by default), freshness on `SCALE_FRESHNESS` clusters (40 by default); the harness
+//! of 10 objects each (1 to 3; 3 by default), freshness on `SCALE_FRESHNESS` clusters (40 by default),
+//! `SCALE_MONITORS=0` without emco's monitor in the clusters (no readiness, no freshness); the harness
 //! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root). `SCALE_PROFILE=perf.data` samples emco's process with `perf record`
 //! while it instantiates (`perf report -i perf.data --no-children` shows where the time goes).
 
@@ -43,6 +44,7 @@ fn main() {
         apps: setting("SCALE_APPS", 3),
         idle_window: Duration::from_secs(20),
         freshness_samples: setting("SCALE_FRESHNESS", 40),
+        monitors: setting("SCALE_MONITORS", 1) != 0,
     };
     // kubesim holds a listener and a connection per cluster, emco a connection or two: above a few thousand
     // clusters the usual descriptor limit is too low. Raise it (soft and hard) where permitted; the processes

@@ -14,6 +14,12 @@ use crate::{Error, Event, Result, Revision};
 /// 1,000-cluster DIG.
 const HISTORY_EVENTS: usize = 65_536;
 
+/// The most bytes (keys and values) the kept events may hold: records carrying cluster status are kilobytes each,
+/// and 65,536 of them would hold hundreds of MiB that only a watcher resuming from long ago could use. Past either
+/// bound the oldest transactions go (a resume from before them answers [`Error::Compacted`], and the watcher
+/// re-lists).
+const HISTORY_BYTES: usize = 32 << 20;
+
 /// How many live transactions a slow watcher may fall behind before it is told to re-list
 /// ([`Error::WatchLagged`]).
 const LIVE_BUFFER_TRANSACTIONS: usize = 16_384;
@@ -25,6 +31,16 @@ struct Batch {
     events: Vec<Event>,
 }
 
+impl Batch {
+    /// The bytes of its keys and values.
+    fn bytes(&self) -> usize {
+        self.events
+            .iter()
+            .map(|event| event.kv.key.len() + event.kv.value.len())
+            .sum()
+    }
+}
+
 #[derive(Debug)]
 pub(crate) struct WatchHub {
     inner: Mutex<HubInner>,
@@ -34,6 +50,7 @@ pub(crate) struct WatchHub {
 struct HubInner {
     history: VecDeque<Arc<Batch>>,
     history_events: usize,
+    history_bytes: usize,
     /// The newest revision whose events are no longer (or were never) in `history`.
     compacted: Revision,
     sender: broadcast::Sender<Arc<Batch>>,
@@ -47,6 +64,7 @@ impl WatchHub {
             inner: Mutex::new(HubInner {
                 history: VecDeque::new(),
                 history_events: 0,
+                history_bytes: 0,
                 compacted: revision,
                 sender,
             }),
@@ -67,10 +85,14 @@ impl WatchHub {
         let batch = Arc::new(Batch { revision, events });
         let mut inner = self.lock();
         inner.history_events += batch.events.len();
+        inner.history_bytes += batch.bytes();
         inner.history.push_back(batch.clone());
-        while inner.history_events > HISTORY_EVENTS && inner.history.len() > 1 {
+        while (inner.history_events > HISTORY_EVENTS || inner.history_bytes > HISTORY_BYTES)
+            && inner.history.len() > 1
+        {
             if let Some(dropped) = inner.history.pop_front() {
                 inner.history_events -= dropped.events.len();
+                inner.history_bytes -= dropped.bytes();
                 inner.compacted = inner.compacted.max(dropped.revision);
             }
         }
@@ -196,5 +218,42 @@ impl Watcher {
             }
             Err(err) => Some(Err(err)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EventKind, KeyValue};
+
+    fn put(revision: Revision, bytes: usize) -> Vec<Event> {
+        vec![Event {
+            kind: EventKind::Put,
+            kv: KeyValue {
+                key: format!("/k{revision}"),
+                value: vec![b'x'; bytes],
+                create_revision: revision,
+                mod_revision: revision,
+                version: 1,
+            },
+        }]
+    }
+
+    #[test]
+    fn the_history_keeps_at_most_its_bytes_and_older_resumes_are_compacted() {
+        let hub = WatchHub::new(0);
+        // Five transactions of a quarter of the bound each: the oldest go.
+        for revision in 1..=5 {
+            hub.publish(put(revision, HISTORY_BYTES / 4));
+        }
+        let inner = hub.lock();
+        assert!(inner.history_bytes <= HISTORY_BYTES, "{}", inner.history_bytes);
+        assert_eq!(inner.history.len(), 3);
+        drop(inner);
+        assert!(matches!(
+            hub.subscribe("/", Some(0), 5),
+            Err(Error::Compacted { compacted: 2, .. })
+        ));
+        assert!(hub.subscribe("/", Some(2), 5).is_ok());
     }
 }

@@ -14,6 +14,7 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
         apps: 3,
         idle_window: Duration::from_secs(1),
         freshness_samples: 3,
+        monitors: true,
     })
     .await;
     assert_eq!(report.done["status"], "Instantiated", "{}", report.done);
