@@ -17,8 +17,11 @@ use crate::fields::{self, Manager};
 use crate::meta;
 use crate::patch;
 
-/// How many changes the log keeps for watches that resume from a revision.
-pub const LOG_CAPACITY: usize = 10_000;
+/// How many changes the log keeps for watches that resume from a revision (older ones answer 410 Gone and the
+/// client relists, as after an API server's compaction). Each change holds its object and the one before: with a
+/// monitor rewriting its ResourceBundleStates at every heartbeat, 10,000 of them made an idle cluster grow to
+/// megabytes; 1,024 keep a thousand clusters' worth of history within the bounds a real watch cache has.
+pub const LOG_CAPACITY: usize = 1_024;
 /// How many live changes a subscriber of the change feed may fall behind (by default, see
 /// [`Store::with_change_feed`]) before a watch is ended with an ERROR 410 (the client relists) and a controller
 /// loop resyncs from the store. The channel allocates its slots up front, so this is most of an idle cluster's
