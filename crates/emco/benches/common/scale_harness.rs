@@ -419,6 +419,28 @@ pub(crate) async fn run(shape: Shape) -> Report {
         ));
     }
 
+    // serde_json serializing the same `output=all` answer from a tree in memory: what writing it costs without
+    // the index's hand-written views, the HTTP stack or the network.
+    let all_url = format!("{}/status?output=all", dig("dig"));
+    let answer: Json = http.get(&all_url).await.expect(200).json();
+    let mut serialize = Vec::with_capacity(STATUS_SAMPLES);
+    for _ in 0..STATUS_SAMPLES {
+        let started = Instant::now();
+        let bytes = serde_json::to_vec(&answer).unwrap();
+        serialize.push(started.elapsed());
+        std::hint::black_box(bytes);
+    }
+    serialize.sort();
+    let (all_p50, _, _) = latency(&http, &all_url).await;
+    rows.push((
+        "serde_json serializing the same `all` answer in process, p50; all through HTTP / that".into(),
+        format!(
+            "{}; {:.2}",
+            ms(quantile(&serialize, 0.5)),
+            all_p50.as_secs_f64() / quantile(&serialize, 0.5).as_secs_f64()
+        ),
+    ));
+
     // The `output=all` answer gzip-compressed, as a client that accepts it receives it.
     let zipped = http
         .request_with(

@@ -39,6 +39,7 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
         "instantiate until everything is Ready (monitors' reports)",
         "freshness: pod deleted → gone from status=ready, p50 / p99 (3 clusters)",
         "status all: p50 / p99, answer",
+        "serde_json serializing the same `all` answer in process, p50; all through HTTP / that",
         "status all, gzip-compressed (Accept-Encoding: gzip)",
         "emco RSS: onboarded / instantiated",
         "cold restart until the status of everything is served",
