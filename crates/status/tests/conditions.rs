@@ -611,7 +611,10 @@ fn status_remote_shows_where_the_cluster_is_believed() {
         shown(&index, "status=deployed").get("statusRemote").is_none(),
         "not in the rsync view"
     );
-    // Heard last at 10, judged at 100 with a 60 s grace: stale, its report (and value) not believed.
+    // Heard last at 10, judged at 100 with a 60 s grace: stale, its report (and value) not believed. (A fresh
+    // index: in one index the time a cluster was heard only moves forward.)
+    let mut index = StatusIndex::new();
+    index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));
     index.apply_cluster(id(), &with_remote(10));
     let stale = shown(&index, "status=ready");
     assert_eq!(stale["readyStatus"], "Unknown");
