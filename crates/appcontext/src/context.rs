@@ -457,7 +457,7 @@ pub enum ContextChange {
     /// A context's meta was deleted (the whole context goes with it).
     MetaDeleted(ContextId),
     /// The cluster was heard from for an (app, cluster) record with nothing else in its status changed (a
-    /// monitor's heartbeat): kept under a small key of its own ([`AppContexts::note_heard_fenced`]), so a beat
+    /// monitor's heartbeat): kept under a small key of its own ([`AppContexts::note_heard`]), so a beat
     /// writes a time, not the whole record. The newer of this and the record's `heard_at` is when it was heard.
     Heard {
         /// The context.
@@ -532,30 +532,34 @@ fn parse_context_key(key: &str) -> Option<ContextKey<'_>> {
 impl ContextChange {
     /// Decodes a store event; `None` for keys outside the AppContexts.
     pub fn from_event(event: &emco_store::Event) -> Option<Result<Self, RecordError>> {
-        let key = parse_context_key(&event.kv.key)?;
-        Some(match (event.kind, key) {
-            (emco_store::EventKind::Put, ContextKey::Meta(_)) => {
-                record::decode(&event.kv.key, &event.kv.value).map(Self::Meta)
+        if event.kind == emco_store::EventKind::Put {
+            return Self::from_put(&event.kv);
+        }
+        Some(Ok(match parse_context_key(&event.kv.key)? {
+            ContextKey::Meta(id) => Self::MetaDeleted(id),
+            ContextKey::Cluster(id, app, cluster) => Self::ClusterDeleted {
+                id,
+                app: app.to_string(),
+                cluster: cluster.to_string(),
+            },
+            // A heard key goes with its context; its record's deletion says everything.
+            ContextKey::Heard(..) => return None,
+        }))
+    }
+
+    /// Decodes a key as written (a put, or a key read from the store); `None` for keys outside the AppContexts.
+    fn from_put(kv: &emco_store::KeyValue) -> Option<Result<Self, RecordError>> {
+        Some(match parse_context_key(&kv.key)? {
+            ContextKey::Meta(_) => record::decode(&kv.key, &kv.value).map(Self::Meta),
+            ContextKey::Cluster(id, _, _) => {
+                record::decode(&kv.key, &kv.value).map(|record| Self::Cluster(id, record))
             }
-            (emco_store::EventKind::Put, ContextKey::Cluster(id, _, _)) => {
-                record::decode(&event.kv.key, &event.kv.value).map(|record| Self::Cluster(id, record))
-            }
-            (emco_store::EventKind::Put, ContextKey::Heard(id, app, cluster)) => {
-                record::decode::<HeardRecord>(&event.kv.key, &event.kv.value).map(|heard| Self::Heard {
+            ContextKey::Heard(id, app, cluster) => {
+                record::decode::<HeardRecord>(&kv.key, &kv.value).map(|heard| Self::Heard {
                     id,
                     app: app.to_string(),
                     cluster: cluster.to_string(),
                     at: heard.heard_at,
-                })
-            }
-            // A heard key goes with its context; its record's deletion says everything.
-            (emco_store::EventKind::Delete, ContextKey::Heard(..)) => return None,
-            (emco_store::EventKind::Delete, ContextKey::Meta(id)) => Ok(Self::MetaDeleted(id)),
-            (emco_store::EventKind::Delete, ContextKey::Cluster(id, app, cluster)) => {
-                Ok(Self::ClusterDeleted {
-                    id,
-                    app: app.to_string(),
-                    cluster: cluster.to_string(),
                 })
             }
         })
@@ -866,23 +870,14 @@ impl AppContexts {
         let mut clusters = Vec::new();
         let mut heard = Vec::new();
         for kv in &items {
-            match parse_context_key(&kv.key) {
-                Some(ContextKey::Meta(_)) => {
-                    metas.push(ContextChange::Meta(Box::new(record::decode(&kv.key, &kv.value)?)))
-                }
-                Some(ContextKey::Cluster(id, _, _)) => {
-                    clusters.push(ContextChange::Cluster(id, record::decode(&kv.key, &kv.value)?));
-                }
-                Some(ContextKey::Heard(id, app, cluster)) => {
-                    let record: HeardRecord = record::decode(&kv.key, &kv.value)?;
-                    heard.push(ContextChange::Heard {
-                        id,
-                        app: app.to_string(),
-                        cluster: cluster.to_string(),
-                        at: record.heard_at,
-                    });
-                }
-                None => {}
+            let Some(change) = ContextChange::from_put(kv) else {
+                continue;
+            };
+            let change = change?;
+            match change {
+                ContextChange::Meta(_) => metas.push(change),
+                ContextChange::Heard { .. } => heard.push(change),
+                _ => clusters.push(change),
             }
         }
         // Records of a context still being written in pages come too, as its watch events do: an index fed from
@@ -954,36 +949,22 @@ impl AppContexts {
         }
     }
 
-    /// Notes that the cluster was heard from at `at` (RFC 3339) for the (app, cluster) record, with nothing else
-    /// in its status changed: one small write under the record's heard key, while the record exists and `fence`
+    /// Notes that the cluster was heard from at `note.at` for the (app, cluster) record, with nothing else in its
+    /// status changed: one small write under the record's heard key, while the record exists and the note's fence
     /// holds ([`ContextError::NoSuchCluster`], [`ContextError::Fenced`] otherwise).
-    pub async fn note_heard_fenced(
-        &self,
-        id: ContextId,
-        app: &str,
-        cluster: &str,
-        at: &str,
-        fence: Option<&Fence>,
-    ) -> Result<()> {
-        let value = record::encode(&HeardRecord {
-            heard_at: at.to_string(),
-        });
-        let txn = Txn::new()
-            .when([Compare::present(cluster_key(id, app, cluster))])
-            .when(fence.map(Fence::compare))
-            .and_then([Op::put(heard_key(id, app, cluster), value)]);
-        if self.store.txn(txn).await?.succeeded {
+    pub async fn note_heard(&self, note: &HeardNote) -> Result<()> {
+        if self.note_heard_many(std::slice::from_ref(note)).await? {
             return Ok(());
         }
-        self.check_fence(id, fence).await?;
+        self.check_fence(note.id, note.fence.as_ref()).await?;
         Err(ContextError::NoSuchCluster {
-            id,
-            app: app.to_string(),
-            cluster: cluster.to_string(),
+            id: note.id,
+            app: note.app.clone(),
+            cluster: note.cluster.clone(),
         })
     }
 
-    /// Notes several heartbeats ([`AppContexts::note_heard_fenced`]) in one transaction: written all together,
+    /// Notes several heartbeats ([`AppContexts::note_heard`]) in one transaction: written all together,
     /// or — when any record is gone or any fence no longer holds — none (`Ok(false)`; note them one by one to
     /// learn which). At most [`MAX_HEARD_PER_TXN`] notes, so the compares and puts stay within etcd's bounds.
     pub async fn note_heard_many(&self, notes: &[HeardNote]) -> Result<bool> {
@@ -1311,13 +1292,20 @@ mod tests {
             let records = contexts.clusters(id).await.unwrap();
             (records[0].app.clone(), records[0].cluster.clone())
         };
+        let note = |cluster: &str, at: &str| HeardNote {
+            id,
+            app: app.clone(),
+            cluster: cluster.to_string(),
+            at: at.to_string(),
+            fence: None,
+        };
         let before = store
             .get(&cluster_key(id, &app, &cluster))
             .await
             .unwrap()
             .unwrap();
         contexts
-            .note_heard_fenced(id, &app, &cluster, "2026-11-27T10:00:00Z", None)
+            .note_heard(&note(&cluster, "2026-11-27T10:00:00Z"))
             .await
             .unwrap();
         // The record itself is untouched.
@@ -1343,7 +1331,7 @@ mod tests {
         assert!(matches!(loaded.last(), Some(ContextChange::Heard { .. })));
         // No record, no heartbeat: a context that is gone does not come back as a heard key.
         let missing = contexts
-            .note_heard_fenced(id, &app, "p+elsewhere", "2026-11-27T10:00:01Z", None)
+            .note_heard(&note("p+elsewhere", "2026-11-27T10:00:01Z"))
             .await;
         assert!(
             matches!(missing, Err(ContextError::NoSuchCluster { .. })),
@@ -1351,13 +1339,6 @@ mod tests {
         );
         // Several at once: all or none.
         let records = contexts.clusters(id).await.unwrap();
-        let note = |cluster: &str, at: &str| HeardNote {
-            id,
-            app: app.clone(),
-            cluster: cluster.to_string(),
-            at: at.to_string(),
-            fence: None,
-        };
         let two = [
             note(&records[0].cluster, "2026-11-27T10:00:20Z"),
             note(&records[1].cluster, "2026-11-27T10:00:20Z"),

@@ -42,6 +42,12 @@ impl UserInfo {
         }
     }
 
+    /// The cluster's administrator (`kubesim-admin` in `system:masters`), as its admin certificate and token say.
+    #[must_use]
+    pub fn admin() -> Self {
+        Self::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()])
+    }
+
     /// The anonymous user.
     #[must_use]
     pub fn anonymous() -> Self {

@@ -174,10 +174,7 @@ impl ClusterShared {
             requests: Mutex::new(VecDeque::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
             reads: std::sync::atomic::AtomicU64::new(0),
-            tokens: Mutex::new(HashMap::from([(
-                ADMIN_TOKEN.to_string(),
-                UserInfo::authenticated(crate::tls::ADMIN_USER, &[crate::tls::MASTERS_GROUP.to_string()]),
-            )])),
+            tokens: Mutex::new(HashMap::from([(ADMIN_TOKEN.to_string(), UserInfo::admin())])),
             authority,
         })
     }

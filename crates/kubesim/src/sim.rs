@@ -174,10 +174,7 @@ impl SimCluster {
     /// is up. Costs no file descriptor, so thousands of clusters can each run one.
     #[must_use]
     pub fn in_cluster_client(&self) -> kube::Client {
-        let admin = crate::auth::UserInfo::authenticated(
-            crate::tls::ADMIN_USER,
-            &[crate::tls::MASTERS_GROUP.to_string()],
-        );
+        let admin = crate::auth::UserInfo::admin();
         self.server
             .in_cluster_client(crate::auth::PeerIdentity(Some(std::sync::Arc::new(admin))))
     }

@@ -16,6 +16,7 @@ use kube::discovery::{Scope, pinned_kind};
 
 use crate::config::RsyncConfig;
 use crate::error::SyncError;
+use crate::lock;
 
 /// How long to wait for a TCP connection to a cluster before calling it unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -50,10 +51,6 @@ fn kubeconfig_error(cluster: &str, message: impl std::fmt::Display) -> SyncError
         cluster: cluster.to_string(),
         message: message.to_string(),
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Clients {

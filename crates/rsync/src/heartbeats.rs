@@ -16,6 +16,7 @@ use std::time::Duration;
 use emco_appcontext::{ContextError, HeardNote, MAX_HEARD_PER_TXN};
 
 use crate::engine::Inner;
+use crate::lock;
 
 /// How often noted heartbeats are written.
 const FLUSH_EVERY: Duration = Duration::from_millis(500);
@@ -28,10 +29,6 @@ pub(crate) struct Heartbeats {
     pending: Mutex<Vec<HeardNote>>,
     lost: Mutex<HashSet<String>>,
     flushing: std::sync::atomic::AtomicBool,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Heartbeats {
@@ -75,16 +72,7 @@ async fn flush_loop(engine: Weak<Inner>) {
                 Ok(true) => {}
                 Ok(false) | Err(_) => {
                     for note in batch {
-                        let written = inner
-                            .contexts
-                            .note_heard_fenced(
-                                note.id,
-                                &note.app,
-                                &note.cluster,
-                                &note.at,
-                                note.fence.as_ref(),
-                            )
-                            .await;
+                        let written = inner.contexts.note_heard(note).await;
                         match written {
                             Ok(()) => {}
                             Err(ContextError::Fenced { .. }) => {

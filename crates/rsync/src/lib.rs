@@ -29,5 +29,10 @@ mod status_configs;
 mod watch;
 
 pub use config::RsyncConfig;
+
+/// Locks `mutex`, going on with its data if a holder panicked (every critical section here leaves it whole).
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 pub use engine::Rsync;
 pub use error::SyncError;

@@ -161,12 +161,12 @@ async fn store(
     if status.is_null() {
         return Claimed::Still;
     }
-    // With replicas the context's records may be unknown here (another replica runs the context): the chain's
-    // first context and, once looked up, its live members.
     if inner.heartbeats.take_lost(cluster) {
         return lost(cluster);
     }
     let fingerprint = fingerprint(status);
+    // With replicas the context's records may be unknown here (another replica runs the context): the chain's
+    // first context and, once looked up, its live members.
     for id in inner.watchers.lineage(root) {
         let key = (id, app.to_string());
         if stored.get(&key) == Some(&fingerprint) {

@@ -245,11 +245,13 @@ pub struct ClusterEntry {
 pub const MAX_HEARD_GAPS: usize = 16;
 
 impl ClusterEntry {
-    /// Remembers that the cluster was heard at `heard_at` (after `previous`, if it was heard before).
-    fn heard(&mut self, previous: Option<jiff::Timestamp>, heard_at: Option<jiff::Timestamp>) {
-        let Some(now) = heard_at else {
+    /// Notes that the cluster was heard at `at`: `heard_at` only moves forward, and the silence it ends is
+    /// remembered.
+    fn hear(&mut self, at: Option<jiff::Timestamp>) {
+        let Some(now) = at.filter(|now| self.heard_at.is_none_or(|before| *now > before)) else {
             return;
         };
+        let previous = self.heard_at.replace(now);
         if self.first_heard.is_none() {
             self.first_heard = Some(now);
         }
@@ -558,12 +560,7 @@ impl StatusIndex {
         else {
             return;
         };
-        if cluster.heard_at.is_some_and(|heard| heard >= at) {
-            return;
-        }
-        let previous = cluster.heard_at;
-        cluster.heard(previous, Some(at));
-        cluster.heard_at = Some(at);
+        cluster.hear(Some(at));
     }
 
     /// Applies a context's meta: its status and the order of its apps and clusters.
@@ -679,13 +676,9 @@ impl StatusIndex {
             }
         };
         let cluster = &mut app.clusters[position];
-        let previous_heard = cluster.heard_at;
         // A heartbeat under the heard key may be newer than the record's own time (a record rewritten by rsync
         // keeps the time of the last full status): the cluster was heard at the newer of the two.
-        let newest_heard = heard_at.max(previous_heard);
-        if newest_heard != previous_heard {
-            cluster.heard(previous_heard, newest_heard);
-        }
+        cluster.hear(heard_at);
         let propagated = !resources
             .iter()
             .any(|r| matches!(r.rsync, RsyncStatus::Failed | RsyncStatus::Retrying))
@@ -710,7 +703,6 @@ impl StatusIndex {
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
         cluster.has_bundle = bundle.is_some();
-        cluster.heard_at = newest_heard;
         app.counts.subtract(&old);
         app.counts.add(&counts);
         entry.counts.subtract(&old);

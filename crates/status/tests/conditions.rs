@@ -6,9 +6,11 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
 use std::time::Duration;
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{ClusterRecord, ContextMeta, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{
     DigIdentity, Freshness, NoDetail, Propagation, StatusIndex, StatusRequest, Subject, SubjectKind,
@@ -28,30 +30,13 @@ fn at(seconds: i64) -> jiff::Timestamp {
 }
 
 fn meta(app: &str, clusters: &[&str], status: ContextStatus) -> ContextMeta {
-    ContextMeta {
-        id: id(),
-        project: "p".into(),
-        composite_app: "ca".into(),
-        composite_app_version: "v1".into(),
-        composite_profile: "cp".into(),
-        deployment_intent_group: "dig".into(),
-        release: "r".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
-        apps: vec![AppMeta {
-            name: app.into(),
-            dependencies: vec![],
-            clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
-        }],
+    common::dig_meta(
+        id(),
+        app,
+        clusters.iter().map(|c| (*c).to_string()),
         status,
-        stop_requested: false,
-        rollout: None,
-        created: STARTED.into(),
-    }
+        STARTED,
+    )
 }
 
 fn deployment(name: &str, ready_replicas: i64, generation: i64) -> Json {

@@ -6,7 +6,9 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextChange, ContextMeta, ResourceRecord};
+mod common;
+
+use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus};
 use emco_status::StatusIndex;
 use serde_json::{Value as Json, json};
@@ -29,30 +31,13 @@ fn resident_bytes() -> u64 {
 }
 
 fn meta() -> ContextMeta {
-    ContextMeta {
-        id: id(),
-        project: "p".into(),
-        composite_app: "ca".into(),
-        composite_app_version: "v1".into(),
-        composite_profile: "cp".into(),
-        deployment_intent_group: "dig".into(),
-        release: "r".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
-        apps: vec![AppMeta {
-            name: "a".into(),
-            dependencies: vec![],
-            clusters: (0..CLUSTERS).map(cluster).collect(),
-        }],
-        status: ContextStatus::Instantiated,
-        stop_requested: false,
-        rollout: None,
-        created: "2026-11-27T10:00:00Z".into(),
-    }
+    common::dig_meta(
+        id(),
+        "a",
+        (0..CLUSTERS).map(cluster),
+        ContextStatus::Instantiated,
+        "2026-11-27T10:00:00Z",
+    )
 }
 
 /// The bundle a monitor reports in pass `pass`: a Deployment (ready or not), 2 Services, 7 ConfigMaps and the

@@ -88,6 +88,16 @@ fn api_resource(object: &Json) -> (ApiResource, bool) {
     )
 }
 
+/// A kube-rs client of the cluster `kubeconfig` names, without kube-rs's retries (what fails, fails the run).
+async fn client_of(kubeconfig: &str) -> kube::Client {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
+    let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+        .await
+        .unwrap();
+    config.default_retry = false;
+    kube::Client::try_from(config).unwrap()
+}
+
 /// The reference: a raw client applies `objects` to every cluster, clusters in parallel up to `concurrency`.
 pub(crate) async fn reference(
     kubeconfigs: &[(String, String)],
@@ -99,12 +109,7 @@ pub(crate) async fn reference(
         .map(|(_, kubeconfig)| {
             let objects = objects.clone();
             async move {
-                let kubeconfig = kube::config::Kubeconfig::from_yaml(&kubeconfig).unwrap();
-                let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                    .await
-                    .unwrap();
-                config.default_retry = false;
-                let client = kube::Client::try_from(config).unwrap();
+                let client = client_of(&kubeconfig).await;
                 for object in objects.iter() {
                     let (resource, namespaced) = api_resource(object);
                     let api: Api<DynamicObject> = if namespaced {
@@ -173,12 +178,8 @@ async fn freshness(
     let step = (kubeconfigs.len() / samples.max(1)).max(1);
     let mut seen = Vec::with_capacity(samples);
     for (name, kubeconfig) in kubeconfigs.iter().step_by(step).take(samples) {
-        let kubeconfig = kube::config::Kubeconfig::from_yaml(kubeconfig).unwrap();
-        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-            .await
-            .unwrap();
         let pods: Api<DynamicObject> = Api::namespaced_with(
-            kube::Client::try_from(config).unwrap(),
+            client_of(kubeconfig).await,
             "default",
             &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Pod"), "pods"),
         );
