@@ -90,6 +90,8 @@ pub struct ServedRequest {
     pub watch: bool,
     /// Whether software inside the cluster made it (not counted among reads and writes).
     pub in_cluster: bool,
+    /// The HTTP version it arrived with (HTTP/2 when the client offered it in ALPN).
+    pub version: http::Version,
 }
 
 /// How a cluster is set up.

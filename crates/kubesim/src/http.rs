@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::{HeaderMap, Method, StatusCode, Uri, header};
+use axum::http::{HeaderMap, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
 use serde_json::{Value as Json, json};
@@ -45,13 +45,19 @@ fn ok(value: &Json) -> Response {
 /// The whole API of a cluster.
 async fn handle(
     State(cluster): State<Arc<ClusterShared>>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
-    peer: Option<axum::Extension<crate::auth::PeerIdentity>>,
-    in_cluster: Option<axum::Extension<crate::server::InCluster>>,
+    request: axum::http::request::Parts,
     body: Bytes,
 ) -> Response {
+    let axum::http::request::Parts {
+        method,
+        version,
+        uri,
+        headers,
+        extensions,
+        ..
+    } = request;
+    let peer = extensions.get::<crate::auth::PeerIdentity>();
+    let in_cluster = extensions.get::<crate::server::InCluster>();
     tracing::debug!(cluster = %cluster.name, %method, uri = %uri, content_type = ?headers.get(header::CONTENT_TYPE), accept = ?headers.get(header::ACCEPT), "request");
     let query = Query::parse(uri.query());
     cluster.log_request(ServedRequest {
@@ -60,6 +66,7 @@ async fn handle(
         path: uri.path().to_string(),
         watch: query.flag("watch"),
         in_cluster: in_cluster.is_some(),
+        version,
     });
     let faults = cluster.faults();
     if faults.latency_ms > 0 {
@@ -86,7 +93,7 @@ async fn handle(
         }
         return response;
     }
-    let user = match crate::auth::authenticate(&cluster, peer.as_deref(), &headers)
+    let user = match crate::auth::authenticate(&cluster, peer, &headers)
         .and_then(|user| crate::auth::impersonate(&cluster, user, &headers))
     {
         Ok(user) => user,

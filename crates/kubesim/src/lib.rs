@@ -1,7 +1,8 @@
 //! kubesim: a Kubernetes API simulator serving many clusters from one process, faithful enough that kube-rs and
 //! the real `kubectl` work against it (the role KWOK plays for Kubernetes), for tests, demos and scale benchmarks.
 //!
-//! Each cluster has its own store and revision counter ([`store`]), its own loopback port ([`server`]), the API
+//! Each cluster has its own store and revision counter ([`store`]), its own loopback port or a port shared by TLS
+//! server name ([`server`]), the API
 //! subset of `reference/kube-api-subset.md` ([`http`], [`watch`]: discovery, OpenAPI, CRUD, every patch type,
 //! server-side apply with field ownership, selectors, pagination, watches with bookmarks and 410 expiry), simulated
 //! controllers that move workloads through their lifecycle ([`controllers`]), and switchable faults ([`cluster`]).

@@ -11,7 +11,7 @@ use base64::Engine as _;
 use tokio::task::JoinHandle;
 
 use crate::cluster::{ADMIN_TOKEN, ClusterConfig, ClusterShared, Faults};
-use crate::server::ClusterServer;
+use crate::server::{ClusterServer, SharedListener};
 use crate::tls::{ADMIN_USER, ClientCredentials, ClusterAuthority, TlsError};
 
 /// How a kubeconfig or client authenticates.
@@ -33,22 +33,43 @@ pub struct SimCluster {
 impl SimCluster {
     /// Starts a cluster on `address` (port 0: a free port).
     pub async fn start(config: ClusterConfig, address: SocketAddr) -> std::io::Result<Self> {
+        let (shared, acceptor) = Self::prepare(config, address.ip())?;
+        let server = ClusterServer::start(shared.clone(), address, acceptor).await?;
+        Ok(Self::run(shared, server))
+    }
+
+    /// Starts a cluster behind `listener`, reached with the TLS server name [`crate::tls::server_name`] of its name
+    /// (its kubeconfig's `tls-server-name`). HTTPS only.
+    pub fn start_shared(config: ClusterConfig, listener: &SharedListener) -> std::io::Result<Self> {
+        let (shared, acceptor) = Self::prepare(config, listener.address().ip())?;
+        let server = ClusterServer::start_shared(shared.clone(), listener, acceptor)?;
+        Ok(Self::run(shared, server))
+    }
+
+    /// The cluster's state and, over HTTPS, the acceptor of its own CA and serving certificate.
+    fn prepare(
+        config: ClusterConfig,
+        ip: std::net::IpAddr,
+    ) -> std::io::Result<(Arc<ClusterShared>, Option<tokio_rustls::TlsAcceptor>)> {
         let initial_revision = u64::try_from(jiff::Timestamp::now().as_microsecond()).unwrap_or(1);
         let authority = if config.insecure_http {
             None
         } else {
-            Some(ClusterAuthority::new(&config.name, address.ip())?)
+            Some(ClusterAuthority::new(&config.name, ip)?)
         };
         let acceptor = authority.as_ref().map(|a| a.acceptor().clone());
         let shared = ClusterShared::new(config, initial_revision, authority);
         crate::controllers::bootstrap(&shared);
-        let server = ClusterServer::start(shared.clone(), address, acceptor).await?;
+        Ok((shared, acceptor))
+    }
+
+    fn run(shared: Arc<ClusterShared>, server: ClusterServer) -> Self {
         let controllers = tokio::spawn(crate::controllers::run(shared.clone()));
-        Ok(Self {
+        Self {
             shared,
             server,
             controllers,
-        })
+        }
     }
 
     /// The cluster's name.
@@ -117,10 +138,13 @@ impl SimCluster {
     pub fn kubeconfig_for(&self, user: &str, credentials: &Credentials) -> String {
         let name = self.name();
         let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-        let authority = self
+        let mut authority = self
             .ca_pem()
             .map(|ca| format!("\n    certificate-authority-data: {}", base64(ca)))
             .unwrap_or_default();
+        if let Some(server_name) = self.server.server_name() {
+            authority.push_str(&format!("\n    tls-server-name: {server_name}"));
+        }
         let user_entry = match credentials {
             Credentials::Certificate(certificate) => format!(
                 "client-certificate-data: {}\n    client-key-data: {}",
@@ -152,6 +176,7 @@ impl SimCluster {
         if let Some(authority) = &self.shared.authority {
             config.root_cert = Some(vec![authority.ca_der().to_vec()]);
         }
+        config.tls_server_name = self.server.server_name().map(str::to_string);
         let auth_info = match credentials {
             Credentials::Certificate(certificate) => serde_json::json!({
                 "client-certificate-data": base64::engine::general_purpose::STANDARD.encode(&certificate.certificate_pem),
@@ -229,6 +254,15 @@ impl Simulator {
         for config in configs {
             clusters.push(SimCluster::start(config, SocketAddr::from(([127, 0, 0, 1], 0))).await?);
         }
+        Ok(Self { clusters })
+    }
+
+    /// Starts every cluster behind `listener` (one port, clusters told apart by TLS server name).
+    pub fn start_shared(configs: Vec<ClusterConfig>, listener: &SharedListener) -> std::io::Result<Self> {
+        let clusters = configs
+            .into_iter()
+            .map(|config| SimCluster::start_shared(config, listener))
+            .collect::<std::io::Result<_>>()?;
         Ok(Self { clusters })
     }
 

@@ -87,6 +87,10 @@ impl ClusterAuthority {
         let issuer = Issuer::new(ca_params, ca_key);
 
         let mut names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+        // The name a shared listener knows the cluster by (when the cluster's name can be a DNS label).
+        if is_dns_label(cluster) {
+            names.push(server_name(cluster));
+        }
         // Also an unspecified address (0.0.0.0), which kubeconfigs then name as the server.
         if !names.contains(&address.to_string()) {
             names.push(address.to_string());
@@ -156,6 +160,23 @@ impl ClusterAuthority {
     }
 }
 
+/// The TLS server name (SNI) of `cluster` behind a shared listener ([`crate::server::SharedListener`]), and a DNS
+/// name of its serving certificate: `<cluster>.kubesim`, lower case.
+#[must_use]
+pub fn server_name(cluster: &str) -> String {
+    format!("{}.kubesim", cluster.to_ascii_lowercase())
+}
+
+/// Whether `name` can be the first label of a DNS name (letters, digits, inner hyphens; at most 63 bytes).
+#[must_use]
+pub fn is_dns_label(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 63
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
 fn issue_client(
     issuer: &Issuer<'static, KeyPair>,
     user: &str,
@@ -194,8 +215,8 @@ fn acceptor(
         .with_safe_default_protocol_versions()?
         .with_client_cert_verifier(client_verifier)
         .with_single_cert(vec![server_cert], server_key)?;
-    // The API speaks HTTP/1.1 only.
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    // HTTP/2 when the client offers it (kubectl does), as the Kubernetes API server serves; else HTTP/1.1.
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(tokio_rustls::TlsAcceptor::from(Arc::new(config)))
 }
 

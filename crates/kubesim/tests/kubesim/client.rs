@@ -682,3 +682,113 @@ async fn software_inside_a_cluster_reaches_its_api_without_a_socket_even_when_th
     );
     assert_eq!(cluster.reads(), 1);
 }
+
+/// A client built the way users build one: from the cluster's kubeconfig (server, CA, `tls-server-name`, admin
+/// certificate).
+async fn kubeconfig_client(cluster: &kubesim::SimCluster) -> Client {
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&cluster.kubeconfig()).unwrap();
+    let mut config =
+        kube::Config::from_custom_kubeconfig(kubeconfig, &kube::config::KubeConfigOptions::default())
+            .await
+            .unwrap();
+    config.default_retry = false;
+    Client::try_from(config).unwrap()
+}
+
+#[tokio::test]
+async fn clusters_behind_one_listener_are_told_apart_by_their_tls_server_name() {
+    let listener = kubesim::server::SharedListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let sim = Simulator::start_shared(
+        vec![
+            kubesim::ClusterConfig::new("edge01"),
+            kubesim::ClusterConfig::new("edge02"),
+        ],
+        &listener,
+    )
+    .unwrap();
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    assert_eq!(edge01.url(), edge02.url(), "one port for both");
+    assert!(edge01.kubeconfig().contains("tls-server-name: edge01.kubesim"));
+    let one: Api<ConfigMap> = Api::namespaced(kubeconfig_client(edge01).await, "default");
+    let two: Api<ConfigMap> = Api::namespaced(kubeconfig_client(edge02).await, "default");
+    one.create(
+        &PostParams::default(),
+        &serde_json::from_value(json!({"metadata": {"name": "only-on-edge01"}})).unwrap(),
+    )
+    .await
+    .unwrap();
+    let names = |list: kube::core::ObjectList<ConfigMap>| {
+        list.items
+            .into_iter()
+            .filter_map(|cm| cm.metadata.name)
+            .collect::<Vec<_>>()
+    };
+    assert!(names(one.list(&ListParams::default()).await.unwrap()).contains(&"only-on-edge01".to_string()));
+    assert!(!names(two.list(&ListParams::default()).await.unwrap()).contains(&"only-on-edge01".to_string()));
+    assert_eq!((edge01.writes(), edge02.writes()), (1, 0));
+
+    // edge01's admin certificate is signed by edge01's CA only: edge02 does not take it.
+    let mut borrowed = edge02.client_config_for(&edge01.admin_credentials()).unwrap();
+    borrowed.default_retry = false;
+    let borrowed: Api<ConfigMap> = Api::namespaced(Client::try_from(borrowed).unwrap(), "default");
+    assert!(borrowed.list(&ListParams::default()).await.is_err());
+    // A server name no cluster answers to is closed before the handshake.
+    let mut unknown = edge01.client_config().unwrap();
+    unknown.default_retry = false;
+    unknown.tls_server_name = Some("edge03.kubesim".into());
+    let unknown: Api<ConfigMap> = Api::namespaced(Client::try_from(unknown).unwrap(), "default");
+    assert!(unknown.list(&ListParams::default()).await.is_err());
+
+    // Down: an open watch ends and new connections fail; the other cluster behind the listener serves on.
+    let mut events = one.watch(&WatchParams::default(), "0").await.unwrap().boxed();
+    assert!(
+        tokio::time::timeout(Duration::from_secs(5), events.next())
+            .await
+            .unwrap()
+            .is_some(),
+        "the watch replays the ConfigMap"
+    );
+    edge01
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(5), async {
+        while let Some(Ok(_)) = events.next().await {}
+    })
+    .await;
+    assert!(
+        ended.is_ok(),
+        "the open watch is dropped when its cluster goes down"
+    );
+    let fresh: Api<ConfigMap> = Api::namespaced(kubeconfig_client(edge01).await, "default");
+    assert!(fresh.list(&ListParams::default()).await.is_err());
+    two.list(&ListParams::default()).await.unwrap();
+    assert!(edge01.faults().down);
+    edge01.set_faults(Faults::default()).await.unwrap();
+    assert!(names(fresh.list(&ListParams::default()).await.unwrap()).contains(&"only-on-edge01".to_string()));
+}
+
+#[tokio::test]
+async fn a_cluster_behind_a_shared_listener_needs_https_and_a_dns_label_name() {
+    let listener = kubesim::server::SharedListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let mut plain = kubesim::ClusterConfig::new("edge01");
+    plain.insecure_http = true;
+    let err = Simulator::start_shared(vec![plain], &listener).err().unwrap();
+    assert!(err.to_string().contains("HTTPS only"), "{err}");
+    let err = Simulator::start_shared(vec![kubesim::ClusterConfig::new("edge_01")], &listener)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("DNS label"), "{err}");
+    let _first = Simulator::start_shared(vec![kubesim::ClusterConfig::new("edge01")], &listener).unwrap();
+    let err = Simulator::start_shared(vec![kubesim::ClusterConfig::new("EDGE01")], &listener)
+        .err()
+        .unwrap();
+    assert!(err.to_string().contains("same server name"), "{err}");
+}

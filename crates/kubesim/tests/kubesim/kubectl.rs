@@ -1075,3 +1075,48 @@ async fn compute_quotas_refuse_pods_with_kubernetes_messages_through_kubectl() {
         "{described}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kubectl_reaches_clusters_behind_one_listener_by_server_name_over_http2() {
+    if kubectl_path().is_none() {
+        eprintln!("skipping kubectl conformance: no kubectl on PATH");
+        return;
+    }
+    let listener = kubesim::server::SharedListener::bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .unwrap();
+    let sim = Simulator::start_shared(
+        vec![ClusterConfig::new("edge01"), ClusterConfig::new("edge02")],
+        &listener,
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfigs = sim.write_kubeconfigs(dir.path()).unwrap();
+    let k = Kubectl {
+        sim,
+        kubeconfig: kubeconfigs[0].clone(),
+        dir,
+    };
+    k.apply(CONFIGMAP, &[])
+        .await
+        .expect_err("namespaces \"t1\" not found");
+    k.run(&["create", "namespace", "t1"]).await.expect_ok();
+    k.apply(CONFIGMAP, &[]).await.expect_ok();
+    let on_edge01 = k
+        .run(&["get", "configmap", "demo", "-n", "t1", "-o", "json"])
+        .await
+        .expect_ok()
+        .json();
+    assert_eq!(on_edge01["data"]["a"], "1");
+    k.run_as(&kubeconfigs[1], &["get", "namespace", "t1"], None)
+        .await
+        .expect_err("not found");
+    let requests = k.sim.clusters()[0].shared().requests();
+    assert!(!requests.is_empty());
+    assert!(
+        requests.iter().all(|r| r.version == http::Version::HTTP_2),
+        "kubectl speaks HTTP/2 when the server offers it: {:?}",
+        requests.iter().map(|r| r.version).collect::<Vec<_>>()
+    );
+    assert_eq!(k.sim.clusters()[1].writes(), 0);
+}
