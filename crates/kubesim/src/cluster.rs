@@ -152,6 +152,8 @@ pub struct ClusterShared {
     writes: std::sync::atomic::AtomicU64,
     /// How many reads (GET, HEAD, OPTIONS: lists, watches, discovery) the cluster received since it started.
     reads: std::sync::atomic::AtomicU64,
+    /// How many connections the cluster accepted over the network (after the TLS handshake) since it started.
+    connections: std::sync::atomic::AtomicU64,
     /// Bearer tokens and their users.
     tokens: Mutex<HashMap<String, UserInfo>>,
     /// The cluster's CA, serving and admin certificates (none: plain HTTP).
@@ -176,6 +178,7 @@ impl ClusterShared {
             requests: Mutex::new(VecDeque::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
             reads: std::sync::atomic::AtomicU64::new(0),
+            connections: std::sync::atomic::AtomicU64::new(0),
             tokens: Mutex::new(HashMap::from([(ADMIN_TOKEN.to_string(), UserInfo::admin())])),
             authority,
         })
@@ -245,6 +248,19 @@ impl ClusterShared {
     #[must_use]
     pub fn reads(&self) -> u64 {
         self.reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many connections the cluster accepted over the network since it started (HTTP/2 carries many requests
+    /// on one).
+    #[must_use]
+    pub fn connections(&self) -> u64 {
+        self.connections.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Counts a connection accepted over the network.
+    pub fn count_connection(&self) {
+        self.connections
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The last requests the cluster received (at most [`REQUEST_LOG_LEN`]), oldest first.

@@ -55,6 +55,7 @@ impl From<SharedListenerError> for std::io::Error {
 
 /// The listener of one cluster.
 pub struct ClusterServer {
+    cluster: Arc<ClusterShared>,
     address: SocketAddr,
     router: axum::Router,
     tls: Option<TlsAcceptor>,
@@ -75,6 +76,7 @@ enum Listening {
 
 /// What a shared listener needs to serve one cluster's connections.
 struct Route {
+    cluster: Arc<ClusterShared>,
     router: axum::Router,
     tls: Arc<rustls::ServerConfig>,
     /// Whether the cluster is on the network; open connections end when it goes false.
@@ -134,7 +136,12 @@ where
         .await;
 }
 
-async fn accept_loop(listener: TcpListener, router: axum::Router, tls: Option<TlsAcceptor>) {
+async fn accept_loop(
+    listener: TcpListener,
+    cluster: Arc<ClusterShared>,
+    router: axum::Router,
+    tls: Option<TlsAcceptor>,
+) {
     // Dropping the set (when this task is aborted) aborts every connection it serves.
     let mut connections = JoinSet::new();
     loop {
@@ -144,13 +151,18 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, tls: Option<Tl
                 let _ = stream.set_nodelay(true);
                 let router = router.clone();
                 let tls = tls.clone();
+                let cluster = cluster.clone();
                 connections.spawn(async move {
                     match tls {
-                        None => serve_connection(stream, router, PeerIdentity::default()).await,
+                        None => {
+                            cluster.count_connection();
+                            serve_connection(stream, router, PeerIdentity::default()).await;
+                        }
                         Some(acceptor) => {
                             let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await else {
                                 return;
                             };
+                            cluster.count_connection();
                             let peer = PeerIdentity::from_chain(stream.get_ref().1.peer_certificates());
                             serve_connection(stream, router, peer).await;
                         }
@@ -198,6 +210,7 @@ async fn serve_routed(stream: TcpStream, routes: Arc<Routes>) {
     let Ok(Some((stream, route))) = tokio::time::timeout(HANDSHAKE_TIMEOUT, handshake).await else {
         return;
     };
+    route.cluster.count_connection();
     let peer = PeerIdentity::from_chain(stream.get_ref().1.peer_certificates());
     let mut up = route.up.subscribe();
     tokio::select! {
@@ -215,9 +228,15 @@ impl ClusterServer {
     ) -> std::io::Result<Self> {
         let listener = TcpListener::bind(address).await?;
         let address = listener.local_addr()?;
-        let router = crate::http::router(cluster);
-        let task = tokio::spawn(accept_loop(listener, router.clone(), tls.clone()));
+        let router = crate::http::router(cluster.clone());
+        let task = tokio::spawn(accept_loop(
+            listener,
+            cluster.clone(),
+            router.clone(),
+            tls.clone(),
+        ));
         Ok(Self {
+            cluster,
             address,
             router,
             tls,
@@ -240,6 +259,7 @@ impl ClusterServer {
         let name = crate::tls::server_name(&cluster.name);
         let router = crate::http::router(cluster.clone());
         let route = Arc::new(Route {
+            cluster: cluster.clone(),
             router: router.clone(),
             tls: acceptor.config().clone(),
             up: tokio::sync::watch::Sender::new(true),
@@ -252,6 +272,7 @@ impl ClusterServer {
             routes.insert(name.clone(), route.clone());
         }
         Ok(Self {
+            cluster,
             address: shared.address,
             router,
             tls: Some(acceptor),
@@ -332,7 +353,12 @@ impl ClusterServer {
                     return Ok(());
                 }
                 let listener = TcpListener::bind(self.address).await?;
-                let task = tokio::spawn(accept_loop(listener, self.router.clone(), self.tls.clone()));
+                let task = tokio::spawn(accept_loop(
+                    listener,
+                    self.cluster.clone(),
+                    self.router.clone(),
+                    self.tls.clone(),
+                ));
                 *serving.lock().unwrap_or_else(PoisonError::into_inner) = Some(task);
             }
             Listening::Shared { route, .. } => {

@@ -5,7 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use base64::Engine as _;
 use emco_appcontext::{AppContexts, Catalog, Kind, ResourcePath, ResourceRole, UserCredentials};
@@ -18,9 +17,6 @@ use crate::config::RsyncConfig;
 use crate::error::SyncError;
 use crate::lock;
 
-/// How long to wait for a TCP connection to a cluster before calling it unreachable.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// The resolved API resource of a kind in one cluster.
 #[derive(Clone, Debug)]
 pub(crate) struct Resolved {
@@ -32,13 +28,16 @@ pub(crate) struct Resolved {
 pub(crate) struct Clients {
     catalog: Catalog,
     config: RsyncConfig,
-    /// Per cluster: the kubeconfig the client was built from and the client.
-    clients: Mutex<HashMap<String, (Vec<u8>, kube::Client)>>,
+    /// Per cluster (and per `user:` cluster and logical cloud user): what the client was built from, and the client.
+    /// One cell each, so that tasks asking together (a cluster's first apply and its watcher) share one build.
+    clients: Mutex<HashMap<String, (Vec<u8>, ClientCell)>>,
     kinds: Mutex<HashMap<(String, GroupVersionKind), Resolved>>,
     /// Per cluster: whether this process installed the ResourceBundleState CRD there. One cell per cluster, so
     /// the apps of a context applied concurrently install it once (the others wait for the first).
     bundles_installed: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<()>>>>,
 }
+
+type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
 
 /// The app of a logical cloud's context that holds its user's certificate request on each cluster.
 pub(crate) const LOGICAL_CLOUD_APP: &str = "logical-cloud";
@@ -64,14 +63,52 @@ impl Clients {
         }
     }
 
-    /// The client of `cluster` (`provider+cluster`) for requests.
+    /// The client of `cluster` (`provider+cluster`), for its requests and its watches alike (one connection when
+    /// the cluster speaks HTTP/2).
     pub(crate) async fn client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
-        self.client_for(cluster, false).await
+        let bytes = self.kubeconfig_bytes(cluster).await?;
+        let (client, replaced) = self
+            .cached(cluster, bytes.clone(), || async {
+                let kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+                self.build(cluster, kubeconfig, &KubeConfigOptions::default())
+                    .await
+            })
+            .await?;
+        // What was learned about the cluster (its kinds, the CRD installed) holds until its kubeconfig changes.
+        if replaced {
+            lock(&self.kinds).retain(|(c, _), _| c != cluster);
+            lock(&self.bundles_installed).remove(cluster);
+        }
+        Ok(client)
     }
 
-    /// A client of `cluster` for long watches (no read timeout).
-    pub(crate) async fn watch_client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
-        self.client_for(cluster, true).await
+    /// The client cached under `key` for `identity` (what it is built from), built by `build` once: callers that
+    /// arrive together share one build (a failed build is tried again by the next caller); an entry of another
+    /// identity is replaced, and then the second value is true.
+    async fn cached<F, Fut>(
+        &self,
+        key: &str,
+        identity: Vec<u8>,
+        build: F,
+    ) -> Result<(kube::Client, bool), SyncError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<kube::Client, SyncError>>,
+    {
+        let (cell, replaced) = {
+            let mut clients = lock(&self.clients);
+            match clients.get(key) {
+                Some((stored, cell)) if *stored == identity => (cell.clone(), false),
+                other => {
+                    let replaced = other.is_some();
+                    let cell = ClientCell::default();
+                    clients.insert(key.to_string(), (identity, cell.clone()));
+                    (cell, replaced)
+                }
+            }
+        };
+        let client = cell.get_or_try_init(build).await?.clone();
+        Ok((client, replaced))
     }
 
     /// The stored kubeconfig of `cluster` (`provider+cluster`), as bytes.
@@ -102,61 +139,18 @@ impl Clients {
         cluster: &str,
         kubeconfig: Kubeconfig,
         options: &KubeConfigOptions,
-        watching: bool,
     ) -> Result<kube::Client, SyncError> {
-        let mut config = kube::Config::from_custom_kubeconfig(kubeconfig, options)
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, options)
             .await
             .map_err(|err| kubeconfig_error(cluster, err))?;
-        // rsync retries on its own terms (and shows Retrying meanwhile).
-        config.default_retry = false;
-        config.connect_timeout = Some(CONNECT_TIMEOUT);
-        config.read_timeout = if watching {
-            None
-        } else {
-            Some(self.config.request_timeout)
-        };
-        config.write_timeout = Some(self.config.request_timeout);
-        Ok(kube::client::ClientBuilder::try_from(config)
-            .map_err(|err| kubeconfig_error(cluster, err))?
-            // A 429's or 5xx's Retry-After survives into the error rsync retries on.
-            .with_layer(&crate::retry_after::RetryAfterLayer::new(
-                self.config.retry_after_max,
-            ))
-            .build())
-    }
-
-    async fn client_for(&self, cluster: &str, watching: bool) -> Result<kube::Client, SyncError> {
-        let cache_key = if watching {
-            format!("watch:{cluster}")
-        } else {
-            cluster.to_string()
-        };
-        let bytes = self.kubeconfig_bytes(cluster).await?;
-        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
-            && *stored == bytes
-        {
-            return Ok(client.clone());
-        }
-        let kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
-        let client = self
-            .build(cluster, kubeconfig, &KubeConfigOptions::default(), watching)
-            .await?;
-        // What was learned about the cluster (its kinds, the CRD installed) holds until its kubeconfig changes:
-        // building the other client of the same kubeconfig (watching or applying) keeps it, or the CRD would be
-        // installed again by every app applied while the watcher starts.
-        let changed = {
-            let mut clients = lock(&self.clients);
-            let changed = [cluster.to_string(), format!("watch:{cluster}")]
-                .iter()
-                .any(|key| clients.get(key).is_some_and(|(stored, _)| *stored != bytes));
-            clients.insert(cache_key, (bytes, client.clone()));
-            changed
-        };
-        if changed {
-            lock(&self.kinds).retain(|(c, _), _| c != cluster);
-            lock(&self.bundles_installed).remove(cluster);
-        }
-        Ok(client)
+        crate::transport::client(
+            &config,
+            crate::transport::ClientSettings {
+                request_timeout: self.config.request_timeout,
+                retry_after_max: self.config.retry_after_max,
+            },
+        )
+        .map_err(|err| kubeconfig_error(cluster, err))
     }
 
     /// A client of `cluster` that authenticates as a level-1 logical cloud's user: the cluster's checked
@@ -216,31 +210,29 @@ impl Clients {
             credentials.project, credentials.logical_cloud, credentials.user
         );
         let identity = [bytes.as_slice(), certificate.as_bytes(), key.as_bytes()].join(&0u8);
-        if let Some((stored, client)) = lock(&self.clients).get(&cache_key)
-            && *stored == identity
-        {
-            return Ok(client.clone());
-        }
-        let mut kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
-        let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
-        let auth_info: AuthInfo = serde_json::from_value(serde_json::json!({
-            "client-certificate-data": base64(&certificate),
-            "client-key-data": base64(&key),
-        }))
-        .map_err(|err| credentials_error(err.to_string()))?;
-        let user_entry = format!("emco-logical-cloud-user:{}", credentials.user);
-        kubeconfig.auth_infos.retain(|named| named.name != user_entry);
-        kubeconfig.auth_infos.push(NamedAuthInfo {
-            name: user_entry.clone(),
-            auth_info: Some(auth_info),
-            ..NamedAuthInfo::default()
-        });
-        let options = KubeConfigOptions {
-            user: Some(user_entry),
-            ..KubeConfigOptions::default()
-        };
-        let client = self.build(cluster, kubeconfig, &options, false).await?;
-        lock(&self.clients).insert(cache_key, (identity, client.clone()));
+        let (client, _) = self
+            .cached(&cache_key, identity, || async {
+                let mut kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+                let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+                let auth_info: AuthInfo = serde_json::from_value(serde_json::json!({
+                    "client-certificate-data": base64(&certificate),
+                    "client-key-data": base64(&key),
+                }))
+                .map_err(|err| credentials_error(err.to_string()))?;
+                let user_entry = format!("emco-logical-cloud-user:{}", credentials.user);
+                kubeconfig.auth_infos.retain(|named| named.name != user_entry);
+                kubeconfig.auth_infos.push(NamedAuthInfo {
+                    name: user_entry.clone(),
+                    auth_info: Some(auth_info),
+                    ..NamedAuthInfo::default()
+                });
+                let options = KubeConfigOptions {
+                    user: Some(user_entry),
+                    ..KubeConfigOptions::default()
+                };
+                self.build(cluster, kubeconfig, &options).await
+            })
+            .await?;
         Ok(client)
     }
 

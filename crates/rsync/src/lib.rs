@@ -26,6 +26,7 @@ mod ownership;
 mod retry_after;
 mod rollout;
 mod status_configs;
+mod transport;
 mod watch;
 
 pub use config::RsyncConfig;

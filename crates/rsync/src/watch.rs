@@ -290,7 +290,7 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         let Some(inner) = engine.upgrade() else {
             return;
         };
-        let client = inner.clients.watch_client(&cluster).await;
+        let client = inner.clients.client(&cluster).await;
         drop(inner);
         let client = match client {
             Ok(client) => client,

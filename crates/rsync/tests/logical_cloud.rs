@@ -2,7 +2,8 @@
 //! namespace, RBAC, quota and its user's CertificateSigningRequest, which rsync approves and whose certificate it
 //! keeps; a DIG on that logical cloud is then applied with the user's client certificate, so the cluster's RBAC
 //! (and quotas) decide; a resumed rsync does it all again without harm; a kind the cluster does not serve fails
-//! its resource with the cluster's message.
+//! its resource with the cluster's message. And how rsync talks to a cluster: its applies and its bundle watch
+//! share one HTTP/2 connection.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -833,4 +834,37 @@ async fn an_update_to_another_namespace_moves_namespaced_objects_and_keeps_clust
         moved.metadata.labels.unwrap()["emco/deployment-id"],
         "81-logical-cloud"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clusters_applies_and_its_bundle_watch_share_one_http2_connection() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let store = onboarded_store(&sim, None).await;
+    let contexts = AppContexts::new(store.clone());
+    let rsync = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
+    let id = ContextId::new(1).unwrap();
+    let meta = ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", app("app"));
+    let config_maps = (0..20)
+        .map(|i| config_map(&format!("cm{i}"), Some("default")))
+        .collect();
+    store_context(&store, &meta, config_maps).await;
+    run(&rsync, id).await;
+    let record = contexts.cluster(id, "app", CLUSTER).await.unwrap();
+    assert!(record.resources.iter().all(|r| r.status == RsyncStatus::Applied));
+    let cluster = sim.clusters()[0].shared();
+    for _ in 0..400 {
+        if cluster.requests().iter().any(|r| r.watch) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    let requests = cluster.requests();
+    assert!(requests.iter().any(|r| r.watch), "the bundle watch started");
+    assert!(requests.len() > 20, "{} requests", requests.len());
+    assert!(
+        requests.iter().all(|r| r.version == http::Version::HTTP_2),
+        "{:?}",
+        requests.iter().map(|r| r.version).collect::<Vec<_>>()
+    );
+    assert_eq!(cluster.connections(), 1, "one connection carries them all");
 }

@@ -1,5 +1,6 @@
 //! The scale harness (run by `cargo bench -p emco --bench scale`, and on 50 clusters by the e2e tests): N
-//! simulated clusters (kubesim in its own process, emco's monitor inside each cluster: `emco kubesim --monitors`),
+//! simulated clusters (kubesim in its own process, all clusters behind one listener told apart by TLS server name,
+//! emco's monitor inside each cluster: `emco kubesim --shared-listener --monitors`),
 //! the bench composite app (1 to 3 apps × 10 objects) instantiated by
 //! `emco serve` in its own process (redb), and, in the same run, the reference — a raw kube-rs client applying
 //! exactly the objects emco applies (the ResourceBundleState CRD, every app's rendered and labelled objects, one
@@ -8,12 +9,13 @@
 //! (summary, all, detail: p50/p99 and answer size), the time until the monitors' reports make everything Ready,
 //! freshness (a pod deleted → gone from `status=ready`), emco's and kubesim's memory (RSS) and emco's CPU while idle,
 //! and a cold restart (SIGKILL, start on the same store: time until the status of everything is served again).
+//! Reads, writes and connections are counted by kubesim (emco speaks HTTP/2: one connection per cluster).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bench_apps::{APPS, chart, dig, onboard_apps};
-use crate::support::{Http, KubesimProcess, ServeProcess, total_reads, total_writes};
+use crate::support::{Http, KubesimProcess, ServeProcess, total_connections, total_reads, total_writes};
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -297,7 +299,13 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let apps = &APPS[..apps.clamp(1, APPS.len())];
     let concurrency = RsyncConfig::default().concurrency;
     let mut rows: Vec<(String, String)> = Vec::new();
-    let sim_args: &[&str] = if monitors { &["--monitors"] } else { &[] };
+    // One listener for all clusters (told apart by TLS server name): 10,000 clusters' listeners would take half
+    // of a 20,000 open-file limit.
+    let sim_args: &[&str] = if monitors {
+        &["--shared-listener", "--monitors"]
+    } else {
+        &["--shared-listener"]
+    };
 
     // The reference on clusters of its own, so that emco's clusters start as fresh as the reference's did.
     let reference_sim = KubesimProcess::start_with(clusters, sim_args).await;
@@ -311,6 +319,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     );
     let reference_writes = total_writes(&reference_sim.admin).await;
     let reference_reads = total_reads(&reference_sim.admin).await;
+    let reference_connections = total_connections(&reference_sim.admin).await;
     drop(reference_sim);
     let total = (clusters * per_cluster) as f64;
     let reference_rate = total / reference_time.as_secs_f64();
@@ -334,6 +343,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let rss_onboarded = rss_mib(emco.pid());
     let writes_before = total_writes(&kubesim.admin).await;
     let reads_before = total_reads(&kubesim.admin).await;
+    let connections_before = total_connections(&kubesim.admin).await;
     let (sim_cpu, emco_cpu) = (cpu_seconds(kubesim.pid()), cpu_seconds(emco.pid()));
     // `SCALE_PROFILE=FILE`: perf samples emco's process (software clock, call graphs) while it instantiates.
     let profiler = profile("SCALE_PROFILE", emco.pid());
@@ -349,6 +359,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
         cpu_seconds(kubesim.pid()) - sim_cpu,
     );
     let emco_reads = total_reads(&kubesim.admin).await - reads_before;
+    let emco_connections = total_connections(&kubesim.admin).await - connections_before;
     stop_profile(profiler);
     let emco_writes = total_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
@@ -386,6 +397,10 @@ pub(crate) async fn run(shape: Shape) -> Report {
     rows.push((
         "reads the clusters served (reference; emco)".into(),
         format!("{reference_reads}; {emco_reads}"),
+    ));
+    rows.push((
+        "connections the clusters accepted (reference, HTTP/1.1; emco, HTTP/2)".into(),
+        format!("{reference_connections}; {emco_connections}"),
     ));
     let ready_url = format!("{}/status?output=summary&readiness", dig("dig"));
     let ready = monitors

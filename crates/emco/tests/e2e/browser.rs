@@ -250,7 +250,8 @@ impl Browser {
     }
 
     /// Finds `css` and sends it `action`. The page redraws its grid when a new answer streams in, so an element
-    /// found a moment ago may be gone: then it is found again (a few times) and the action sent to the new one.
+    /// found a moment ago may be gone (stale) or not laid out yet (not interactable): then it is found again (a few
+    /// times, a moment apart) and the action sent to the new one.
     async fn on_element(&self, css: &str, action: &str, body: Json) {
         for _ in 0..5 {
             let element = self.find(css).await;
@@ -259,10 +260,12 @@ impl Browser {
             if status == 200 {
                 return;
             }
-            assert_eq!(
-                answer["value"]["error"], "stale element reference",
+            let error = answer["value"]["error"].as_str().unwrap_or_default();
+            assert!(
+                matches!(error, "stale element reference" | "element not interactable"),
                 "WebDriver POST {path}: {answer}"
             );
+            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         panic!("{css} was redrawn under every attempt to {action} it");
     }

@@ -706,6 +706,12 @@ pub(crate) async fn total_reads(admin: &Http) -> u64 {
     total_of(admin, "reads").await
 }
 
+/// Every connection the clusters of a kubesim process accepted since they started, summed.
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) async fn total_connections(admin: &Http) -> u64 {
+    total_of(admin, "connections").await
+}
+
 #[allow(dead_code)] // used by the benchmarks, which include this file
 async fn total_of(admin: &Http, counter: &str) -> u64 {
     let clusters = admin.get("/clusters").await.expect(200).json();
