@@ -221,6 +221,8 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
             config.nodes = args.nodes;
             config.timing.ready_ms = args.ready_ms;
             config.insecure_http = args.insecure_http;
+            // Only the library's users read the request log; the counters the admin endpoint shows stay.
+            config.request_log_len = 0;
             for label in &args.node_label {
                 let (key, value) = label.split_once('=').unwrap_or((label.as_str(), ""));
                 config = config.with_node_label(key, value);

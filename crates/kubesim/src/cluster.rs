@@ -112,6 +112,9 @@ pub struct ClusterConfig {
     /// How many changes the store's change feed keeps for a lagging subscriber (a controller loop or a watch);
     /// one that falls further behind resyncs from the store. Small values exercise that path in tests.
     pub change_feed_capacity: usize,
+    /// How many requests the [request log](ClusterShared::requests) keeps ([`REQUEST_LOG_LEN`] by default; the
+    /// `kubesim` binary keeps none — nothing reads them there, and 4,096 per cluster are gigabytes at 10,000).
+    pub request_log_len: usize,
 }
 
 impl ClusterConfig {
@@ -125,6 +128,7 @@ impl ClusterConfig {
             node_labels: std::collections::BTreeMap::new(),
             insecure_http: false,
             change_feed_capacity: crate::store::DEFAULT_CHANGE_FEED_CAPACITY,
+            request_log_len: REQUEST_LOG_LEN,
         }
     }
 
@@ -228,11 +232,15 @@ impl ClusterShared {
             };
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
+        let capacity = self.config.request_log_len;
+        if capacity == 0 {
+            return;
+        }
         let mut requests = self
             .requests
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if requests.len() >= REQUEST_LOG_LEN {
+        if requests.len() >= capacity {
             requests.pop_front();
         }
         requests.push_back(request);

@@ -22,6 +22,10 @@ use crate::patch;
 /// monitor rewriting its ResourceBundleStates at every heartbeat, 10,000 of them made an idle cluster grow to
 /// megabytes; 1,024 keep a thousand clusters' worth of history within the bounds a real watch cache has.
 pub const LOG_CAPACITY: usize = 1_024;
+/// The most the log's objects may weigh, estimated from their JSON ([`approximate_size`]), before older changes
+/// are dropped: 10,000 clusters whose monitors rewrite large ResourceBundleStates while pods start had grown
+/// kubesim past 16 GiB within minutes on the change count alone.
+pub const LOG_BYTES: usize = 256 * 1024;
 /// How many live changes a subscriber of the change feed may fall behind (by default, see
 /// [`Store::with_change_feed`]) before a watch is ended with an ERROR 410 (the client relists) and a controller
 /// loop resyncs from the store. The channel allocates its slots up front, so this is most of an idle cluster's
@@ -124,12 +128,32 @@ pub struct Store {
     /// The served types.
     pub catalog: Catalog,
     objects: HashMap<TypeKey, BTreeMap<(String, String), Arc<Json>>>,
-    log: VecDeque<Arc<Change>>,
+    log: VecDeque<(Arc<Change>, usize)>,
+    /// The estimated size of the log's objects.
+    log_bytes: usize,
     /// Revisions up to this one are not in the log.
     log_floor: u64,
     sender: broadcast::Sender<Arc<Change>>,
     next_service_ip: u32,
     next_node_port: u32,
+}
+
+/// Roughly how much memory a JSON tree takes: its strings and keys, plus a fixed cost per value and entry.
+#[must_use]
+pub fn approximate_size(value: &Json) -> usize {
+    const VALUE: usize = 32;
+    match value {
+        Json::String(text) => VALUE + text.len(),
+        Json::Array(items) => VALUE + items.iter().map(approximate_size).sum::<usize>(),
+        Json::Object(fields) => {
+            VALUE
+                + fields
+                    .iter()
+                    .map(|(key, field)| VALUE + key.len() + approximate_size(field))
+                    .sum::<usize>()
+        }
+        _ => VALUE,
+    }
 }
 
 fn status_key(value: &Json) -> Option<&Json> {
@@ -173,6 +197,7 @@ impl Store {
             catalog: Catalog::new(),
             objects: HashMap::new(),
             log: VecDeque::new(),
+            log_bytes: 0,
             log_floor: initial_revision,
             sender,
             next_service_ip: 10,
@@ -201,8 +226,8 @@ impl Store {
         Some(
             self.log
                 .iter()
-                .filter(|change| change.revision > revision)
-                .cloned()
+                .filter(|(change, _)| change.revision > revision)
+                .map(|(change, _)| change.clone())
                 .collect(),
         )
     }
@@ -210,6 +235,7 @@ impl Store {
     /// Forgets the event log (a test hook: every watch that resumes from an older revision then gets 410).
     pub fn compact(&mut self) {
         self.log.clear();
+        self.log_bytes = 0;
         self.log_floor = self.revision;
     }
 
@@ -246,10 +272,14 @@ impl Store {
 
     fn record(&mut self, change: Change) -> Arc<Change> {
         let change = Arc::new(change);
-        self.log.push_back(change.clone());
-        while self.log.len() > LOG_CAPACITY {
-            if let Some(dropped) = self.log.pop_front() {
+        let bytes = approximate_size(&change.object);
+        self.log.push_back((change.clone(), bytes));
+        self.log_bytes += bytes;
+        // The newest change stays whatever its size.
+        while self.log.len() > LOG_CAPACITY || (self.log_bytes > LOG_BYTES && self.log.len() > 1) {
+            if let Some((dropped, bytes)) = self.log.pop_front() {
                 self.log_floor = dropped.revision;
+                self.log_bytes -= bytes;
             }
         }
         let _ = self.sender.send(change.clone());
@@ -1211,4 +1241,74 @@ pub fn template_labels(object: &Json) -> Map<String, Json> {
         .as_object()
         .cloned()
         .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_log_keeps_at_most_its_bytes_and_older_resumes_are_refused() {
+        let mut store = Store::new(1);
+        let namespaces = store.catalog.find("", "v1", "namespaces").unwrap();
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
+        store
+            .create(&namespaces, None, namespace, &WriteOptions::default())
+            .unwrap();
+        let configmaps = store.catalog.find("", "v1", "configmaps").unwrap();
+        let start = store.revision();
+        // 64 KiB of data per ConfigMap: the log holds about four of them.
+        let data = "x".repeat(64 * 1024);
+        let mut revisions = Vec::new();
+        for i in 0..20 {
+            let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("big-{i}"), "namespace": "default"}, "data": {"blob": data}});
+            store
+                .create(&configmaps, Some("default"), object, &WriteOptions::default())
+                .unwrap();
+            revisions.push(store.revision());
+            assert!(
+                store.log_bytes <= LOG_BYTES || store.log.len() == 1,
+                "{}",
+                store.log_bytes
+            );
+        }
+        assert!(
+            store.log.len() < 20 && !store.log.is_empty(),
+            "{}",
+            store.log.len()
+        );
+        assert!(
+            store.changes_since(start).is_none(),
+            "a resume from before the floor gets 410"
+        );
+        let recent = store.changes_since(revisions[17]).unwrap();
+        assert_eq!(recent.len(), 2);
+        // Everything stays in the store itself.
+        let kept = store.list(&configmaps.key(), Some("default"));
+        assert_eq!(
+            kept.iter()
+                .filter(|cm| meta::name(cm).starts_with("big-"))
+                .count(),
+            20
+        );
+        // One object larger than the whole budget is still logged, alone.
+        let huge = "y".repeat(LOG_BYTES + 1);
+        let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+            "metadata": {"name": "huge", "namespace": "default"}, "data": {"blob": huge}});
+        store
+            .create(&configmaps, Some("default"), object, &WriteOptions::default())
+            .unwrap();
+        assert_eq!(store.log.len(), 1);
+        assert_eq!(store.changes_since(revisions[19]).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn sizes_grow_with_strings_and_entries() {
+        let small = approximate_size(&json!({"a": "b"}));
+        let longer = approximate_size(&json!({"a": "b".repeat(100)}));
+        let more = approximate_size(&json!({"a": "b", "c": ["d", "e"]}));
+        assert_eq!(longer - small, 99);
+        assert!(more > small);
+    }
 }
