@@ -286,6 +286,13 @@ impl Clients {
         lock(&self.kinds).retain(|(c, _), _| c != cluster);
     }
 
+    /// Whether this process installed the ResourceBundleState CRD in `cluster` (since its kubeconfig last changed).
+    pub(crate) fn bundle_crd_installed(&self, cluster: &str) -> bool {
+        lock(&self.bundles_installed)
+            .get(cluster)
+            .is_some_and(|cell| cell.initialized())
+    }
+
     /// Installs the ResourceBundleState CRD in `cluster` unless this process did already.
     pub(crate) async fn ensure_bundle_crd(
         &self,

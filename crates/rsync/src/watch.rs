@@ -6,8 +6,9 @@
 //! heartbeat since the status this watcher stored (a fingerprint of the status without it, per context and app)
 //! costs a small write under the record's heard key, batched with other clusters' beats (`heartbeats.rs`), not a
 //! rewrite of the record: with thousands of bundles beating every 20 s, that is what keeps an idle emco idle. A deleted bundle leaves the last
-//! status in place (the final state of a terminated app). The watcher relists after errors and is restarted if it
-//! ever ends, so a restarted monitor or a broken watch does not stop status from flowing.
+//! status in place (the final state of a terminated app). A watcher lists only once the cluster serves bundles (this
+//! process installed their CRD there, or the cluster has it). The watcher relists after errors and is restarted if
+//! it ever ends, so a restarted monitor or a broken watch does not stop status from flowing.
 //!
 //! [`Watchers`] keeps a cluster's watcher exactly while a live context (Instantiating, Instantiated,
 //! Terminating) uses the cluster: a batch holds its cluster for its context, the end of every operation settles
@@ -30,6 +31,10 @@ use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
 
+/// How often a watcher waiting for the bundles' CRD asks the cluster again whether it has it …
+const CRD_RECHECK: Duration = Duration::from_secs(30);
+/// … and, meanwhile, how often it looks whether this process installed it (no request).
+const CRD_WAIT_STEP: Duration = Duration::from_millis(250);
 /// Pause before restarting a watcher whose stream ended or whose client could not be built.
 const RESTART_PAUSE: Duration = Duration::from_secs(2);
 /// With replicas: how often a replica that needs a cluster watched checks whether it may claim it (its owner
@@ -300,6 +305,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                 continue;
             }
         };
+        if !wait_for_bundle_crd(&engine, &cluster, &client).await {
+            return;
+        }
         let api: Api<BundleState> = Api::all(client);
         // What this session of the watcher stored; a new session starts from the records again.
         let mut stored = Stored::new();
@@ -355,6 +363,38 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
             RESTART_PAUSE
         };
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// Waits until the cluster serves ResourceBundleStates: this process installed their CRD there (its first apply
+/// does), or the cluster has it (one read, then another every [`CRD_RECHECK`] while it has not). Listing a kind the
+/// cluster does not serve only fails and is retried: at 10,000 clusters, watchers started with their contexts made
+/// most of the reads kubesim served that way. `false` when the engine is gone.
+async fn wait_for_bundle_crd(engine: &Weak<Inner>, cluster: &str, client: &kube::Client) -> bool {
+    use emco_k8s::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+    let installed = || {
+        engine
+            .upgrade()
+            .map(|inner| inner.clients.bundle_crd_installed(cluster))
+    };
+    let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
+    loop {
+        match installed() {
+            None => return false,
+            Some(true) => return true,
+            Some(false) => {}
+        }
+        if let Ok(Some(_)) = crds.get_opt(emco_k8s::RBS_CRD_NAME).await {
+            return true;
+        }
+        let recheck = tokio::time::Instant::now() + CRD_RECHECK;
+        while tokio::time::Instant::now() < recheck {
+            match installed() {
+                None => return false,
+                Some(true) => return true,
+                Some(false) => tokio::time::sleep(CRD_WAIT_STEP).await,
+            }
+        }
     }
 }
 

@@ -867,4 +867,10 @@ async fn a_clusters_applies_and_its_bundle_watch_share_one_http2_connection() {
         requests.iter().map(|r| r.version).collect::<Vec<_>>()
     );
     assert_eq!(cluster.connections(), 1, "one connection carries them all");
+    // The watcher lists bundles once, after their CRD is installed (a list before it would fail and be retried).
+    let bundle_lists = requests
+        .iter()
+        .filter(|r| r.method == "GET" && !r.watch && r.path.ends_with("/resourcebundlestates"))
+        .count();
+    assert_eq!(bundle_lists, 1);
 }
