@@ -34,10 +34,30 @@ pub(crate) struct Clients {
     kinds: Mutex<HashMap<(String, GroupVersionKind), Resolved>>,
     /// Per cluster: whether this process installed the ResourceBundleState CRD there. One cell per cluster, so
     /// the apps of a context applied concurrently install it once (the others wait for the first).
-    bundles_installed: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<()>>>>,
+    bundles_installed: Mutex<HashMap<String, Arc<BundleCrd>>>,
 }
 
 type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
+
+/// Whether this process installed the ResourceBundleState CRD in a cluster, and who waits for it.
+#[derive(Default)]
+pub(crate) struct BundleCrd {
+    installed: tokio::sync::OnceCell<()>,
+    notify: tokio::sync::Notify,
+}
+
+impl BundleCrd {
+    /// Returns once the CRD is installed by this process (at once when it is), or when `wait` passed.
+    pub(crate) async fn installed_within(&self, wait: std::time::Duration) -> bool {
+        let notified = self.notify.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        if self.installed.initialized() {
+            return true;
+        }
+        tokio::time::timeout(wait, notified).await.is_ok()
+    }
+}
 
 /// The app of a logical cloud's context that holds its user's certificate request on each cluster.
 pub(crate) const LOGICAL_CLOUD_APP: &str = "logical-cloud";
@@ -286,11 +306,14 @@ impl Clients {
         lock(&self.kinds).retain(|(c, _), _| c != cluster);
     }
 
-    /// Whether this process installed the ResourceBundleState CRD in `cluster` (since its kubeconfig last changed).
-    pub(crate) fn bundle_crd_installed(&self, cluster: &str) -> bool {
-        lock(&self.bundles_installed)
-            .get(cluster)
-            .is_some_and(|cell| cell.initialized())
+    /// Whether this process installed the ResourceBundleState CRD in `cluster` (since its kubeconfig last changed),
+    /// and a way to wait until it has.
+    pub(crate) fn bundle_crd(&self, cluster: &str) -> Arc<BundleCrd> {
+        Arc::clone(
+            lock(&self.bundles_installed)
+                .entry(cluster.to_string())
+                .or_default(),
+        )
     }
 
     /// Installs the ResourceBundleState CRD in `cluster` unless this process did already.
@@ -299,28 +322,26 @@ impl Clients {
         cluster: &str,
         client: &kube::Client,
     ) -> Result<(), SyncError> {
-        let cell = Arc::clone(
-            lock(&self.bundles_installed)
-                .entry(cluster.to_string())
-                .or_default(),
-        );
+        let crd = self.bundle_crd(cluster);
         // A failed installation leaves the cell empty: the next call tries again.
-        cell.get_or_try_init(|| async {
-            let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
-            let resolved = self.resolve(cluster, client, &gvk).await?;
-            let api: Api<DynamicObject> = Api::all_with(client.clone(), &resolved.resource);
-            let params = PatchParams::apply(&self.config.field_manager).force();
-            api.patch(
-                emco_k8s::RBS_CRD_NAME,
-                &params,
-                &Patch::Apply(emco_k8s::rbs_crd()),
-            )
+        crd.installed
+            .get_or_try_init(|| async {
+                let gvk = GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition");
+                let resolved = self.resolve(cluster, client, &gvk).await?;
+                let api: Api<DynamicObject> = Api::all_with(client.clone(), &resolved.resource);
+                let params = PatchParams::apply(&self.config.field_manager).force();
+                api.patch(
+                    emco_k8s::RBS_CRD_NAME,
+                    &params,
+                    &Patch::Apply(emco_k8s::rbs_crd()),
+                )
+                .await?;
+                crate::apply::wait_established(&api, emco_k8s::RBS_CRD_NAME, self.config.crd_timeout).await?;
+                self.forget_kinds(cluster);
+                crd.notify.notify_waiters();
+                Ok::<(), SyncError>(())
+            })
             .await?;
-            crate::apply::wait_established(&api, emco_k8s::RBS_CRD_NAME, self.config.crd_timeout).await?;
-            self.forget_kinds(cluster);
-            Ok::<(), SyncError>(())
-        })
-        .await?;
         Ok(())
     }
 }

@@ -31,10 +31,9 @@ use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
 
-/// How often a watcher waiting for the bundles' CRD asks the cluster again whether it has it …
+/// How often a watcher waiting for the bundles' CRD asks the cluster whether it has it (meanwhile it waits for this
+/// process to install it, without a request).
 const CRD_RECHECK: Duration = Duration::from_secs(30);
-/// … and, meanwhile, how often it looks whether this process installed it (no request).
-const CRD_WAIT_STEP: Duration = Duration::from_millis(250);
 /// Pause before restarting a watcher whose stream ended or whose client could not be built.
 const RESTART_PAUSE: Duration = Duration::from_secs(2);
 /// With replicas: how often a replica that needs a cluster watched checks whether it may claim it (its owner
@@ -372,28 +371,19 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
 /// most of the reads kubesim served that way. `false` when the engine is gone.
 async fn wait_for_bundle_crd(engine: &Weak<Inner>, cluster: &str, client: &kube::Client) -> bool {
     use emco_k8s::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
-    let installed = || {
-        engine
-            .upgrade()
-            .map(|inner| inner.clients.bundle_crd_installed(cluster))
-    };
     let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
     loop {
-        match installed() {
-            None => return false,
-            Some(true) => return true,
-            Some(false) => {}
+        let Some(crd) = engine.upgrade().map(|inner| inner.clients.bundle_crd(cluster)) else {
+            return false;
+        };
+        if crd.installed_within(std::time::Duration::ZERO).await {
+            return true;
         }
         if let Ok(Some(_)) = crds.get_opt(emco_k8s::RBS_CRD_NAME).await {
             return true;
         }
-        let recheck = tokio::time::Instant::now() + CRD_RECHECK;
-        while tokio::time::Instant::now() < recheck {
-            match installed() {
-                None => return false,
-                Some(true) => return true,
-                Some(false) => tokio::time::sleep(CRD_WAIT_STEP).await,
-            }
+        if crd.installed_within(CRD_RECHECK).await {
+            return true;
         }
     }
 }
