@@ -31,7 +31,8 @@ pub(crate) struct Clients {
     /// Per cluster (and per `user:` cluster and logical cloud user): what the client was built from, and the client.
     /// One cell each, so that tasks asking together (a cluster's first apply and its watcher) share one build.
     clients: Mutex<HashMap<String, (Vec<u8>, ClientCell)>>,
-    kinds: Mutex<HashMap<(String, GroupVersionKind), Resolved>>,
+    /// Per cluster, the kinds resolved there (forgetting a cluster's kinds must not visit every other cluster's).
+    kinds: Mutex<HashMap<String, HashMap<GroupVersionKind, Resolved>>>,
     /// Per cluster: whether this process installed the ResourceBundleState CRD there. One cell per cluster, so
     /// the apps of a context applied concurrently install it once (the others wait for the first).
     bundles_installed: Mutex<HashMap<String, Arc<BundleCrd>>>,
@@ -96,7 +97,7 @@ impl Clients {
             .await?;
         // What was learned about the cluster (its kinds, the CRD installed) holds until its kubeconfig changes.
         if replaced {
-            lock(&self.kinds).retain(|(c, _), _| c != cluster);
+            self.forget_kinds(cluster);
             lock(&self.bundles_installed).remove(cluster);
         }
         Ok(client)
@@ -268,8 +269,7 @@ impl Clients {
         client: &kube::Client,
         gvk: &GroupVersionKind,
     ) -> Result<Resolved, SyncError> {
-        let key = (cluster.to_string(), gvk.clone());
-        if let Some(resolved) = lock(&self.kinds).get(&key) {
+        if let Some(resolved) = lock(&self.kinds).get(cluster).and_then(|kinds| kinds.get(gvk)) {
             return Ok(resolved.clone());
         }
         let not_served = |message: &str| {
@@ -297,13 +297,16 @@ impl Clients {
             resource,
             namespaced: capabilities.scope == Scope::Namespaced,
         };
-        lock(&self.kinds).insert(key, resolved.clone());
+        lock(&self.kinds)
+            .entry(cluster.to_string())
+            .or_default()
+            .insert(gvk.clone(), resolved.clone());
         Ok(resolved)
     }
 
     /// Forgets what was discovered about `cluster` (after CRDs changed).
     pub(crate) fn forget_kinds(&self, cluster: &str) {
-        lock(&self.kinds).retain(|(c, _), _| c != cluster);
+        lock(&self.kinds).remove(cluster);
     }
 
     /// Whether this process installed the ResourceBundleState CRD in `cluster` (since its kubeconfig last changed),
