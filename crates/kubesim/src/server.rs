@@ -101,7 +101,10 @@ impl SharedListener {
         let listener = TcpListener::bind(address).await?;
         let address = listener.local_addr()?;
         let routes: Arc<Routes> = Arc::default();
-        let task = tokio::spawn(shared_accept_loop(listener, routes.clone()));
+        let task = tokio::spawn(accept_loop(listener, {
+            let routes = routes.clone();
+            move |stream| serve_routed(stream, routes.clone())
+        }));
         Ok(Self {
             address,
             routes,
@@ -136,56 +139,61 @@ where
         .await;
 }
 
-async fn accept_loop(
-    listener: TcpListener,
-    cluster: Arc<ClusterShared>,
-    router: axum::Router,
-    tls: Option<TlsAcceptor>,
-) {
-    // Dropping the set (when this task is aborted) aborts every connection it serves.
+/// Accepts connections until the task is aborted, each served by `serve` in a task of its own. Dropping the set
+/// (when this task is aborted) aborts every connection it serves.
+async fn accept_loop<F, Fut>(listener: TcpListener, serve: F)
+where
+    F: Fn(TcpStream) -> Fut,
+    Fut: std::future::Future<Output = ()> + Send + 'static,
+{
     let mut connections = JoinSet::new();
     loop {
         tokio::select! {
             accepted = listener.accept() => {
                 let Ok((stream, _)) = accepted else { continue };
                 let _ = stream.set_nodelay(true);
-                let router = router.clone();
-                let tls = tls.clone();
-                let cluster = cluster.clone();
-                connections.spawn(async move {
-                    match tls {
-                        None => {
-                            cluster.count_connection();
-                            serve_connection(stream, router, PeerIdentity::default()).await;
-                        }
-                        Some(acceptor) => {
-                            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await else {
-                                return;
-                            };
-                            cluster.count_connection();
-                            let peer = PeerIdentity::from_chain(stream.get_ref().1.peer_certificates());
-                            serve_connection(stream, router, peer).await;
-                        }
-                    }
-                });
+                connections.spawn(serve(stream));
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
 }
 
-async fn shared_accept_loop(listener: TcpListener, routes: Arc<Routes>) {
-    let mut connections = JoinSet::new();
-    loop {
-        tokio::select! {
-            accepted = listener.accept() => {
-                let Ok((stream, _)) = accepted else { continue };
-                let _ = stream.set_nodelay(true);
-                connections.spawn(serve_routed(stream, routes.clone()));
-            }
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+/// Serves a connection to a cluster's own port: HTTPS with `tls` (the handshake first), plain HTTP without.
+async fn serve_own(
+    stream: TcpStream,
+    cluster: Arc<ClusterShared>,
+    router: axum::Router,
+    tls: Option<TlsAcceptor>,
+) {
+    match tls {
+        None => {
+            cluster.count_connection();
+            serve_connection(stream, router, PeerIdentity::default()).await;
+        }
+        Some(acceptor) => {
+            let Ok(Ok(stream)) = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await
+            else {
+                return;
+            };
+            cluster.count_connection();
+            let peer = PeerIdentity::from_chain(stream.get_ref().1.peer_certificates());
+            serve_connection(stream, router, peer).await;
         }
     }
+}
+
+/// The accept loop of a cluster's own port.
+async fn own_accept_loop(
+    listener: TcpListener,
+    cluster: Arc<ClusterShared>,
+    router: axum::Router,
+    tls: Option<TlsAcceptor>,
+) {
+    accept_loop(listener, move |stream| {
+        serve_own(stream, cluster.clone(), router.clone(), tls.clone())
+    })
+    .await;
 }
 
 /// Reads the ClientHello, finds the cluster it names, finishes the handshake with that cluster's TLS
@@ -229,7 +237,7 @@ impl ClusterServer {
         let listener = TcpListener::bind(address).await?;
         let address = listener.local_addr()?;
         let router = crate::http::router(cluster.clone());
-        let task = tokio::spawn(accept_loop(
+        let task = tokio::spawn(own_accept_loop(
             listener,
             cluster.clone(),
             router.clone(),
@@ -353,7 +361,7 @@ impl ClusterServer {
                     return Ok(());
                 }
                 let listener = TcpListener::bind(self.address).await?;
-                let task = tokio::spawn(accept_loop(
+                let task = tokio::spawn(own_accept_loop(
                     listener,
                     self.cluster.clone(),
                     self.router.clone(),
