@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use emco_appcontext::{AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Engine};
+use emco_appcontext::{AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Engine};
 use emco_model::{ContextId, ContextStatus};
 use emco_rsync::{Rsync, RsyncConfig};
 use emco_store::{Store, Txn};
@@ -16,28 +16,20 @@ use emco_store::{Store, Txn};
 async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters: &[&str]) -> ContextId {
     let id = ContextId::new(raw).unwrap();
     let meta = ContextMeta {
-        id,
         project: "p".into(),
         composite_app: "ca".into(),
         composite_app_version: "v1".into(),
         composite_profile: "cp".into(),
         deployment_intent_group: "dig".into(),
         release: "r".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
         apps: vec![AppMeta {
             name: "app".into(),
             dependencies: vec![],
             clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
         }],
         status,
-        stop_requested: false,
-        rollout: None,
         created: "2026-01-01T00:00:00.000Z".into(),
+        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
     };
     let records: Vec<ClusterRecord> = clusters
         .iter()

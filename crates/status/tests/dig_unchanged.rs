@@ -8,7 +8,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{
     DetailSource, DigIdentity, Measure, ResourceEntry, StatusIndex, StatusRequest, parse_query, write_status,
@@ -84,19 +84,12 @@ fn index() -> StatusIndex {
     let id = ContextId::new(CONTEXT).unwrap();
     let mut index = StatusIndex::new();
     index.apply_meta(&ContextMeta {
-        id,
         project: "p".into(),
         composite_app: "ca".into(),
         composite_app_version: "v1".into(),
         composite_profile: "cp".into(),
         deployment_intent_group: "dig".into(),
         release: "r1".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
         apps: vec![
             AppMeta {
                 name: "packetgen".into(),
@@ -110,9 +103,8 @@ fn index() -> StatusIndex {
             },
         ],
         status: ContextStatus::Instantiated,
-        stop_requested: false,
-        rollout: None,
         created: String::new(),
+        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
     });
     for (app, cluster) in [("packetgen", "p+e1"), ("packetgen", "p+e2"), ("sink", "p+e1")] {
         let resources = RESOURCES

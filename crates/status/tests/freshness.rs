@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{DigIdentity, Freshness, NoDetail, StatusIndex, StatusRequest, parse_query, write_status};
 use proptest::prelude::*;
@@ -30,19 +30,12 @@ fn at(seconds: f64) -> jiff::Timestamp {
 
 fn meta(apps: &[&str], status: ContextStatus) -> ContextMeta {
     ContextMeta {
-        id: id(),
         project: "p".into(),
         composite_app: "ca".into(),
         composite_app_version: "v1".into(),
         composite_profile: "cp".into(),
         deployment_intent_group: "dig".into(),
         release: "r".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
         apps: apps
             .iter()
             .map(|app| AppMeta {
@@ -52,9 +45,8 @@ fn meta(apps: &[&str], status: ContextStatus) -> ContextMeta {
             })
             .collect(),
         status,
-        stop_requested: false,
-        rollout: None,
         created: STARTED.into(),
+        ..ContextMeta::for_owner(id(), ContextOwner::DeploymentIntentGroup, "default", Vec::new())
     }
 }
 

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
 use emco_model::{ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{
     DigIdentity, NoDetail, StatusIndex, StatusRequest, Subject, parse_query, parse_query_for, write_status,
@@ -42,19 +42,12 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
     let cluster_names: Vec<String> = (0..world.clusters).map(|c| format!("p+c{c}")).collect();
     let mut index = StatusIndex::new();
     index.apply_meta(&ContextMeta {
-        id,
         project: "p".into(),
         composite_app: "ca".into(),
         composite_app_version: "v1".into(),
         composite_profile: "cp".into(),
         deployment_intent_group: "dig".into(),
         release: "r".into(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
         apps: (0..world.apps.len())
             .map(|a| AppMeta {
                 name: format!("app{a}"),
@@ -63,9 +56,8 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
             })
             .collect(),
         status: ContextStatus::Instantiated,
-        stop_requested: false,
-        rollout: None,
         created: String::new(),
+        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
     });
     for (a, clusters) in world.apps.iter().enumerate() {
         for (c, resources) in clusters.iter().enumerate() {

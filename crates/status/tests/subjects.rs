@@ -5,7 +5,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{NoDetail, StatusIndex, StatusRequest, Subject, parse_query_for, write_status};
 use serde_json::{Value as Json, json};
@@ -89,28 +89,14 @@ const LC_CLUSTERS: [&str; 2] = ["prov+c1", "prov+c2"];
 /// A context's meta for one app on `clusters`.
 fn meta(id: ContextId, app: &str, clusters: &[&str], status: ContextStatus) -> ContextMeta {
     ContextMeta {
-        id,
-        project: String::new(),
-        composite_app: String::new(),
-        composite_app_version: String::new(),
-        composite_profile: String::new(),
-        deployment_intent_group: String::new(),
-        release: String::new(),
-        namespace: "default".into(),
-        logical_cloud: String::new(),
-        owner: Default::default(),
-        credentials: None,
-        supersedes: None,
-        lineage: None,
         apps: vec![AppMeta {
             name: app.into(),
             dependencies: vec![],
             clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
         }],
         status,
-        stop_requested: false,
-        rollout: None,
         created: String::new(),
+        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
     }
 }
 
