@@ -89,7 +89,7 @@ impl Clients {
     pub(crate) async fn client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
         let bytes = self.kubeconfig_bytes(cluster).await?;
         let (client, replaced) = self
-            .cached(cluster, bytes.clone(), || async {
+            .cached(cluster, &bytes, || async {
                 let kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
                 self.build(cluster, kubeconfig, &KubeConfigOptions::default())
                     .await
@@ -109,7 +109,7 @@ impl Clients {
     async fn cached<F, Fut>(
         &self,
         key: &str,
-        identity: Vec<u8>,
+        identity: &[u8],
         build: F,
     ) -> Result<(kube::Client, bool), SyncError>
     where
@@ -119,11 +119,11 @@ impl Clients {
         let (cell, replaced) = {
             let mut clients = lock(&self.clients);
             match clients.get(key) {
-                Some((stored, cell)) if *stored == identity => (cell.clone(), false),
+                Some((stored, cell)) if stored.as_slice() == identity => (cell.clone(), false),
                 other => {
                     let replaced = other.is_some();
                     let cell = ClientCell::default();
-                    clients.insert(key.to_string(), (identity, cell.clone()));
+                    clients.insert(key.to_string(), (identity.to_vec(), cell.clone()));
                     (cell, replaced)
                 }
             }
@@ -232,7 +232,7 @@ impl Clients {
         );
         let identity = [bytes.as_slice(), certificate.as_bytes(), key.as_bytes()].join(&0u8);
         let (client, _) = self
-            .cached(&cache_key, identity, || async {
+            .cached(&cache_key, &identity, || async {
                 let mut kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
                 let base64 = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
                 let auth_info: AuthInfo = serde_json::from_value(serde_json::json!({
