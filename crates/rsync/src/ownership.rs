@@ -206,14 +206,18 @@ impl Ownership {
     }
 
     /// Whether the contexts must be scanned for orphans now: first time, an owner or replica left since the
-    /// previous scan, an orphan waits for its grace, or the periodic scan is due.
+    /// previous scan, an operation started on another replica (this one holds the watchers of its context's
+    /// clusters, to take those rendezvous hashing gives it), an orphan waits for its grace, or the periodic scan
+    /// is due.
     pub(crate) fn scan_due(&self, owned: BTreeSet<ContextId>, members: BTreeSet<String>) -> bool {
         let mut state = self.state();
         let someone_left = state.last_owned.difference(&owned).next().is_some()
             || state.last_members.difference(&members).next().is_some();
+        let operation_started = owned.difference(&state.last_owned).next().is_some();
         // A cluster orphan seen long ago belongs to a watcher that ended meanwhile.
         state.orphans.retain(|_, seen| seen.elapsed() < CLAIM_GRACE * 10);
         let due = someone_left
+            || operation_started
             || state
                 .orphans
                 .keys()
@@ -322,5 +326,50 @@ impl Inner {
             self.fenced_out(id);
         }
         result
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_scan_is_due_when_an_operation_starts_or_an_owner_or_replica_leaves() {
+        let store = emco_store::Store::memory();
+        let replica = Replica::register(store, "a".into(), String::new(), Duration::from_secs(5))
+            .await
+            .unwrap();
+        let ownership = Ownership::new(replica);
+        let members = |names: &[&str]| names.iter().map(|name| name.to_string()).collect::<BTreeSet<_>>();
+        let owned = |ids: &[u64]| {
+            ids.iter()
+                .filter_map(|id| ContextId::new(*id))
+                .collect::<BTreeSet<_>>()
+        };
+        assert!(
+            ownership.scan_due(owned(&[]), members(&["a", "b"])),
+            "the first call scans"
+        );
+        assert!(
+            !ownership.scan_due(owned(&[]), members(&["a", "b"])),
+            "nothing changed"
+        );
+        assert!(
+            ownership.scan_due(owned(&[7]), members(&["a", "b"])),
+            "an operation started (its context's clusters are held here too)"
+        );
+        assert!(!ownership.scan_due(owned(&[7]), members(&["a", "b"])));
+        assert!(
+            ownership.scan_due(owned(&[]), members(&["a", "b"])),
+            "an owner left"
+        );
+        assert!(
+            !ownership.scan_due(owned(&[]), members(&["a", "b", "c"])),
+            "a replica joined"
+        );
+        assert!(
+            ownership.scan_due(owned(&[]), members(&["a", "c"])),
+            "a replica left"
+        );
     }
 }

@@ -45,6 +45,12 @@ const REBALANCE_CHECK: Duration = Duration::from_secs(5);
 /// With replicas: how long a replica that handed a cluster's watcher over waits before it would claim it back, so
 /// that the preferred replica — which polls every [`CLAIM_POLL`], later still on a loaded machine — takes it.
 const HANDOVER_GRACE: Duration = Duration::from_secs(5);
+/// With replicas: after a handover the preferred replica did not take (it had no watcher for the cluster yet,
+/// e.g. it learns of a context only at its next scan of the contexts), how long the watcher stays before it offers
+/// the cluster again among the same replicas; doubled after every such failure up to [`HANDOVER_RETRY_MAX`].
+const HANDOVER_RETRY: Duration = Duration::from_secs(30);
+/// The longest wait between two offers of a cluster among the same replicas.
+const HANDOVER_RETRY_MAX: Duration = Duration::from_secs(600);
 
 /// What a watcher stored last, per (context, app): the fingerprint of the status without its heartbeat.
 type Stored = HashMap<(ContextId, String), u64>;
@@ -276,9 +282,8 @@ async fn claim(engine: &Weak<Inner>, cluster: &str) -> Result<Option<Fence>, ()>
 /// only while it handles an event, so dropping the last [`Rsync`](crate::Rsync) handle ends its watchers.
 pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     let mut fence: Option<Fence> = None;
-    // The live replicas when this watcher last handed the cluster to the one preferred for it: if that one did not
-    // take it and it came back here, it stays here until the replicas change.
-    let mut handed_over_among: Option<BTreeSet<String>> = None;
+    // The handovers offered among the same live replicas that came back here.
+    let mut offers = Offers::default();
     // Whether the inner loop below ended by handing the cluster over (then the pause is the grace).
     let mut handed_over = false;
     loop {
@@ -319,14 +324,14 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
             let event = tokio::select! {
                 event = events.next() => event,
                 _ = rebalance.tick() => {
-                    if let Some(live) = should_hand_over(&engine, &cluster, fence.as_ref(), handed_over_among.as_ref()) {
+                    if let Some(live) = should_hand_over(&engine, &cluster, fence.as_ref(), &offers) {
                         if let Some(inner) = engine.upgrade()
                             && let Some(ownership) = &inner.ownership
                         {
                             tracing::info!(cluster, "handing the cluster's status watcher to the replica preferred for it");
                             ownership.release_clusters(std::slice::from_ref(&cluster));
                         }
-                        handed_over_among = Some(live);
+                        offers.offered(live);
                         fence = None;
                         handed_over = true;
                         break;
@@ -388,20 +393,62 @@ async fn wait_for_bundle_crd(engine: &Weak<Inner>, cluster: &str, client: &kube:
     }
 }
 
+/// The handovers of one cluster's watcher among the same live replicas that came back (the preferred replica did
+/// not take the cluster within [`HANDOVER_GRACE`]): the next offer among them waits [`HANDOVER_RETRY`], doubled
+/// after each, so a replica that learns of the cluster late still gets it, and one that never does costs a
+/// watcher restart every [`HANDOVER_RETRY_MAX`] at most.
+#[derive(Debug, Default)]
+struct Offers {
+    /// The live replicas of the last offer.
+    among: BTreeSet<String>,
+    /// Offers among them so far.
+    made: u32,
+    /// When the last one was made.
+    at: Option<tokio::time::Instant>,
+}
+
+impl Offers {
+    /// Notes an offer among `live`.
+    fn offered(&mut self, live: BTreeSet<String>) {
+        if self.among != live {
+            self.made = 0;
+        }
+        self.among = live;
+        self.made = self.made.saturating_add(1);
+        self.at = Some(tokio::time::Instant::now());
+    }
+
+    /// Whether the cluster may be offered among `live` now: at once among other replicas than the last offer's,
+    /// else once the back-off since that offer passed.
+    fn may_offer(&self, live: &BTreeSet<String>) -> bool {
+        let Some(at) = self.at else {
+            return true;
+        };
+        if self.among != *live {
+            return true;
+        }
+        let doublings = self.made.saturating_sub(1).min(16);
+        let wait = HANDOVER_RETRY
+            .saturating_mul(1 << doublings)
+            .min(HANDOVER_RETRY_MAX);
+        at.elapsed() >= wait
+    }
+}
+
 /// With replicas, when this replica owns the cluster's watcher but rendezvous hashing prefers another live
-/// replica for it: the live replicas now (`None`: keep it). A watcher that came back after a handover among the
-/// same replicas stays.
+/// replica for it: the live replicas now (`None`: keep it). A watcher that came back after an offer among the
+/// same replicas stays for the offers' back-off.
 fn should_hand_over(
     engine: &Weak<Inner>,
     cluster: &str,
     fence: Option<&Fence>,
-    handed_over_among: Option<&BTreeSet<String>>,
+    offers: &Offers,
 ) -> Option<BTreeSet<String>> {
     let inner = engine.upgrade()?;
     let ownership = inner.ownership.as_ref()?;
     fence?;
     let live = ownership.replica.live();
-    if live.len() < 2 || handed_over_among == Some(&live) {
+    if live.len() < 2 || !offers.may_offer(&live) {
         return None;
     }
     let key = emco_appcontext::replicas::cluster_owner_key(cluster);
@@ -553,6 +600,36 @@ mod tests {
         assert_eq!((id.get(), app), (2755581958183303505, "sink-v2"));
         assert!(parse_label("nodash").is_none());
         assert!(parse_label("x-app").is_none());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_handover_that_came_back_is_offered_again_after_a_growing_wait() {
+        let two: BTreeSet<String> = ["a".to_string(), "b".to_string()].into();
+        let three: BTreeSet<String> = ["a".to_string(), "b".to_string(), "c".to_string()].into();
+        let mut offers = Offers::default();
+        assert!(offers.may_offer(&two), "the first offer is made at once");
+        let mut waits = Vec::new();
+        for _ in 0..7 {
+            offers.offered(two.clone());
+            assert!(
+                offers.may_offer(&three),
+                "other replicas are offered the cluster at once"
+            );
+            let mut waited = Duration::ZERO;
+            while !offers.may_offer(&two) {
+                tokio::time::advance(Duration::from_secs(1)).await;
+                waited += Duration::from_secs(1);
+            }
+            waits.push(waited.as_secs());
+        }
+        assert_eq!(waits, [30, 60, 120, 240, 480, 600, 600]);
+        offers.offered(three.clone());
+        assert!(!offers.may_offer(&three));
+        tokio::time::advance(HANDOVER_RETRY).await;
+        assert!(
+            offers.may_offer(&three),
+            "an offer among new replicas starts the back-off again"
+        );
     }
 
     #[test]
