@@ -1,5 +1,6 @@
 //! The route table of EMCO's `/v2` API (`reference/emco.md` §5.1) and the glue every route shares.
 
+mod answer_body;
 mod auth;
 mod body;
 mod browser;

@@ -129,7 +129,7 @@ pub struct StatusRequest<'a> {
 }
 
 /// Writes the answer to `request` as JSON into `out`.
-pub fn write_status(request: &StatusRequest<'_>, out: &mut Vec<u8>) -> serde_json::Result<()> {
+pub fn write_status(request: &StatusRequest<'_>, out: impl std::io::Write) -> serde_json::Result<()> {
     serde_json::to_writer(out, &Answer(request))
 }
 

@@ -327,8 +327,9 @@ impl ClusterEntry {
 pub struct AppEntry {
     /// The app.
     pub name: Arc<str>,
-    /// Its clusters, in placement order.
-    pub clusters: Vec<ClusterEntry>,
+    /// Its clusters, in placement order; each shared with the snapshots taken while it did not change (a write
+    /// copies only the cluster it changes when a snapshot still holds it).
+    pub clusters: Vec<Arc<ClusterEntry>>,
     /// Counters over every cluster.
     pub counts: Counts,
 }
@@ -560,7 +561,7 @@ impl StatusIndex {
         else {
             return;
         };
-        cluster.hear(Some(at));
+        Arc::make_mut(cluster).hear(Some(at));
     }
 
     /// Applies a context's meta: its status and the order of its apps and clusters.
@@ -587,7 +588,7 @@ impl StatusIndex {
                     .position(|cluster| &*cluster.full_name == cluster_name.as_str())
                 {
                     Some(position) => clusters.push(app.clusters.remove(position)),
-                    None => clusters.push(ClusterEntry::empty(cluster_name)),
+                    None => clusters.push(Arc::new(ClusterEntry::empty(cluster_name))),
                 }
             }
             // Clusters the meta does not list (it always lists all) stay, after the listed ones.
@@ -671,11 +672,11 @@ impl StatusIndex {
         {
             Some(position) => position,
             None => {
-                app.clusters.push(ClusterEntry::empty(&record.cluster));
+                app.clusters.push(Arc::new(ClusterEntry::empty(&record.cluster)));
                 app.clusters.len() - 1
             }
         };
-        let cluster = &mut app.clusters[position];
+        let cluster = Arc::make_mut(&mut app.clusters[position]);
         // A heartbeat under the heard key may be newer than the record's own time (a record rewritten by rsync
         // keeps the time of the last full status): the cluster was heard at the newer of the two.
         cluster.hear(heard_at);

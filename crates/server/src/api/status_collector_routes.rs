@@ -28,9 +28,10 @@ use emco_status::combined::{
 };
 use serde_json::Value as Json;
 
+use super::answer_body::AnswerBody;
 use super::body::{PathNames, decode, path_names};
 use super::resources::{Reference, ResourceKind, query_value};
-use super::stream::{self, Answer, ComputeAnswer, StreamRequest};
+use super::stream::{self, ComputeAnswer, PreparedAnswer, StreamRequest};
 use crate::{ApiError, AppState};
 
 /// The label the singleton GET puts on an object whose status return was asked for.
@@ -151,7 +152,7 @@ async fn answer_combined(
     state: &AppState,
     names: &[String],
     pairs: &[(String, String)],
-) -> Result<Answer, ApiError> {
+) -> Result<PreparedAnswer, ApiError> {
     if let Some((unknown, _)) = pairs
         .iter()
         .find(|(key, _)| !matches!(key.as_str(), "app" | "resource" | "collector"))
@@ -193,9 +194,9 @@ async fn answer_combined(
         .combined()
         .write_answer(context, &filter, &mut body)
         .map_err(ApiError::internal)?;
-    Ok(Answer {
+    Ok(PreparedAnswer {
         revision,
-        body: body.into(),
+        body: AnswerBody::Bytes(body.into()),
     })
 }
 

@@ -24,8 +24,9 @@ use emco_status::{
 };
 use serde_json::Value as Json;
 
+use super::answer_body::{AnswerBody, AnswerWriter};
 use super::body::{PathNames, path_names};
-use super::stream::{self, Answer, ComputeAnswer, StreamRequest};
+use super::stream::{self, ComputeAnswer, PreparedAnswer, StreamRequest};
 use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
@@ -94,7 +95,7 @@ async fn answer_status(
     state: &AppState,
     names: &[String],
     pairs: &[(String, String)],
-) -> Result<Answer, ApiError> {
+) -> Result<PreparedAnswer, ApiError> {
     let query = parse_query_for(pairs, query_kind(subject))
         .map_err(|err| ApiError::new(StatusCode::BAD_REQUEST, "InvalidQuery", err.to_string()))?;
     let path = ResourcePath::new(subject.kind(), names.to_vec());
@@ -152,13 +153,50 @@ async fn answer_status(
         );
     }
 
-    let names = path.names();
-    let answered = match subject {
+    // A snapshot of the context: it shares the index's cluster entries (a write meanwhile copies the one it
+    // changes), so the answer is written without holding the index.
+    let context = {
+        let index = state.status().read();
+        context_id.and_then(|id| index.context(id).map(|entry| (id, entry.clone())))
+    };
+    if context_id.is_some() && context.is_none() {
+        tracing::warn!(context = ?context_id, "context is not in the status index");
+    }
+    let names = path.names().to_vec();
+    let detail = Records(records);
+    let freshness = Freshness {
+        now: jiff::Timestamp::now(),
+        grace: state.config().status_grace,
+    };
+    let write: AnswerWriter = Box::new(move |out| {
+        let request = StatusRequest {
+            subject: status_subject(subject, &names, &composite_profile),
+            state: &history,
+            context: context.as_ref().map(|(id, entry)| (*id, entry)),
+            query: &query,
+            detail: &detail,
+            freshness: Some(freshness),
+        };
+        write_status(&request, out).map_err(std::io::Error::other)
+    });
+    Ok(PreparedAnswer {
+        revision,
+        body: AnswerBody::Writer(write),
+    })
+}
+
+/// What a status answer names as its subject, from the path's names.
+fn status_subject<'a>(
+    subject: Subject,
+    names: &'a [String],
+    composite_profile: &'a str,
+) -> StatusSubject<'a> {
+    match subject {
         Subject::DeploymentIntentGroup => StatusSubject::Dig(DigIdentity {
             project: &names[0],
             composite_app: &names[1],
             version: &names[2],
-            composite_profile: &composite_profile,
+            composite_profile,
             name: &names[3],
         }),
         Subject::ClusterNetworks => StatusSubject::ClusterNetworks {
@@ -169,32 +207,7 @@ async fn answer_status(
             project: &names[0],
             name: &names[1],
         },
-    };
-    let detail = Records(records);
-    let mut body = Vec::with_capacity(4096);
-    {
-        let index = state.status().read();
-        let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
-        if context_id.is_some() && context.is_none() {
-            tracing::warn!(context = ?context_id, "context is not in the status index");
-        }
-        let request = StatusRequest {
-            subject: answered,
-            state: &history,
-            context,
-            query: &query,
-            detail: &detail,
-            freshness: Some(Freshness {
-                now: jiff::Timestamp::now(),
-                grace: state.config().status_grace,
-            }),
-        };
-        write_status(&request, &mut body).map_err(ApiError::internal)?;
     }
-    Ok(Answer {
-        revision,
-        body: body.into(),
-    })
 }
 
 /// Refuses an `app` filter naming an app the DIG's composite app does not have.

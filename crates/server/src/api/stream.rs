@@ -35,6 +35,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+use super::answer_body::{self, AnswerBody, Writers};
 use crate::{ApiError, AppState};
 
 /// How often an idle stream sends `: keep-alive` (proxies close connections that say nothing for long).
@@ -53,6 +54,8 @@ pub(crate) struct Streams {
     max: usize,
     shutdown: CancellationToken,
     shared: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Option<Shared>>>>>,
+    /// The turns of answers written while they are sent (plain answers and streams' answers alike).
+    writers: Writers,
 }
 
 /// An answer computed for every stream of one path and query.
@@ -69,7 +72,13 @@ impl Streams {
             max,
             shutdown: CancellationToken::new(),
             shared: Mutex::new(HashMap::new()),
+            writers: Writers::new(answer_body::DEFAULT_WRITERS, answer_body::DEFAULT_CHUNK_TIMEOUT),
         }
+    }
+
+    /// The turns of answers written while they are sent.
+    pub(crate) fn writers(&self) -> &Writers {
+        &self.writers
     }
 
     /// Ends every open stream and refuses new ones (the server is shutting down).
@@ -138,8 +147,17 @@ pub(crate) struct Answer {
     pub(crate) body: Bytes,
 }
 
+/// An answer prepared to be written (see [`super::answer_body`]) and the store revision it reflects.
+#[derive(Debug)]
+pub(crate) struct PreparedAnswer {
+    /// The store revision read before preparing it.
+    pub(crate) revision: i64,
+    /// Its JSON, or what writes it.
+    pub(crate) body: AnswerBody,
+}
+
 /// The future of one computation of an answer.
-pub(crate) type AnswerFuture = Pin<Box<dyn Future<Output = Result<Answer, ApiError>> + Send>>;
+pub(crate) type AnswerFuture = Pin<Box<dyn Future<Output = Result<PreparedAnswer, ApiError>> + Send>>;
 /// What computes a route's answer, as often as a stream needs it.
 pub(crate) type ComputeAnswer = Arc<dyn Fn() -> AnswerFuture + Send + Sync>;
 
@@ -279,7 +297,8 @@ pub(crate) async fn answer_or_stream(
 ) -> Result<Response, ApiError> {
     if !request.streaming {
         let answer = compute().await?;
-        return Ok(([(header::CONTENT_TYPE, "application/json")], answer.body).into_response());
+        let body = answer.body.into_body(state.streams().writers()).await?;
+        return Ok(([(header::CONTENT_TYPE, "application/json")], body).into_response());
     }
     // The first answer too is the one the streams of this path and query share: opening many streams costs one
     // computation per interval, and they all hold the same bytes.
@@ -546,7 +565,11 @@ async fn shared_answer(
     {
         return Ok(known.answer.clone());
     }
-    let answer = compute().await?;
+    let prepared = compute().await?;
+    let answer = Answer {
+        revision: prepared.revision,
+        body: prepared.body.into_bytes(state.streams().writers()).await?,
+    };
     *shared = Some(Shared {
         answer: answer.clone(),
         computed: Instant::now(),

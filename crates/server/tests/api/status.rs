@@ -622,3 +622,83 @@ async fn secret_values_never_appear_in_details() {
         }
     }
 }
+
+/// A large answer is sent as it is written, in chunks (no length known beforehand, no whole copy), from a snapshot
+/// of the context: a change the index applies while a client is still reading shows in the next answer, not in
+/// the one being read, and the server answers other requests meanwhile.
+#[tokio::test]
+async fn a_large_answer_is_streamed_from_a_snapshot_while_the_index_moves_on() {
+    use axum::http::{Method, Request};
+    use http_body_util::BodyExt;
+    use tower::ServiceExt;
+
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    write_state(&api, &golden("default")["state"]).await;
+    let manifests: Vec<(&str, Json)> = (0..2_000)
+        .map(|n| {
+            let name = format!("sink-config-{n:05}");
+            (
+                "sink",
+                json!({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name}}),
+            )
+        })
+        .collect();
+    let id = 2755581958183303505;
+    write_context_with(
+        &api,
+        id,
+        ContextStatus::Instantiated,
+        RsyncStatus::Applied,
+        &manifests,
+        |_, _| None,
+    )
+    .await;
+    let query = format!("{STATUS}?output=all&type=rsync&app=sink");
+    let whole = api.get(&query).await.expect(StatusCode::OK).bytes;
+    assert!(whole.len() > 300_000, "{} bytes", whole.len());
+
+    let response = api
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .method(Method::GET)
+                .uri(&query)
+                .body(axum::body::Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert!(
+        response.headers().get("content-length").is_none(),
+        "a streamed answer has no length: {:?}",
+        response.headers()
+    );
+    let mut body = response.into_body();
+    let first = body.frame().await.unwrap().unwrap().into_data().unwrap();
+    assert!(first.len() < whole.len(), "the first chunk is the whole answer");
+
+    // While the client holds the rest, a resource fails on edge01 and the index applies it.
+    AppContexts::new(api.store.clone())
+        .update_cluster(ContextId::new(id).unwrap(), "sink", CLUSTERS[0], |record| {
+            record.resources[0].status = RsyncStatus::Failed;
+        })
+        .await
+        .unwrap();
+    let after = api.get(&query).await.expect(StatusCode::OK).json();
+    assert_eq!(after["rsync-status"]["Failed"], 1, "{}", after["rsync-status"]);
+
+    let mut read = first.to_vec();
+    let mut frames = 1;
+    while let Some(frame) = body.frame().await {
+        read.extend_from_slice(&frame.unwrap().into_data().unwrap());
+        frames += 1;
+    }
+    assert!(frames > 2, "{frames} chunks");
+    assert!(
+        read == whole,
+        "the answer read meanwhile is the snapshot taken when it was asked"
+    );
+}
