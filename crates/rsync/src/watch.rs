@@ -27,6 +27,7 @@ use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
 use kube::api::Api;
 use kube::runtime::{WatchStreamExt, watcher};
+use serde_json::value::RawValue;
 use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
@@ -55,50 +56,45 @@ const HANDOVER_RETRY_MAX: Duration = Duration::from_secs(600);
 /// What a watcher stored last, per (context, app): the fingerprint of the status without its heartbeat.
 type Stored = HashMap<(ContextId, String), u64>;
 
-/// A fingerprint of a bundle status without its heartbeat field: the JSON tree walked into a fast hasher,
-/// without serializing or building anything.
-fn fingerprint(status: &serde_json::Value) -> u64 {
+/// A fingerprint of a bundle status without its heartbeat field, from its JSON text: the top-level fields'
+/// names and raw values in order, the heartbeat's left out — nothing parsed into a tree, nothing allocated (the
+/// text is the API server's serialization, the same for the same status). `None` when it is not JSON.
+fn fingerprint(status: &RawValue) -> Option<u64> {
     use std::hash::{BuildHasher, Hasher};
 
-    fn walk(value: &serde_json::Value, hasher: &mut impl Hasher, skip: Option<&str>) {
-        use serde_json::Value;
-        match value {
-            Value::Null => hasher.write_u8(0),
-            Value::Bool(flag) => hasher.write_u8(if *flag { 2 } else { 1 }),
-            Value::Number(number) => {
-                hasher.write_u8(3);
-                match (number.as_i64(), number.as_u64()) {
-                    (Some(signed), _) => hasher.write_i64(signed),
-                    (None, Some(unsigned)) => hasher.write_u64(unsigned),
-                    (None, None) => hasher.write_u64(number.as_f64().unwrap_or_default().to_bits()),
+    /// Hashes the fields of a JSON object as they are read.
+    struct Fields(u64);
+
+    impl<'de> serde::Deserialize<'de> for Fields {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            struct Visitor;
+            impl<'de> serde::de::Visitor<'de> for Visitor {
+                type Value = Fields;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("a bundle status object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Fields, A::Error> {
+                    let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
+                    while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                        let value: &'de RawValue = map.next_value()?;
+                        if key == RBS_HEARTBEAT_FIELD {
+                            continue;
+                        }
+                        hasher.write(key.as_bytes());
+                        hasher.write_u8(0xff);
+                        hasher.write(value.get().as_bytes());
+                        hasher.write_u8(0xfe);
+                    }
+                    Ok(Fields(hasher.finish()))
                 }
             }
-            Value::String(text) => {
-                hasher.write_u8(4);
-                hasher.write(text.as_bytes());
-                hasher.write_u8(0xff);
-            }
-            Value::Array(items) => {
-                hasher.write_u8(5);
-                hasher.write_usize(items.len());
-                for item in items {
-                    walk(item, hasher, None);
-                }
-            }
-            Value::Object(fields) => {
-                hasher.write_u8(6);
-                for (key, field) in fields.iter().filter(|(key, _)| Some(key.as_str()) != skip) {
-                    hasher.write(key.as_bytes());
-                    hasher.write_u8(0xff);
-                    walk(field, hasher, None);
-                }
-                hasher.write_u8(7);
-            }
+            deserializer.deserialize_map(Visitor)
         }
     }
-    let mut hasher = foldhash::fast::FixedState::with_seed(0).build_hasher();
-    walk(status, &mut hasher, Some(RBS_HEARTBEAT_FIELD));
-    hasher.finish()
+
+    serde_json::from_str::<Fields>(status.get())
+        .ok()
+        .map(|Fields(hash)| hash)
 }
 
 /// Splits a bundle label into its context and app (at the first `-`: app names may contain `-`).
@@ -107,14 +103,39 @@ pub(crate) fn parse_label(label: &str) -> Option<(ContextId, &str)> {
     Some((id.parse().ok()?, app))
 }
 
-/// A ResourceBundleState as its watcher reads it: metadata and status, parsed straight into place (a
-/// `DynamicObject` goes through serde's buffered `flatten`, about twice the work for every heartbeat of every
-/// bundle); the spec is skipped.
+/// A ResourceBundleState as its watcher reads it, for every heartbeat of every bundle: the metadata it uses (the
+/// managed fields, which describe the whole status, are skipped unread), and the status as its JSON text, parsed
+/// into a tree only when more than its heartbeat changed; the spec is skipped.
 #[derive(Clone, Debug, serde::Deserialize)]
 pub(crate) struct BundleState {
+    #[serde(deserialize_with = "used_metadata")]
     metadata: kube::api::ObjectMeta,
     #[serde(default)]
-    status: serde_json::Value,
+    status: Option<Box<RawValue>>,
+}
+
+/// The metadata a bundle watcher uses (names, labels, resource version), without the rest.
+fn used_metadata<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<kube::api::ObjectMeta, D::Error> {
+    #[derive(serde::Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Used {
+        name: Option<String>,
+        namespace: Option<String>,
+        uid: Option<String>,
+        resource_version: Option<String>,
+        labels: Option<std::collections::BTreeMap<String, String>>,
+    }
+    let used = <Used as serde::Deserialize>::deserialize(deserializer)?;
+    Ok(kube::api::ObjectMeta {
+        name: used.name,
+        namespace: used.namespace,
+        uid: used.uid,
+        resource_version: used.resource_version,
+        labels: used.labels,
+        ..kube::api::ObjectMeta::default()
+    })
 }
 
 impl kube::Resource for BundleState {
@@ -167,14 +188,22 @@ async fn store(
     let Some((root, app)) = parse_label(label) else {
         return Claimed::Still;
     };
-    let status = &bundle.status;
-    if status.is_null() {
+    let Some(raw) = bundle.status.as_deref().filter(|raw| raw.get() != "null") else {
         return Claimed::Still;
-    }
+    };
     if inner.heartbeats.take_lost(cluster) {
         return lost(cluster);
     }
-    let fingerprint = fingerprint(status);
+    let Some(fingerprint) = fingerprint(raw) else {
+        tracing::debug!(
+            cluster,
+            label,
+            "a bundle status that is not a JSON object; ignored"
+        );
+        return Claimed::Still;
+    };
+    // Parsed only when a status is stored.
+    let mut parsed: Option<serde_json::Value> = None;
     // With replicas the context's records may be unknown here (another replica runs the context): the chain's
     // first context and, once looked up, its live members.
     for id in inner.watchers.lineage(root) {
@@ -194,6 +223,16 @@ async fn store(
             );
             continue;
         }
+        let status = match &parsed {
+            Some(status) => status,
+            None => match serde_json::from_str(raw.get()) {
+                Ok(status) => parsed.insert(status),
+                Err(err) => {
+                    tracing::debug!(cluster, label, error = %err, "a bundle status that cannot be read; ignored");
+                    return Claimed::Still;
+                }
+            },
+        };
         match store_in(inner, id, app, cluster, status, fence).await {
             Outcome::Lost => return Claimed::Lost,
             Outcome::Held => {
@@ -635,19 +674,56 @@ mod tests {
     #[test]
     fn fingerprints_ignore_only_the_heartbeat() {
         use serde_json::json;
+        let print = |status: &serde_json::Value| {
+            fingerprint(&RawValue::from_string(status.to_string()).unwrap()).expect("an object")
+        };
         let status =
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:00"});
         let beat =
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:20"});
-        assert_eq!(fingerprint(&status), fingerprint(&beat));
+        assert_eq!(print(&status), print(&beat));
+        assert_eq!(
+            print(&status),
+            print(&json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}]})),
+            "without a heartbeat"
+        );
         for changed in [
             json!({"ready": false, "podStatuses": [{"name": "a", "ready": 1}], "heartbeat": "10:00:20"}),
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": 2}], "heartbeat": "10:00:20"}),
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": "1"}], "heartbeat": "10:00:20"}),
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1}, {}], "heartbeat": "10:00:20"}),
             json!({"ready": true, "podStatuses": [{"name": "a", "ready": 1, "heartbeat": "x"}], "heartbeat": "10:00:20"}),
+            json!({"ready": true, "pod": [{"name": "a", "ready": 1}], "heartbeat": "10:00:20"}),
         ] {
-            assert_ne!(fingerprint(&status), fingerprint(&changed), "{changed}");
+            assert_ne!(print(&status), print(&changed), "{changed}");
         }
+        for not_an_object in ["[1]", "\"text\"", "3"] {
+            assert_eq!(
+                fingerprint(&RawValue::from_string(not_an_object.into()).unwrap()),
+                None
+            );
+        }
+    }
+
+    /// A watch event as the API server sends it, read the way kube's watcher reads it: the metadata the watcher
+    /// uses is there, the managed fields are not kept, and the status stays the text it was sent as.
+    #[test]
+    fn a_watch_event_keeps_the_used_metadata_and_the_status_text() {
+        let line = r#"{"type":"MODIFIED","object":{"apiVersion":"k8splugin.io/v1alpha1","kind":"ResourceBundleState","metadata":{"name":"b","namespace":"default","uid":"u1","resourceVersion":"42","labels":{"emco/deployment-id":"7-app"},"managedFields":[{"manager":"monitor","operation":"Update","fieldsV1":{"f:status":{"f:ready":{},"f:heartbeat":{}}}}]},"spec":{"selector":{}},"status":{"ready":true,"heartbeat":"2026-11-27T10:00:00Z","podStatuses":[{"name":"p"}]}}}"#;
+        let event: kube::core::WatchEvent<BundleState> = serde_json::from_str(line).unwrap();
+        let kube::core::WatchEvent::Modified(bundle) = event else {
+            panic!("not a MODIFIED event");
+        };
+        assert_eq!(bundle.metadata.name.as_deref(), Some("b"));
+        assert_eq!(bundle.metadata.resource_version.as_deref(), Some("42"));
+        assert_eq!(bundle.metadata.labels.unwrap()["emco/deployment-id"], "7-app");
+        assert!(bundle.metadata.managed_fields.is_none());
+        assert_eq!(
+            bundle.status.unwrap().get(),
+            r#"{"ready":true,"heartbeat":"2026-11-27T10:00:00Z","podStatuses":[{"name":"p"}]}"#
+        );
+        let list = r#"{"apiVersion":"v1","kind":"List","metadata":{"resourceVersion":"43"},"items":[{"metadata":{"name":"c"}}]}"#;
+        let listed: kube::core::ObjectList<BundleState> = serde_json::from_str(list).unwrap();
+        assert!(listed.items[0].status.is_none(), "a bundle without a status yet");
     }
 }

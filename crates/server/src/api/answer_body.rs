@@ -24,16 +24,17 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 use crate::ApiError;
 
 /// The size of the chunks an answer is sent in.
-pub(crate) const CHUNK: usize = 64 * 1024;
+pub(crate) const CHUNK: usize = 256 * 1024;
 /// How many chunks may wait for the client.
-pub(crate) const CHUNKS_AHEAD: usize = 2;
+pub(crate) const CHUNKS_AHEAD: usize = 3;
 /// How many answers are written at once by default.
 pub(crate) const DEFAULT_WRITERS: usize = 16;
 /// How long a client may leave a chunk untaken by default.
 pub(crate) const DEFAULT_CHUNK_TIMEOUT: Duration = Duration::from_secs(20);
 
-/// What writes an answer into the response.
-pub(crate) type AnswerWriter = Box<dyn FnOnce(&mut dyn Write) -> io::Result<()> + Send>;
+/// What writes an answer into the response (into a concrete [`AnswerOut`], so the JSON writer's many small writes
+/// are inlined appends rather than calls through a `dyn Write`).
+pub(crate) type AnswerWriter = Box<dyn FnOnce(&mut AnswerOut) -> io::Result<()> + Send>;
 
 /// An answer's JSON: written already, or written while it is sent.
 pub(crate) enum AnswerBody {
@@ -86,8 +87,11 @@ impl AnswerBody {
         let turn = writers.turn().await?;
         tokio::task::spawn_blocking(move || {
             let _turn = turn;
-            let mut out = Vec::with_capacity(4096);
-            write(&mut out).map(|()| Bytes::from(out))
+            let mut out = AnswerOut {
+                buffer: Vec::with_capacity(4096),
+                sink: None,
+            };
+            write(&mut out).map(|()| Bytes::from(out.buffer))
         })
         .await
         .map_err(ApiError::internal)?
@@ -103,11 +107,13 @@ impl AnswerBody {
         let turn = writers.turn().await?;
         let (sender, receiver) = mpsc::channel::<Bytes>(CHUNKS_AHEAD);
         let completed = Arc::new(AtomicBool::new(false));
-        let mut out = ChunkWriter {
-            sender,
-            runtime: tokio::runtime::Handle::current(),
-            chunk_timeout: writers.chunk_timeout,
+        let mut out = AnswerOut {
             buffer: Vec::with_capacity(CHUNK),
+            sink: Some(Sink {
+                sender,
+                runtime: tokio::runtime::Handle::current(),
+                chunk_timeout: writers.chunk_timeout,
+            }),
         };
         let finished = completed.clone();
         tokio::task::spawn_blocking(move || {
@@ -163,24 +169,35 @@ impl HttpBody for ChunkBody {
     }
 }
 
-/// Fills chunks and hands each to the response body as soon as it is full.
-struct ChunkWriter {
+/// Where an answer is written: a buffer that, when it is sent while written, goes to the response body in
+/// [`CHUNK`]-sized pieces as soon as each is full.
+pub(crate) struct AnswerOut {
+    buffer: Vec<u8>,
+    /// `None`: the answer is written whole.
+    sink: Option<Sink>,
+}
+
+/// The response body a chunk goes to.
+struct Sink {
     sender: mpsc::Sender<Bytes>,
     runtime: tokio::runtime::Handle,
     chunk_timeout: Duration,
-    buffer: Vec<u8>,
 }
 
-impl ChunkWriter {
-    /// Sends what is buffered (nothing when empty); `BrokenPipe` when the client left or did not take it in time.
+impl AnswerOut {
+    /// Sends what is buffered (nothing when empty or written whole); `BrokenPipe` when the client left or did not
+    /// take it in time.
     fn send_chunk(&mut self) -> io::Result<()> {
+        let Some(sink) = &self.sink else {
+            return Ok(());
+        };
         if self.buffer.is_empty() {
             return Ok(());
         }
         let chunk = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
-        let sent = self
+        let sent = sink
             .runtime
-            .block_on(tokio::time::timeout(self.chunk_timeout, self.sender.send(chunk)));
+            .block_on(tokio::time::timeout(sink.chunk_timeout, sink.sender.send(chunk)));
         match sent {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(io::Error::new(io::ErrorKind::BrokenPipe, "the client went away")),
@@ -188,20 +205,26 @@ impl ChunkWriter {
                 io::ErrorKind::BrokenPipe,
                 format!(
                     "the client took no part of the answer for {} s",
-                    self.chunk_timeout.as_secs_f64()
+                    sink.chunk_timeout.as_secs_f64()
                 ),
             )),
         }
     }
 }
 
-impl Write for ChunkWriter {
+impl Write for AnswerOut {
+    #[inline]
     fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
         self.buffer.extend_from_slice(bytes);
-        if self.buffer.len() >= CHUNK {
+        if self.buffer.len() >= CHUNK && self.sink.is_some() {
             self.send_chunk()?;
         }
         Ok(bytes.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write(bytes).map(|_| ())
     }
 
     fn flush(&mut self) -> io::Result<()> {

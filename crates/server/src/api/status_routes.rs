@@ -17,10 +17,11 @@ use axum::response::Response;
 use axum::routing::{MethodRouter, get};
 use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
 use emco_k8s::bundle::find_object;
+use emco_model::StateInfo;
 use emco_model::{ContextId, DeploymentIntentGroup};
 use emco_status::{
-    DetailSource, DigIdentity, Freshness, Measure, Output, ResourceEntry, StatusRequest,
-    Subject as StatusSubject, SubjectKind, parse_query_for, write_status,
+    ContextEntry, DetailSource, DigIdentity, Freshness, Measure, Output, ResourceEntry, StatusQuery,
+    StatusRequest, Subject as StatusSubject, SubjectKind, parse_query_for, write_status,
 };
 use serde_json::Value as Json;
 
@@ -153,8 +154,36 @@ async fn answer_status(
         );
     }
 
-    // A snapshot of the context: it shares the index's cluster entries (a write meanwhile copies the one it
-    // changes), so the answer is written without holding the index.
+    let parts = AnswerParts {
+        subject,
+        names: path.names().to_vec(),
+        composite_profile,
+        history,
+        query,
+        detail: Records(records),
+        freshness: Freshness {
+            now: jiff::Timestamp::now(),
+            grace: state.config().status_grace,
+        },
+    };
+    // A summary is small and quick: written at once from the index.
+    if parts.query.output == Output::Summary {
+        let mut body = Vec::with_capacity(1024);
+        {
+            let index = state.status().read();
+            let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
+            if context_id.is_some() && context.is_none() {
+                tracing::warn!(context = ?context_id, "context is not in the status index");
+            }
+            parts.write(context, &mut body).map_err(ApiError::internal)?;
+        }
+        return Ok(PreparedAnswer {
+            revision,
+            body: AnswerBody::Bytes(body.into()),
+        });
+    }
+    // Else a snapshot of the context: it shares the index's cluster entries (a write meanwhile copies the one it
+    // changes), so the answer is written while it is sent, without holding the index.
     let context = {
         let index = state.status().read();
         context_id.and_then(|id| index.context(id).map(|entry| (id, entry.clone())))
@@ -162,27 +191,45 @@ async fn answer_status(
     if context_id.is_some() && context.is_none() {
         tracing::warn!(context = ?context_id, "context is not in the status index");
     }
-    let names = path.names().to_vec();
-    let detail = Records(records);
-    let freshness = Freshness {
-        now: jiff::Timestamp::now(),
-        grace: state.config().status_grace,
-    };
     let write: AnswerWriter = Box::new(move |out| {
-        let request = StatusRequest {
-            subject: status_subject(subject, &names, &composite_profile),
-            state: &history,
-            context: context.as_ref().map(|(id, entry)| (*id, entry)),
-            query: &query,
-            detail: &detail,
-            freshness: Some(freshness),
-        };
-        write_status(&request, out).map_err(std::io::Error::other)
+        parts
+            .write(context.as_ref().map(|(id, entry)| (*id, entry)), out)
+            .map_err(std::io::Error::other)
     });
     Ok(PreparedAnswer {
         revision,
         body: AnswerBody::Writer(write),
     })
+}
+
+/// Everything a status answer is written from but the context.
+struct AnswerParts {
+    subject: Subject,
+    names: Vec<String>,
+    composite_profile: String,
+    history: StateInfo,
+    query: StatusQuery,
+    detail: Records,
+    freshness: Freshness,
+}
+
+impl AnswerParts {
+    /// Writes the answer about `context` into `out`.
+    fn write(
+        &self,
+        context: Option<(ContextId, &ContextEntry)>,
+        out: impl std::io::Write,
+    ) -> serde_json::Result<()> {
+        let request = StatusRequest {
+            subject: status_subject(self.subject, &self.names, &self.composite_profile),
+            state: &self.history,
+            context,
+            query: &self.query,
+            detail: &self.detail,
+            freshness: Some(self.freshness),
+        };
+        write_status(&request, out)
+    }
 }
 
 /// What a status answer names as its subject, from the path's names.
