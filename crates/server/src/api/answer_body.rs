@@ -258,7 +258,7 @@ mod tests {
     async fn an_answer_is_sent_in_chunks_that_make_the_whole_answer() {
         let writers = Writers::new(2, Duration::from_secs(5));
         let finished = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let mut body = numbers(100_000, finished.clone())
+        let mut body = numbers(1_000_000, finished.clone())
             .into_body(&writers)
             .await
             .unwrap();
@@ -270,9 +270,9 @@ mod tests {
         assert!(chunks.iter().all(|chunk| chunk.len() <= CHUNK + 16));
         let whole: Vec<u8> = chunks.concat();
         let parsed: Vec<u64> = serde_json::from_slice(&whole).unwrap();
-        assert_eq!(parsed.len(), 100_000);
+        assert_eq!(parsed.len(), 1_000_000);
         assert!(finished.load(std::sync::atomic::Ordering::SeqCst));
-        let again = numbers(100_000, Arc::default())
+        let again = numbers(1_000_000, Arc::default())
             .into_bytes(&writers)
             .await
             .unwrap();
