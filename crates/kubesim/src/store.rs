@@ -6,7 +6,7 @@
 //! bounded event log (for watches that resume from a revision) and broadcast to live watches.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use serde_json::{Map, Value as Json, json};
 use tokio::sync::broadcast;
@@ -25,7 +25,10 @@ pub const LOG_CAPACITY: usize = 1_024;
 /// The most the log's objects may weigh, estimated from their JSON ([`approximate_size`]), before older changes
 /// are dropped: 10,000 clusters whose monitors rewrite large ResourceBundleStates while pods start had grown
 /// kubesim past 16 GiB within minutes on the change count alone.
-pub const LOG_BYTES: usize = 256 * 1024;
+pub const LOG_BYTES: usize = 64 * 1024;
+/// How long a change stays in the log even past [`LOG_BYTES`]: the change feed refers to changes weakly (see
+/// [`ChangeReceiver`]), so this is the time a subscriber may take, in a burst, before it counts as lagging.
+pub const LOG_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(5);
 /// How many live changes a subscriber of the change feed may fall behind (by default, see
 /// [`Store::with_change_feed`]) before a watch is ended with an ERROR 410 (the client relists) and a controller
 /// loop resyncs from the store. The channel allocates its slots up front, so this is most of an idle cluster's
@@ -122,18 +125,48 @@ pub struct Deleted {
     pub removed: bool,
 }
 
+/// A subscriber's end of a store's change feed. The feed refers to changes weakly: the log holds them (bounded by
+/// [`LOG_CAPACITY`], and by [`LOG_BYTES`] once older than [`LOG_MIN_AGE`]), so the feed's slots never keep old
+/// objects alive (with strong references its 1,024 slots kept that many versions of every cluster's objects — a
+/// monitor's heartbeats filled them with ResourceBundleStates). A change no longer logged when a subscriber gets
+/// to it is a lag, as when the feed overflows: the subscriber resyncs (controllers) or relists (watches).
+pub struct ChangeReceiver(broadcast::Receiver<Weak<Change>>);
+
+impl ChangeReceiver {
+    /// The next change; `Lagged` when changes were lost to this subscriber.
+    pub async fn recv(&mut self) -> Result<Arc<Change>, broadcast::error::RecvError> {
+        let change = self.0.recv().await?;
+        change.upgrade().ok_or(broadcast::error::RecvError::Lagged(1))
+    }
+
+    /// The next change if one waits; `Lagged` when changes were lost to this subscriber.
+    pub fn try_recv(&mut self) -> Result<Arc<Change>, broadcast::error::TryRecvError> {
+        let change = self.0.try_recv()?;
+        change.upgrade().ok_or(broadcast::error::TryRecvError::Lagged(1))
+    }
+
+    /// Whether no change waits.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The objects of one cluster.
 pub struct Store {
     revision: u64,
     /// The served types.
     pub catalog: Catalog,
     objects: HashMap<TypeKey, BTreeMap<(String, String), Arc<Json>>>,
-    log: VecDeque<(Arc<Change>, usize)>,
+    /// The logged changes, their estimated sizes and when they were made.
+    log: VecDeque<(Arc<Change>, usize, std::time::Instant)>,
     /// The estimated size of the log's objects.
     log_bytes: usize,
     /// Revisions up to this one are not in the log.
     log_floor: u64,
-    sender: broadcast::Sender<Arc<Change>>,
+    /// How long a change stays logged past the bytes ([`LOG_MIN_AGE`]).
+    log_min_age: std::time::Duration,
+    sender: broadcast::Sender<Weak<Change>>,
     next_service_ip: u32,
     next_node_port: u32,
 }
@@ -199,6 +232,7 @@ impl Store {
             log: VecDeque::new(),
             log_bytes: 0,
             log_floor: initial_revision,
+            log_min_age: LOG_MIN_AGE,
             sender,
             next_service_ip: 10,
             next_node_port: 30000,
@@ -213,8 +247,8 @@ impl Store {
 
     /// A receiver of every future change.
     #[must_use]
-    pub fn subscribe(&self) -> broadcast::Receiver<Arc<Change>> {
-        self.sender.subscribe()
+    pub fn subscribe(&self) -> ChangeReceiver {
+        ChangeReceiver(self.sender.subscribe())
     }
 
     /// The logged changes after `revision`, or `None` when the log no longer reaches back that far.
@@ -226,8 +260,8 @@ impl Store {
         Some(
             self.log
                 .iter()
-                .filter(|(change, _)| change.revision > revision)
-                .map(|(change, _)| change.clone())
+                .filter(|(change, _, _)| change.revision > revision)
+                .map(|(change, _, _)| change.clone())
                 .collect(),
         )
     }
@@ -273,16 +307,21 @@ impl Store {
     fn record(&mut self, change: Change) -> Arc<Change> {
         let change = Arc::new(change);
         let bytes = approximate_size(&change.object);
-        self.log.push_back((change.clone(), bytes));
+        let now = std::time::Instant::now();
+        self.log.push_back((change.clone(), bytes, now));
         self.log_bytes += bytes;
-        // The newest change stays whatever its size.
-        while self.log.len() > LOG_CAPACITY || (self.log_bytes > LOG_BYTES && self.log.len() > 1) {
-            if let Some((dropped, bytes)) = self.log.pop_front() {
+        // The newest change stays whatever its size, and every change for its minimum age.
+        while let Some((_, _, made)) = self.log.front()
+            && self.log.len() > 1
+            && (self.log.len() > LOG_CAPACITY
+                || (self.log_bytes > LOG_BYTES && now.duration_since(*made) >= self.log_min_age))
+        {
+            if let Some((dropped, bytes, _)) = self.log.pop_front() {
                 self.log_floor = dropped.revision;
                 self.log_bytes -= bytes;
             }
         }
-        let _ = self.sender.send(change.clone());
+        let _ = self.sender.send(Arc::downgrade(&change));
         change
     }
 
@@ -1247,8 +1286,11 @@ pub fn template_labels(object: &Json) -> Map<String, Json> {
 mod tests {
     use super::*;
 
+    /// The feed refers to logged changes only: a burst past the log's bytes is kept for its minimum age (a
+    /// subscriber gets every change), and a change the log dropped is a lag for a subscriber that had not taken it,
+    /// while the feed keeps no old object alive.
     #[test]
-    fn the_log_keeps_at_most_its_bytes_and_older_resumes_are_refused() {
+    fn the_change_feed_keeps_no_change_the_log_dropped() {
         let mut store = Store::new(1);
         let namespaces = store.catalog.find("", "v1", "namespaces").unwrap();
         let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
@@ -1256,9 +1298,63 @@ mod tests {
             .create(&namespaces, None, namespace, &WriteOptions::default())
             .unwrap();
         let configmaps = store.catalog.find("", "v1", "configmaps").unwrap();
+        let data = "x".repeat(32 * 1024);
+        let write = |store: &mut Store, i: usize| {
+            let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
+                "metadata": {"name": format!("cm-{i}"), "namespace": "default"}, "data": {"blob": data}});
+            store
+                .create(&configmaps, Some("default"), object, &WriteOptions::default())
+                .unwrap();
+        };
+        // A burst within the minimum age: far past the bytes, all of it logged and delivered.
+        let mut burst = store.subscribe();
+        for i in 0..10 {
+            write(&mut store, i);
+        }
+        assert!(store.log_bytes > LOG_BYTES);
+        for i in 0..10 {
+            let change = burst
+                .try_recv()
+                .unwrap_or_else(|err| panic!("change {i}: {err:?}"));
+            assert_eq!(meta::name(&change.object), format!("cm-{i}"));
+        }
+        // Past the minimum age the bytes bound the log again; a subscriber that did not take the dropped changes
+        // lags, and the feed keeps none of their objects.
+        store.log_min_age = std::time::Duration::ZERO;
+        let mut late = store.subscribe();
+        let mut first = None;
+        for i in 10..20 {
+            write(&mut store, i);
+            if i == 10 {
+                first = store.get(&configmaps.key(), "default", "cm-10");
+            }
+        }
+        assert!(store.log_bytes <= LOG_BYTES || store.log.len() == 1);
+        assert!(matches!(
+            late.try_recv(),
+            Err(broadcast::error::TryRecvError::Lagged(_))
+        ));
+        let first = first.unwrap();
+        assert_eq!(
+            Arc::strong_count(&first),
+            2,
+            "only the store's map and this test hold the first object, not the feed"
+        );
+    }
+
+    #[test]
+    fn the_log_keeps_at_most_its_bytes_and_older_resumes_are_refused() {
+        let mut store = Store::new(1);
+        store.log_min_age = std::time::Duration::ZERO;
+        let namespaces = store.catalog.find("", "v1", "namespaces").unwrap();
+        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
+        store
+            .create(&namespaces, None, namespace, &WriteOptions::default())
+            .unwrap();
+        let configmaps = store.catalog.find("", "v1", "configmaps").unwrap();
         let start = store.revision();
-        // 64 KiB of data per ConfigMap: the log holds about four of them.
-        let data = "x".repeat(64 * 1024);
+        // A quarter of the log's bytes per ConfigMap: the log holds about four of them.
+        let data = "x".repeat(LOG_BYTES / 4);
         let mut revisions = Vec::new();
         for i in 0..20 {
             let object = json!({"apiVersion": "v1", "kind": "ConfigMap",

@@ -97,11 +97,7 @@ fn expired_line(message: &str) -> Bytes {
 /// The revision a bookmark may promise: this watch has seen every change up to it. That is the store's revision only
 /// when none is still queued for this watch (checked under the store lock, under which every change is sent);
 /// otherwise the last change it handled, so a client resuming from the bookmark misses nothing.
-fn bookmark_revision(
-    cluster: &ClusterShared,
-    live: &broadcast::Receiver<Arc<Change>>,
-    last_handled: u64,
-) -> u64 {
+fn bookmark_revision(cluster: &ClusterShared, live: &crate::store::ChangeReceiver, last_handled: u64) -> u64 {
     let store = cluster.store();
     if live.is_empty() {
         store.revision().max(last_handled)
