@@ -1286,11 +1286,8 @@ pub fn template_labels(object: &Json) -> Map<String, Json> {
 mod tests {
     use super::*;
 
-    /// The feed refers to logged changes only: a burst past the log's bytes is kept for its minimum age (a
-    /// subscriber gets every change), and a change the log dropped is a lag for a subscriber that had not taken it,
-    /// while the feed keeps no old object alive.
-    #[test]
-    fn the_change_feed_keeps_no_change_the_log_dropped() {
+    /// A store with the `default` namespace, and its ConfigMap type.
+    fn store_with_default_namespace() -> (Store, Arc<ResourceType>) {
         let mut store = Store::new(1);
         let namespaces = store.catalog.find("", "v1", "namespaces").unwrap();
         let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
@@ -1298,6 +1295,15 @@ mod tests {
             .create(&namespaces, None, namespace, &WriteOptions::default())
             .unwrap();
         let configmaps = store.catalog.find("", "v1", "configmaps").unwrap();
+        (store, configmaps)
+    }
+
+    /// The feed refers to logged changes only: a burst past the log's bytes is kept for its minimum age (a
+    /// subscriber gets every change), and a change the log dropped is a lag for a subscriber that had not taken it,
+    /// while the feed keeps no old object alive.
+    #[test]
+    fn the_change_feed_keeps_no_change_the_log_dropped() {
+        let (mut store, configmaps) = store_with_default_namespace();
         let data = "x".repeat(32 * 1024);
         let write = |store: &mut Store, i: usize| {
             let object = json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -1344,14 +1350,8 @@ mod tests {
 
     #[test]
     fn the_log_keeps_at_most_its_bytes_and_older_resumes_are_refused() {
-        let mut store = Store::new(1);
+        let (mut store, configmaps) = store_with_default_namespace();
         store.log_min_age = std::time::Duration::ZERO;
-        let namespaces = store.catalog.find("", "v1", "namespaces").unwrap();
-        let namespace = json!({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}});
-        store
-            .create(&namespaces, None, namespace, &WriteOptions::default())
-            .unwrap();
-        let configmaps = store.catalog.find("", "v1", "configmaps").unwrap();
         let start = store.revision();
         // A quarter of the log's bytes per ConfigMap: the log holds about four of them.
         let data = "x".repeat(LOG_BYTES / 4);

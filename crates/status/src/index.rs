@@ -561,7 +561,10 @@ impl StatusIndex {
         else {
             return;
         };
-        Arc::make_mut(cluster).hear(Some(at));
+        // Only a newer time changes the entry (and copies it while a snapshot shares it).
+        if cluster.heard_at.is_none_or(|before| at > before) {
+            Arc::make_mut(cluster).hear(Some(at));
+        }
     }
 
     /// Applies a context's meta: its status and the order of its apps and clusters.
@@ -913,6 +916,52 @@ mod tests {
                 .message
                 .contains("not collected")
         );
+    }
+
+    /// A clone of a context is a snapshot: it shares every (app, cluster) entry, a later change copies only the
+    /// entry it changes, and the snapshot keeps what it saw.
+    #[test]
+    fn a_snapshot_shares_unchanged_clusters_and_keeps_what_it_saw() {
+        let id = ContextId::new(8).unwrap();
+        let mut index = StatusIndex::new();
+        index.apply_meta(&meta(id, &[("sink", &["p+edge01", "p+edge02"])]));
+        for cluster in ["p+edge01", "p+edge02"] {
+            index.apply_cluster(
+                id,
+                &record("sink", cluster, &[("svc", "Service", RsyncStatus::Pending)]),
+            );
+        }
+        let snapshot = index.context(id).unwrap().clone();
+        index.apply_cluster(
+            id,
+            &record("sink", "p+edge01", &[("svc", "Service", RsyncStatus::Applied)]),
+        );
+        index.apply(&ContextChange::Heard {
+            id,
+            app: "sink".into(),
+            cluster: "p+edge02".into(),
+            at: "2026-11-27T10:00:00Z".into(),
+        });
+        let now = index.context(id).unwrap();
+        assert_eq!(now.apps[0].clusters[0].resources[0].rsync, RsyncStatus::Applied);
+        assert_eq!(
+            snapshot.apps[0].clusters[0].resources[0].rsync,
+            RsyncStatus::Pending
+        );
+        assert_eq!(snapshot.counts.rsync, [2, 0, 0, 0, 0]);
+        assert!(now.apps[0].clusters[1].heard_at.is_some());
+        assert!(snapshot.apps[0].clusters[1].heard_at.is_none());
+        // A heartbeat that does not move the time forward leaves the entry shared.
+        let shared = index.context(id).unwrap().clone();
+        index.apply(&ContextChange::Heard {
+            id,
+            app: "sink".into(),
+            cluster: "p+edge02".into(),
+            at: "2026-11-27T09:00:00Z".into(),
+        });
+        let now = index.context(id).unwrap();
+        assert!(Arc::ptr_eq(&shared.apps[0].clusters[1], &now.apps[0].clusters[1]));
+        assert!(Arc::ptr_eq(&shared.apps[0].clusters[0], &now.apps[0].clusters[0]));
     }
 
     #[test]
