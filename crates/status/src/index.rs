@@ -936,12 +936,13 @@ mod tests {
             id,
             &record("sink", "p+edge01", &[("svc", "Service", RsyncStatus::Applied)]),
         );
-        index.apply(&ContextChange::Heard {
+        let heard_on_edge02 = |at: &str| ContextChange::Heard {
             id,
             app: "sink".into(),
             cluster: "p+edge02".into(),
-            at: "2026-11-27T10:00:00Z".into(),
-        });
+            at: at.into(),
+        };
+        index.apply(&heard_on_edge02("2026-11-27T10:00:00Z"));
         let now = index.context(id).unwrap();
         assert_eq!(now.apps[0].clusters[0].resources[0].rsync, RsyncStatus::Applied);
         assert_eq!(
@@ -953,12 +954,7 @@ mod tests {
         assert!(snapshot.apps[0].clusters[1].heard_at.is_none());
         // A heartbeat that does not move the time forward leaves the entry shared.
         let shared = index.context(id).unwrap().clone();
-        index.apply(&ContextChange::Heard {
-            id,
-            app: "sink".into(),
-            cluster: "p+edge02".into(),
-            at: "2026-11-27T09:00:00Z".into(),
-        });
+        index.apply(&heard_on_edge02("2026-11-27T09:00:00Z"));
         let now = index.context(id).unwrap();
         assert!(Arc::ptr_eq(&shared.apps[0].clusters[1], &now.apps[0].clusters[1]));
         assert!(Arc::ptr_eq(&shared.apps[0].clusters[0], &now.apps[0].clusters[0]));

@@ -166,17 +166,15 @@ async fn answer_status(
             grace: state.config().status_grace,
         },
     };
+    let index = state.status().read();
+    let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
+    if context_id.is_some() && context.is_none() {
+        tracing::warn!(context = ?context_id, "context is not in the status index");
+    }
     // A summary is small and quick: written at once from the index.
     if parts.query.output == Output::Summary {
         let mut body = Vec::with_capacity(1024);
-        {
-            let index = state.status().read();
-            let context = context_id.and_then(|id| index.context(id).map(|entry| (id, entry)));
-            if context_id.is_some() && context.is_none() {
-                tracing::warn!(context = ?context_id, "context is not in the status index");
-            }
-            parts.write(context, &mut body).map_err(ApiError::internal)?;
-        }
+        parts.write(context, &mut body).map_err(ApiError::internal)?;
         return Ok(PreparedAnswer {
             revision,
             body: AnswerBody::Bytes(body.into()),
@@ -184,13 +182,8 @@ async fn answer_status(
     }
     // Else a snapshot of the context: it shares the index's cluster entries (a write meanwhile copies the one it
     // changes), so the answer is written while it is sent, without holding the index.
-    let context = {
-        let index = state.status().read();
-        context_id.and_then(|id| index.context(id).map(|entry| (id, entry.clone())))
-    };
-    if context_id.is_some() && context.is_none() {
-        tracing::warn!(context = ?context_id, "context is not in the status index");
-    }
+    let context = context.map(|(id, entry)| (id, entry.clone()));
+    drop(index);
     let write: AnswerWriter = Box::new(move |out| {
         parts
             .write(context.as_ref().map(|(id, entry)| (*id, entry)), out)
