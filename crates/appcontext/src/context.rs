@@ -480,6 +480,24 @@ pub enum ContextChange {
     },
 }
 
+/// An (app, cluster) record as the store holds it: its names, and its bytes until [`StoredCluster::decode`].
+#[derive(Debug, Clone)]
+pub struct StoredCluster {
+    /// The app.
+    pub app: String,
+    /// The cluster, `provider+cluster`.
+    pub cluster: String,
+    key: String,
+    bytes: Vec<u8>,
+}
+
+impl StoredCluster {
+    /// The record.
+    pub fn decode(&self) -> Result<ClusterRecord> {
+        Ok(record::decode(&self.key, &self.bytes)?)
+    }
+}
+
 /// What a context key names.
 enum ContextKey<'a> {
     Meta(ContextId),
@@ -845,6 +863,27 @@ impl AppContexts {
             .iter()
             .map(|kv| Ok(record::decode(&kv.key, &kv.value)?))
             .collect()
+    }
+
+    /// Every (app, cluster) record of context `id` as stored, each decoded when asked ([`StoredCluster::decode`]):
+    /// a reader that needs them one at a time (a detail answer) holds their bytes, not every record's tree at once.
+    pub async fn stored_clusters(&self, id: ContextId) -> Result<Vec<StoredCluster>> {
+        let prefix = format!("{}app/", context_prefix(id));
+        let (items, _) = self.store.range(&prefix).await?;
+        Ok(items
+            .into_iter()
+            .filter_map(|kv| {
+                let Some(ContextKey::Cluster(_, app, cluster)) = parse_context_key(&kv.key) else {
+                    return None;
+                };
+                Some(StoredCluster {
+                    app: app.to_string(),
+                    cluster: cluster.to_string(),
+                    key: kv.key,
+                    bytes: kv.value,
+                })
+            })
+            .collect())
     }
 
     /// Reads one (app, cluster) record.

@@ -4,7 +4,9 @@
 use clap::Parser;
 
 /// mimalloc instead of glibc's malloc: allocation-heavy work (applying to thousands of clusters, JSON) runs
-/// faster and memory freed after a burst goes back to the system (see BENCHMARKS.md, "Scale harness").
+/// faster and memory freed after a burst goes back to the system (see BENCHMARKS.md, "Scale harness"). Without the
+/// `mimalloc` feature the system's malloc serves, for heap profilers.
+#[cfg(feature = "mimalloc")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

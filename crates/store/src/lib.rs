@@ -24,7 +24,7 @@ mod watch;
 use std::path::Path;
 use std::sync::Arc;
 
-pub use embedded::{OPEN_WAIT, RedbStore};
+pub use embedded::{OPEN_WAIT, PAGE_CACHE_BYTES, RedbStore};
 pub use etcd::{DEFAULT_PREFIX as DEFAULT_ETCD_PREFIX, EtcdStore, EtcdTls};
 pub use lease::{LeaseId, LeaseStatus, MAX_LEASE_TTL, MIN_LEASE_TTL};
 pub use memory::MemoryStore;

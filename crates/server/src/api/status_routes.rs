@@ -9,13 +9,13 @@
 use super::contract::{Content, Operation, QueryParameter, query, repeatable};
 use std::collections::HashMap;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{MethodRouter, get};
-use emco_appcontext::{ClusterRecord, Kind, ResourcePath};
+use emco_appcontext::{ClusterRecord, Kind, ResourcePath, StoredCluster};
 use emco_k8s::bundle::find_object;
 use emco_model::StateInfo;
 use emco_model::{ContextId, DeploymentIntentGroup};
@@ -31,12 +31,47 @@ use super::stream::{self, ComputeAnswer, PreparedAnswer, StreamRequest};
 use crate::lifecycle::Subject;
 use crate::{ApiError, AppState};
 
-/// The (app, cluster) records a detail query needs, read before the answer is written.
-struct Records(HashMap<(String, String), ClusterRecord>);
+/// The (app, cluster) records a detail query needs: their bytes, read before the answer is written, each decoded
+/// when the answer reaches it. The answer asks for an (app, cluster)'s resources one after another, so one decoded
+/// record is kept: a detail answer holds every record's bytes but one record's tree (decoding all of them first
+/// held 100 MB of trees at 1,000 clusters × 30 resources).
+struct Records {
+    stored: HashMap<(String, String), StoredCluster>,
+    decoded: Mutex<Option<Decoded>>,
+}
+
+/// The record [`Records`] decoded last, by app and cluster (`None` when it failed to decode).
+type Decoded = ((String, String), Option<ClusterRecord>);
+
+impl Records {
+    fn new(stored: HashMap<(String, String), StoredCluster>) -> Self {
+        Self {
+            stored,
+            decoded: Mutex::new(None),
+        }
+    }
+}
 
 impl DetailSource for Records {
     fn detail(&self, app: &str, cluster: &str, resource: &ResourceEntry, measure: Measure) -> Option<Json> {
-        let record = self.0.get(&(app.to_string(), cluster.to_string()))?;
+        let mut decoded = self
+            .decoded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let current = decoded
+            .as_ref()
+            .is_some_and(|((a, c), _)| a == app && c == cluster);
+        if !current {
+            let stored = self.stored.get(&(app.to_string(), cluster.to_string()))?;
+            let record = stored
+                .decode()
+                .inspect_err(
+                    |err| tracing::warn!(app, cluster, error = %err, "a record to detail does not decode"),
+                )
+                .ok();
+            *decoded = Some(((app.to_string(), cluster.to_string()), record));
+        }
+        let record = decoded.as_ref()?.1.as_ref()?;
         match measure {
             Measure::Deployed => record
                 .resources
@@ -139,7 +174,7 @@ async fn answer_status(
     if query.output == Output::Detail
         && let Some(id) = context_id
     {
-        for record in state.contexts().clusters(id).await? {
+        for record in state.contexts().stored_clusters(id).await? {
             let selected = (query.apps.is_empty() || query.apps.contains(&record.app))
                 && (query.clusters.is_empty() || query.clusters.contains(&record.cluster));
             if selected {
@@ -160,7 +195,7 @@ async fn answer_status(
         composite_profile,
         history,
         query,
-        detail: Records(records),
+        detail: Records::new(records),
         freshness: Freshness {
             now: jiff::Timestamp::now(),
             grace: state.config().status_grace,
