@@ -41,7 +41,7 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
         "status all: p50 / p99, answer",
         "serde_json serializing the same `all` answer in process, p50; all through HTTP / that",
         "status all, gzip-compressed (Accept-Encoding: gzip)",
-        "emco RSS: onboarded / instantiated",
+        "emco RSS: onboarded / tracking everything / after the status queries",
         "cold restart until the status of everything is served",
     ] {
         assert!(rows.contains(&needed), "{needed} missing from {rows:?}");
