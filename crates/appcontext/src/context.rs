@@ -1229,6 +1229,44 @@ mod tests {
         assert!(contexts.clusters(id).await.unwrap().is_empty());
     }
 
+    #[tokio::test]
+    async fn stored_records_name_their_app_and_cluster_and_a_damaged_one_fails_only_when_decoded() {
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = AppContexts::new_id();
+        let records = [
+            ClusterRecord::pending(
+                "sink",
+                "prov+edge01",
+                vec![ResourceRecord::pending(
+                    "cm",
+                    "ConfigMap",
+                    "v1",
+                    json!({"kind": "ConfigMap"}),
+                )],
+            ),
+            ClusterRecord::pending("sink", "prov+edge02", vec![]),
+        ];
+        let (guard, ops) = AppContexts::create_txn_parts(&meta(id), &records);
+        store.txn(Txn::new().when([guard]).and_then(ops)).await.unwrap();
+        store
+            .put(&cluster_key(id, "sink", "prov+edge02"), "{not json")
+            .await
+            .unwrap();
+
+        let stored = contexts.stored_clusters(id).await.unwrap();
+        let names: Vec<(&str, &str)> = stored
+            .iter()
+            .map(|record| (record.app.as_str(), record.cluster.as_str()))
+            .collect();
+        assert_eq!(names, [("sink", "prov+edge01"), ("sink", "prov+edge02")]);
+        assert_eq!(stored[0].decode().unwrap(), records[0]);
+        assert!(matches!(
+            stored[1].decode(),
+            Err(ContextError::Record(RecordError::Damaged { .. }))
+        ));
+    }
+
     fn many_records(pairs: usize) -> Vec<ClusterRecord> {
         (0..pairs)
             .map(|index| {
