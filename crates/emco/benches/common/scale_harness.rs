@@ -451,6 +451,14 @@ pub(crate) async fn run(shape: Shape) -> Report {
         std::hint::black_box(bytes);
     }
     serialize.sort();
+    // `SCALE_PROFILE_ALL=FILE`: perf samples emco's process while it answers `output=all` 200 times.
+    if let Some(profiler) = profile("SCALE_PROFILE_ALL", emco.pid()) {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        for _ in 0..200 {
+            http.get(&all_url).await.expect(200);
+        }
+        stop_profile(Some(profiler));
+    }
     let (all_p50, _, _) = latency(&http, &all_url).await;
     rows.push((
         "serde_json serializing the same `all` answer in process, p50; all through HTTP / that".into(),
