@@ -81,8 +81,11 @@ async fn eleven_hundred_idle_sockets_do_not_keep_a_new_client_waiting_under_a_10
         .expect("a new client is answered");
     let elapsed = start.elapsed();
     assert_eq!((reply.status, reply.body.as_slice()), (200, b"[]".as_slice()));
+    // Without the eviction the new client would wait for the idle sockets' 120 s header timeout. With it, it waits
+    // for the accept loop to work through the sockets queued before it (50 ms after each refused accept): under a
+    // second on a quiet machine, 1.02 s once in CI on 2 busy cores — hence a bound well clear of both.
     assert!(
-        elapsed < Duration::from_secs(1),
+        elapsed < Duration::from_secs(5),
         "a new client waited {elapsed:?} behind {IDLE} idle sockets"
     );
 
