@@ -844,6 +844,16 @@ mod tests {
         }
     }
 
+    /// A heartbeat of (`app`, `cluster`) of context `id` at `at`.
+    fn heard(id: ContextId, app: &str, cluster: &str, at: &str) -> ContextChange {
+        ContextChange::Heard {
+            id,
+            app: app.into(),
+            cluster: cluster.into(),
+            at: at.into(),
+        }
+    }
+
     fn record(app: &str, cluster: &str, resources: &[(&str, &str, RsyncStatus)]) -> ClusterRecord {
         let mut record = ClusterRecord::pending(
             app,
@@ -936,12 +946,7 @@ mod tests {
             id,
             &record("sink", "p+edge01", &[("svc", "Service", RsyncStatus::Applied)]),
         );
-        let heard_on_edge02 = |at: &str| ContextChange::Heard {
-            id,
-            app: "sink".into(),
-            cluster: "p+edge02".into(),
-            at: at.into(),
-        };
+        let heard_on_edge02 = |at: &str| heard(id, "sink", "p+edge02", at);
         index.apply(&heard_on_edge02("2026-11-27T10:00:00Z"));
         let now = index.context(id).unwrap();
         assert_eq!(now.apps[0].clusters[0].resources[0].rsync, RsyncStatus::Applied);
@@ -1078,35 +1083,25 @@ mod tests {
         let mut reported = record("a", "p+c1", &[("web", "Deployment", RsyncStatus::Applied)]);
         reported.heard_at = Some("2026-11-27T10:00:00Z".into());
         index.apply_cluster(id, &reported);
-        let heard = |index: &StatusIndex| {
+        let heard_at = |index: &StatusIndex| {
             index.context(id).unwrap().apps[0].clusters[0]
                 .heard_at
                 .map(|t| t.to_string())
         };
-        let beat = |at: &str| ContextChange::Heard {
-            id,
-            app: "a".into(),
-            cluster: "p+c1".into(),
-            at: at.into(),
-        };
+        let beat = |at: &str| heard(id, "a", "p+c1", at);
         index.apply(&beat("2026-11-27T10:00:20Z"));
-        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        assert_eq!(heard_at(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
         // An older beat (replayed) changes nothing.
         index.apply(&beat("2026-11-27T10:00:10Z"));
-        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        assert_eq!(heard_at(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
         // rsync rewrites the record (a resource's status) with the time of the last full status: still heard at 20 s.
         reported.resources[0].status = RsyncStatus::Failed;
         index.apply_cluster(id, &reported);
-        assert_eq!(heard(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
+        assert_eq!(heard_at(&index).as_deref(), Some("2026-11-27T10:00:20Z"));
         let gaps = &index.context(id).unwrap().apps[0].clusters[0].heard_gaps;
         assert_eq!(gaps.len(), 1, "the 20 s silence the beat ended: {gaps:?}");
         // A beat for a cluster the index does not hold is ignored.
-        index.apply(&ContextChange::Heard {
-            id,
-            app: "a".into(),
-            cluster: "p+c9".into(),
-            at: "2026-11-27T10:00:30Z".into(),
-        });
+        index.apply(&heard(id, "a", "p+c9", "2026-11-27T10:00:30Z"));
         assert_eq!(index.context(id).unwrap().apps[0].clusters.len(), 1);
     }
 
