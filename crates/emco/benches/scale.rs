@@ -10,8 +10,10 @@
 //! Run with `cargo bench -p emco --bench scale`: `SCALE_CLUSTERS` clusters (1,000 by default), `SCALE_APPS` apps
 //! of 10 objects each (1 to 3; 3 by default), freshness on `SCALE_FRESHNESS` clusters (40 by default),
 //! `SCALE_MONITORS=0` without emco's monitor in the clusters (no readiness, no freshness); the harness
-//! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root). `SCALE_PROFILE=perf.data` samples emco's process with `perf record`
-//! while it instantiates (`perf report -i perf.data --no-children` shows where the time goes).
+//! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root).
+//! `SCALE_PROFILE=perf.data` samples emco's process with `perf record` while it instantiates (`perf report -i
+//! perf.data --no-children` shows where the time goes); `SCALE_PROFILE_KUBESIM` samples kubesim meanwhile, and
+//! `SCALE_PROFILE_KUBESIM_REFERENCE` the reference's kubesim while the reference applies.
 
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]

@@ -239,7 +239,9 @@ fn profile(variable: &str, pid: u32) -> Option<std::process::Child> {
             "cpu-clock",
             "-F",
             "499",
-            "-g",
+            // Release builds keep no frame pointers: callers come from unwinding a copy of the stack.
+            "--call-graph",
+            "dwarf,16384",
             "-o",
             &file,
             "-p",
@@ -312,7 +314,10 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let objects = Arc::new(objects_of_one_cluster(apps, "dig", "1"));
     let per_cluster = objects.len();
     let (sim_cpu, own_cpu) = (cpu_seconds(reference_sim.pid()), cpu_seconds(std::process::id()));
+    // `SCALE_PROFILE_KUBESIM_REFERENCE=FILE`: perf samples the reference's kubesim while the reference applies.
+    let profiler = profile("SCALE_PROFILE_KUBESIM_REFERENCE", reference_sim.pid());
     let reference_time = reference(&reference_sim.kubeconfigs, objects, concurrency).await;
+    stop_profile(profiler);
     let reference_cpu = (
         cpu_seconds(std::process::id()) - own_cpu,
         cpu_seconds(reference_sim.pid()) - sim_cpu,
@@ -347,6 +352,8 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let (sim_cpu, emco_cpu) = (cpu_seconds(kubesim.pid()), cpu_seconds(emco.pid()));
     // `SCALE_PROFILE=FILE`: perf samples emco's process (software clock, call graphs) while it instantiates.
     let profiler = profile("SCALE_PROFILE", emco.pid());
+    // `SCALE_PROFILE_KUBESIM=FILE`: the same for kubesim while emco instantiates.
+    let kubesim_profiler = profile("SCALE_PROFILE_KUBESIM", kubesim.pid());
     let started = Instant::now();
     http.post_empty(&format!("{}/instantiate", dig("dig")))
         .await
@@ -361,6 +368,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let emco_reads = total_reads(&kubesim.admin).await - reads_before;
     let emco_connections = total_connections(&kubesim.admin).await - connections_before;
     stop_profile(profiler);
+    stop_profile(kubesim_profiler);
     let emco_writes = total_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
     rows.push((
