@@ -24,6 +24,7 @@ use emco_store::{Compare, Op, Store, Txn};
 use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
+use crate::json_text::JsonText;
 use crate::record::{self, RecordError};
 use crate::replicas::Fence;
 
@@ -275,9 +276,9 @@ pub struct ClusterRecord {
     /// Why rsync is retrying (`connection refused`, `HTTP 503 Service Unavailable`, …), while it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connectivity_reason: Option<String>,
-    /// The last ResourceBundleState status heard from the cluster.
+    /// The last ResourceBundleState status heard from the cluster, as the text it was stored as.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cluster_status: Option<Json>,
+    pub cluster_status: Option<JsonText>,
     /// When it was heard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heard_at: Option<String>,
@@ -296,6 +297,13 @@ impl ClusterRecord {
             cluster_status: None,
             heard_at: None,
         }
+    }
+
+    /// The last ResourceBundleState status heard, as a tree: `None` when none was heard, or when its text nests
+    /// deeper than the parser reads.
+    #[must_use]
+    pub fn heard_status(&self) -> Option<Json> {
+        self.cluster_status.as_ref()?.to_json().ok()
     }
 
     /// The provider half of the cluster name.
@@ -343,8 +351,8 @@ pub struct ResourceRecord {
     pub kind: String,
     /// `apiVersion`.
     pub api_version: String,
-    /// The rendered object.
-    pub manifest: Json,
+    /// The rendered object, as the text it was stored as.
+    pub manifest: JsonText,
     /// What rsync last did with it.
     pub status: RsyncStatus,
     /// The cluster's message when it failed.
@@ -400,12 +408,12 @@ impl ResourceRole {
 impl ResourceRecord {
     /// A pending resource for a rendered object.
     #[must_use]
-    pub fn pending(name: &str, kind: &str, api_version: &str, manifest: Json) -> Self {
+    pub fn pending(name: &str, kind: &str, api_version: &str, manifest: impl Into<JsonText>) -> Self {
         Self {
             name: name.to_string(),
             kind: kind.to_string(),
             api_version: api_version.to_string(),
-            manifest,
+            manifest: manifest.into(),
             status: RsyncStatus::Pending,
             error: None,
             updated: None,
@@ -425,6 +433,34 @@ impl ResourceRecord {
             field(&object["apiVersion"]),
         );
         Self::pending(&name, &kind, &api_version, object)
+    }
+
+    /// The rendered object as a tree: `Json::Null` when its text nests deeper than the parser reads (rsync,
+    /// which applies it, reads [`ResourceRecord::manifest`] itself and fails the resource then).
+    #[must_use]
+    pub fn object(&self) -> Json {
+        self.manifest.to_json().unwrap_or(Json::Null)
+    }
+
+    /// The namespace the manifest names (`metadata.namespace`, empty when none), read without the rest.
+    #[must_use]
+    pub fn namespace(&self) -> String {
+        #[derive(Deserialize)]
+        struct Object {
+            #[serde(default)]
+            metadata: Option<Metadata>,
+        }
+        #[derive(Deserialize)]
+        struct Metadata {
+            #[serde(default)]
+            namespace: Option<Json>,
+        }
+        self.manifest
+            .read::<Object>()
+            .ok()
+            .and_then(|object| object.metadata?.namespace)
+            .and_then(|namespace| namespace.as_str().map(str::to_string))
+            .unwrap_or_default()
     }
 
     /// The same resource in another role.

@@ -20,6 +20,7 @@
 pub mod catalog;
 pub mod context;
 pub mod engine;
+mod json_text;
 pub mod read_set;
 mod record;
 pub mod replicas;
@@ -30,5 +31,6 @@ pub use context::{
     MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials,
 };
 pub use engine::{Engine, NoopEngine};
+pub use json_text::JsonText;
 pub use record::RecordError;
 pub use replicas::{Claim, Fence, Replica};

@@ -249,7 +249,10 @@ mod tests {
         assert_eq!(back["body"]["schema"], "inner, not the record's");
         // Values that are not objects are kept under "value".
         let list = encode(&vec![1, 2]);
-        assert_eq!(String::from_utf8(list.clone()).unwrap(), r#"{"schema":1,"value":[1,2]}"#);
+        assert_eq!(
+            String::from_utf8(list.clone()).unwrap(),
+            r#"{"schema":1,"value":[1,2]}"#
+        );
         let empty = encode(&serde_json::json!({}));
         assert_eq!(String::from_utf8(empty).unwrap(), r#"{"schema":1}"#);
     }
@@ -263,11 +266,16 @@ mod tests {
             }
             other => panic!("{other:?}"),
         };
-        assert_eq!(damaged(br#"{"name":"a","quoted\"field":1,"body":1}"#), "no schema");
+        assert_eq!(
+            damaged(br#"{"name":"a","quoted\"field":1,"body":1}"#),
+            "no schema"
+        );
         assert!(damaged(br#"{"schema":1,"name":"a"}"#).contains("missing field"));
         assert!(damaged(br#"{"schema":"one","name":"a"}"#).contains("invalid type"));
         assert!(damaged(br#"[1, 2]"#).contains("a record object"));
-        assert!(damaged(br#"{"schema":1,"name":"a","quoted\"field":1,"body":1} trailing"#).contains("trailing"));
+        assert!(
+            damaged(br#"{"schema":1,"name":"a","quoted\"field":1,"body":1} trailing"#).contains("trailing")
+        );
         // A newer schema is reported as such even when this build cannot read the rest.
         assert!(matches!(
             decode::<Sample>("k", br#"{"schema":9,"name":{"new":"shape"}}"#),

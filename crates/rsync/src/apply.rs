@@ -23,7 +23,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ContextError, ResourceRecord, ResourceRole, UserCredentials};
+use emco_appcontext::{ClusterRecord, ContextError, JsonText, ResourceRecord, ResourceRole, UserCredentials};
 use emco_model::{Connectivity, ContextId, HookDeletePolicy, HookEvent, RsyncStatus, now_timestamp};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -112,10 +112,7 @@ fn object_identity(resource: &ResourceRecord) -> (String, String, String, String
     (
         resource.gvk().group,
         resource.kind.clone(),
-        resource.manifest["metadata"]["namespace"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string(),
+        resource.namespace(),
         resource.name.clone(),
     )
 }
@@ -390,11 +387,12 @@ async fn api_for(
         .resolve(cluster, discovery, &gvk_of(resource))
         .await?;
     if resolved.namespaced {
-        let ns = resource.manifest["metadata"]["namespace"]
-            .as_str()
-            .filter(|n| !n.is_empty())
-            .unwrap_or(namespace)
-            .to_string();
+        let named = resource.namespace();
+        let ns = if named.is_empty() {
+            namespace.to_string()
+        } else {
+            named
+        };
         Ok((
             Api::namespaced_with(client.clone(), &ns, &resolved.resource),
             Some(ns),
@@ -501,7 +499,7 @@ impl Batch<'_> {
                 )));
             }
             // Never approve (nor keep the certificate of) a request emco did not make: its key is not emco's.
-            if let Err(message) = check_request(&object, &resource.manifest) {
+            if let Err(message) = check_request(&object, &resource.object()) {
                 return Ok(Issue::Failed(format!("{what} {message}")));
             }
             match issued_certificate(&object) {
@@ -549,6 +547,18 @@ impl Batch<'_> {
         }
     }
 
+    /// The object to send for a resource: its manifest labelled for this batch, in `ns` unless it names one; a
+    /// manifest whose text nests deeper than the parser reads fails the resource.
+    fn body(&self, index: usize, ns: Option<&str>) -> Result<Json, Outcome> {
+        match self.record.resources[index].manifest.to_json() {
+            Ok(manifest) => Ok(prepare(manifest, &self.label, ns)),
+            Err(err) => Err((
+                RsyncStatus::Failed,
+                Some(format!("its stored manifest cannot be read: {err}")),
+            )),
+        }
+    }
+
     /// Server-side applies a resource (a CRD is waited for until Established).
     async fn apply(&self, index: usize) -> Result<Outcome, SyncError> {
         let resource = &self.record.resources[index];
@@ -556,7 +566,10 @@ impl Batch<'_> {
             Ok(found) => found,
             Err(err) => return rejected(err),
         };
-        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        let body = match self.body(index, ns.as_deref()) {
+            Ok(body) => body,
+            Err(outcome) => return Ok(outcome),
+        };
         match api
             .patch(&resource.name, &self.params, &Patch::Apply(&body))
             .await
@@ -579,7 +592,10 @@ impl Batch<'_> {
             Ok(found) => found,
             Err(err) => return rejected(err),
         };
-        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        let body = match self.body(index, ns.as_deref()) {
+            Ok(body) => body,
+            Err(outcome) => return Ok(outcome),
+        };
         let object: DynamicObject = match serde_json::from_value(body) {
             Ok(object) => object,
             Err(err) => {
@@ -781,7 +797,13 @@ impl Batch<'_> {
                 return Ok(HookEnd::Failed);
             }
         }
-        let body = prepare(&resource.manifest, &self.label, ns.as_deref());
+        let body = match self.body(index, ns.as_deref()) {
+            Ok(body) => body,
+            Err((_, message)) => {
+                self.results[index] = fail(message.unwrap_or_default());
+                return Ok(HookEnd::Failed);
+            }
+        };
         if let Err(err) = api
             .patch(&resource.name, &self.params, &Patch::Apply(&body))
             .await
@@ -1191,7 +1213,7 @@ struct Attempt {
     end: End,
     /// The cluster's status of objects the batch found unchanged, and when it was heard (an update that wrote
     /// nothing on the cluster).
-    heard: Option<(Json, Option<String>)>,
+    heard: Option<(JsonText, Option<String>)>,
 }
 
 /// At most this many contexts back an update looks for the one that last applied a cluster.
@@ -1250,7 +1272,7 @@ async fn record_results(
     certificates: Option<&Certificates>,
     connectivity: (Connectivity, Option<String>),
     retrying: Option<Direction>,
-    heard: Option<&(Json, Option<String>)>,
+    heard: Option<&(JsonText, Option<String>)>,
 ) -> Result<(), SyncError> {
     let time = now_timestamp();
     let (connectivity, reason) = connectivity;
@@ -1463,12 +1485,12 @@ pub(crate) fn app_ready(records: &[ClusterRecord], app: &str) -> bool {
 /// Whether every main resource of one (app, cluster) record reports Ready from the cluster's
 /// ResourceBundleState (hooks and CRDs are not part of an app's readiness: a hook's object may be gone by policy).
 pub(crate) fn record_ready(record: &ClusterRecord) -> bool {
-    let Some(bundle) = record.cluster_status.as_ref() else {
+    let Some(bundle) = record.heard_status() else {
         return false;
     };
     record.resources.iter().filter(|r| is_main(r)).all(|resource| {
         let gvk = resource.gvk();
-        emco_k8s::bundle::find_object(bundle, &gvk.group, &gvk.kind, &resource.name).is_some_and(|object| {
+        emco_k8s::bundle::find_object(&bundle, &gvk.group, &gvk.kind, &resource.name).is_some_and(|object| {
             let object: &Json = object.get("res").unwrap_or(object);
             emco_k8s::readiness::readiness(&gvk.group, &gvk.kind, object) == emco_model::ReadyStatus::Ready
         })

@@ -15,11 +15,11 @@ fn label(metadata: &mut Json, value: &str) {
     labels[DEPLOYMENT_ID_LABEL] = Json::String(value.to_string());
 }
 
-/// A copy of `manifest` carrying `emco/deployment-id: <value>` on the object and its pod templates, and the
+/// `manifest` carrying `emco/deployment-id: <value>` on the object and its pod templates, and the
 /// namespace `namespace` when it is namespaced and names none.
 #[must_use]
-pub fn prepare(manifest: &Json, value: &str, namespace: Option<&str>) -> Json {
-    let mut object = manifest.clone();
+pub fn prepare(manifest: Json, value: &str, namespace: Option<&str>) -> Json {
+    let mut object = manifest;
     label(&mut object["metadata"], value);
     if let Some(ns) = namespace
         && object["metadata"]["namespace"].as_str().is_none_or(str::is_empty)
@@ -49,7 +49,7 @@ mod tests {
     fn labels_objects_and_pod_templates() {
         let deployment =
             json!({"kind": "Deployment", "metadata": {"name": "web"}, "spec": {"template": {"spec": {}}}});
-        let prepared = prepare(&deployment, "42-web", Some("default"));
+        let prepared = prepare(deployment, "42-web", Some("default"));
         assert_eq!(prepared["metadata"]["labels"][DEPLOYMENT_ID_LABEL], "42-web");
         assert_eq!(
             prepared["spec"]["template"]["metadata"]["labels"][DEPLOYMENT_ID_LABEL],
@@ -57,7 +57,7 @@ mod tests {
         );
         assert_eq!(prepared["metadata"]["namespace"], "default");
         let cron = json!({"metadata": {"name": "c", "namespace": "ops"}, "spec": {"jobTemplate": {"spec": {"template": {"metadata": {"labels": {"a": "b"}}}}}}});
-        let prepared = prepare(&cron, "42-c", Some("default"));
+        let prepared = prepare(cron, "42-c", Some("default"));
         assert_eq!(
             prepared["metadata"]["namespace"], "ops",
             "an explicit namespace stays"

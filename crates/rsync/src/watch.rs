@@ -21,7 +21,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use emco_appcontext::Fence;
+use emco_appcontext::{Fence, JsonText};
 use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_HEARTBEAT_FIELD, RBS_KIND, RBS_PLURAL, RBS_VERSION};
 use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
@@ -202,8 +202,8 @@ async fn store(
         );
         return Claimed::Still;
     };
-    // Parsed only when a status is stored.
-    let mut parsed: Option<serde_json::Value> = None;
+    // Copied only when a status is stored.
+    let mut copied: Option<JsonText> = None;
     // With replicas the context's records may be unknown here (another replica runs the context): the chain's
     // first context and, once looked up, its live members.
     for id in inner.watchers.lineage(root) {
@@ -223,16 +223,7 @@ async fn store(
             );
             continue;
         }
-        let status = match &parsed {
-            Some(status) => status,
-            None => match serde_json::from_str(raw.get()) {
-                Ok(status) => parsed.insert(status),
-                Err(err) => {
-                    tracing::debug!(cluster, label, error = %err, "a bundle status that cannot be read; ignored");
-                    return Claimed::Still;
-                }
-            },
-        };
+        let status = copied.get_or_insert_with(|| JsonText::from(raw.to_owned()));
         match store_in(inner, id, app, cluster, status, fence).await {
             Outcome::Lost => return Claimed::Lost,
             Outcome::Held => {
@@ -270,7 +261,7 @@ async fn store_in(
     id: ContextId,
     app: &str,
     cluster: &str,
-    status: &serde_json::Value,
+    status: &JsonText,
     fence: Option<&Fence>,
 ) -> Outcome {
     // Skip writes that would change nothing (the watcher relists now and then).

@@ -573,7 +573,7 @@ async fn a_denied_certificate_request_fails_its_resource() {
 
     // Someone denied the request before emco got to it.
     let resources = logical_cloud_resources(&request, 10);
-    let csr: DynamicObject = serde_json::from_value(resources[4].manifest.clone()).unwrap();
+    let csr: DynamicObject = resources[4].manifest.read().unwrap();
     let api = csr_api(&admin);
     let created = api.create(&PostParams::default(), &csr).await.unwrap();
     let mut denial = serde_json::to_value(&created).unwrap();

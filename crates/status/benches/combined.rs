@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use criterion::Criterion;
-use emco_appcontext::{ClusterRecord, ResourceRecord};
+use emco_appcontext::{ClusterRecord, JsonText, ResourceRecord};
 use emco_model::ContextId;
 use emco_model::status_collector::{StatusCollectionIntent, StatusCollectorSpec};
 use emco_status::combined::{CombinedFilter, CombinedIndex, Registration, compile_collector};
@@ -62,11 +62,11 @@ fn record(index: usize, available: i64, heard_at: &str) -> ClusterRecord {
         &format!("provider+edge{index:04}"),
         vec![ResourceRecord::pending("web", "Deployment", "apps/v1", manifest)],
     );
-    record.cluster_status = Some(json!({"ready": true, "deploymentStatuses": [{
+    record.cluster_status = Some(JsonText::from(json!({"ready": true, "deploymentStatuses": [{
         "metadata": {"name": "web", "namespace": "default", "generation": 1},
         "status": {"observedGeneration": 1, "replicas": 3, "readyReplicas": available,
             "availableReplicas": available, "updatedReplicas": 3,
-            "conditions": [{"type": "Available", "status": if available == 3 { "True" } else { "False" }}]}}]}));
+            "conditions": [{"type": "Available", "status": if available == 3 { "True" } else { "False" }}]}}]})));
     record.heard_at = Some(heard_at.to_string());
     record
 }

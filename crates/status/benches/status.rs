@@ -8,7 +8,7 @@
 //! Run with `cargo bench -p emco-status`.
 
 use criterion::{BatchSize, Criterion};
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{DigIdentity, NoDetail, StatusIndex, StatusRequest, parse_query, write_status};
 use serde_json::json;
@@ -133,7 +133,7 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
                 .collect();
             let mut record = ClusterRecord::pending(app, cluster, resources);
             record.connectivity = Connectivity::Available;
-            record.cluster_status = Some(serde_json::Value::Object(bundle));
+            record.cluster_status = Some(JsonText::from(serde_json::Value::Object(bundle)));
             all.push(record);
         }
     }

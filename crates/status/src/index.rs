@@ -614,7 +614,8 @@ impl StatusIndex {
 
     /// Applies an (app, cluster) record: its resources, their statuses and the cluster's connectivity.
     pub fn apply_cluster(&mut self, id: ContextId, record: &ClusterRecord) {
-        let bundle = record.cluster_status.as_ref();
+        let bundle = record.heard_status();
+        let bundle = bundle.as_ref();
         let mut resources: Vec<ResourceEntry> = record
             .resources
             .iter()
@@ -809,7 +810,7 @@ impl StatusIndex {
 
 #[cfg(test)]
 mod tests {
-    use emco_appcontext::{AppMeta, ResourceRecord};
+    use emco_appcontext::{AppMeta, JsonText, ResourceRecord};
     use serde_json::json;
 
     use super::*;
@@ -892,7 +893,7 @@ mod tests {
         );
         record.resources[2] = ResourceRecord::pending("gizmo", "Widget", "example.com/v1", json!({}));
         record.resources[2].status = RsyncStatus::Applied;
-        record.cluster_status = Some(json!({
+        record.cluster_status = Some(JsonText::from(json!({
             "deploymentStatuses": [{"metadata": {"name": "web", "generation": 1}, "spec": {"replicas": 1},
                 "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1, "updatedReplicas": 1, "availableReplicas": 1},
                 "statusRemote": 1}],
@@ -901,7 +902,7 @@ mod tests {
                 "res": {"kind": "Widget", "apiVersion": "example.com/v1", "metadata": {"name": "gizmo"},
                         "status": {"conditions": [{"type": "Ready", "status": "True"}, {"type": "Synced", "status": "False"}]}}}],
             "statusCollectionDisabled": [{"group": "", "kind": "ConfigMap"}],
-        }));
+        })));
         index.apply_cluster(id, &record);
         let cluster = &index.context(id).unwrap().apps[0].clusters[0];
         let by_name = |name: &str| cluster.resources.iter().find(|r| &*r.name == name).unwrap();
@@ -1062,7 +1063,7 @@ mod tests {
         }
         cluster.connectivity = Connectivity::Available;
         // The cluster reports its bundle, which holds no cluster-scoped request.
-        cluster.cluster_status = Some(json!({"ready": true, "resourceCount": 0}));
+        cluster.cluster_status = Some(JsonText::from(json!({"ready": true, "resourceCount": 0})));
         index.apply_cluster(id, &cluster);
         let entry = &index.context(id).unwrap().apps[0].clusters[0];
         let ready: Vec<_> = entry.resources.iter().map(|r| (&*r.name, r.ready)).collect();
@@ -1134,12 +1135,12 @@ mod tests {
         cluster.resources[3].role = hook(vec![HookEvent::PostInstall]);
         // The cluster reports the Deployment and the seed hook Job (still running); the migrate hook Job was
         // deleted by its policy and the cleanup hook never ran.
-        cluster.cluster_status = Some(json!({
+        cluster.cluster_status = Some(JsonText::from(json!({
             "deploymentStatuses": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"},
                 "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1, "availableReplicas": 1}}],
             "jobStatuses": [{"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "seed"},
                 "spec": {"completions": 1}, "status": {"active": 1}}],
-        }));
+        })));
         index.apply_cluster(id, &cluster);
         let entry = &index.context(id).unwrap().apps[0].clusters[0];
         let ready: Vec<_> = entry.resources.iter().map(|r| (&*r.name, r.ready)).collect();

@@ -10,7 +10,7 @@ mod common;
 
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ContextMeta, ResourceRecord};
+use emco_appcontext::{ClusterRecord, ContextMeta, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{
     DigIdentity, Freshness, NoDetail, Propagation, StatusIndex, StatusRequest, Subject, SubjectKind,
@@ -61,7 +61,7 @@ fn record(app: &str, cluster: &str, bundle: Option<Json>, heard: i64) -> Cluster
     resource.status = RsyncStatus::Applied;
     let mut record = ClusterRecord::pending(app, cluster, vec![resource]);
     record.connectivity = Connectivity::Available;
-    record.cluster_status = bundle;
+    record.cluster_status = bundle.map(JsonText::from);
     record.heard_at = Some(at(heard).to_string());
     record
 }

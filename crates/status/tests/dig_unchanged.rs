@@ -8,7 +8,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{
     DetailSource, DigIdentity, Measure, ResourceEntry, StatusIndex, StatusRequest, parse_query, write_status,
@@ -127,7 +127,7 @@ fn index() -> StatusIndex {
             record.connectivity_reason = Some("connection refused".into());
         }
         if app == "sink" {
-            record.cluster_status = Some(json!({
+            record.cluster_status = Some(JsonText::from(json!({
                 "ready": false, "resourceCount": 4,
                 "deploymentStatuses": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "sink"},
                     "spec": {"replicas": 2}, "status": {"replicas": 2, "readyReplicas": 1, "updatedReplicas": 2}}],
@@ -137,7 +137,7 @@ fn index() -> StatusIndex {
                     "data": {"k": "v"}}],
                 "secretStatuses": [{"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "sink-secret"},
                     "data": {"password": "c2VjcmV0"}}],
-            }));
+            })));
         }
         index.apply_cluster(id, &record);
     }

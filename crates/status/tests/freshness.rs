@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{DigIdentity, Freshness, NoDetail, StatusIndex, StatusRequest, parse_query, write_status};
 use proptest::prelude::*;
@@ -57,11 +57,11 @@ fn record(app: &str, cluster: &str, heard: Option<f64>) -> ClusterRecord {
     let mut record = ClusterRecord::pending(app, cluster, vec![resource]);
     record.connectivity = Connectivity::Available;
     if let Some(seconds) = heard {
-        record.cluster_status = Some(json!({
+        record.cluster_status = Some(JsonText::from(json!({
             "ready": true, "resourceCount": 1,
             "deploymentStatuses": [{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": app},
                 "spec": {"replicas": 1}, "status": {"replicas": 1, "readyReplicas": 1, "updatedReplicas": 1, "availableReplicas": 1}}],
-        }));
+        })));
         record.heard_at = Some(at(seconds).to_string());
     }
     record

@@ -8,7 +8,7 @@
 
 mod common;
 
-use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta, ResourceRecord};
+use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus};
 use emco_status::StatusIndex;
 use serde_json::{Value as Json, json};
@@ -69,7 +69,7 @@ fn record(index: usize, pass: usize) -> ClusterRecord {
     }
     let mut record = ClusterRecord::pending("a", &cluster(index), resources);
     record.connectivity = Connectivity::Available;
-    record.cluster_status = Some(bundle(pass));
+    record.cluster_status = Some(JsonText::from(bundle(pass)));
     record.heard_at = Some(format!("2026-11-27T10:{pass:02}:00Z"));
     record
 }

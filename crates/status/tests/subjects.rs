@@ -5,7 +5,7 @@
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
 
-use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, ResourceRecord};
+use emco_appcontext::{AppMeta, ClusterRecord, ContextMeta, ContextOwner, JsonText, ResourceRecord};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo, StateValue};
 use emco_status::{NoDetail, StatusIndex, StatusRequest, Subject, parse_query_for, write_status};
 use serde_json::{Value as Json, json};
@@ -188,11 +188,11 @@ fn lc_index() -> StatusIndex {
         );
         record.connectivity = Connectivity::Available;
         if cluster == LC_CLUSTERS[0] {
-            record.cluster_status = Some(json!({
+            record.cluster_status = Some(JsonText::from(json!({
                 "ready": true, "resourceCount": 1,
                 "csrStatuses": [{"apiVersion": "certificates.k8s.io/v1", "kind": "CertificateSigningRequest",
                     "metadata": {"name": "lc1-user-csr"}, "status": {"certificate": "Y2VydA=="}}],
-            }));
+            })));
         }
         index.apply_cluster(id, &record);
     }

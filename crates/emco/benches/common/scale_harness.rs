@@ -64,7 +64,7 @@ fn objects_of_one_cluster(apps: &[&str], version: &str, context: &str) -> Vec<Js
         let label = format!("{context}-{app}");
         for manifest in emco_helm::render::render_chart(&loaded, &serde_json::json!({}), &release).unwrap() {
             objects.push(emco_rsync::labels::prepare(
-                &manifest.object,
+                manifest.object,
                 &label,
                 Some("default"),
             ));

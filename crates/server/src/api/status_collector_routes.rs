@@ -326,19 +326,20 @@ async fn answer_object(
         .iter()
         .find(|r| r.name == name && r.kind == kind)
         .ok_or_else(not_placed)?;
-    let mut object = staged_object(&staged.manifest);
+    let manifest = staged.object();
+    let mut object = staged_object(&manifest);
     let intents = state
         .catalog()
         .list_as::<StatusCollectionIntent>(Kind::StatusCollectionIntent, dig.names())
         .await?;
-    let labels = staged.manifest["metadata"]["labels"].clone();
+    let labels = manifest["metadata"]["labels"].clone();
     let requested = intents.iter().any(|(_, intent)| {
         intent.spec.want_singleton_reported_state && intent.selects(&app, &kind, &name, &labels)
     });
     if requested {
         singleton_return(&mut object, clusters.len(), || {
             let gvk: Gvk = staged.gvk();
-            reported_object(record.cluster_status.as_ref(), &gvk, &name)
+            reported_object(record.heard_status().as_ref(), &gvk, &name)
                 .and_then(|reported| reported.get("status"))
                 .cloned()
         });

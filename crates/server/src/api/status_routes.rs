@@ -15,7 +15,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
 use axum::routing::{MethodRouter, get};
-use emco_appcontext::{ClusterRecord, Kind, ResourcePath, StoredCluster};
+use emco_appcontext::{ClusterRecord, Kind, ResourcePath, ResourceRecord, StoredCluster};
 use emco_k8s::bundle::find_object;
 use emco_model::StateInfo;
 use emco_model::{ContextId, DeploymentIntentGroup};
@@ -40,8 +40,9 @@ struct Records {
     decoded: Mutex<Option<Decoded>>,
 }
 
-/// The record [`Records`] decoded last, by app and cluster (`None` when it failed to decode).
-type Decoded = ((String, String), Option<ClusterRecord>);
+/// The record [`Records`] decoded last, by app and cluster, with the cluster's status as a tree (`None` when
+/// it failed to decode).
+type Decoded = ((String, String), Option<(ClusterRecord, Option<Json>)>);
 
 impl Records {
     fn new(stored: HashMap<(String, String), StoredCluster>) -> Self {
@@ -68,19 +69,23 @@ impl DetailSource for Records {
                 .inspect_err(
                     |err| tracing::warn!(app, cluster, error = %err, "a record to detail does not decode"),
                 )
-                .ok();
+                .ok()
+                .map(|record| {
+                    let bundle = record.heard_status();
+                    (record, bundle)
+                });
             *decoded = Some(((app.to_string(), cluster.to_string()), record));
         }
-        let record = decoded.as_ref()?.1.as_ref()?;
+        let (record, bundle) = decoded.as_ref()?.1.as_ref()?;
         match measure {
             Measure::Deployed => record
                 .resources
                 .iter()
                 .find(|r| r.name == *resource.name && r.kind == resource.gvk.kind)
-                .map(|r| r.manifest.clone()),
+                .map(ResourceRecord::object),
             Measure::Cluster => {
                 let object = find_object(
-                    record.cluster_status.as_ref()?,
+                    bundle.as_ref()?,
                     &resource.gvk.group,
                     &resource.gvk.kind,
                     &resource.name,

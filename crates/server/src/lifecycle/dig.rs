@@ -376,13 +376,13 @@ fn resources_of(manifests: Vec<Manifest>) -> std::result::Result<Vec<ResourceRec
             &manifest.name,
             &manifest.kind,
             &manifest.api_version,
-            manifest.object,
+            &manifest.object,
         );
         if manifest.from_crds {
             crds.push(resource.with_role(ResourceRole::Crd));
             continue;
         }
-        match emco_helm::hooks::hook_of(&resource.manifest) {
+        match emco_helm::hooks::hook_of(&manifest.object) {
             Ok(Some(hook)) if hook.is_test() => {}
             Ok(Some(hook)) => hooks.push(resource.with_role(ResourceRole::Hook(hook))),
             Ok(None) if resource.kind == "CustomResourceDefinition" => {

@@ -59,7 +59,7 @@ async fn kept_credentials(
         .into_iter()
         .flat_map(|record| record.resources)
         .find(|resource| matches!(resource.role, ResourceRole::Certificate))
-        .and_then(|resource| resource.manifest["spec"]["request"].as_str().map(str::to_string))
+        .and_then(|resource| resource.object()["spec"]["request"].as_str().map(str::to_string))
         .ok_or_else(|| missing("certificate request"))?;
     use base64::Engine as _;
     let request = base64::engine::general_purpose::STANDARD

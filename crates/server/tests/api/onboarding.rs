@@ -74,9 +74,9 @@ async fn vfw_onboards_approves_and_instantiates_into_twelve_pending_resources() 
 
     // The DIG's overrideValues reached the firewall chart; the profile and chart defaults the others.
     let firewall = records.iter().find(|r| r.app == "firewall").unwrap();
-    assert_eq!(firewall.resources[0].manifest["spec"]["replicas"], 2);
+    assert_eq!(firewall.resources[0].object()["spec"]["replicas"], 2);
     assert_eq!(
-        firewall.resources[0].manifest["spec"]["template"]["spec"]["containers"][0]["image"],
+        firewall.resources[0].object()["spec"]["template"]["spec"]["containers"][0]["image"],
         "virtlet.cloud/ubuntu/16.04:latest"
     );
     let sink = records.iter().find(|r| r.app == "sink").unwrap();
@@ -87,7 +87,7 @@ async fn vfw_onboards_approves_and_instantiates_into_twelve_pending_resources() 
         "apply order is Helm's install order"
     );
     assert_eq!(
-        sink.resources[0].manifest["data"]["protected_net_gw"],
+        sink.resources[0].object()["data"]["protected_net_gw"],
         "192.168.20.100"
     );
 }

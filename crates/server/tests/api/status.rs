@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use emco_appcontext::{
-    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Kind, ResourcePath, ResourceRecord,
+    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, JsonText, Kind, ResourcePath, ResourceRecord,
 };
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus, StateInfo};
 use emco_store::Txn;
@@ -138,7 +138,7 @@ async fn write_context_with(
                 .collect();
             let mut record = ClusterRecord::pending(app, cluster, resources);
             record.connectivity = Connectivity::Available;
-            record.cluster_status = bundle(app, cluster);
+            record.cluster_status = bundle(app, cluster).map(JsonText::from);
             records.push(record);
         }
     }

@@ -40,7 +40,8 @@ impl Registration {
     /// The collectors applied to an object (the union over the intents selecting it, in intent order), or `None`
     /// when no intent names a collector for it.
     fn collectors_for(&self, app: &str, resource: &ResourceRecord) -> Option<Vec<Arc<CompiledCollector>>> {
-        let labels = &resource.manifest["metadata"]["labels"];
+        let object = resource.object();
+        let labels = &object["metadata"]["labels"];
         let mut found: Vec<Arc<CompiledCollector>> = Vec::new();
         for intent in &self.intents {
             if !intent.selects(app, &resource.kind, &resource.name, labels) {
@@ -230,6 +231,7 @@ impl CombinedIndex {
             Some(heard_at) => serde_json::json!({ "lastReturnedUpdateTimestamp": heard_at }),
             None => serde_json::json!({}),
         });
+        let bundle = record.heard_status();
         for resource in &record.resources {
             let Some(collectors) = registration.collectors_for(&record.app, resource) else {
                 continue;
@@ -237,12 +239,8 @@ impl CombinedIndex {
             let gvk = resource.gvk();
             let Some(variables) = RowVariables::new(
                 inventory.clone(),
-                json_to_cel(&staged_object(&resource.manifest)),
-                json_to_cel(&returned_value(
-                    record.cluster_status.as_ref(),
-                    &gvk,
-                    &resource.name,
-                )),
+                json_to_cel(&staged_object(&resource.object())),
+                json_to_cel(&returned_value(bundle.as_ref(), &gvk, &resource.name)),
                 propagation.clone(),
             ) else {
                 continue;
@@ -389,6 +387,7 @@ fn returned_value(bundle: Option<&Json>, gvk: &Gvk, name: &str) -> Json {
 mod tests {
     use super::super::compile::compile_collector;
     use super::*;
+    use emco_appcontext::JsonText;
     use emco_model::status_collector::StatusCollectorSpec;
 
     fn record(cluster: &str, available: i64) -> ClusterRecord {
@@ -407,8 +406,8 @@ mod tests {
                 ),
             ],
         );
-        record.cluster_status = Some(serde_json::json!({"deploymentStatuses": [
-            {"metadata": {"name": "web"}, "status": {"availableReplicas": available}}]}));
+        record.cluster_status = Some(JsonText::from(serde_json::json!({"deploymentStatuses": [
+            {"metadata": {"name": "web"}, "status": {"availableReplicas": available}}]})));
         record.heard_at = Some("2026-11-23T20:00:00Z".into());
         record
     }
