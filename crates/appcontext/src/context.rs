@@ -1068,7 +1068,8 @@ impl AppContexts {
         Ok(self.store.txn(txn).await?.succeeded)
     }
 
-    /// Changes one (app, cluster) record with `change` in one write, retrying on conflict.
+    /// Changes one (app, cluster) record with `change` in one write, retrying on conflict; nothing is written
+    /// when the record `change` leaves encodes to the bytes stored.
     pub async fn update_cluster(
         &self,
         id: ContextId,
@@ -1102,13 +1103,16 @@ impl AppContexts {
                 })?;
             let mut record: ClusterRecord = record::decode(&key, &kv.value)?;
             change(&mut record);
+            let bytes = record::encode_with_schema(&record, record.schema());
+            if bytes == kv.value {
+                // A change that changes nothing writes nothing (the fence is checked all the same).
+                self.check_fence(id, fence).await?;
+                return Ok(record);
+            }
             let txn = Txn::new()
                 .when([Compare::mod_revision_is(&key, kv.mod_revision)])
                 .when(fence.map(Fence::compare))
-                .and_then([Op::put(
-                    &key,
-                    record::encode_with_schema(&record, record.schema()),
-                )]);
+                .and_then([Op::put(&key, bytes)]);
             if self.store.txn(txn).await?.succeeded {
                 return Ok(record);
             }
@@ -1394,6 +1398,44 @@ mod tests {
                 .unwrap()
                 .is_paged()
         );
+    }
+
+    #[tokio::test]
+    async fn an_update_that_changes_nothing_writes_nothing_and_statuses_keep_their_text() {
+        let store = Store::memory();
+        let contexts = AppContexts::new(store.clone());
+        let id = create_paged(&store, 100).await;
+        let (app, cluster) = {
+            let records = contexts.clusters(id).await.unwrap();
+            (records[0].app.clone(), records[0].cluster.clone())
+        };
+        let key = cluster_key(id, &app, &cluster);
+        let revision =
+            |store: Store, key: String| async move { store.get(&key).await.unwrap().unwrap().mod_revision };
+        let before = revision(store.clone(), key.clone()).await;
+        contexts.update_cluster(id, &app, &cluster, |_| {}).await.unwrap();
+        assert_eq!(
+            revision(store.clone(), key.clone()).await,
+            before,
+            "no change, no write"
+        );
+        // A status as the cluster wrote it (spaces and key order included) is stored and read back as that text.
+        let text = r#"{"ready": true, "podStatuses": [], "a": {"z": 1, "b": 2}}"#;
+        let status = JsonText::from_text(text.to_string()).unwrap();
+        let set = |record: &mut ClusterRecord| {
+            if record.cluster_status.as_ref() != Some(&status) {
+                record.cluster_status = Some(status.clone());
+            }
+        };
+        contexts.update_cluster(id, &app, &cluster, set).await.unwrap();
+        let written = revision(store.clone(), key.clone()).await;
+        assert!(written > before);
+        let record = contexts.cluster(id, &app, &cluster).await.unwrap();
+        assert_eq!(record.cluster_status.as_ref().map(JsonText::as_str), Some(text));
+        assert_eq!(record.heard_status().unwrap()["a"]["b"], 2);
+        // The same status again changes nothing.
+        contexts.update_cluster(id, &app, &cluster, set).await.unwrap();
+        assert_eq!(revision(store.clone(), key.clone()).await, written);
     }
 
     #[tokio::test]

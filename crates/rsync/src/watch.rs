@@ -264,23 +264,21 @@ async fn store_in(
     status: &JsonText,
     fence: Option<&Fence>,
 ) -> Outcome {
-    // Skip writes that would change nothing (the watcher relists now and then).
-    match inner.contexts.cluster(id, app, cluster).await {
-        Ok(record) if record.cluster_status.as_ref() == Some(status) => return Outcome::Held,
-        Ok(_) => {}
-        // Not one of ours (another emco's, or a deleted context): ignore.
-        Err(_) => return Outcome::NotHeld,
-    }
     let heard = now_timestamp();
+    // A status the record holds already is not written again (the watcher relists now and then).
     let result = inner
         .contexts
         .update_cluster_fenced(id, app, cluster, fence, |record| {
-            record.cluster_status = Some(status.clone());
-            record.heard_at = Some(heard.clone());
+            if record.cluster_status.as_ref() != Some(status) {
+                record.cluster_status = Some(status.clone());
+                record.heard_at = Some(heard.clone());
+            }
         })
         .await;
     match result {
         Ok(_) => Outcome::Held,
+        // Not one of ours (another emco's, or a deleted context): ignore.
+        Err(emco_appcontext::ContextError::NoSuchCluster { .. }) => Outcome::NotHeld,
         Err(emco_appcontext::ContextError::Fenced { .. }) => {
             lost(cluster);
             Outcome::Lost

@@ -552,15 +552,7 @@ impl ServeProcess {
                 command
             }
             // `EMCO_SERVE_WRAPPER` (benchmarks: e.g. `heaptrack -o FILE`) runs emco under that command.
-            None => match std::env::var("EMCO_SERVE_WRAPPER") {
-                Ok(wrapper) if !wrapper.trim().is_empty() => {
-                    let mut words = wrapper.split_whitespace();
-                    let mut command = tokio::process::Command::new(words.next().unwrap_or_default());
-                    command.args(words).arg(emco);
-                    command
-                }
-                _ => tokio::process::Command::new(emco),
-            },
+            None => command_under("EMCO_SERVE_WRAPPER", emco),
         };
         command
             .args(["serve", "--listen", &format!("127.0.0.1:{port}")])
@@ -631,6 +623,20 @@ pub(crate) struct KubesimProcess {
     dir: tempfile::TempDir,
 }
 
+/// `program`, or `program` run by the command the environment variable `variable` holds (benchmarks run a
+/// process under a profiler: e.g. `heaptrack -o FILE`).
+fn command_under(variable: &str, program: &str) -> tokio::process::Command {
+    match std::env::var(variable) {
+        Ok(wrapper) if !wrapper.trim().is_empty() => {
+            let mut words = wrapper.split_whitespace();
+            let mut command = tokio::process::Command::new(words.next().unwrap_or_default());
+            command.args(words).arg(program);
+            command
+        }
+        _ => tokio::process::Command::new(program),
+    }
+}
+
 #[allow(dead_code)] // used by the benchmarks, which include this file
 impl KubesimProcess {
     /// Starts `clusters` clusters and waits for every kubeconfig and the admin endpoint (on a port the process
@@ -643,7 +649,8 @@ impl KubesimProcess {
     pub(crate) async fn start_with(clusters: usize, args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("kubesim.log");
-        let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        // `KUBESIM_WRAPPER` (benchmarks: e.g. `heaptrack -o FILE.%p`) runs kubesim under that command.
+        let mut child = command_under("KUBESIM_WRAPPER", env!("CARGO_BIN_EXE_emco"))
             .args([
                 "kubesim",
                 "--clusters",
