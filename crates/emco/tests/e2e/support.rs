@@ -649,7 +649,8 @@ impl KubesimProcess {
     pub(crate) async fn start_with(clusters: usize, args: &[&str]) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("kubesim.log");
-        // `KUBESIM_WRAPPER` (benchmarks: e.g. `heaptrack -o FILE.%p`) runs kubesim under that command.
+        // `KUBESIM_WRAPPER` (benchmarks: e.g. a script running `heaptrack -o DIR/sim.$$ "$@"`) runs kubesim under
+        // that command.
         let mut child = command_under("KUBESIM_WRAPPER", env!("CARGO_BIN_EXE_emco"))
             .args([
                 "kubesim",
