@@ -1400,15 +1400,19 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn an_update_that_changes_nothing_writes_nothing_and_statuses_keep_their_text() {
+    /// A context of 100 (app, cluster) pairs written in pages, and the app and cluster of its first record.
+    async fn paged_context_and_its_first_pair() -> (Store, AppContexts, ContextId, String, String) {
         let store = Store::memory();
         let contexts = AppContexts::new(store.clone());
         let id = create_paged(&store, 100).await;
-        let (app, cluster) = {
-            let records = contexts.clusters(id).await.unwrap();
-            (records[0].app.clone(), records[0].cluster.clone())
-        };
+        let records = contexts.clusters(id).await.unwrap();
+        let (app, cluster) = (records[0].app.clone(), records[0].cluster.clone());
+        (store, contexts, id, app, cluster)
+    }
+
+    #[tokio::test]
+    async fn an_update_that_changes_nothing_writes_nothing_and_statuses_keep_their_text() {
+        let (store, contexts, id, app, cluster) = paged_context_and_its_first_pair().await;
         let key = cluster_key(id, &app, &cluster);
         let revision =
             |store: Store, key: String| async move { store.get(&key).await.unwrap().unwrap().mod_revision };
@@ -1440,13 +1444,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_heartbeat_is_a_small_write_beside_its_record_and_goes_with_the_context() {
-        let store = Store::memory();
-        let contexts = AppContexts::new(store.clone());
-        let id = create_paged(&store, 100).await;
-        let (app, cluster) = {
-            let records = contexts.clusters(id).await.unwrap();
-            (records[0].app.clone(), records[0].cluster.clone())
-        };
+        let (store, contexts, id, app, cluster) = paged_context_and_its_first_pair().await;
         let note = |cluster: &str, at: &str| HeardNote {
             id,
             app: app.clone(),
