@@ -760,7 +760,8 @@ impl Serialize for ResourceView<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let resource = self.resource;
         let mut map = serializer.serialize_map(None)?;
-        map.serialize_entry("GVK", &*resource.gvk)?;
+        // Written as the index wrote it once (answers are serde_json's: it writes a raw value as it is).
+        map.serialize_entry("GVK", resource.gvk.json())?;
         map.serialize_entry("name", &*resource.name)?;
         match (self.query.shape, self.query.measure) {
             (Shape::Seed, Measure::Deployed) => {
@@ -994,7 +995,7 @@ impl Serialize for ListAnswer<'_, '_> {
                             .resources
                             .iter()
                             .chain(extras)
-                            .map(|r| serde_json::json!({"name": &*r.name, "GVK": &*r.gvk}))
+                            .map(|r| serde_json::json!({"name": &*r.name, "GVK": &**r.gvk}))
                             .collect();
                         entries.push(serde_json::json!({
                             "app": &*app.name, "clusterProvider": cluster.provider(), "cluster": cluster.cluster(),

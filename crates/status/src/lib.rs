@@ -21,7 +21,7 @@ pub use answer::{
     DetailSource, DigIdentity, NoDetail, Propagation, StatusRequest, Subject, propagation, write_status,
 };
 pub use freshness::{ClusterFreshness, Freshness};
-pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, StatusIndex, Verdict};
+pub use index::{AppEntry, ClusterEntry, ContextEntry, ResourceEntry, SharedGvk, StatusIndex, Verdict};
 pub use query::{
     ConditionsShown, ListQuery, Measure, Output, QueryError, Shape, StatusQuery, SubjectKind, parse_query,
     parse_query_for,
