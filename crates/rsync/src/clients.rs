@@ -10,8 +10,8 @@ use base64::Engine as _;
 use emco_appcontext::{AppContexts, Catalog, Kind, ResourcePath, ResourceRole, UserCredentials};
 use kube::api::{Api, Patch, PatchParams};
 use kube::config::{AuthInfo, KubeConfigOptions, Kubeconfig, NamedAuthInfo};
-use kube::core::{ApiResource, DynamicObject, GroupVersionKind};
-use kube::discovery::{Scope, pinned_kind};
+use kube::core::{ApiResource, DynamicObject, GroupVersion, GroupVersionKind};
+use kube::discovery::{Scope, pinned_group};
 
 use crate::config::RsyncConfig;
 use crate::error::SyncError;
@@ -283,25 +283,32 @@ impl Clients {
                 gvk.kind
             ))
         };
-        let (resource, capabilities) = pinned_kind(client, gvk).await.map_err(|err| match err {
-            // The group version is served, but not this kind (no CRD for it).
-            kube::Error::Discovery(kube::error::DiscoveryError::MissingKind(_)) => {
-                not_served("the server could not find the requested resource")
-            }
-            other => match SyncError::from(other) {
+        // One read lists every kind of the group version: all of them are kept (a cluster's ConfigMaps and
+        // Services cost one discovery read, not two).
+        let group_version = GroupVersion::gv(&gvk.group, &gvk.version);
+        let group = pinned_group(client, &group_version)
+            .await
+            .map_err(|err| match SyncError::from(err) {
                 SyncError::Rejected(message) => not_served(&message),
                 other => other,
-            },
-        })?;
-        let resolved = Resolved {
-            resource,
-            namespaced: capabilities.scope == Scope::Namespaced,
-        };
-        lock(&self.kinds)
-            .entry(cluster.to_string())
-            .or_default()
-            .insert(gvk.clone(), resolved.clone());
-        Ok(resolved)
+            })?;
+        let mut found = None;
+        let mut kinds = lock(&self.kinds);
+        let known = kinds.entry(cluster.to_string()).or_default();
+        for (resource, capabilities) in group.versioned_resources(&gvk.version) {
+            let kind = GroupVersionKind::gvk(&gvk.group, &gvk.version, &resource.kind);
+            let resolved = Resolved {
+                resource,
+                namespaced: capabilities.scope == Scope::Namespaced,
+            };
+            // The first resource of a kind is the kind's (as a lookup of the kind alone finds it).
+            let kept = known.entry(kind).or_insert(resolved);
+            if found.is_none() && kept.resource.kind == gvk.kind {
+                found = Some(kept.clone());
+            }
+        }
+        // The group version is served, but not this kind (no CRD for it).
+        found.ok_or_else(|| not_served("the server could not find the requested resource"))
     }
 
     /// Forgets what was discovered about `cluster` (after CRDs changed).
@@ -346,5 +353,48 @@ impl Clients {
             })
             .await?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use emco_store::Store;
+    use kubesim::Simulator;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn one_discovery_read_resolves_every_kind_of_a_group_version() {
+        let sim = Simulator::start_named(1).await.unwrap();
+        let cluster = &sim.clusters()[0];
+        let client = cluster.client().unwrap();
+        let clients = Clients::new(Catalog::new(Store::memory()), RsyncConfig::default());
+        let core = |kind: &str| GroupVersionKind::gvk("", "v1", kind);
+        let before = cluster.reads();
+        let config_map = clients.resolve("p+c", &client, &core("ConfigMap")).await.unwrap();
+        let after_first = cluster.reads();
+        assert_eq!(after_first - before, 1, "one read for the group version");
+        let service = clients.resolve("p+c", &client, &core("Service")).await.unwrap();
+        let node = clients.resolve("p+c", &client, &core("Node")).await.unwrap();
+        assert_eq!(
+            cluster.reads(),
+            after_first,
+            "the other kinds came with the first read"
+        );
+        assert_eq!(config_map.resource.plural, "configmaps");
+        assert_eq!(service.resource.plural, "services");
+        assert!(config_map.namespaced && service.namespaced && !node.namespaced);
+        // A kind the group version does not have is refused by name, and not remembered.
+        let missing = clients.resolve("p+c", &client, &core("Frobnicator")).await;
+        assert!(
+            matches!(&missing, Err(SyncError::Rejected(message)) if message
+                == "the cluster does not serve v1 Frobnicator: the server could not find the requested resource"),
+            "{missing:?}"
+        );
+        // Forgotten kinds (after CRDs changed) are read again.
+        clients.forget_kinds("p+c");
+        let reads = cluster.reads();
+        clients.resolve("p+c", &client, &core("Service")).await.unwrap();
+        assert_eq!(cluster.reads(), reads + 1);
     }
 }
