@@ -42,7 +42,7 @@ impl JsonText {
     /// # Errors
     /// The parser's error: the text is valid JSON, but may nest deeper than the parser's limit.
     pub fn to_json(&self) -> Result<Json, serde_json::Error> {
-        serde_json::from_str(self.0.get())
+        self.read()
     }
 
     /// Reads the value into `T`, which may name only the fields it needs (the others are skipped unread).

@@ -478,6 +478,8 @@ impl Batch<'_> {
         };
         let timeout = self.inner.config.hook_timeout;
         let deadline = tokio::time::Instant::now() + timeout;
+        // The request emco made, read once for every poll.
+        let requested = resource.object();
         loop {
             let object = match api.get(&resource.name).await.map_err(SyncError::from) {
                 Ok(object) => serde_json::to_value(&object).unwrap_or(Json::Null),
@@ -499,7 +501,7 @@ impl Batch<'_> {
                 )));
             }
             // Never approve (nor keep the certificate of) a request emco did not make: its key is not emco's.
-            if let Err(message) = check_request(&object, &resource.object()) {
+            if let Err(message) = check_request(&object, &requested) {
                 return Ok(Issue::Failed(format!("{what} {message}")));
             }
             match issued_certificate(&object) {

@@ -292,23 +292,21 @@ impl Clients {
                 SyncError::Rejected(message) => not_served(&message),
                 other => other,
             })?;
-        let mut found = None;
         let mut kinds = lock(&self.kinds);
         let known = kinds.entry(cluster.to_string()).or_default();
         for (resource, capabilities) in group.versioned_resources(&gvk.version) {
             let kind = GroupVersionKind::gvk(&gvk.group, &gvk.version, &resource.kind);
-            let resolved = Resolved {
+            // The first resource of a kind is the kind's (as a lookup of the kind alone finds it).
+            known.entry(kind).or_insert(Resolved {
                 resource,
                 namespaced: capabilities.scope == Scope::Namespaced,
-            };
-            // The first resource of a kind is the kind's (as a lookup of the kind alone finds it).
-            let kept = known.entry(kind).or_insert(resolved);
-            if found.is_none() && kept.resource.kind == gvk.kind {
-                found = Some(kept.clone());
-            }
+            });
         }
         // The group version is served, but not this kind (no CRD for it).
-        found.ok_or_else(|| not_served("the server could not find the requested resource"))
+        known
+            .get(gvk)
+            .cloned()
+            .ok_or_else(|| not_served("the server could not find the requested resource"))
     }
 
     /// Forgets what was discovered about `cluster` (after CRDs changed).

@@ -37,11 +37,14 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// The collectors applied to an object (the union over the intents selecting it, in intent order), or `None`
-    /// when no intent names a collector for it.
-    fn collectors_for(&self, app: &str, resource: &ResourceRecord) -> Option<Vec<Arc<CompiledCollector>>> {
-        let object = resource.object();
-        let labels = &object["metadata"]["labels"];
+    /// The collectors applied to an object whose manifest carries `labels` (the union over the intents selecting
+    /// it, in intent order), or `None` when no intent names a collector for it.
+    fn collectors_for(
+        &self,
+        app: &str,
+        resource: &ResourceRecord,
+        labels: &Json,
+    ) -> Option<Vec<Arc<CompiledCollector>>> {
         let mut found: Vec<Arc<CompiledCollector>> = Vec::new();
         for intent in &self.intents {
             if !intent.selects(app, &resource.kind, &resource.name, labels) {
@@ -233,13 +236,15 @@ impl CombinedIndex {
         });
         let bundle = record.heard_status();
         for resource in &record.resources {
-            let Some(collectors) = registration.collectors_for(&record.app, resource) else {
+            let manifest = resource.object();
+            let labels = &manifest["metadata"]["labels"];
+            let Some(collectors) = registration.collectors_for(&record.app, resource, labels) else {
                 continue;
             };
             let gvk = resource.gvk();
             let Some(variables) = RowVariables::new(
                 inventory.clone(),
-                json_to_cel(&staged_object(&resource.object())),
+                json_to_cel(&staged_object(&manifest)),
                 json_to_cel(&returned_value(bundle.as_ref(), &gvk, &resource.name)),
                 propagation.clone(),
             ) else {
