@@ -8,7 +8,8 @@
 //! everything is served again). Prints one Markdown table.
 //!
 //! Run with `cargo bench -p emco --bench scale`: `SCALE_CLUSTERS` clusters (1,000 by default), `SCALE_APPS` apps
-//! of 10 objects each (1 to 3; 3 by default), freshness on `SCALE_FRESHNESS` clusters (40 by default),
+//! of 10 objects each (1 to 3; 3 by default), `SCALE_REPLICAS` pods per app's Deployment (1 by default; 20 gives
+//! the 60,000 pods of the memory target at 1,000 × 30), freshness on `SCALE_FRESHNESS` clusters (40 by default),
 //! `SCALE_MONITORS=0` without emco's monitor in the clusters (no readiness, no freshness); the harness
 //! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root).
 //! `SCALE_PROFILE=perf.data` samples emco's process with `perf record` while it instantiates (`perf report -i
@@ -44,6 +45,7 @@ fn main() {
     let shape = scale_harness::Shape {
         clusters: setting("SCALE_CLUSTERS", 1_000),
         apps: setting("SCALE_APPS", 3),
+        replicas: setting("SCALE_REPLICAS", 1),
         idle_window: Duration::from_secs(20),
         freshness_samples: setting("SCALE_FRESHNESS", 40),
         monitors: setting("SCALE_MONITORS", 1) != 0,

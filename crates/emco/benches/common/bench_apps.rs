@@ -15,11 +15,16 @@ pub(crate) const BENCH: Onboarding<'static> = Onboarding {
 
 /// A chart of 10 objects: a Deployment (`replicas` from the values, 1 by default), 2 Services and 7 ConfigMaps.
 pub(crate) fn chart(app: &str) -> Vec<u8> {
+    chart_with_replicas(app, 1)
+}
+
+/// [`chart`] whose Deployment has `replicas` pods unless the values say otherwise.
+pub(crate) fn chart_with_replicas(app: &str, replicas: usize) -> Vec<u8> {
     let mut files: Vec<(String, Vec<u8>)> = vec![
         (format!("{app}/Chart.yaml"), format!("apiVersion: v2\nname: {app}\nversion: 0.1.0\n").into_bytes()),
         (
             format!("{app}/templates/deployment.yaml"),
-            format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: {{{{ .Values.replicas | default 1 }}}}\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
+            format!("apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: {app}\nspec:\n  replicas: {{{{ .Values.replicas | default {replicas} }}}}\n  selector:\n    matchLabels: {{app: {app}}}\n  template:\n    metadata:\n      labels: {{app: {app}}}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/{app}:1\n").into_bytes(),
         ),
     ];
     for i in 0..2 {
@@ -49,18 +54,22 @@ pub(crate) async fn onboard(
     label_of: impl Fn(usize) -> String,
     digs: &[(&str, &str)],
 ) {
-    onboard_apps(http, &APPS, kubeconfigs, label_of, digs).await;
+    onboard_apps(http, &APPS, 1, kubeconfigs, label_of, digs).await;
 }
 
-/// [`onboard`] with a composite app of `apps` (a prefix of [`APPS`]) only.
+/// [`onboard`] with a composite app of `apps` (a prefix of [`APPS`]) only, each Deployment with `replicas` pods.
 pub(crate) async fn onboard_apps(
     http: &Http,
     apps: &[&str],
+    replicas: usize,
     kubeconfigs: &[(String, String)],
     label_of: impl Fn(usize) -> String,
     digs: &[(&str, &str)],
 ) {
-    let charts: Vec<(&str, Vec<u8>)> = apps.iter().map(|app| (*app, chart(app))).collect();
+    let charts: Vec<(&str, Vec<u8>)> = apps
+        .iter()
+        .map(|app| (*app, chart_with_replicas(app, replicas)))
+        .collect();
     let digs: Vec<OnboardedDig<'_>> = digs
         .iter()
         .map(|(name, label)| OnboardedDig {

@@ -14,7 +14,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench_apps::{APPS, chart, dig, onboard_apps};
+use crate::bench_apps::{APPS, chart_with_replicas, dig, onboard_apps};
 use crate::support::{Http, KubesimProcess, ServeProcess, total_connections, total_reads, total_writes};
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
@@ -52,10 +52,10 @@ pub(crate) fn cpu_seconds(pid: u32) -> f64 {
 
 /// What rsync applies to one cluster for the DIG `version` in context `context`: the CRD, then per app its
 /// labelled objects and its ResourceBundleState.
-fn objects_of_one_cluster(apps: &[&str], version: &str, context: &str) -> Vec<Json> {
+fn objects_of_one_cluster(apps: &[&str], replicas: usize, version: &str, context: &str) -> Vec<Json> {
     let mut objects = vec![emco_k8s::rbs_crd()];
     for app in apps {
-        let files = emco_helm::archive::read_tgz(&chart(app)).unwrap();
+        let files = emco_helm::archive::read_tgz(&chart_with_replicas(app, replicas)).unwrap();
         let loaded = emco_helm::charts::load_files(files).unwrap();
         let release = emco_helm::render::Release {
             name: version.to_string(),
@@ -281,6 +281,8 @@ pub(crate) struct Shape {
     pub(crate) clusters: usize,
     /// Apps of the composite app (1 to 3, 10 objects each).
     pub(crate) apps: usize,
+    /// Pods of each app's Deployment (the monitors report each).
+    pub(crate) replicas: usize,
     /// How long idle CPU is measured.
     pub(crate) idle_window: Duration,
     /// Clusters on which freshness is measured (0: not measured).
@@ -294,6 +296,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let Shape {
         clusters,
         apps,
+        replicas,
         idle_window,
         freshness_samples,
         monitors,
@@ -311,7 +314,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
 
     // The reference on clusters of its own, so that emco's clusters start as fresh as the reference's did.
     let reference_sim = KubesimProcess::start_with(clusters, sim_args).await;
-    let objects = Arc::new(objects_of_one_cluster(apps, "dig", "1"));
+    let objects = Arc::new(objects_of_one_cluster(apps, replicas, "dig", "1"));
     let per_cluster = objects.len();
     let (sim_cpu, own_cpu) = (cpu_seconds(reference_sim.pid()), cpu_seconds(std::process::id()));
     // `SCALE_PROFILE_KUBESIM_REFERENCE=FILE`: perf samples the reference's kubesim while the reference applies.
@@ -340,6 +343,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     onboard_apps(
         &http,
         apps,
+        replicas,
         &kubesim.kubeconfigs,
         |_| "edge".into(),
         &[("dig", "edge")],
@@ -372,8 +376,8 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let emco_writes = total_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
     rows.push((
-        "clusters × objects per cluster".into(),
-        format!("{clusters} × {per_cluster}"),
+        "clusters × objects per cluster (pods per Deployment)".into(),
+        format!("{clusters} × {per_cluster} ({replicas})"),
     ));
     rows.push((
         "reference: raw kube-rs client, same objects".into(),
@@ -506,8 +510,8 @@ pub(crate) async fn run(shape: Shape) -> Report {
 
     // Memory and idle CPU.
     let resources = clusters * apps.len() * 10;
-    // Each app's Deployment has one pod, which its cluster's monitor reports.
-    let tracked = resources + clusters * apps.len();
+    // Each app's Deployment has `replicas` pods, which its cluster's monitor reports.
+    let tracked = resources + clusters * apps.len() * replicas;
     let rss = rss_mib(emco.pid());
     tokio::time::sleep(Duration::from_secs(2)).await;
     let (cpu_before, wall) = (cpu_seconds(emco.pid()), Instant::now());

@@ -12,6 +12,7 @@ async fn the_scale_harness_runs_on_fifty_clusters() {
     let report = scale_harness::run(scale_harness::Shape {
         clusters: 50,
         apps: 3,
+        replicas: 2,
         idle_window: Duration::from_secs(1),
         freshness_samples: 3,
         monitors: true,

@@ -516,6 +516,13 @@ pub(crate) struct ServeProcess {
     log: tempfile::NamedTempFile,
 }
 
+/// A wrapped emco ends with its wrapper.
+impl Drop for ServeProcess {
+    fn drop(&mut self) {
+        kill_group(&self.child);
+    }
+}
+
 impl ServeProcess {
     /// Starts `emco serve` with `args` added, under `ulimit -n` when `fd_limit` is given (soft and hard limit),
     /// and waits until it accepts connections.
@@ -585,6 +592,7 @@ impl ServeProcess {
 
     /// Kills it (SIGKILL) and waits until it is gone (its port free again); returns its port.
     pub(crate) async fn kill(mut self) -> u16 {
+        kill_group(&self.child);
         self.child.kill().await.unwrap();
         self.port
     }
@@ -623,6 +631,13 @@ pub(crate) struct KubesimProcess {
     dir: tempfile::TempDir,
 }
 
+/// A wrapped kubesim ends with its wrapper.
+impl Drop for KubesimProcess {
+    fn drop(&mut self) {
+        kill_group(&self.child);
+    }
+}
+
 /// `program`, or `program` run by the command the environment variable `variable` holds (benchmarks run a
 /// process under a profiler: e.g. `heaptrack -o FILE`).
 fn command_under(variable: &str, program: &str) -> tokio::process::Command {
@@ -630,10 +645,25 @@ fn command_under(variable: &str, program: &str) -> tokio::process::Command {
         Ok(wrapper) if !wrapper.trim().is_empty() => {
             let mut words = wrapper.split_whitespace();
             let mut command = tokio::process::Command::new(words.next().unwrap_or_default());
-            command.args(words).arg(program);
+            // The wrapper leads a process group of its own, so that killing the group ends the program it runs
+            // as well ([`kill_group`]): killing the wrapper alone left the program running on.
+            command.args(words).arg(program).process_group(0);
             command
         }
         _ => tokio::process::Command::new(program),
+    }
+}
+
+/// SIGKILL to the process group `child` leads: a wrapped program ([`command_under`]) with its wrapper and the
+/// profiler's helpers (whose file then ends at the kill). A process started without a wrapper leads no group,
+/// and nothing happens.
+fn kill_group(child: &tokio::process::Child) {
+    if let Some(pid) = child
+        .id()
+        .and_then(|pid| i32::try_from(pid).ok())
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
 
