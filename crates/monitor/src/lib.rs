@@ -37,6 +37,7 @@ use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value as Json, json};
+use sha2::{Digest as _, Sha256};
 
 /// A kind the monitor watches.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -155,8 +156,9 @@ struct Bundle {
     dirty_since: Option<tokio::time::Instant>,
     /// When the ResourceBundleState was last found missing.
     missing_since: Option<tokio::time::Instant>,
-    /// The status last written (a rewrite of the same status is skipped).
-    written: Option<Json>,
+    /// The digest of the status last written (a rewrite of the same status is skipped). Not the status itself:
+    /// that is as large as every object the bundle reports, and the cluster keeps it already.
+    written: Option<StatusDigest>,
     /// When a write was last started: the next one waits until `coalesce` later.
     attempted_at: Option<tokio::time::Instant>,
     /// When a write last succeeded: the next heartbeat is due `heartbeat` later.
@@ -425,6 +427,30 @@ fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instan
     dirty.chain(beats).min()
 }
 
+/// The SHA-256 of a status's JSON: what tells a status from the one last written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct StatusDigest([u8; 32]);
+
+impl StatusDigest {
+    fn of(status: &Json) -> Self {
+        /// Feeds what serde_json writes to the hash (no copy of the text is made).
+        struct Hashing(Sha256);
+        impl std::io::Write for Hashing {
+            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+                self.0.update(bytes);
+                Ok(bytes.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let mut hashing = Hashing(Sha256::new());
+        // A JSON value always serializes, and the hash never refuses bytes.
+        let _ = serde_json::to_writer(&mut hashing, status);
+        Self(hashing.0.finalize().into())
+    }
+}
+
 /// What one flush writes of a bundle.
 enum Write {
     /// Its status, built from the snapshot under the bundle's status configs, with a heartbeat.
@@ -435,12 +461,9 @@ enum Write {
 
 /// The merge patch of a write: the status (if it changed) and the heartbeat.
 /// A status that no longer lists disabled kinds clears the list (a merge patch keeps the fields it does not name).
-fn patch_of(status: Option<&Json>, heartbeat: &str) -> Json {
-    let mut patched = match status {
-        Some(status) => status.clone(),
-        None => json!({}),
-    };
+fn patch_of(status: Option<Json>, heartbeat: &str) -> Json {
     let full = status.is_some();
+    let mut patched = status.unwrap_or_else(|| json!({}));
     if let Some(map) = patched.as_object_mut() {
         map.insert(HEARTBEAT_FIELD.into(), json!(heartbeat));
         if full && !map.contains_key(emco_k8s::bundle::COLLECTION_DISABLED_FIELD) {
@@ -495,7 +518,11 @@ async fn flush(
             .into_iter()
             .map(|(key, write)| {
                 let status = match write {
-                    Write::Status(objects, configs) => Some(bundle::status_with(&objects, &configs)),
+                    Write::Status(objects, configs) => {
+                        let status = bundle::status_with(&objects, &configs);
+                        let digest = StatusDigest::of(&status);
+                        Some((status, digest))
+                    }
                     Write::Heartbeat => None,
                 };
                 (key, status)
@@ -520,14 +547,15 @@ async fn flush(
             };
             let beat_due = bundle.heartbeat_due(config).is_some_and(|due| due <= now);
             match status {
-                Some(status) if bundle.written.as_ref() == Some(&status) && !beat_due => continue,
-                Some(status) if bundle.written.as_ref() == Some(&status) => None,
+                Some((_, digest)) if bundle.written == Some(digest) && !beat_due => continue,
+                Some((_, digest)) if bundle.written == Some(digest) => None,
                 status => status,
             }
         };
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource);
         let params = PatchParams::apply(&config.field_manager);
-        let patch = patch_of(status.as_ref(), &emco_model::now_timestamp());
+        let (status, digest) = status.unzip();
+        let patch = patch_of(status, &emco_model::now_timestamp());
         let result = api.patch_status(&label, &params, &Patch::Merge(patch)).await;
         let mut state = lock(state);
         let Some(bundle) = state.bundles.get_mut(&(namespace.clone(), label.clone())) else {
@@ -537,8 +565,8 @@ async fn flush(
             Ok(_) => {
                 bundle.missing_since = None;
                 bundle.written_at = Some(now);
-                if let Some(status) = status {
-                    bundle.written = Some(status);
+                if digest.is_some() {
+                    bundle.written = digest;
                 }
                 if bundle.objects.is_empty() {
                     // Everything it tracked is gone and reported: forget the bundle.
@@ -668,10 +696,22 @@ mod tests {
         );
         let status = json!({"ready": true, "resourceCount": 0});
         assert_eq!(
-            patch_of(Some(&status), "2026-11-23T10:00:01Z"),
+            patch_of(Some(status), "2026-11-23T10:00:01Z"),
             json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z",
                               "statusCollectionDisabled": null}}),
             "a status without disabled kinds clears an earlier list"
+        );
+    }
+
+    #[test]
+    fn a_status_digest_tells_statuses_apart_and_is_the_same_for_the_same_status() {
+        let status = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-1"}}]});
+        assert_eq!(StatusDigest::of(&status), StatusDigest::of(&status.clone()));
+        let other_pod = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-2"}}]});
+        assert_ne!(StatusDigest::of(&status), StatusDigest::of(&other_pod));
+        assert_ne!(
+            StatusDigest::of(&status),
+            StatusDigest::of(&json!({"ready": true}))
         );
     }
 
