@@ -1,6 +1,6 @@
 //! The embedded store's page cache is bounded (`PAGE_CACHE_BYTES`): writing and then reading back eight times that
 //! much data grows the process's resident memory by less than half the data (the cache, the watch history's
-//! 32 MiB and the allocator's slack; with redb's default 1 GiB cache the same run grew by 2.2 times the data), and
+//! 8 MiB and the allocator's slack; with redb's default 1 GiB cache the same run grew by 2.2 times the data), and
 //! every value reads back whole. Alone in its test binary, so no other test allocates meanwhile.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
