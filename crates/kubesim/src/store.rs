@@ -24,8 +24,10 @@ use crate::patch;
 pub const LOG_CAPACITY: usize = 1_024;
 /// The most the log's objects may weigh, estimated from their JSON ([`approximate_size`]), before older changes
 /// are dropped: 10,000 clusters whose monitors rewrite large ResourceBundleStates while pods start had grown
-/// kubesim past 16 GiB within minutes on the change count alone.
-pub const LOG_BYTES: usize = 64 * 1024;
+/// kubesim past 16 GiB within minutes on the change count alone. Each logged version of a ResourceBundleState is
+/// a tree of its own (the store holds the newest), so at 64 KiB the log kept a few old versions of every
+/// cluster's bundles; watches resume from their bookmarks, which the log need not reach back past.
+pub const LOG_BYTES: usize = 16 * 1024;
 /// How long a change stays in the log even past [`LOG_BYTES`]: the change feed refers to changes weakly (see
 /// [`ChangeReceiver`]), so this is the time a subscriber may take, in a burst, before it counts as lagging.
 pub const LOG_MIN_AGE: std::time::Duration = std::time::Duration::from_secs(5);
