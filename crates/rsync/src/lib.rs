@@ -16,6 +16,7 @@
 //! write per (app, cluster) batch, never one write per resource.
 
 mod apply;
+mod bundle_stream;
 mod clients;
 mod config;
 mod engine;

@@ -26,7 +26,6 @@ use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_HEARTBEAT_FIELD, RBS_KIND, RB
 use emco_model::{ContextId, ContextStatus, now_timestamp};
 use futures::StreamExt;
 use kube::api::Api;
-use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::value::RawValue;
 use tokio::task::JoinHandle;
 
@@ -111,7 +110,7 @@ pub(crate) struct BundleState {
     #[serde(deserialize_with = "used_metadata")]
     metadata: kube::api::ObjectMeta,
     #[serde(default)]
-    status: Option<Box<RawValue>>,
+    pub(crate) status: Option<Box<RawValue>>,
 }
 
 /// The metadata a bundle watcher uses (names, labels, resource version), without the rest.
@@ -340,12 +339,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         if !wait_for_bundle_crd(&engine, &cluster, &client).await {
             return;
         }
-        let api: Api<BundleState> = Api::all(client);
         // What this session of the watcher stored; a new session starts from the records again.
         let mut stored = Stored::new();
-        let mut events = watcher::watcher(api, watcher::Config::default().labels(DEPLOYMENT_ID_LABEL))
-            .default_backoff()
-            .boxed();
+        let mut events = crate::bundle_stream::bundle_states(client).boxed();
         let mut rebalance = tokio::time::interval(REBALANCE_CHECK);
         rebalance.tick().await;
         loop {
@@ -369,7 +365,7 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
             };
             let Some(event) = event else { break };
             match event {
-                Ok(watcher::Event::Apply(bundle) | watcher::Event::InitApply(bundle)) => {
+                Ok(bundle) => {
                     let Some(inner) = engine.upgrade() else {
                         return;
                     };
@@ -383,7 +379,6 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                         break;
                     }
                 }
-                Ok(_) => {}
                 Err(err) => {
                     tracing::debug!(cluster, error = %err, "bundle watch failed; relisting after back-off")
                 }
