@@ -114,11 +114,13 @@ impl State {
                 None => self.list_and_watch().await.map(|()| None),
             };
             match result {
-                Ok(Some(object)) => {
+                // A list and watch that opened, or an event read: the back-off starts over.
+                Ok(found) => {
                     self.failures = 0;
-                    return Ok(object);
+                    if let Some(object) = found {
+                        return Ok(object);
+                    }
                 }
-                Ok(None) => {}
                 Err(err) => {
                     self.watch = None;
                     self.line = Vec::new();
