@@ -285,12 +285,9 @@ mod tests {
             .unwrap()
     }
 
-    #[tokio::test]
-    async fn the_stream_lists_then_watches_resumes_after_the_watch_ends_and_lists_again_when_its_revision_is_gone()
-     {
-        let sim = Simulator::start_named(1).await.unwrap();
-        let cluster = &sim.clusters()[0];
-        let client = cluster.client().unwrap();
+    /// Installs the ResourceBundleState CRD on the cluster `client` reaches and creates the bundle `1-app`;
+    /// returns the bundles' API.
+    async fn one_bundle(client: &kube::Client) -> Api<DynamicObject> {
         let crd = emco_k8s::rbs_crd();
         let crds: Api<DynamicObject> = Api::all_with(
             client.clone(),
@@ -323,6 +320,43 @@ mod tests {
             )
             .await
             .unwrap();
+        bundles
+    }
+
+    #[tokio::test]
+    async fn an_event_longer_than_the_bound_fails_the_watch_and_the_stream_lists_again() {
+        let sim = Simulator::start_named(1).await.unwrap();
+        let cluster = &sim.clusters()[0];
+        let client = cluster.client().unwrap();
+        one_bundle(&client).await;
+        let mut state = State::new(client, 1);
+        // The listed bundle, then a watch whose next event is one byte over the bound.
+        next(&mut state).await;
+        let long: &'static [u8] = Box::leak(vec![b' '; MAX_EVENT_BYTES + 1].into_boxed_slice());
+        state.watch = Some(reader_of(vec![long, b"\n"]));
+        let failed = state.step().await;
+        assert!(
+            matches!(&failed, Err(BundleStreamError::TooLong)),
+            "{:?}",
+            failed.map(|bundle| status_of(&bundle))
+        );
+        assert!(
+            state.watch.is_none() && state.line.capacity() == 0,
+            "the watch and its buffer are let go"
+        );
+        // The stream goes on: after its back-off it lists again and yields the bundle.
+        let again = next(&mut state).await;
+        assert_eq!(kube::Resource::meta(&again).name.as_deref(), Some("1-app"));
+        assert_eq!(lists(cluster), 2);
+    }
+
+    #[tokio::test]
+    async fn the_stream_lists_then_watches_resumes_after_the_watch_ends_and_lists_again_when_its_revision_is_gone()
+     {
+        let sim = Simulator::start_named(1).await.unwrap();
+        let cluster = &sim.clusters()[0];
+        let client = cluster.client().unwrap();
+        let bundles = one_bundle(&client).await;
         let report = |n: u32| {
             let bundles = bundles.clone();
             async move {
