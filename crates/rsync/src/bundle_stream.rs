@@ -14,7 +14,8 @@ use std::time::Duration;
 
 use emco_k8s::DEPLOYMENT_ID_LABEL;
 use futures::{AsyncBufRead, Stream};
-use kube::api::{Api, ListParams, WatchEvent, WatchParams};
+use kube::Resource as _;
+use kube::api::{ListParams, ObjectList, WatchEvent, WatchParams};
 
 use crate::watch::BundleState;
 
@@ -58,8 +59,9 @@ pub(crate) enum BundleStreamError {
 type Reader = Pin<Box<dyn AsyncBufRead + Send>>;
 
 struct State {
-    api: Api<BundleState>,
     client: kube::Client,
+    /// The ResourceBundleStates' URL, which the list and the watch requests are made for.
+    bundles: kube::core::Request,
     /// Listed objects not yet yielded.
     listed: VecDeque<BundleState>,
     /// The open watch, if any.
@@ -92,8 +94,8 @@ pub(crate) fn bundle_states(
 impl State {
     fn new(client: kube::Client, watch_timeout: u32) -> Self {
         Self {
-            api: Api::all(client.clone()),
             client,
+            bundles: kube::core::Request::new(BundleState::url_path(&(), None)),
             listed: VecDeque::new(),
             watch: None,
             version: String::new(),
@@ -137,10 +139,11 @@ impl State {
             let doublings = (self.failures - 1).min(8);
             tokio::time::sleep((FIRST_BACKOFF * 2_u32.pow(doublings)).min(MAX_BACKOFF)).await;
         }
-        let list = self
-            .api
+        let request = self
+            .bundles
             .list(&ListParams::default().labels(DEPLOYMENT_ID_LABEL))
-            .await?;
+            .map_err(kube::Error::BuildRequest)?;
+        let list: ObjectList<BundleState> = self.client.request(request).await?;
         self.version = list.metadata.resource_version.unwrap_or_default();
         self.listed = list.items.into();
         self.open_watch().await
@@ -151,7 +154,8 @@ impl State {
         let params = WatchParams::default()
             .labels(DEPLOYMENT_ID_LABEL)
             .timeout(self.watch_timeout);
-        let request = kube::core::Request::new(self.api.resource_url())
+        let request = self
+            .bundles
             .watch(&params, &self.version)
             .map_err(kube::Error::BuildRequest)?;
         let reader = self.client.request_stream(request).await?;
@@ -180,34 +184,30 @@ impl State {
         if self.line.capacity() > KEPT_LINE_CAPACITY {
             self.line = Vec::new();
         }
-        match event? {
-            WatchEvent::Added(object) | WatchEvent::Modified(object) => {
-                if let Some(version) = &kube::Resource::meta(&object).resource_version {
-                    self.version.clone_from(version);
-                }
-                Ok(Some(object))
-            }
-            WatchEvent::Deleted(object) => {
-                if let Some(version) = &kube::Resource::meta(&object).resource_version {
-                    self.version.clone_from(version);
-                }
-                Ok(None)
-            }
+        // The object, and whether it is reported (deletions are not).
+        let (object, reported) = match event? {
+            WatchEvent::Added(object) | WatchEvent::Modified(object) => (object, true),
+            WatchEvent::Deleted(object) => (object, false),
             WatchEvent::Bookmark(bookmark) => {
                 self.version = bookmark.metadata.resource_version;
-                Ok(None)
+                return Ok(None);
             }
             WatchEvent::Error(status) if status.code == 410 => {
                 // The revision is gone from the cluster's history: list again, at once.
                 self.watch = None;
-                self.listed.clear();
-                Ok(None)
+                return Ok(None);
             }
-            WatchEvent::Error(status) => Err(BundleStreamError::Ended {
-                code: status.code,
-                message: status.message,
-            }),
+            WatchEvent::Error(status) => {
+                return Err(BundleStreamError::Ended {
+                    code: status.code,
+                    message: status.message,
+                });
+            }
+        };
+        if let Some(version) = &object.meta().resource_version {
+            self.version.clone_from(version);
         }
+        Ok(reported.then_some(object))
     }
 }
 
@@ -252,7 +252,7 @@ async fn read_line(reader: &mut Reader, line: &mut Vec<u8>) -> Result<bool, Bund
 #[cfg(test)]
 mod tests {
     use emco_k8s::{RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
-    use kube::api::{DynamicObject, Patch, PatchParams};
+    use kube::api::{Api, DynamicObject, Patch, PatchParams};
     use kube::core::{ApiResource, GroupVersionKind};
     use kubesim::Simulator;
     use serde_json::json;
