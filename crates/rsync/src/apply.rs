@@ -146,23 +146,31 @@ fn gvk_of(resource: &ResourceRecord) -> GroupVersionKind {
     GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind)
 }
 
-/// Waits until a CRD reports `Established=True`.
+/// Whether a CRD reports `Established=True`.
+fn is_established(crd: &DynamicObject) -> bool {
+    crd.data["status"]["conditions"]
+        .as_array()
+        .is_some_and(|conditions| {
+            conditions
+                .iter()
+                .any(|c| c["type"] == "Established" && c["status"] == "True")
+        })
+}
+
+/// Waits until a CRD reports `Established=True`, starting from `written`, the CRD as the cluster answered its
+/// write: when that answer says so already, no read is needed.
 pub(crate) async fn wait_established(
     api: &Api<DynamicObject>,
-    name: &str,
+    written: &DynamicObject,
     timeout: Duration,
 ) -> Result<(), SyncError> {
+    if is_established(written) {
+        return Ok(());
+    }
+    let name = written.metadata.name.as_deref().unwrap_or_default();
     let deadline = tokio::time::Instant::now() + timeout;
     loop {
-        let crd = api.get(name).await?;
-        let established = crd.data["status"]["conditions"]
-            .as_array()
-            .is_some_and(|conditions| {
-                conditions
-                    .iter()
-                    .any(|c| c["type"] == "Established" && c["status"] == "True")
-            });
-        if established {
+        if is_established(&api.get(name).await?) {
             return Ok(());
         }
         if tokio::time::Instant::now() >= deadline {
@@ -576,8 +584,8 @@ impl Batch<'_> {
             .patch(&resource.name, &self.params, &Patch::Apply(&body))
             .await
         {
-            Ok(_) if is_crd_kind(resource) => {
-                match wait_established(&api, &resource.name, self.inner.config.crd_timeout).await {
+            Ok(applied) if is_crd_kind(resource) => {
+                match wait_established(&api, &applied, self.inner.config.crd_timeout).await {
                     Ok(()) => Ok((RsyncStatus::Applied, None)),
                     Err(err) => rejected(err),
                 }
@@ -607,13 +615,14 @@ impl Batch<'_> {
                 ));
             }
         };
-        match api.create(&PostParams::default(), &object).await {
-            Ok(_) => {}
-            Err(kube::Error::Api(status)) if status.code == 409 => {}
+        let created = match api.create(&PostParams::default(), &object).await {
+            Ok(created) => created,
+            // There already: whether it is established is read below.
+            Err(kube::Error::Api(status)) if status.code == 409 => object,
             Err(err) => return rejected(SyncError::from(err)),
-        }
+        };
         if is_crd_kind(resource)
-            && let Err(err) = wait_established(&api, &resource.name, self.inner.config.crd_timeout).await
+            && let Err(err) = wait_established(&api, &created, self.inner.config.crd_timeout).await
         {
             return rejected(err);
         }
@@ -862,16 +871,11 @@ impl Batch<'_> {
     }
 
     async fn bundle_api(&self) -> Result<Api<DynamicObject>, SyncError> {
-        let gvk = GroupVersionKind::gvk(emco_k8s::RBS_GROUP, emco_k8s::RBS_VERSION, emco_k8s::RBS_KIND);
-        let resolved = self
-            .inner
-            .clients
-            .resolve(self.cluster, &self.client, &gvk)
-            .await?;
+        // rsync installed the CRD itself (`ensure_bundle_crd`): its plural and scope need no discovery.
         Ok(Api::namespaced_with(
             self.client.clone(),
             self.namespace,
-            &resolved.resource,
+            &kube::core::ApiResource::erase::<crate::watch::BundleState>(&()),
         ))
     }
 

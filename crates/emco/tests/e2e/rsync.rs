@@ -592,7 +592,7 @@ async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
     let sim = crate::support::vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
     let emco = Emco::start().await;
-    // One app on one cluster: one batch, so every request rsync makes outside the bundle watch is an attempt.
+    // One app on one cluster: one batch, so every write is an attempt (the bundle watcher only reads).
     onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
     edge01
         .set_faults(Faults {
@@ -612,7 +612,7 @@ async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
             .shared()
             .requests()
             .into_iter()
-            .filter(|request| !request.path.contains("resourcebundlestates"))
+            .filter(|request| request.method != "GET")
             .map(|request| request.at)
             .collect::<Vec<_>>()
     };
