@@ -377,6 +377,22 @@ fn rejected(err: SyncError) -> Result<Outcome, SyncError> {
     }
 }
 
+/// The error of a write: a 404 for the resource's URL itself (the cluster does not serve the kind — a built-in kind
+/// is resolved without discovery) says so as discovery would.
+fn write_error(err: kube::Error, resource: &ResourceRecord) -> SyncError {
+    match &err {
+        kube::Error::Api(status)
+            if status.code == 404
+                && status
+                    .message
+                    .starts_with("the server could not find the requested resource") =>
+        {
+            crate::clients::not_served(&gvk_of(resource), &status.message)
+        }
+        _ => SyncError::from(err),
+    }
+}
+
 fn is_not_found(err: &kube::Error) -> bool {
     matches!(err, kube::Error::Api(status) if status.code == 404)
 }
@@ -591,7 +607,7 @@ impl Batch<'_> {
                 }
             }
             Ok(_) => Ok((RsyncStatus::Applied, None)),
-            Err(err) => rejected(SyncError::from(err)),
+            Err(err) => rejected(write_error(err, resource)),
         }
     }
 
@@ -619,7 +635,7 @@ impl Batch<'_> {
             Ok(created) => created,
             // There already: whether it is established is read below.
             Err(kube::Error::Api(status)) if status.code == 409 => object,
-            Err(err) => return rejected(SyncError::from(err)),
+            Err(err) => return rejected(write_error(err, resource)),
         };
         if is_crd_kind(resource)
             && let Err(err) = wait_established(&api, &created, self.inner.config.crd_timeout).await

@@ -84,6 +84,20 @@ static BUILT_IN: LazyLock<HashMap<GroupVersionKind, Resolved>> = LazyLock::new(|
     ])
 });
 
+/// The error of a kind `cluster` does not serve, with the cluster's `message`: found by discovery, or by a write
+/// of a built-in kind answered 404.
+pub(crate) fn not_served(gvk: &GroupVersionKind, message: &str) -> SyncError {
+    let api_version = if gvk.group.is_empty() {
+        gvk.version.clone()
+    } else {
+        format!("{}/{}", gvk.group, gvk.version)
+    };
+    SyncError::Rejected(format!(
+        "the cluster does not serve {api_version} {}: {message}",
+        gvk.kind
+    ))
+}
+
 /// Clients and discovery results, shared by every task.
 pub(crate) struct Clients {
     catalog: Catalog,
@@ -335,17 +349,7 @@ impl Clients {
         if let Some(resolved) = lock(&self.kinds).get(cluster).and_then(|kinds| kinds.get(gvk)) {
             return Ok(resolved.clone());
         }
-        let not_served = |message: &str| {
-            let api_version = if gvk.group.is_empty() {
-                gvk.version.clone()
-            } else {
-                format!("{}/{}", gvk.group, gvk.version)
-            };
-            SyncError::Rejected(format!(
-                "the cluster does not serve {api_version} {}: {message}",
-                gvk.kind
-            ))
-        };
+        let not_served = |message: &str| not_served(gvk, message);
         // One read lists every kind of the group version: all of them are kept (a cluster's ConfigMaps and
         // Services cost one discovery read, not two).
         let group_version = GroupVersion::gv(&gvk.group, &gvk.version);

@@ -634,6 +634,11 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
             ),
             // A group version the cluster serves, without this kind.
             resource(json!({"apiVersion": "v1", "kind": "Frobnicator", "metadata": {"name": "f1"}})),
+            // A built-in kind (resolved without discovery) this cluster does not serve.
+            resource(
+                json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
+                "metadata": {"name": "high"}, "value": 1000}),
+            ),
             config_map("cm1", None),
         ],
     )
@@ -656,6 +661,15 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
                     .into()
             )
         )
+    );
+    let (status, error) = outcome(&contexts, id, "network-intents", "high").await;
+    assert_eq!(status, RsyncStatus::Failed);
+    let error = error.unwrap();
+    assert!(
+        error.starts_with(
+            "the cluster does not serve scheduling.k8s.io/v1 PriorityClass: the server could not find the requested resource"
+        ),
+        "{error}"
     );
     assert_eq!(
         outcome(&contexts, id, "network-intents", "cm1").await,
