@@ -84,8 +84,8 @@ static BUILT_IN: LazyLock<HashMap<GroupVersionKind, Resolved>> = LazyLock::new(|
     ])
 });
 
-/// The error of a kind `cluster` does not serve, with the cluster's `message`: found by discovery, or by a write
-/// of a built-in kind answered 404.
+/// The error for a kind the cluster does not serve, with the cluster's `message`: found by discovery, or by a
+/// write of a built-in kind that the cluster answered 404.
 pub(crate) fn not_served(gvk: &GroupVersionKind, message: &str) -> SyncError {
     let api_version = if gvk.group.is_empty() {
         gvk.version.clone()
@@ -349,14 +349,13 @@ impl Clients {
         if let Some(resolved) = lock(&self.kinds).get(cluster).and_then(|kinds| kinds.get(gvk)) {
             return Ok(resolved.clone());
         }
-        let not_served = |message: &str| not_served(gvk, message);
         // One read lists every kind of the group version: all of them are kept (a cluster's ConfigMaps and
         // Services cost one discovery read, not two).
         let group_version = GroupVersion::gv(&gvk.group, &gvk.version);
         let group = pinned_group(client, &group_version)
             .await
             .map_err(|err| match SyncError::from(err) {
-                SyncError::Rejected(message) => not_served(&message),
+                SyncError::Rejected(message) => not_served(gvk, &message),
                 other => other,
             })?;
         let mut kinds = lock(&self.kinds);
@@ -373,7 +372,7 @@ impl Clients {
         known
             .get(gvk)
             .cloned()
-            .ok_or_else(|| not_served("the server could not find the requested resource"))
+            .ok_or_else(|| not_served(gvk, "the server could not find the requested resource"))
     }
 
     /// Forgets what was discovered about `cluster` (after CRDs changed).
