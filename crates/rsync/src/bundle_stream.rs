@@ -251,9 +251,10 @@ async fn read_line(reader: &mut Reader, line: &mut Vec<u8>) -> Result<bool, Bund
 
 #[cfg(test)]
 mod tests {
-    use emco_k8s::{RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
+    use emco_k8s::RBS_PLURAL;
+    use emco_k8s::k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
     use kube::api::{Api, DynamicObject, Patch, PatchParams};
-    use kube::core::{ApiResource, GroupVersionKind};
+    use kube::core::ApiResource;
     use kubesim::Simulator;
     use serde_json::json;
 
@@ -291,10 +292,7 @@ mod tests {
         let crd = emco_k8s::rbs_crd();
         let crds: Api<DynamicObject> = Api::all_with(
             client.clone(),
-            &ApiResource::from_gvk_with_plural(
-                &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-                "customresourcedefinitions",
-            ),
+            &ApiResource::erase::<CustomResourceDefinition>(&()),
         );
         let apply = PatchParams::apply("test");
         crds.patch(
@@ -304,14 +302,8 @@ mod tests {
         )
         .await
         .unwrap();
-        let bundles: Api<DynamicObject> = Api::namespaced_with(
-            client.clone(),
-            "default",
-            &ApiResource::from_gvk_with_plural(
-                &GroupVersionKind::gvk(RBS_GROUP, RBS_VERSION, RBS_KIND),
-                RBS_PLURAL,
-            ),
-        );
+        let bundles: Api<DynamicObject> =
+            Api::namespaced_with(client.clone(), "default", &ApiResource::erase::<BundleState>(&()));
         bundles
             .patch(
                 "1-app",

@@ -48,8 +48,9 @@ const MAX_GROUP: usize = 512;
 /// every page the process ever wrote or read until the cache is full: after instantiating 1,000 clusters the file's
 /// pages were most of emco's resident memory. The B-tree's inner pages, which every lookup touches, fit many times
 /// over; a leaf read again after eviction comes from the kernel's page cache, which is not this process's memory.
-/// 8 MiB: at 1,000 clusters × 30 resources with 60,000 pods reported, emco's resident memory was 40 MiB smaller
-/// than with 32 MiB, and instantiating, the status queries and a cold restart measured the same (BENCHMARKS.md).
+/// 8 MiB: at 1,000 clusters × 30 resources with 60,000 pods reported, emco's resident memory was 28 MiB smaller
+/// than with 32 MiB in interleaved runs, its CPU while instantiating and the status queries' times within the
+/// runs' spread (BENCHMARKS.md).
 pub const PAGE_CACHE_BYTES: usize = 8 * 1024 * 1024;
 
 /// A store in one redb file.
