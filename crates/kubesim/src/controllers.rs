@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use crate::catalog::{ResourceType, TypeKey};
 use crate::cluster::ClusterShared;
 use crate::meta;
-use crate::store::{Change, ChangeKind, Store, WriteOptions};
+use crate::store::{Change, ChangeKind, Store, Stored, WriteOptions};
 
 /// The most reconciles one batch runs before the loop yields (keeps one busy cluster from starving others).
 const BATCH_LIMIT: usize = 4096;
@@ -222,7 +222,7 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
 
 /// The keys a change asks to reconcile.
 fn keys_for(change: &Change, out: &mut BTreeSet<Key>) {
-    let object = &change.object;
+    let object = change.object.part();
     let namespace = meta::namespace(object).to_string();
     let name = meta::name(object).to_string();
     let group = change.key.group.as_str();
@@ -433,7 +433,7 @@ fn resync(cluster: &ClusterShared, dirty: &mut BTreeSet<Key>) {
                 revision: 0,
                 kind: ChangeKind::Modified,
                 key: type_key.clone(),
-                object: object.clone(),
+                object: Stored::Tree(object.clone()),
                 previous: None,
             };
             keys_for(&change, dirty);

@@ -174,6 +174,34 @@ fn supported_fields(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// What selectors and the controllers' transition checks read of an object: its name, namespace, labels and
+/// deletion mark, and the fields a field selector on its kind may name. A logged change keeps this of the object
+/// before it rather than the whole object: holding whole previous versions kept a second copy of every recently
+/// changed object alive (a monitor's ResourceBundleState, rewritten at every report, is most of a cluster's data).
+#[must_use]
+pub fn selectable_part(kind: &str, object: &Json) -> Json {
+    let mut part = Json::Object(serde_json::Map::new());
+    let paths = ["metadata.labels", "metadata.deletionTimestamp"]
+        .iter()
+        .chain(COMMON_FIELDS)
+        .chain(supported_fields(kind));
+    for path in paths {
+        let mut node = object;
+        for step in path.split('.') {
+            node = &node[step];
+        }
+        if node.is_null() {
+            continue;
+        }
+        let mut target = &mut part;
+        for step in path.split('.') {
+            target = &mut target[step];
+        }
+        *target = node.clone();
+    }
+    part
+}
+
 impl FieldSelector {
     /// Parses a field selector for objects of `kind`; unsupported fields are 400.
     pub fn parse(text: &str, kind: &str) -> Result<Self, ApiError> {
@@ -265,6 +293,40 @@ mod tests {
                 .unwrap()
                 .exact_name(),
             Some("p")
+        );
+    }
+
+    #[test]
+    fn the_selectable_part_answers_every_selector_as_the_object_does_and_holds_nothing_else() {
+        let pod = json!({
+            "metadata": {"name": "p", "namespace": "t1", "labels": {"app": "web"},
+                         "deletionTimestamp": "2026-01-01T00:00:00Z", "annotations": {"big": "x"}},
+            "spec": {"nodeName": "n1", "hostNetwork": false, "containers": [{"name": "main"}]},
+            "status": {"phase": "Running", "podIP": "10.0.0.1", "conditions": []},
+        });
+        let part = selectable_part("Pod", &pod);
+        for (labels, fields) in [
+            ("app=web", "status.phase=Running"),
+            ("app=db", ""),
+            ("", "spec.nodeName=n1,metadata.namespace=t1"),
+            ("", "spec.hostNetwork=false,status.podIP!=10.0.0.1"),
+            ("!app", "metadata.name=p"),
+        ] {
+            let labels = LabelSelector::parse(labels).unwrap();
+            let fields = FieldSelector::parse(fields, "Pod").unwrap();
+            assert_eq!(
+                labels.matches(&part) && fields.matches(&part),
+                labels.matches(&pod) && fields.matches(&pod),
+                "{labels:?} {fields:?}"
+            );
+        }
+        assert!(crate::meta::is_deleting(&part));
+        assert!(part["spec"].get("containers").is_none() && part["metadata"].get("annotations").is_none());
+        assert!(part["status"].get("conditions").is_none());
+        let config_map = json!({"metadata": {"name": "c", "namespace": "t1"}, "data": {"k": "v"}});
+        assert_eq!(
+            selectable_part("ConfigMap", &config_map),
+            json!({"metadata": {"name": "c", "namespace": "t1"}})
         );
     }
 }

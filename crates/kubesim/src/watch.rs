@@ -18,7 +18,7 @@ use crate::cluster::ClusterShared;
 use crate::error::ApiError;
 use crate::request::Query;
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::store::{Change, ChangeKind};
+use crate::store::{Change, ChangeKind, Stored};
 use crate::{meta, table};
 
 /// How long a watch without `timeoutSeconds` stays open.
@@ -61,12 +61,28 @@ impl Filter {
         Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{object}}}\n"))
     }
 
+    /// The event line of an object as the store keeps it: the kept text as it is when that is what the watch
+    /// sends (JSON, at the stored version), else from the tree.
+    fn stored_line(&self, kind: &str, object: &Stored) -> Bytes {
+        match object {
+            Stored::Text { text, part }
+                if !self.as_table
+                    && (!self.t.custom
+                        || part.get("apiVersion").and_then(Json::as_str)
+                            == Some(self.t.api_version().as_str())) =>
+            {
+                Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{text}}}\n"))
+            }
+            _ => self.line(kind, &object.tree()),
+        }
+    }
+
     /// The event a change is for this watch, if any.
     fn event(&self, change: &Change) -> Option<Bytes> {
         if change.key != self.t.key() {
             return None;
         }
-        let now = self.matches(&change.object);
+        let now = self.matches(change.object.part());
         let before = change.previous.as_ref().is_some_and(|p| self.matches(p));
         let kind = match change.kind {
             ChangeKind::Added if now => "ADDED",
@@ -76,7 +92,7 @@ impl Filter {
             ChangeKind::Modified if before => "DELETED",
             _ => return None,
         };
-        Some(self.line(kind, &change.object))
+        Some(self.stored_line(kind, &change.object))
     }
 
     fn bookmark(&self, revision: u64, initial_events_end: bool) -> Bytes {
@@ -199,7 +215,7 @@ pub async fn serve(
                         }
                         // The CRD behind a custom type was deleted: its watches end.
                         if filter.t.custom && change.kind == ChangeKind::Deleted && change.key.plural == "customresourcedefinitions"
-                            && meta::name(&change.object) == format!("{}.{}", filter.t.plural, filter.t.group)
+                            && meta::name(change.object.part()) == format!("{}.{}", filter.t.plural, filter.t.group)
                         {
                             return;
                         }

@@ -191,6 +191,52 @@ async fn watches_replay_from_a_resource_version() {
     }
 }
 
+/// ConfigMaps are kept as text: a label-selected watch still sees one enter and leave its selection.
+#[tokio::test]
+async fn a_label_selected_watch_sees_a_config_map_enter_and_leave_its_selection() {
+    let (_sim, client) = one_cluster().await;
+    let api: Api<ConfigMap> = Api::namespaced(client, "default");
+    let mut events = api
+        .watch(&WatchParams::default().labels("app=web").timeout(10), "0")
+        .await
+        .unwrap()
+        .boxed();
+    let mut next = async || {
+        tokio::time::timeout(Duration::from_secs(5), events.try_next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap()
+    };
+    let labelled = |app: &str| -> ConfigMap {
+        serde_json::from_value(
+            json!({"metadata": {"name": "moving", "labels": {"app": app}}, "data": {"a": "b"}}),
+        )
+        .unwrap()
+    };
+    api.create(&PostParams::default(), &labelled("web"))
+        .await
+        .unwrap();
+    let WatchEvent::Added(added) = next().await else {
+        panic!("expected ADDED")
+    };
+    assert_eq!(added.data.unwrap()["a"], "b");
+    api.replace("moving", &PostParams::default(), &labelled("db"))
+        .await
+        .unwrap();
+    let WatchEvent::Deleted(left) = next().await else {
+        panic!("expected DELETED when the labels stop matching")
+    };
+    assert_eq!(left.metadata.labels.unwrap()["app"], "db");
+    api.replace("moving", &PostParams::default(), &labelled("web"))
+        .await
+        .unwrap();
+    let WatchEvent::Added(back) = next().await else {
+        panic!("expected ADDED when the labels match again")
+    };
+    assert_eq!(back.metadata.name.as_deref(), Some("moving"));
+}
+
 async fn wait_for(seen: &mut tokio::sync::mpsc::UnboundedReceiver<String>, name: &str) {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(15);
     loop {
