@@ -76,6 +76,110 @@ pub fn sanitize(group: &str, kind: &str, object: &Json) -> Json {
     clean
 }
 
+/// One object as a bundle keeps it between writes: its sanitized JSON text and its readiness without status
+/// configs. Not the tree: a tree takes seven to nine times its text, and the monitor keeps every object of every
+/// bundle in its cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reported {
+    /// The sanitized object's JSON.
+    text: Box<str>,
+    /// Its readiness when no status config decides it.
+    ready: ReadyStatus,
+}
+
+impl Reported {
+    /// Keeps an object already [`sanitize`]d.
+    #[must_use]
+    pub fn new(group: &str, kind: &str, sanitized: &Json) -> Self {
+        Self {
+            text: sanitized.to_string().into_boxed_str(),
+            ready: readiness(group, kind, sanitized),
+        }
+    }
+
+    /// The object as a tree.
+    #[must_use]
+    pub fn tree(&self) -> Json {
+        // The text is serde_json's own serialization of a tree, so it parses.
+        serde_json::from_str(&self.text).unwrap_or(Json::Null)
+    }
+}
+
+/// A bundle's status as the JSON text of its object, and whether it lists kinds whose collection is disabled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusText {
+    /// The status object's JSON.
+    pub text: String,
+    /// Whether it has `statusCollectionDisabled`.
+    pub lists_disabled: bool,
+}
+
+/// Builds the status of a bundle as JSON text, the same as [`status_with`] would write. With no status configs
+/// and within [`MAX_STATUS_BYTES`] it is put together from the kept texts, without a tree; otherwise the objects
+/// are parsed and [`status_with`] builds it.
+#[must_use]
+pub fn status_text(
+    objects: &BTreeMap<ObjectKey, std::sync::Arc<Reported>>,
+    configs: &[BundleStatusConfig],
+) -> StatusText {
+    if configs.is_empty()
+        && let Some(text) = assembled(objects)
+    {
+        return StatusText {
+            text,
+            lists_disabled: false,
+        };
+    }
+    let trees: BTreeMap<ObjectKey, Json> = objects
+        .iter()
+        .map(|(key, object)| (key.clone(), object.tree()))
+        .collect();
+    let status = status_with(&trees, configs);
+    StatusText {
+        lists_disabled: status.get(COLLECTION_DISABLED_FIELD).is_some(),
+        text: status.to_string(),
+    }
+}
+
+/// The status with no status configs, written from the kept texts in [`status_with`]'s order; `None` past
+/// [`MAX_STATUS_BYTES`] (then pods are shrunk, which takes the trees).
+fn assembled(objects: &BTreeMap<ObjectKey, std::sync::Arc<Reported>>) -> Option<String> {
+    let quoted = |text: &str| Json::from(text).to_string();
+    let mut arrays: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
+    let mut generic = Vec::new();
+    for (key, object) in objects {
+        match TYPED
+            .iter()
+            .find(|(group, kind, _)| *group == key.group && *kind == key.kind)
+        {
+            Some((_, _, field)) => arrays.entry(field).or_default().push(&object.text),
+            None => generic.push(format!(
+                "{{\"group\":{},\"version\":{},\"kind\":{},\"name\":{},\"namespace\":{},\"res\":{}}}",
+                quoted(&key.group),
+                quoted(&key.version),
+                quoted(&key.kind),
+                quoted(&key.name),
+                quoted(&key.namespace),
+                object.text
+            )),
+        }
+    }
+    let ready = objects.values().all(|object| object.ready == ReadyStatus::Ready);
+    let mut text = format!("{{\"ready\":{ready},\"resourceCount\":{}", objects.len());
+    for (_, _, field) in TYPED {
+        text.push_str(&format!(",\"{field}\":["));
+        text.push_str(&arrays.remove(field).unwrap_or_default().join(","));
+        text.push(']');
+        if text.len() > MAX_STATUS_BYTES {
+            return None;
+        }
+    }
+    text.push_str(",\"resourceStatuses\":[");
+    text.push_str(&generic.join(","));
+    text.push_str("]}");
+    (text.len() <= MAX_STATUS_BYTES).then_some(text)
+}
+
 /// A smaller pod: identity, owner, phase, conditions and container states only.
 fn compact_pod(pod: &Json, minimal: bool) -> Json {
     let meta = &pod["metadata"];
@@ -341,6 +445,63 @@ mod tests {
         assert!(plain["deploymentStatuses"][0].get("statusRemote").is_none());
         assert!(plain.get("statusCollectionDisabled").is_none());
         assert_eq!(plain["resourceCount"], 3);
+    }
+
+    #[test]
+    fn the_status_put_together_from_kept_texts_is_the_one_built_from_the_trees() {
+        let objects: BTreeMap<ObjectKey, Json> = [
+            (key("", "Pod", "p1"), json!({"kind": "Pod", "metadata": {"name": "p1"},
+                "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})),
+            (key("", "Pod", "p2"), json!({"kind": "Pod", "metadata": {"name": "p2"}, "status": {"phase": "Pending"}})),
+            (key("apps", "Deployment", "d"), json!({"kind": "Deployment", "metadata": {"name": "d", "generation": 1},
+                "spec": {"replicas": 1}, "status": {"observedGeneration": 1, "replicas": 1, "readyReplicas": 1,
+                "updatedReplicas": 1, "availableReplicas": 1}})),
+            (key("", "ConfigMap", "c \"quoted\""), json!({"kind": "ConfigMap", "metadata": {"name": "c \"quoted\""}, "data": {"k": "é\n"}})),
+            (key("example.com", "Widget", "w"), json!({"kind": "Widget", "metadata": {"name": "w"}, "spec": {"size": 1.5}})),
+        ]
+        .into_iter()
+        .collect();
+        let kept: BTreeMap<ObjectKey, std::sync::Arc<Reported>> = objects
+            .iter()
+            .map(|(key, object)| {
+                (
+                    key.clone(),
+                    std::sync::Arc::new(Reported::new(&key.group, &key.kind, object)),
+                )
+            })
+            .collect();
+        let built = status_with(&objects, &[]);
+        assert_eq!(built["ready"], false, "a pending pod keeps the bundle from Ready");
+        assert_eq!(
+            status_text(&kept, &[]),
+            StatusText {
+                text: built.to_string(),
+                lists_disabled: false
+            }
+        );
+        // Ready when every object is.
+        let ready: BTreeMap<ObjectKey, std::sync::Arc<Reported>> = kept
+            .iter()
+            .filter(|(key, _)| key.name != "p2")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let ready_trees: BTreeMap<ObjectKey, Json> =
+            objects.into_iter().filter(|(key, _)| key.name != "p2").collect();
+        assert_eq!(
+            status_text(&ready, &[]).text,
+            status_with(&ready_trees, &[]).to_string()
+        );
+        assert_eq!(status_with(&ready_trees, &[])["ready"], true);
+        // Under configs the trees decide, and disabled kinds are listed.
+        let disabled = BundleStatusConfig {
+            collect: false,
+            ..config("", "ConfigMap", "configmaps")
+        };
+        let with_configs = status_text(&kept, std::slice::from_ref(&disabled));
+        assert!(with_configs.lists_disabled);
+        let parsed: Json = serde_json::from_str(&with_configs.text).unwrap();
+        assert_eq!(parsed["configMapStatuses"], json!([]));
+        assert_eq!(parsed["resourceCount"], 4);
     }
 
     #[test]

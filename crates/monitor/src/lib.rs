@@ -149,8 +149,9 @@ impl Default for MonitorConfig {
 /// One bundle: the objects of one label value in one namespace.
 #[derive(Default)]
 struct Bundle {
-    /// Shared, so a flush can take a snapshot cheaply and build the status outside the lock.
-    objects: BTreeMap<ObjectKey, Arc<Json>>,
+    /// Shared, so a flush can take a snapshot cheaply and build the status outside the lock; kept as text
+    /// ([`bundle::Reported`]), not as trees.
+    objects: BTreeMap<ObjectKey, Arc<bundle::Reported>>,
     dirty: bool,
     /// When it last went from written to changed.
     dirty_since: Option<tokio::time::Instant>,
@@ -275,7 +276,7 @@ fn key_of(kind: &WatchedKind, object: &DynamicObject) -> ObjectKey {
     }
 }
 
-fn as_json(kind: &WatchedKind, object: &DynamicObject) -> Json {
+fn reported(kind: &WatchedKind, object: &DynamicObject) -> bundle::Reported {
     let mut value = serde_json::to_value(object).unwrap_or(Json::Null);
     let api_version = if kind.group.is_empty() {
         kind.version.clone()
@@ -284,7 +285,8 @@ fn as_json(kind: &WatchedKind, object: &DynamicObject) -> Json {
     };
     value["apiVersion"] = json!(api_version);
     value["kind"] = json!(kind.kind);
-    bundle::sanitize(&kind.group, &kind.kind, &value)
+    let sanitized = bundle::sanitize(&kind.group, &kind.kind, &value);
+    bundle::Reported::new(&kind.group, &kind.kind, &sanitized)
 }
 
 /// Removes `key` from whichever bundle holds it.
@@ -305,7 +307,7 @@ fn record(state: &mut State, kind: &WatchedKind, object: &DynamicObject) {
     }
     if let Some(bundle_key) = bundle_of(object) {
         let bundle = state.bundles.entry(bundle_key).or_default();
-        bundle.objects.insert(key, Arc::new(as_json(kind, object)));
+        bundle.objects.insert(key, Arc::new(reported(kind, object)));
         bundle.mark_dirty();
     }
 }
@@ -432,45 +434,49 @@ fn next_due(state: &State, config: &MonitorConfig) -> Option<tokio::time::Instan
 struct StatusDigest([u8; 32]);
 
 impl StatusDigest {
-    fn of(status: &Json) -> Self {
-        /// Feeds what serde_json writes to the hash (no copy of the text is made).
-        struct Hashing(Sha256);
-        impl std::io::Write for Hashing {
-            fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-                self.0.update(bytes);
-                Ok(bytes.len())
-            }
-            fn flush(&mut self) -> std::io::Result<()> {
-                Ok(())
-            }
-        }
-        let mut hashing = Hashing(Sha256::new());
-        // A JSON value always serializes, and the hash never refuses bytes.
-        let _ = serde_json::to_writer(&mut hashing, status);
-        Self(hashing.0.finalize().into())
+    fn of(status: &str) -> Self {
+        Self(Sha256::digest(status.as_bytes()).into())
     }
 }
 
 /// What one flush writes of a bundle.
 enum Write {
     /// Its status, built from the snapshot under the bundle's status configs, with a heartbeat.
-    Status(BTreeMap<ObjectKey, Arc<Json>>, Arc<Vec<BundleStatusConfig>>),
+    Status(
+        BTreeMap<ObjectKey, Arc<bundle::Reported>>,
+        Arc<Vec<BundleStatusConfig>>,
+    ),
     /// The heartbeat alone (nothing changed since the last write).
     Heartbeat,
 }
 
-/// The merge patch of a write: the status (if it changed) and the heartbeat.
-/// A status that no longer lists disabled kinds clears the list (a merge patch keeps the fields it does not name).
-fn patch_of(status: Option<Json>, heartbeat: &str) -> Json {
-    let full = status.is_some();
-    let mut patched = status.unwrap_or_else(|| json!({}));
-    if let Some(map) = patched.as_object_mut() {
-        map.insert(HEARTBEAT_FIELD.into(), json!(heartbeat));
-        if full && !map.contains_key(emco_k8s::bundle::COLLECTION_DISABLED_FIELD) {
-            map.insert(emco_k8s::bundle::COLLECTION_DISABLED_FIELD.into(), Json::Null);
-        }
+/// The merge patch of a write, as JSON text: the status (if it changed) and the heartbeat. A status that no longer
+/// lists disabled kinds clears the list (a merge patch keeps the fields it does not name).
+fn patch_of(status: Option<&bundle::StatusText>, heartbeat: &str) -> String {
+    let heartbeat = format!("\"{HEARTBEAT_FIELD}\":{}", Json::from(heartbeat));
+    let Some(status) = status else {
+        return format!("{{\"status\":{{{heartbeat}}}}}");
+    };
+    // The status is a JSON object's text: its fields, then the heartbeat (and the cleared list) before its end.
+    let fields = status
+        .text
+        .trim()
+        .strip_prefix('{')
+        .and_then(|rest| rest.strip_suffix('}'))
+        .unwrap_or_default();
+    let mut patch = format!("{{\"status\":{{{fields}");
+    if !fields.trim().is_empty() {
+        patch.push(',');
     }
-    json!({ "status": patched })
+    patch.push_str(&heartbeat);
+    if !status.lists_disabled {
+        patch.push_str(&format!(
+            ",\"{}\":null",
+            emco_k8s::bundle::COLLECTION_DISABLED_FIELD
+        ));
+    }
+    patch.push_str("}}");
+    patch
 }
 
 /// Writes the statuses of the dirty bundles that are due (not written within the last `coalesce`, not waiting for a
@@ -519,8 +525,8 @@ async fn flush(
             .map(|(key, write)| {
                 let status = match write {
                     Write::Status(objects, configs) => {
-                        let status = bundle::status_with(&objects, &configs);
-                        let digest = StatusDigest::of(&status);
+                        let status = bundle::status_text(&objects, &configs);
+                        let digest = StatusDigest::of(&status.text);
                         Some((status, digest))
                     }
                     Write::Heartbeat => None,
@@ -555,8 +561,15 @@ async fn flush(
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource);
         let params = PatchParams::apply(&config.field_manager);
         let (status, digest) = status.unzip();
-        let patch = patch_of(status, &emco_model::now_timestamp());
-        let result = api.patch_status(&label, &params, &Patch::Merge(patch)).await;
+        let patch = patch_of(status.as_ref(), &emco_model::now_timestamp());
+        let patch = match serde_json::value::RawValue::from_string(patch) {
+            Ok(patch) => patch,
+            Err(err) => {
+                tracing::warn!(bundle = label, error = %err, "a bundle's status patch is not JSON; not written");
+                continue;
+            }
+        };
+        let result = api.patch_status(&label, &params, &Patch::Merge(&patch)).await;
         let mut state = lock(state);
         let Some(bundle) = state.bundles.get_mut(&(namespace.clone(), label.clone())) else {
             continue;
@@ -690,28 +703,50 @@ mod tests {
 
     #[test]
     fn a_heartbeat_alone_patches_only_the_heartbeat() {
+        let parsed = |text: String| serde_json::from_str::<Json>(&text).unwrap();
         assert_eq!(
-            patch_of(None, "2026-11-23T10:00:00Z"),
+            parsed(patch_of(None, "2026-11-23T10:00:00Z")),
             json!({"status": {"heartbeat": "2026-11-23T10:00:00Z"}})
         );
-        let status = json!({"ready": true, "resourceCount": 0});
+        let status = bundle::StatusText {
+            text: json!({"ready": true, "resourceCount": 0}).to_string(),
+            lists_disabled: false,
+        };
         assert_eq!(
-            patch_of(Some(status), "2026-11-23T10:00:01Z"),
+            parsed(patch_of(Some(&status), "2026-11-23T10:00:01Z")),
             json!({"status": {"ready": true, "resourceCount": 0, "heartbeat": "2026-11-23T10:00:01Z",
                               "statusCollectionDisabled": null}}),
             "a status without disabled kinds clears an earlier list"
+        );
+        let disabling = bundle::StatusText {
+            text: json!({"ready": true, "statusCollectionDisabled": [{"group": "", "kind": "Secret"}]})
+                .to_string(),
+            lists_disabled: true,
+        };
+        assert_eq!(
+            parsed(patch_of(Some(&disabling), "2026-11-23T10:00:02Z")),
+            json!({"status": {"ready": true, "statusCollectionDisabled": [{"group": "", "kind": "Secret"}],
+                              "heartbeat": "2026-11-23T10:00:02Z"}})
+        );
+        let empty = bundle::StatusText {
+            text: "{}".into(),
+            lists_disabled: false,
+        };
+        assert_eq!(
+            parsed(patch_of(Some(&empty), "2026-11-23T10:00:03Z")),
+            json!({"status": {"heartbeat": "2026-11-23T10:00:03Z", "statusCollectionDisabled": null}})
         );
     }
 
     #[test]
     fn a_status_digest_tells_statuses_apart_and_is_the_same_for_the_same_status() {
-        let status = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-1"}}]});
+        let status = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-1"}}]}).to_string();
         assert_eq!(StatusDigest::of(&status), StatusDigest::of(&status.clone()));
-        let other_pod = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-2"}}]});
+        let other_pod = json!({"ready": true, "podStatuses": [{"metadata": {"name": "web-2"}}]}).to_string();
         assert_ne!(StatusDigest::of(&status), StatusDigest::of(&other_pod));
         assert_ne!(
             StatusDigest::of(&status),
-            StatusDigest::of(&json!({"ready": true}))
+            StatusDigest::of(&json!({"ready": true}).to_string())
         );
     }
 
