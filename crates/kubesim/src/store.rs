@@ -19,7 +19,8 @@ use crate::patch;
 use crate::selector::selectable_part;
 
 /// How many changes the log keeps for watches that resume from a revision (older ones answer 410 Gone and the
-/// client relists, as after an API server's compaction). Each change holds its object and the one before: with a
+/// client relists, as after an API server's compaction). Each change holds its object (and what selectors read of
+/// the one before): with a
 /// monitor rewriting its ResourceBundleStates at every heartbeat, 10,000 of them made an idle cluster grow to
 /// megabytes; 1,024 keep a thousand clusters' worth of history within the bounds a real watch cache has.
 pub const LOG_CAPACITY: usize = 1_024;
@@ -101,15 +102,6 @@ impl Stored {
         match self {
             Self::Tree(object) => object,
             Self::Text { part, .. } => part,
-        }
-    }
-
-    /// The object's JSON text.
-    #[must_use]
-    pub fn text(&self) -> std::borrow::Cow<'_, str> {
-        match self {
-            Self::Tree(object) => std::borrow::Cow::Owned(object.to_string()),
-            Self::Text { text, .. } => std::borrow::Cow::Borrowed(text),
         }
     }
 

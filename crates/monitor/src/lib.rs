@@ -298,16 +298,19 @@ fn forget(state: &mut State, key: &ObjectKey) {
     }
 }
 
-fn record(state: &mut State, kind: &WatchedKind, object: &DynamicObject) {
+/// Files an object under its bundle (serialized before the lock is taken: the watches share it).
+fn record(state: &Mutex<State>, kind: &WatchedKind, object: &DynamicObject) {
     let key = key_of(kind, object);
+    let filed = (object.metadata.deletion_timestamp.is_none())
+        .then(|| bundle_of(object))
+        .flatten()
+        .map(|bundle_key| (bundle_key, Arc::new(reported(kind, object))));
+    let mut state = lock(state);
     // An object can move between bundles when its label changes.
-    forget(state, &key);
-    if object.metadata.deletion_timestamp.is_some() {
-        return;
-    }
-    if let Some(bundle_key) = bundle_of(object) {
+    forget(&mut state, &key);
+    if let Some((bundle_key, reported)) = filed {
         let bundle = state.bundles.entry(bundle_key).or_default();
-        bundle.objects.insert(key, Arc::new(reported(kind, object)));
+        bundle.objects.insert(key, reported);
         bundle.mark_dirty();
     }
 }
@@ -319,12 +322,12 @@ async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<St
     let mut listed: HashSet<ObjectKey> = HashSet::new();
     while let Some(event) = stream.next().await {
         match event {
-            Ok(watcher::Event::Apply(object)) => record(&mut lock(&state), &kind, &object),
+            Ok(watcher::Event::Apply(object)) => record(&state, &kind, &object),
             Ok(watcher::Event::Delete(object)) => forget(&mut lock(&state), &key_of(&kind, &object)),
             Ok(watcher::Event::Init) => listed.clear(),
             Ok(watcher::Event::InitApply(object)) => {
                 listed.insert(key_of(&kind, &object));
-                record(&mut lock(&state), &kind, &object);
+                record(&state, &kind, &object);
             }
             Ok(watcher::Event::InitDone) => {
                 // Objects of this kind that disappeared while the watch was down.
