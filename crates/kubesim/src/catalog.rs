@@ -536,30 +536,37 @@ impl Default for Catalog {
     }
 }
 
+/// The built-in types, as every new cluster's catalog starts with them.
+static BUILT_IN_TYPES: std::sync::LazyLock<Vec<Arc<ResourceType>>> = std::sync::LazyLock::new(|| {
+    BUILT_INS
+        .iter()
+        .map(|b| {
+            Arc::new(ResourceType {
+                group: b.group.into(),
+                version: b.version.into(),
+                kind: b.kind.into(),
+                plural: b.plural.into(),
+                singular: b.kind.to_lowercase(),
+                namespaced: b.namespaced,
+                short_names: b.short.iter().map(|s| (*s).to_string()).collect(),
+                categories: b.categories.iter().map(|s| (*s).to_string()).collect(),
+                status: b.status,
+                scale: b.scale,
+                custom: false,
+                create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
+            })
+        })
+        .collect()
+});
+
 impl Catalog {
-    /// The built-in types.
+    /// The built-in types (shared by every cluster's catalog: built once per process, not once per cluster).
     #[must_use]
     pub fn new() -> Self {
-        let types = BUILT_INS
-            .iter()
-            .map(|b| {
-                Arc::new(ResourceType {
-                    group: b.group.into(),
-                    version: b.version.into(),
-                    kind: b.kind.into(),
-                    plural: b.plural.into(),
-                    singular: b.kind.to_lowercase(),
-                    namespaced: b.namespaced,
-                    short_names: b.short.iter().map(|s| (*s).to_string()).collect(),
-                    categories: b.categories.iter().map(|s| (*s).to_string()).collect(),
-                    status: b.status,
-                    scale: b.scale,
-                    custom: false,
-                    create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
-                })
-            })
-            .collect();
-        Self { types, generation: 1 }
+        Self {
+            types: BUILT_IN_TYPES.clone(),
+            generation: 1,
+        }
     }
 
     /// A content generation for cache keys.
@@ -879,9 +886,19 @@ mod tests {
             "names": {"plural": "widgets", "kind": "Widget", "shortNames": ["wg"]},
             "versions": [{"name": "v1", "served": true, "storage": true, "subresources": {"status": {}}}]}});
         let types = Catalog::types_of_crd(&crd).unwrap();
+        let other_cluster = Catalog::new();
         catalog.set_custom("widgets.example.com", types);
         let widget = catalog.find("example.com", "v1", "widgets").unwrap();
         assert!(widget.status && widget.namespaced && widget.custom);
+        assert!(
+            other_cluster.find("example.com", "v1", "widgets").is_none(),
+            "a CRD is one cluster's"
+        );
+        let pods = |c: &Catalog| c.find("", "v1", "pods").unwrap();
+        assert!(
+            Arc::ptr_eq(&pods(&catalog), &pods(&other_cluster)),
+            "the built-in types are shared, not built per cluster"
+        );
         assert!(catalog.groups().contains_key("example.com"));
         catalog.remove_custom("widgets.example.com");
         assert!(catalog.find("example.com", "v1", "widgets").is_none());
