@@ -36,6 +36,22 @@ fn rss_mib(pid: u32) -> f64 {
         .map_or(0.0, |kib| kib / 1024.0)
 }
 
+/// `pid`'s RSS once it has settled: kubesim reports serving before the monitors in its clusters have started
+/// their watches, which take most of an idle cluster's memory. Sampled every second until two samples in a row
+/// differ by less than 1 % (at most 60 s).
+async fn settled_rss_mib(pid: u32) -> f64 {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(60);
+    let mut last = rss_mib(pid);
+    loop {
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        let now = rss_mib(pid);
+        if (now - last).abs() < last * 0.01 || tokio::time::Instant::now() >= deadline {
+            return now;
+        }
+        last = now;
+    }
+}
+
 /// CPU seconds (user + system) process `pid` used so far.
 pub(crate) fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
@@ -333,7 +349,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let reference_rate = total / reference_time.as_secs_f64();
 
     let kubesim = KubesimProcess::start_with(clusters, sim_args).await;
-    let kubesim_rss_idle = rss_mib(kubesim.pid());
+    let kubesim_rss_idle = settled_rss_mib(kubesim.pid()).await;
     let data = tempfile::tempdir().unwrap();
     let store = ["--data-dir", data.path().to_str().unwrap()];
     let emco = ServeProcess::start_on(&store, &[], None).await;
@@ -536,7 +552,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
         format!("{:.1}% of a core", idle_cpu * 100.0),
     ));
     rows.push((
-        "kubesim RSS: started / with everything applied".into(),
+        "kubesim RSS: started (settled) / with everything applied".into(),
         format!("{kubesim_rss_idle:.0} MiB / {:.0} MiB", rss_mib(kubesim.pid())),
     ));
 
