@@ -174,6 +174,11 @@ fn supported_fields(kind: &str) -> &'static [&'static str] {
     }
 }
 
+/// The value at a dotted field path (`status.phase`); null where the object has none.
+fn at_path<'a>(object: &'a Json, path: &str) -> &'a Json {
+    path.split('.').fold(object, |node, step| &node[step])
+}
+
 /// What selectors and the controllers' transition checks read of an object: its name, namespace, labels and
 /// deletion mark, and the fields a field selector on its kind may name. A logged change keeps this of the object
 /// before it rather than the whole object: holding whole previous versions kept a second copy of every recently
@@ -186,10 +191,7 @@ pub fn selectable_part(kind: &str, object: &Json) -> Json {
         .chain(COMMON_FIELDS)
         .chain(supported_fields(kind));
     for path in paths {
-        let mut node = object;
-        for step in path.split('.') {
-            node = &node[step];
-        }
+        let node = at_path(object, path);
         if node.is_null() {
             continue;
         }
@@ -242,11 +244,7 @@ impl FieldSelector {
     #[must_use]
     pub fn matches(&self, object: &Json) -> bool {
         self.0.iter().all(|(field, equal, value)| {
-            let mut node = object;
-            for part in field.split('.') {
-                node = &node[part];
-            }
-            let actual = match node {
+            let actual = match at_path(object, field) {
                 Json::String(s) => s.clone(),
                 Json::Null => String::new(),
                 other => other.to_string(),
