@@ -15,7 +15,7 @@ use crate::cluster::{ClusterShared, ServedRequest};
 use crate::error::{ApiError, success_status};
 use crate::request::{Query, Route, Target, route};
 use crate::selector::{FieldSelector, LabelSelector};
-use crate::store::{DeleteOptions, PatchType, WriteOptions};
+use crate::store::{DeleteOptions, PatchType, Stored, WriteOptions};
 use crate::{meta, table, watch};
 
 /// The simulator's version, as `kubectl version` shows it.
@@ -548,31 +548,32 @@ fn list(
             "too old resource version: the exact revision is no longer available",
         ));
     }
-    let all = store.list(&t.key(), namespace);
+    let all = store.list_stored(&t.key(), namespace);
     drop(store);
-    let mut selected = Vec::new();
+    // Selected on what the store keeps for selectors; only the objects sent are parsed.
+    let mut selected: Vec<&Stored> = Vec::new();
     let mut next = None;
     for object in &all {
-        let key = (
-            meta::namespace(object).to_string(),
-            meta::name(object).to_string(),
-        );
+        let part = object.part();
+        let key = (meta::namespace(part).to_string(), meta::name(part).to_string());
         if let Some((_, after)) = &start
             && key <= *after
         {
             continue;
         }
-        if !(labels.matches(object) && fields.matches(object)) {
+        if !(labels.matches(part) && fields.matches(part)) {
             continue;
         }
         if selected.len() == limit {
-            next = selected
-                .last()
-                .map(|o: &&Arc<Json>| (meta::namespace(o).to_string(), meta::name(o).to_string()));
+            next = selected.last().map(|o| {
+                let part = o.part();
+                (meta::namespace(part).to_string(), meta::name(part).to_string())
+            });
             break;
         }
         selected.push(object);
     }
+    let selected: Vec<Arc<Json>> = selected.into_iter().map(Stored::tree).collect();
     let list_revision = start.as_ref().map_or(revision, |(rv, _)| *rv);
     let continue_token = next.map(|last| encode_continue(list_revision, &last));
     if table::wants_table(accept) {

@@ -338,6 +338,16 @@ impl Store {
     /// Every object of a type, optionally in one namespace, ordered by namespace and name.
     #[must_use]
     pub fn list(&self, key: &TypeKey, namespace: Option<&str>) -> Vec<Arc<Json>> {
+        self.list_stored(key, namespace)
+            .iter()
+            .map(Stored::tree)
+            .collect()
+    }
+
+    /// Every object of a type as the store keeps it, optionally in one namespace, ordered by namespace and name:
+    /// for a list or watch that selects on [`Stored::part`] and parses only what it sends.
+    #[must_use]
+    pub fn list_stored(&self, key: &TypeKey, namespace: Option<&str>) -> Vec<Stored> {
         let Some(objects) = self.objects.get(key) else {
             return Vec::new();
         };
@@ -345,9 +355,9 @@ impl Store {
             Some(ns) => objects
                 .range((ns.to_string(), String::new())..)
                 .take_while(|((object_ns, _), _)| object_ns == ns)
-                .map(|(_, object)| object.tree())
+                .map(|(_, object)| object.clone())
                 .collect(),
-            None => objects.values().map(Stored::tree).collect(),
+            None => objects.values().cloned().collect(),
         }
     }
 

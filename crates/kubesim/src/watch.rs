@@ -158,9 +158,9 @@ pub async fn serve(
         let mut initial = Vec::new();
         let mut failed = None;
         if send_initial || requested.is_empty() || requested == "0" {
-            for object in store.list(&filter.t.key(), filter.namespace.as_deref()) {
-                if filter.matches(&object) {
-                    initial.push(filter.line("ADDED", &object));
+            for object in store.list_stored(&filter.t.key(), filter.namespace.as_deref()) {
+                if filter.matches(object.part()) {
+                    initial.push(filter.stored_line("ADDED", &object));
                 }
             }
             if send_initial && bookmarks {

@@ -191,7 +191,8 @@ async fn watches_replay_from_a_resource_version() {
     }
 }
 
-/// ConfigMaps are kept as text: a label-selected watch still sees one enter and leave its selection.
+/// ConfigMaps are kept as text: a label-selected watch still sees one enter and leave its selection, and lists
+/// select on labels and fields as before.
 #[tokio::test]
 async fn a_label_selected_watch_sees_a_config_map_enter_and_leave_its_selection() {
     let (_sim, client) = one_cluster().await;
@@ -235,6 +236,20 @@ async fn a_label_selected_watch_sees_a_config_map_enter_and_leave_its_selection(
         panic!("expected ADDED when the labels match again")
     };
     assert_eq!(back.metadata.name.as_deref(), Some("moving"));
+    // A list selects on the same kept part and sends the whole object.
+    let names = |list: kube::core::ObjectList<ConfigMap>| -> Vec<String> {
+        list.items.into_iter().filter_map(|c| c.metadata.name).collect()
+    };
+    let web = api.list(&ListParams::default().labels("app=web")).await.unwrap();
+    assert_eq!(web.items[0].data.as_ref().unwrap()["a"], "b");
+    assert_eq!(names(web), vec!["moving".to_string()]);
+    let db = api.list(&ListParams::default().labels("app=db")).await.unwrap();
+    assert!(db.items.is_empty());
+    let by_name = api
+        .list(&ListParams::default().fields("metadata.name=moving"))
+        .await
+        .unwrap();
+    assert_eq!(names(by_name), vec!["moving".to_string()]);
 }
 
 async fn wait_for(seen: &mut tokio::sync::mpsc::UnboundedReceiver<String>, name: &str) {
