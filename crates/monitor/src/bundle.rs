@@ -41,6 +41,14 @@ const TYPED: &[(&str, &str, &str)] = &[
     ("certificates.k8s.io", "CertificateSigningRequest", "csrStatuses"),
 ];
 
+/// The typed array an object goes into, if its kind has one (else it goes into `resourceStatuses`).
+fn typed_field(key: &ObjectKey) -> Option<&'static str> {
+    TYPED
+        .iter()
+        .find(|(group, kind, _)| *group == key.group && *kind == key.kind)
+        .map(|(_, _, field)| *field)
+}
+
 /// One object's identity within a bundle.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ObjectKey {
@@ -148,11 +156,8 @@ fn assembled(objects: &BTreeMap<ObjectKey, std::sync::Arc<Reported>>) -> Option<
     let mut arrays: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut generic = Vec::new();
     for (key, object) in objects {
-        match TYPED
-            .iter()
-            .find(|(group, kind, _)| *group == key.group && *kind == key.kind)
-        {
-            Some((_, _, field)) => arrays.entry(field).or_default().push(&object.text),
+        match typed_field(key) {
+            Some(field) => arrays.entry(field).or_default().push(&object.text),
             None => generic.push(format!(
                 "{{\"group\":{},\"version\":{},\"kind\":{},\"name\":{},\"namespace\":{},\"res\":{}}}",
                 quoted(&key.group),
@@ -281,11 +286,8 @@ pub fn status_with<O: Borrow<Json>>(
         if object_ready != ReadyStatus::Ready {
             ready = false;
         }
-        match TYPED
-            .iter()
-            .find(|(group, kind, _)| *group == key.group && *kind == key.kind)
-        {
-            Some((_, _, field)) => {
+        match typed_field(key) {
+            Some(field) => {
                 if let Some(map) = entry.as_object_mut() {
                     map.extend(extra);
                 }
