@@ -66,8 +66,8 @@ pub struct ObjectKey {
 
 /// The object without what must not (or need not) leave the cluster.
 #[must_use]
-pub fn sanitize(group: &str, kind: &str, object: &Json) -> Json {
-    let mut clean = object.clone();
+pub fn sanitize(group: &str, kind: &str, object: Json) -> Json {
+    let mut clean = object;
     if let Some(meta) = clean.get_mut("metadata").and_then(Json::as_object_mut) {
         meta.remove("managedFields");
         if let Some(annotations) = meta.get_mut("annotations").and_then(Json::as_object_mut) {
@@ -526,7 +526,7 @@ mod tests {
     fn secrets_and_managed_fields_stay_home() {
         let secret = json!({"metadata": {"name": "s", "managedFields": [{}], "annotations": {"kubectl.kubernetes.io/last-applied-configuration": "{}", "keep": "1"}},
                             "data": {"password": "c2VjcmV0"}, "type": "Opaque"});
-        let clean = sanitize("", "Secret", &secret);
+        let clean = sanitize("", "Secret", secret);
         assert_eq!(
             clean,
             json!({"metadata": {"name": "s", "annotations": {"keep": "1"}}, "type": "Opaque"})

@@ -285,7 +285,7 @@ fn reported(kind: &WatchedKind, object: &DynamicObject) -> bundle::Reported {
     };
     value["apiVersion"] = json!(api_version);
     value["kind"] = json!(kind.kind);
-    let sanitized = bundle::sanitize(&kind.group, &kind.kind, &value);
+    let sanitized = bundle::sanitize(&kind.group, &kind.kind, value);
     bundle::Reported::new(&kind.group, &kind.kind, &sanitized)
 }
 
