@@ -1,8 +1,11 @@
 //! What a ResourceBundleState (the monitor's report from inside a cluster) says about one rsync resource:
 //! Present, NotPresent or Unknown by the seed's rules, and the object itself for `output=detail`.
 //!
-//! Also the status configs a ResourceBundleState's spec carries (issue #16 §4): rsync writes, per app, the configs
-//! of the kinds the app holds into `spec.statusConfigs` ([`BundleStatusConfig`], [`rbs_object_with_configs`]); the
+//! Also what a ResourceBundleState's spec tells the monitor. rsync writes, per app, the kinds the app holds into
+//! `spec.kinds` ([`BundleKind`]): the monitor watches only kinds some bundle names (and pods), so an edge cluster's
+//! API server carries a watch per kind in use, not one per kind the monitor knows; a bundle without the list (one
+//! EMCO's rsync wrote) has every known kind watched. And the status configs (issue #16 §4) of the kinds the app
+//! holds, in `spec.statusConfigs` ([`BundleStatusConfig`], [`rbs_object_with`]); the
 //! monitor watches those kinds, leaves out the objects of kinds whose collection is disabled (listing the kinds in
 //! `status.statusCollectionDisabled`) and writes each object's rolled-up value beside it as `statusRemote` (and the
 //! condition that means ready for its kind as `readyCondition`), which [`status_remote`] and [`ready_condition`]
@@ -21,6 +24,44 @@ pub const STATUS_REMOTE_FIELD: &str = "statusRemote";
 pub const READY_CONDITION_FIELD: &str = "readyCondition";
 /// The status field listing the kinds (`{group, kind}`) whose collection a status config disabled.
 pub const COLLECTION_DISABLED_FIELD: &str = "statusCollectionDisabled";
+
+/// How many kinds one ResourceBundleState spec names at most (more are ignored).
+pub const MAX_BUNDLE_KINDS: usize = 64;
+
+/// A kind an app holds, as a ResourceBundleState spec names it (`spec.kinds[]`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct BundleKind {
+    /// API group (empty: core).
+    #[serde(default)]
+    pub group: String,
+    /// Kind.
+    pub kind: String,
+}
+
+impl BundleKind {
+    /// A kind from its group and name.
+    #[must_use]
+    pub fn new(group: &str, kind: &str) -> Self {
+        Self {
+            group: group.into(),
+            kind: kind.into(),
+        }
+    }
+}
+
+/// The kinds a ResourceBundleState's spec names (`spec.kinds`), at most [`MAX_BUNDLE_KINDS`]; entries that do not
+/// parse are skipped. `None` when the spec has no list: the bundle does not say, so every kind may be its.
+#[must_use]
+pub fn bundle_kinds(rbs: &Json) -> Option<Vec<BundleKind>> {
+    let entries = rbs["spec"]["kinds"].as_array()?;
+    Some(
+        entries
+            .iter()
+            .take(MAX_BUNDLE_KINDS)
+            .filter_map(|entry| BundleKind::deserialize(entry).ok())
+            .collect(),
+    )
+}
 
 /// One status config as a ResourceBundleState spec carries it (`spec.statusConfigs[]`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -91,11 +132,18 @@ pub fn bundle_status_configs(rbs: &Json) -> Vec<BundleStatusConfig> {
         .collect()
 }
 
-/// [`crate::rbs_object`] whose spec carries `configs` (`spec.statusConfigs`; absent when there are none, so a
-/// bundle without configs is the seed's).
+/// [`crate::rbs_object`] whose spec names the app's `kinds` (`spec.kinds`, sorted, each once) and carries its
+/// status `configs` (`spec.statusConfigs`, absent when there are none).
 #[must_use]
-pub fn rbs_object_with_configs(label_value: &str, namespace: &str, configs: &[BundleStatusConfig]) -> Json {
+pub fn rbs_object_with(
+    label_value: &str,
+    namespace: &str,
+    kinds: impl IntoIterator<Item = BundleKind>,
+    configs: &[BundleStatusConfig],
+) -> Json {
     let mut object = crate::rbs_object(label_value, namespace);
+    let kinds: std::collections::BTreeSet<BundleKind> = kinds.into_iter().collect();
+    object["spec"]["kinds"] = json!(kinds);
     if !configs.is_empty() {
         object["spec"]["statusConfigs"] = json!(configs);
     }
@@ -195,13 +243,15 @@ mod tests {
         .unwrap();
         let entry = BundleStatusConfig::from_config(&config, "deployments");
         assert!(!entry.collect);
-        let rbs = rbs_object_with_configs("1-web", "default", std::slice::from_ref(&entry));
+        let kinds = [BundleKind::new("apps", "Deployment")];
+        let rbs = rbs_object_with("1-web", "default", kinds, std::slice::from_ref(&entry));
         assert_eq!(rbs["spec"]["statusConfigs"][0]["plural"], "deployments");
         assert_eq!(bundle_status_configs(&rbs), vec![entry]);
-        assert_eq!(
-            rbs_object_with_configs("1-web", "default", &[]),
-            crate::rbs_object("1-web", "default"),
-            "no configs: the seed's bundle"
+        assert!(
+            rbs_object_with("1-web", "default", [], &[])["spec"]
+                .get("statusConfigs")
+                .is_none(),
+            "no configs, no list"
         );
         let garbage =
             json!({"spec": {"statusConfigs": [{"kind": 3}, {"version": "v1", "kind": "W", "plural": "ws"}]}});
@@ -209,6 +259,44 @@ mod tests {
             bundle_status_configs(&garbage).len(),
             1,
             "entries that do not parse are skipped"
+        );
+    }
+
+    #[test]
+    fn the_bundle_spec_names_each_kind_of_the_app_once() {
+        let kinds = [
+            BundleKind::new("", "Service"),
+            BundleKind::new("apps", "Deployment"),
+            BundleKind::new("", "Service"),
+        ];
+        let rbs = rbs_object_with("1-web", "default", kinds, &[]);
+        assert_eq!(
+            rbs["spec"]["kinds"],
+            json!([{"group": "", "kind": "Service"}, {"group": "apps", "kind": "Deployment"}])
+        );
+        assert_eq!(
+            bundle_kinds(&rbs),
+            Some(vec![
+                BundleKind::new("", "Service"),
+                BundleKind::new("apps", "Deployment")
+            ])
+        );
+        assert_eq!(
+            bundle_kinds(&crate::rbs_object("1-web", "default")),
+            None,
+            "the seed's bundle does not say"
+        );
+        let garbage = json!({"spec": {"kinds": [{"group": 3}, {"kind": "ConfigMap"}, "Pod"]}});
+        assert_eq!(
+            bundle_kinds(&garbage),
+            Some(vec![BundleKind::new("", "ConfigMap")]),
+            "entries that do not parse are skipped"
+        );
+        let many: Vec<Json> = (0..200).map(|n| json!({"kind": format!("K{n}")})).collect();
+        let many = json!({"spec": {"kinds": many}});
+        assert_eq!(
+            bundle_kinds(&many).map(|kinds| kinds.len()),
+            Some(MAX_BUNDLE_KINDS)
         );
     }
 

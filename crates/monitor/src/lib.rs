@@ -2,6 +2,13 @@
 //! `emco/deployment-id` of the kinds the seed's ResourceBundleState lists (plus any configured kind) and keeps, for
 //! each label value, the matching ResourceBundleState's status current ([`bundle`] builds it).
 //!
+//! It watches only what the cluster's bundles need: the ResourceBundleStates themselves (once their CRD is
+//! established), and of the kinds it knows those some bundle's spec names (`spec.kinds`, written by rsync: the
+//! kinds the app holds) — every known kind for a bundle whose spec names none — plus pods while any bundle exists.
+//! An idle cluster carries one watch, a cluster running a Deployment, Services and ConfigMaps five, not one per
+//! kind the monitor knows. No status is written while a newly watched kind is still listing (for at most
+//! [`LIST_GRACE`]), so a bundle never reports the objects of a kind it just gained as missing.
+//!
 //! Bursts are coalesced: each bundle is written at most once per `coalesce` interval (200 ms by default); a change to a
 //! bundle that was not written within the interval goes out after `gather` (20 ms), time for the changes it causes
 //! (a Deployment's counts after its pod's readiness) to join it. A bundle
@@ -12,12 +19,10 @@
 //! changes carries the heartbeat too; a bundle that did not change gets a merge patch of the heartbeat alone.
 //!
 //! Status configs (issue #16 §4) reach it through its own cluster, never by calling emco: rsync writes the configs
-//! of an app's kinds into the app's ResourceBundleState spec (`spec.statusConfigs`), and the monitor watches the
-//! ResourceBundleStates of the namespaces it has objects in (at most [`MAX_BUNDLE_NAMESPACES`]; an app whose only
-//! objects are of kinds not watched by default, in a namespace with nothing else, is not seen). Each bundle's status
-//! is built under its own configs ([`bundle::status_with`]); the kinds
-//! they name that are not watched already are watched while some bundle names them (at most
-//! [`MAX_DYNAMIC_KINDS`]), and forgotten when none does.
+//! of an app's kinds into the app's ResourceBundleState spec (`spec.statusConfigs`). Each bundle's status is built
+//! under its own configs ([`bundle::status_with`]); the kinds they name that it does not know are watched while some
+//! bundle names them (at most [`MAX_DYNAMIC_KINDS`]). A kind no bundle needs any more stops being watched and its
+//! objects are forgotten.
 //!
 //! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
 
@@ -30,8 +35,8 @@ use std::time::Duration;
 use tokio::sync::Notify;
 
 use bundle::ObjectKey;
-use emco_k8s::bundle::{BundleStatusConfig, bundle_status_configs};
-use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
+use emco_k8s::bundle::{BundleKind, BundleStatusConfig, bundle_kinds, bundle_status_configs};
+use emco_k8s::{DEPLOYMENT_ID_LABEL, RBS_CRD_NAME, RBS_GROUP, RBS_KIND, RBS_PLURAL, RBS_VERSION};
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
@@ -90,8 +95,9 @@ impl WatchedKind {
 /// How many kinds status configs may add to the watched ones: each is one more watch on the API server.
 pub const MAX_DYNAMIC_KINDS: usize = 32;
 
-/// How many namespaces' ResourceBundleStates are followed for their status configs: one watch each.
-pub const MAX_BUNDLE_NAMESPACES: usize = 256;
+/// How long statuses wait for a newly watched kind's first list: a watch that cannot list (a kind the role does
+/// not grant, say) holds them back no longer.
+pub const LIST_GRACE: Duration = Duration::from_secs(10);
 
 /// The kinds the seed's ResourceBundleState has arrays for.
 #[must_use]
@@ -112,7 +118,7 @@ pub fn default_kinds() -> Vec<WatchedKind> {
 /// How the monitor runs.
 #[derive(Debug, Clone)]
 pub struct MonitorConfig {
-    /// The kinds watched.
+    /// The kinds it knows: each is watched while a bundle names it (or names none); pods while any bundle exists.
     pub kinds: Vec<WatchedKind>,
     /// At most one write per bundle per interval.
     pub coalesce: Duration,
@@ -183,44 +189,93 @@ impl Bundle {
 /// A bundle's identity: (namespace, label value).
 type BundleKey = (String, String);
 
+/// What a ResourceBundleState's spec tells the monitor.
+#[derive(Debug, Default, Clone, PartialEq)]
+struct BundleSpec {
+    /// The kinds the app holds; `None` when the spec does not say (any known kind may be the app's).
+    kinds: Option<Vec<BundleKind>>,
+    /// The status configs of the app's kinds.
+    configs: Arc<Vec<BundleStatusConfig>>,
+}
+
+impl BundleSpec {
+    fn of(bundle: &DynamicObject) -> Self {
+        Self {
+            kinds: bundle_kinds(&bundle.data),
+            configs: Arc::new(bundle_status_configs(&bundle.data)),
+        }
+    }
+
+    /// Whether the bundle may hold objects of `kind`.
+    fn names(&self, kind: &WatchedKind) -> bool {
+        self.kinds.as_ref().is_none_or(|kinds| {
+            kinds
+                .iter()
+                .any(|named| named.group == kind.group && named.kind == kind.kind)
+        })
+    }
+}
+
+fn is_pod(kind: &WatchedKind) -> bool {
+    kind.group.is_empty() && kind.kind == "Pod"
+}
+
 #[derive(Default)]
 struct State {
     /// By (namespace, label value).
     bundles: HashMap<(String, String), Bundle>,
-    /// The status configs each ResourceBundleState's spec carries, by (namespace, name = label value).
-    configs: HashMap<BundleKey, Arc<Vec<BundleStatusConfig>>>,
-    /// Bumped whenever `configs` changes, so the kinds to watch are worked out again.
-    configs_generation: u64,
+    /// What each ResourceBundleState's spec says, by (namespace, name = label value).
+    specs: HashMap<BundleKey, BundleSpec>,
+    /// Bumped whenever `specs` changes, so the kinds to watch are worked out again.
+    specs_generation: u64,
+    /// The kinds whose watch started and has not listed yet, with when it started (see [`LIST_GRACE`]).
+    listing: HashMap<WatchedKind, tokio::time::Instant>,
 }
 
 impl State {
-    /// Records the configs of a bundle's ResourceBundleState; a change marks the bundle for rewriting.
-    fn set_configs(&mut self, key: BundleKey, configs: Vec<BundleStatusConfig>) {
-        let unchanged = self
-            .configs
-            .get(&key)
-            .map_or(configs.is_empty(), |known| **known == configs);
-        if unchanged {
+    /// Records what a bundle's ResourceBundleState spec says (`None`: it is gone); a change of its configs marks
+    /// the bundle for rewriting.
+    fn set_spec(&mut self, key: BundleKey, spec: Option<BundleSpec>) {
+        if self.specs.get(&key) == spec.as_ref() {
             return;
         }
-        if configs.is_empty() {
-            self.configs.remove(&key);
-        } else {
-            self.configs.insert(key.clone(), Arc::new(configs));
-        }
-        self.configs_generation += 1;
-        if let Some(bundle) = self.bundles.get_mut(&key) {
+        let configs_before = self.specs.get(&key).map(|known| known.configs.clone());
+        let configs_after = spec.as_ref().map(|spec| spec.configs.clone());
+        match spec {
+            Some(spec) => self.specs.insert(key.clone(), spec),
+            None => self.specs.remove(&key),
+        };
+        self.specs_generation += 1;
+        if configs_before.unwrap_or_default() != configs_after.unwrap_or_default()
+            && let Some(bundle) = self.bundles.get_mut(&key)
+        {
             bundle.mark_dirty();
         }
+    }
+
+    /// The kinds to watch, in a stable order: of the `known` ones, pods while any bundle exists and the others
+    /// while a bundle names them (or names none); then the kinds the configs name that `known` does not hold and
+    /// whose objects are collected, at most [`MAX_DYNAMIC_KINDS`] of those.
+    fn wanted_kinds(&self, known: &[WatchedKind]) -> Vec<WatchedKind> {
+        if self.specs.is_empty() {
+            return Vec::new();
+        }
+        let mut wanted: Vec<WatchedKind> = known
+            .iter()
+            .filter(|kind| is_pod(kind) || self.specs.values().any(|spec| spec.names(kind)))
+            .cloned()
+            .collect();
+        wanted.extend(self.extra_kinds(known));
+        wanted
     }
 
     /// The kinds the configs name that `fixed` does not hold and whose objects are collected, in a stable order,
     /// at most [`MAX_DYNAMIC_KINDS`].
     fn extra_kinds(&self, fixed: &[WatchedKind]) -> Vec<WatchedKind> {
         let mut kinds: Vec<WatchedKind> = self
-            .configs
+            .specs
             .values()
-            .flat_map(|configs| configs.iter())
+            .flat_map(|spec| spec.configs.iter())
             .filter(|config| config.collect && !config.plural.is_empty())
             .filter(|config| !fixed.iter().any(|kind| config.is_for(&kind.group, &kind.kind)))
             .map(|config| WatchedKind::new(&config.group, &config.version, &config.kind, &config.plural))
@@ -238,8 +293,18 @@ impl State {
         kinds
     }
 
+    /// Until when statuses wait for a newly watched kind's first list, if one is listing (within [`LIST_GRACE`]).
+    fn listing_until(&self, now: tokio::time::Instant) -> Option<tokio::time::Instant> {
+        self.listing
+            .values()
+            .map(|started| *started + LIST_GRACE)
+            .filter(|until| *until > now)
+            .max()
+    }
+
     /// Drops every object of `kind` (no longer watched) from the bundles.
     fn forget_kind(&mut self, kind: &WatchedKind) {
+        self.listing.remove(kind);
         for bundle in self.bundles.values_mut() {
             let before = bundle.objects.len();
             bundle
@@ -332,6 +397,7 @@ async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<St
             Ok(watcher::Event::InitDone) => {
                 // Objects of this kind that disappeared while the watch was down.
                 let mut state = lock(&state);
+                state.listing.remove(&kind);
                 for bundle in state.bundles.values_mut() {
                     let before = bundle.objects.len();
                     bundle.objects.retain(|key, _| {
@@ -367,16 +433,42 @@ fn bundle_key_of(object: &DynamicObject) -> BundleKey {
     )
 }
 
-/// Follows the ResourceBundleStates of `namespace` for the status configs their specs carry. Per namespace, not
-/// cluster-wide: the monitor only reads bundles where it has objects to report (and rsync's own cluster-wide
-/// watch stays the only one).
-async fn watch_bundles(
-    client: kube::Client,
-    namespace: String,
-    state: Arc<Mutex<State>>,
-    changed: Arc<Notify>,
-) {
-    let api: Api<DynamicObject> = Api::namespaced_with(client, &namespace, &bundle_resource());
+/// The CustomResourceDefinition resource.
+fn crd_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+        "customresourcedefinitions",
+    )
+}
+
+/// Whether a CustomResourceDefinition says its objects are served (condition `Established` is `True`).
+fn established(crd: Option<&DynamicObject>) -> bool {
+    crd.and_then(|crd| crd.data["status"]["conditions"].as_array())
+        .into_iter()
+        .flatten()
+        .any(|condition| condition["type"] == "Established" && condition["status"] == "True")
+}
+
+/// Waits, watching it by name, until the ResourceBundleState CRD is established: until then there is nothing to
+/// report into (rsync installs it with an app's first deployment, or an operator with the monitor).
+async fn bundle_crd_established(client: &kube::Client) {
+    let crds: Api<DynamicObject> = Api::all_with(client.clone(), &crd_resource());
+    loop {
+        match kube::runtime::wait::await_condition(crds.clone(), RBS_CRD_NAME, established).await {
+            Ok(_) => return,
+            Err(err) => {
+                tracing::debug!(error = %err, "cannot watch the ResourceBundleState CRD; retrying");
+                tokio::time::sleep(Duration::from_secs(5)).await;
+            }
+        }
+    }
+}
+
+/// Follows every ResourceBundleState of the cluster for what its spec says: the kinds its app holds and their
+/// status configs.
+async fn watch_bundles(client: kube::Client, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
+    bundle_crd_established(&client).await;
+    let api: Api<DynamicObject> = Api::all_with(client, &bundle_resource());
     let mut stream = watcher::watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
@@ -384,27 +476,25 @@ async fn watch_bundles(
     while let Some(event) = stream.next().await {
         match event {
             Ok(watcher::Event::Apply(object)) => {
-                lock(&state).set_configs(bundle_key_of(&object), bundle_status_configs(&object.data));
+                lock(&state).set_spec(bundle_key_of(&object), Some(BundleSpec::of(&object)));
             }
-            Ok(watcher::Event::Delete(object)) => {
-                lock(&state).set_configs(bundle_key_of(&object), Vec::new())
-            }
+            Ok(watcher::Event::Delete(object)) => lock(&state).set_spec(bundle_key_of(&object), None),
             Ok(watcher::Event::Init) => listed.clear(),
             Ok(watcher::Event::InitApply(object)) => {
                 let key = bundle_key_of(&object);
                 listed.insert(key.clone());
-                lock(&state).set_configs(key, bundle_status_configs(&object.data));
+                lock(&state).set_spec(key, Some(BundleSpec::of(&object)));
             }
             Ok(watcher::Event::InitDone) => {
                 let mut state = lock(&state);
                 let gone: Vec<BundleKey> = state
-                    .configs
+                    .specs
                     .keys()
-                    .filter(|key| key.0 == namespace && !listed.contains(*key))
+                    .filter(|key| !listed.contains(*key))
                     .cloned()
                     .collect();
                 for key in gone {
-                    state.set_configs(key, Vec::new());
+                    state.set_spec(key, None);
                 }
             }
             Err(err) => tracing::debug!(error = %err, "ResourceBundleState watch failed; retrying"),
@@ -494,7 +584,11 @@ async fn flush(
     // built off the async workers so the watches keep flowing meanwhile.
     let snapshots: Vec<(BundleKey, Write)> = {
         let mut guard = lock(state);
-        let State { bundles, configs, .. } = &mut *guard;
+        if let Some(until) = guard.listing_until(now) {
+            // A kind just watched is listing: its objects are not in the bundles yet.
+            return Some(until);
+        }
+        let State { bundles, specs, .. } = &mut *guard;
         bundles
             .iter_mut()
             .filter_map(|(key, b)| {
@@ -508,7 +602,8 @@ async fn flush(
                 let beat_due = !b.dirty && b.heartbeat_due(config).is_some_and(|due| due <= now);
                 let write = if write_due {
                     b.dirty = false;
-                    Write::Status(b.objects.clone(), configs.get(key).cloned().unwrap_or_default())
+                    let configs = specs.get(key).map(|spec| spec.configs.clone());
+                    Write::Status(b.objects.clone(), configs.unwrap_or_default())
                 } else if beat_due {
                     Write::Heartbeat
                 } else {
@@ -611,71 +706,42 @@ pub async fn run(
     let state = Arc::new(Mutex::new(State::default()));
     let changed = Arc::new(Notify::new());
     let mut watches = tokio::task::JoinSet::new();
-    for kind in config.kinds.clone() {
-        watches.spawn(watch_kind(client.clone(), kind, state.clone(), changed.clone()));
-    }
-    // The namespaces whose ResourceBundleStates are followed (those the monitor has objects in).
-    let mut bundle_namespaces: HashSet<String> = HashSet::new();
-    // The kinds status configs added, with the handle that stops each one's watch.
-    let mut extra: HashMap<WatchedKind, tokio::task::AbortHandle> = HashMap::new();
+    watches.spawn(watch_bundles(client.clone(), state.clone(), changed.clone()));
+    // The kinds watched, with the handle that stops each one's watch.
+    let mut watched: HashMap<WatchedKind, tokio::task::AbortHandle> = HashMap::new();
     let mut seen_generation = 0;
     tokio::pin!(shutdown);
     loop {
-        let namespaces: Vec<String> = {
-            let state = lock(&state);
-            state
-                .bundles
-                .keys()
-                .map(|(namespace, _)| namespace)
-                .filter(|namespace| !bundle_namespaces.contains(*namespace))
-                .cloned()
-                .collect::<HashSet<String>>()
-                .into_iter()
-                .collect()
-        };
-        for namespace in namespaces {
-            if bundle_namespaces.len() >= MAX_BUNDLE_NAMESPACES {
-                tracing::warn!(
-                    namespace,
-                    "too many namespaces; their status configs are not followed"
-                );
-                break;
-            }
-            bundle_namespaces.insert(namespace.clone());
-            watches.spawn(watch_bundles(
-                client.clone(),
-                namespace,
-                state.clone(),
-                changed.clone(),
-            ));
-        }
-        let generation = lock(&state).configs_generation;
+        let generation = lock(&state).specs_generation;
         if generation != seen_generation {
             seen_generation = generation;
-            let wanted = lock(&state).extra_kinds(&config.kinds);
-            let dropped: Vec<WatchedKind> = extra
+            let wanted = lock(&state).wanted_kinds(&config.kinds);
+            let dropped: Vec<WatchedKind> = watched
                 .keys()
                 .filter(|kind| !wanted.contains(kind))
                 .cloned()
                 .collect();
             for kind in dropped {
-                if let Some(handle) = extra.remove(&kind) {
+                if let Some(handle) = watched.remove(&kind) {
                     handle.abort();
                 }
                 lock(&state).forget_kind(&kind);
-                tracing::info!(
+                tracing::debug!(
                     kind = kind.kind,
                     group = kind.group,
-                    "no status config names the kind any more; not watched"
+                    "no bundle needs the kind; not watched"
                 );
             }
             for kind in wanted {
-                if let std::collections::hash_map::Entry::Vacant(slot) = extra.entry(kind.clone()) {
-                    tracing::info!(
+                if let std::collections::hash_map::Entry::Vacant(slot) = watched.entry(kind.clone()) {
+                    tracing::debug!(
                         kind = kind.kind,
                         group = kind.group,
-                        "watching a kind a status config names"
+                        "a bundle needs the kind; watching it"
                     );
+                    lock(&state)
+                        .listing
+                        .insert(kind.clone(), tokio::time::Instant::now());
                     slot.insert(watches.spawn(watch_kind(
                         client.clone(),
                         kind,
@@ -751,6 +817,58 @@ mod tests {
             StatusDigest::of(&status),
             StatusDigest::of(&json!({"ready": true}).to_string())
         );
+    }
+
+    #[test]
+    fn the_kinds_watched_are_those_the_bundles_name_and_pods() {
+        let known = default_kinds();
+        let plurals = |kinds: Vec<WatchedKind>| kinds.into_iter().map(|kind| kind.plural).collect::<Vec<_>>();
+        let mut state = State::default();
+        assert!(state.wanted_kinds(&known).is_empty(), "no bundle, no watch");
+        let narrow = BundleSpec {
+            kinds: Some(vec![
+                BundleKind::new("apps", "Deployment"),
+                BundleKind::new("", "Service"),
+            ]),
+            configs: Arc::default(),
+        };
+        state.set_spec(("default".into(), "1-web".into()), Some(narrow.clone()));
+        assert_eq!(
+            plurals(state.wanted_kinds(&known)),
+            ["pods", "services", "deployments"]
+        );
+        let generation = state.specs_generation;
+        state.set_spec(("default".into(), "1-web".into()), Some(narrow));
+        assert_eq!(
+            state.specs_generation, generation,
+            "the same spec again changes nothing"
+        );
+        state.set_spec(("other".into(), "2-db".into()), Some(BundleSpec::default()));
+        assert_eq!(
+            state.wanted_kinds(&known),
+            known,
+            "a bundle that does not name its kinds: every known kind"
+        );
+        state.set_spec(("other".into(), "2-db".into()), None);
+        state.set_spec(("default".into(), "1-web".into()), None);
+        assert!(state.wanted_kinds(&known).is_empty());
+    }
+
+    #[test]
+    fn statuses_wait_for_a_new_kind_to_list_but_not_past_the_grace() {
+        let now = tokio::time::Instant::now();
+        let mut state = State::default();
+        assert_eq!(state.listing_until(now), None);
+        let pods = WatchedKind::new("", "v1", "Pod", "pods");
+        state.listing.insert(pods.clone(), now);
+        assert_eq!(state.listing_until(now), Some(now + LIST_GRACE));
+        assert_eq!(
+            state.listing_until(now + LIST_GRACE),
+            None,
+            "a watch that cannot list holds nothing back past the grace"
+        );
+        state.forget_kind(&pods);
+        assert_eq!(state.listing_until(now), None);
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! The monitor against kubesim clusters: an app of 2,000 pods whose ResourceBundleState stays under the API's size
-//! limit, a heartbeat refreshed while nothing changes, and the `deploy/` manifests applied with the real kubectl.
+//! limit, a heartbeat refreshed while nothing changes, watches of only the kinds the bundles name, status configs
+//! from the bundle spec, and the `deploy/` manifests applied with the real kubectl.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -287,6 +288,13 @@ async fn the_deploy_manifests_apply_and_grant_what_the_monitor_needs() {
             );
         }
     }
+    for verb in ["list", "watch"] {
+        assert!(allows("k8splugin.io", "resourcebundlestates", verb));
+        assert!(
+            allows("apiextensions.k8s.io", "customresourcedefinitions", verb),
+            "the monitor waits for the ResourceBundleState CRD by watching it"
+        );
+    }
     assert!(allows("k8splugin.io", "resourcebundlestates/status", "patch"));
 
     let deployment: serde_json::Value = serde_json::from_str(
@@ -389,8 +397,14 @@ async fn status_configs_in_the_bundle_spec_add_kinds_and_remote_values() {
     bundles
         .create(
             &PostParams::default(),
-            &serde_json::from_value(emco_k8s::bundle::rbs_object_with_configs(
-                "1-cfg", "default", &configs,
+            &serde_json::from_value(emco_k8s::bundle::rbs_object_with(
+                "1-cfg",
+                "default",
+                [
+                    emco_k8s::bundle::BundleKind::new("example.com", "Widget"),
+                    emco_k8s::bundle::BundleKind::new("", "ConfigMap"),
+                ],
+                &configs,
             ))
             .unwrap(),
         )
@@ -437,5 +451,147 @@ async fn status_configs_in_the_bundle_spec_add_kinds_and_remote_values() {
     })
     .await;
     assert!(status.get("statusCollectionDisabled").is_none());
+    monitor.abort();
+}
+
+/// The resources the monitor has opened watches on, by plural (the last segment of the watched path).
+fn watched_resources(sim: &kubesim::Simulator) -> std::collections::BTreeSet<String> {
+    sim.clusters()[0]
+        .shared()
+        .requests()
+        .into_iter()
+        .filter(|request| request.watch)
+        .filter_map(|request| request.path.rsplit('/').next().map(String::from))
+        .collect()
+}
+
+/// The monitor waits for the ResourceBundleState CRD, then watches only the kinds the bundles name (and pods):
+/// an object of a kind no bundle names is not reported until a bundle names it, and a kind no bundle names any
+/// more is dropped with its objects.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_monitor_watches_only_the_kinds_its_bundles_name() {
+    let sim = kubesim::Simulator::start_named(1).await.unwrap();
+    let client = sim.clusters()[0].client().unwrap();
+    let monitor = tokio::spawn(emco_monitor::run(
+        client.clone(),
+        MonitorConfig::default(),
+        std::future::pending(),
+    ));
+    let labelled = |kind: &str, name: &str| {
+        json!({"apiVersion": "v1", "kind": kind,
+               "metadata": {"name": name, "labels": {"emco/deployment-id": "1-narrow"}}, "data": {"a": "MQ=="}})
+    };
+    for (kind, plural, name) in [
+        ("ConfigMap", "configmaps", "settings"),
+        ("Secret", "secrets", "token"),
+    ] {
+        Api::<DynamicObject>::namespaced_with(
+            client.clone(),
+            "default",
+            &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", kind), plural),
+        )
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(labelled(kind, name)).unwrap(),
+        )
+        .await
+        .unwrap();
+    }
+    // No CRD yet: the monitor waits for it and watches nothing else.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        watched_resources(&sim),
+        ["customresourcedefinitions".to_string()].into(),
+        "before any bundle can exist"
+    );
+
+    let crds = Api::<DynamicObject>::all_with(
+        client.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    crds.create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let bundles = bundles_in_default(&client);
+    let config_map = emco_k8s::bundle::BundleKind::new("", "ConfigMap");
+    let secret = emco_k8s::bundle::BundleKind::new("", "Secret");
+    bundles
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(emco_k8s::bundle::rbs_object_with(
+                "1-narrow",
+                "default",
+                [config_map.clone()],
+                &[],
+            ))
+            .unwrap(),
+        )
+        .await
+        .unwrap();
+    let status = status_when(&bundles, "1-narrow", "the ConfigMap is reported", |status| {
+        status["configMapStatuses"][0]["metadata"]["name"] == "settings"
+    })
+    .await;
+    assert!(
+        status["secretStatuses"].as_array().is_none_or(Vec::is_empty),
+        "no bundle names Secrets: {status}"
+    );
+    let watched = watched_resources(&sim);
+    for resource in [
+        "customresourcedefinitions",
+        "resourcebundlestates",
+        "configmaps",
+        "pods",
+    ] {
+        assert!(watched.contains(resource), "{resource} not watched: {watched:?}");
+    }
+    for resource in [
+        "secrets",
+        "deployments",
+        "daemonsets",
+        "statefulsets",
+        "jobs",
+        "ingresses",
+        "services",
+    ] {
+        assert!(!watched.contains(resource), "{resource} watched: {watched:?}");
+    }
+
+    // The bundle names Secrets too: the Secret is reported.
+    let spec_kinds = |kinds: &[&emco_k8s::bundle::BundleKind]| json!({"spec": {"kinds": kinds}});
+    bundles
+        .patch(
+            "1-narrow",
+            &PatchParams::default(),
+            &Patch::Merge(spec_kinds(&[&config_map, &secret])),
+        )
+        .await
+        .unwrap();
+    status_when(&bundles, "1-narrow", "the Secret is reported", |status| {
+        status["secretStatuses"][0]["metadata"]["name"] == "token"
+            && status["configMapStatuses"][0]["metadata"]["name"] == "settings"
+    })
+    .await;
+
+    // Secrets alone: the ConfigMap kind is dropped and its object no longer reported.
+    bundles
+        .patch(
+            "1-narrow",
+            &PatchParams::default(),
+            &Patch::Merge(spec_kinds(&[&secret])),
+        )
+        .await
+        .unwrap();
+    status_when(&bundles, "1-narrow", "the ConfigMap is forgotten", |status| {
+        status["secretStatuses"][0]["metadata"]["name"] == "token"
+            && status["configMapStatuses"].as_array().is_none_or(Vec::is_empty)
+    })
+    .await;
     monitor.abort();
 }

@@ -976,7 +976,7 @@ impl Batch<'_> {
         }
         // The app's ResourceBundleState, once the resources are there (an update that wrote nothing on a cluster
         // its predecessor used finds it there already; one that wrote something writes it only when its spec —
-        // the status configs — changed).
+        // the kinds and the status configs — changed).
         if !self.record.resources.is_empty() && (self.written > 0 || self.previous.is_none()) {
             let api = self.bundle_api().await?;
             let clients = &self.inner.clients;
@@ -988,7 +988,12 @@ impl Batch<'_> {
                 self.record,
             )
             .await;
-            let bundle = emco_k8s::bundle::rbs_object_with_configs(&self.label, self.namespace, &configs);
+            // The kinds the app holds: the monitor watches those (and pods), not every kind it knows.
+            let kinds = self.record.resources.iter().map(|resource| {
+                let gvk = resource.gvk();
+                emco_k8s::bundle::BundleKind::new(&gvk.group, &gvk.kind)
+            });
+            let bundle = emco_k8s::bundle::rbs_object_with(&self.label, self.namespace, kinds, &configs);
             let unchanged = match &self.previous {
                 Some(_) => api
                     .get_opt(&self.label)

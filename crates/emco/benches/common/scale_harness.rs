@@ -78,14 +78,19 @@ fn objects_of_one_cluster(apps: &[&str], replicas: usize, version: &str, context
             namespace: "default".to_string(),
         };
         let label = format!("{context}-{app}");
+        let mut kinds = Vec::new();
         for manifest in emco_helm::render::render_chart(&loaded, &serde_json::json!({}), &release).unwrap() {
-            objects.push(emco_rsync::labels::prepare(
-                manifest.object,
-                &label,
-                Some("default"),
+            let object = emco_rsync::labels::prepare(manifest.object, &label, Some("default"));
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let group = api_version.split_once('/').map_or("", |(group, _)| group);
+            kinds.push(emco_k8s::bundle::BundleKind::new(
+                group,
+                object["kind"].as_str().unwrap_or_default(),
             ));
+            objects.push(object);
         }
-        objects.push(emco_k8s::rbs_object(&label, "default"));
+        // The bundle as rsync writes it: naming the app's kinds.
+        objects.push(emco_k8s::bundle::rbs_object_with(&label, "default", kinds, &[]));
     }
     objects
 }

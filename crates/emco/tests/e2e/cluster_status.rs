@@ -285,14 +285,16 @@ async fn a_crash_looping_pod_makes_its_app_not_ready() {
     );
 }
 
-/// The times rsync's bundle watcher of `cluster` asked for ResourceBundleStates (a cluster-wide list or watch;
-/// the monitor writes bundles under their namespace).
+/// The times rsync's bundle watcher of `cluster` asked for ResourceBundleStates (a cluster-wide list or watch from
+/// outside the cluster; the monitor's own watch of them runs inside).
 fn bundle_watch_requests(cluster: &kubesim::SimCluster) -> usize {
     cluster
         .shared()
         .requests()
         .iter()
-        .filter(|r| r.method == "GET" && r.path == "/apis/k8splugin.io/v1alpha1/resourcebundlestates")
+        .filter(|r| {
+            r.method == "GET" && !r.in_cluster && r.path == "/apis/k8splugin.io/v1alpha1/resourcebundlestates"
+        })
         .count()
 }
 
@@ -324,7 +326,8 @@ async fn the_bundle_watcher_ends_with_the_last_live_context_and_returns_with_the
     const EDGE01: &str = "vfw-cluster-provider+edge01";
     let sim = crate::support::vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
-    let _monitors = start_monitors(&sim);
+    // Inside the cluster: its watch of the bundles is not rsync's.
+    let _monitors = start_in_cluster_monitors(&sim);
     let store = emco_store::Store::memory();
     let emco = Emco::start_with(store.clone(), test_rsync_config()).await;
     // What an emco restarted on the same store would watch once it resumed.

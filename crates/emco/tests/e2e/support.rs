@@ -491,6 +491,23 @@ pub(crate) fn start_monitor(cluster: &kubesim::SimCluster) -> tokio::task::JoinH
     start_monitor_with(cluster, quick_monitor_config())
 }
 
+/// A monitor in each simulated cluster that reaches its API from inside, as software running in the cluster does
+/// (its requests are not among those the cluster counts from outside, and a cluster off the network keeps it).
+pub(crate) fn start_in_cluster_monitors(sim: &kubesim::Simulator) -> Monitors {
+    Monitors(
+        sim.clusters()
+            .iter()
+            .map(|cluster| {
+                tokio::spawn(emco_monitor::run(
+                    cluster.in_cluster_client(),
+                    quick_monitor_config(),
+                    std::future::pending(),
+                ))
+            })
+            .collect(),
+    )
+}
+
 /// A monitor in each simulated cluster.
 pub(crate) fn start_monitors(sim: &kubesim::Simulator) -> Monitors {
     Monitors(sim.clusters().iter().map(start_monitor).collect())
