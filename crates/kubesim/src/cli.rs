@@ -119,7 +119,7 @@ type Clusters = Arc<Vec<SimCluster>>;
 async fn list_clusters(State(clusters): State<Clusters>) -> Response {
     let items: Vec<_> = clusters
         .iter()
-        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads(), "connections": c.shared().connections()}))
+        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads(), "connections": c.shared().connections(), "fellBehind": c.shared().fell_behind()}))
         .collect();
     axum::Json(items).into_response()
 }

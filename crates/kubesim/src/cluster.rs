@@ -158,6 +158,9 @@ pub struct ClusterShared {
     reads: std::sync::atomic::AtomicU64,
     /// How many connections the cluster accepted over the network (after the TLS handshake) since it started.
     connections: std::sync::atomic::AtomicU64,
+    /// How many times a subscriber of the change feed fell behind: a watch ended with a 410 for its client to
+    /// relist, or a controller loop resynced from the store.
+    fell_behind: std::sync::atomic::AtomicU64,
     /// Bearer tokens and their users.
     tokens: Mutex<HashMap<String, UserInfo>>,
     /// The cluster's CA, serving and admin certificates (none: plain HTTP).
@@ -183,6 +186,7 @@ impl ClusterShared {
             writes: std::sync::atomic::AtomicU64::new(0),
             reads: std::sync::atomic::AtomicU64::new(0),
             connections: std::sync::atomic::AtomicU64::new(0),
+            fell_behind: std::sync::atomic::AtomicU64::new(0),
             tokens: Mutex::new(HashMap::from([(ADMIN_TOKEN.to_string(), UserInfo::admin())])),
             authority,
         })
@@ -256,6 +260,19 @@ impl ClusterShared {
     #[must_use]
     pub fn reads(&self) -> u64 {
         self.reads.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Notes that a subscriber of the change feed fell behind (a watch ended for its client to relist, or a
+    /// controller loop resynced).
+    pub fn note_fell_behind(&self) {
+        self.fell_behind
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// How many times a subscriber of the change feed fell behind since the cluster started.
+    #[must_use]
+    pub fn fell_behind(&self) -> u64 {
+        self.fell_behind.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many connections the cluster accepted over the network since it started (HTTP/2 carries many requests

@@ -426,6 +426,7 @@ pub async fn run(cluster: Arc<ClusterShared>) {
 
 /// After falling behind the change stream: reconcile every controller-managed object.
 fn resync(cluster: &ClusterShared, dirty: &mut BTreeSet<Key>) {
+    cluster.note_fell_behind();
     let store = cluster.store();
     for type_key in store.type_keys() {
         for object in store.list(&type_key, None) {

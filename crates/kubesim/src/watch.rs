@@ -221,6 +221,7 @@ pub async fn serve(
                         }
                     }
                     Err(broadcast::error::RecvError::Lagged(_)) => {
+                        cluster.note_fell_behind();
                         let _ = tx.send(expired_line("the watch fell behind; relist")).await;
                         return;
                     }

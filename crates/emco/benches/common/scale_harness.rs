@@ -15,7 +15,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::bench_apps::{APPS, chart_with_replicas, dig, onboard_apps};
-use crate::support::{Http, KubesimProcess, ServeProcess, total_connections, total_reads, total_writes};
+use crate::support::{
+    Http, KubesimProcess, ServeProcess, total_connections, total_fell_behind, total_reads, total_writes,
+};
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
@@ -349,6 +351,7 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let reference_writes = total_writes(&reference_sim.admin).await;
     let reference_reads = total_reads(&reference_sim.admin).await;
     let reference_connections = total_connections(&reference_sim.admin).await;
+    let reference_fell_behind = total_fell_behind(&reference_sim.admin).await;
     drop(reference_sim);
     let total = (clusters * per_cluster) as f64;
     let reference_rate = total / reference_time.as_secs_f64();
@@ -559,6 +562,14 @@ pub(crate) async fn run(shape: Shape) -> Report {
     rows.push((
         "kubesim RSS: started (settled) / with everything applied".into(),
         format!("{kubesim_rss_idle:.0} MiB / {:.0} MiB", rss_mib(kubesim.pid())),
+    ));
+    rows.push((
+        "kubesim: watches ended for falling behind the change feed, and controller resyncs (reference; emco)"
+            .into(),
+        format!(
+            "{reference_fell_behind}; {}",
+            total_fell_behind(&kubesim.admin).await
+        ),
     ));
 
     // Cold restart: SIGKILL, start on the same store and port, until the status of everything is served.

@@ -767,6 +767,13 @@ pub(crate) async fn total_connections(admin: &Http) -> u64 {
     total_of(admin, "connections").await
 }
 
+/// How many times a change-feed subscriber of the clusters of a kubesim process fell behind (watches ended for
+/// their clients to relist, controller resyncs), summed.
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) async fn total_fell_behind(admin: &Http) -> u64 {
+    total_of(admin, "fellBehind").await
+}
+
 #[allow(dead_code)] // used by the benchmarks, which include this file
 async fn total_of(admin: &Http, counter: &str) -> u64 {
     let clusters = admin.get("/clusters").await.expect(200).json();

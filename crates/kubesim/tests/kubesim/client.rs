@@ -696,6 +696,10 @@ async fn controllers_that_fall_behind_the_change_feed_resync_and_lose_nothing() 
     let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
     let running = pods.list(&ListParams::default()).await.unwrap();
     assert_eq!(running.items.len(), 120);
+    assert!(
+        sim.clusters()[0].shared().fell_behind() > 0,
+        "the resyncs are counted"
+    );
 }
 
 #[tokio::test]
