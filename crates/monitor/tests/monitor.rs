@@ -78,7 +78,13 @@ async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
     // change feed, so no reconcile of the Deployment is lost.)
     let deadline = tokio::time::Instant::now() + Duration::from_secs(180);
     let bundle = loop {
-        let bundle = bundles.get("1-big").await.unwrap();
+        let Some(bundle) = get_retrying(&bundles, "1-big").await else {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the bundle cannot be read"
+            );
+            continue;
+        };
         let status = &bundle.data["status"];
         if status["resourceCount"].as_u64() == Some(2001) && status["ready"].as_bool() == Some(true) {
             break bundle;
@@ -104,6 +110,20 @@ async fn an_app_of_two_thousand_pods_stays_under_the_size_limit() {
     monitor.abort();
 }
 
+/// `bundle` of `bundles`, or `None` (after a pause) when the request failed in transport: a pooled keep-alive
+/// connection the server closed as it was reused resets, and a poll asks again rather than fail the test.
+async fn get_retrying(bundles: &Api<DynamicObject>, bundle: &str) -> Option<DynamicObject> {
+    match bundles.get(bundle).await {
+        Ok(object) => Some(object),
+        Err(kube::Error::Api(response)) => panic!("reading {bundle}: {response:?}"),
+        Err(err) => {
+            eprintln!("reading {bundle}: {err}; asking again");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            None
+        }
+    }
+}
+
 /// Polls `bundle` of `bundles` until `done` holds of its status (or fails after a generous deadline).
 async fn status_when(
     bundles: &Api<DynamicObject>,
@@ -113,7 +133,14 @@ async fn status_when(
 ) -> serde_json::Value {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
     loop {
-        let status = bundles.get(bundle).await.unwrap().data["status"].clone();
+        let Some(object) = get_retrying(bundles, bundle).await else {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{what}: the bundle cannot be read"
+            );
+            continue;
+        };
+        let status = object.data["status"].clone();
         if done(&status) {
             return status;
         }
