@@ -685,8 +685,13 @@ async fn flush(
                 }
             }
             Err(kube::Error::Api(response)) if response.code == 404 => {
-                bundle.dirty = true;
-                bundle.missing_since = Some(now);
+                if bundle.objects.is_empty() {
+                    // Nothing to report and nowhere to report it (the bundle went first): forget it.
+                    state.bundles.remove(&(namespace, label));
+                } else {
+                    bundle.dirty = true;
+                    bundle.missing_since = Some(now);
+                }
             }
             Err(err) => {
                 tracing::debug!(bundle = label, error = %err, "cannot write the ResourceBundleState status; will retry");

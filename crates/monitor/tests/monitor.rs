@@ -620,5 +620,25 @@ async fn the_monitor_watches_only_the_kinds_its_bundles_name() {
             && status["configMapStatuses"].as_array().is_none_or(Vec::is_empty)
     })
     .await;
+
+    // The bundle goes before its objects: its kinds stop being watched, and the monitor, with nothing to report
+    // and nowhere to report it, stops trying to write it (it would otherwise retry every `missing_retry`).
+    bundles.delete("1-narrow", &Default::default()).await.unwrap();
+    let status_writes = || {
+        sim.clusters()[0]
+            .shared()
+            .requests()
+            .into_iter()
+            .filter(|request| request.method == "PATCH" && request.path.ends_with("/1-narrow/status"))
+            .count()
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let settled = status_writes();
+    tokio::time::sleep(MonitorConfig::default().missing_retry * 2).await;
+    assert_eq!(
+        status_writes(),
+        settled,
+        "the monitor kept writing a deleted bundle"
+    );
     monitor.abort();
 }
