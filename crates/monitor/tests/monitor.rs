@@ -16,6 +16,12 @@ use serde_json::json;
 async fn cluster_with_bundle_crd() -> (kubesim::Simulator, kube::Client, Api<DynamicObject>) {
     let sim = kubesim::Simulator::start_named(1).await.unwrap();
     let client = sim.clusters()[0].client().unwrap();
+    let crds = install_bundle_crd(&client).await;
+    (sim, client, crds)
+}
+
+/// Installs the ResourceBundleState CRD through `client`; returns the CRD API.
+async fn install_bundle_crd(client: &kube::Client) -> Api<DynamicObject> {
     let crds = Api::<DynamicObject>::all_with(
         client.clone(),
         &ApiResource::from_gvk_with_plural(
@@ -29,7 +35,7 @@ async fn cluster_with_bundle_crd() -> (kubesim::Simulator, kube::Client, Api<Dyn
     )
     .await
     .unwrap();
-    (sim, client, crds)
+    crds
 }
 
 /// The ResourceBundleStates of namespace `default`.
@@ -532,19 +538,7 @@ async fn the_monitor_watches_only_the_kinds_its_bundles_name() {
         "before any bundle can exist"
     );
 
-    let crds = Api::<DynamicObject>::all_with(
-        client.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    crds.create(
-        &PostParams::default(),
-        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
-    )
-    .await
-    .unwrap();
+    install_bundle_crd(&client).await;
     let bundles = bundles_in_default(&client);
     let config_map = emco_k8s::bundle::BundleKind::new("", "ConfigMap");
     let secret = emco_k8s::bundle::BundleKind::new("", "Secret");
