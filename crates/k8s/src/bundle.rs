@@ -11,7 +11,7 @@
 //! condition that means ready for its kind as `readyCondition`), which [`status_remote`] and [`ready_condition`]
 //! read back.
 
-use emco_model::{ClusterResourceStatus, StatusCollection, StatusConfig};
+use emco_model::{ClusterResourceStatus, Gvk, StatusCollection, StatusConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
@@ -46,6 +46,12 @@ impl BundleKind {
             group: group.into(),
             kind: kind.into(),
         }
+    }
+
+    /// The kind of objects of `gvk` (the version is not named: a kind is watched at the version the monitor knows).
+    #[must_use]
+    pub fn of(gvk: &Gvk) -> Self {
+        Self::new(&gvk.group, &gvk.kind)
     }
 }
 
@@ -269,6 +275,10 @@ mod tests {
             BundleKind::new("apps", "Deployment"),
             BundleKind::new("", "Service"),
         ];
+        assert_eq!(
+            BundleKind::of(&Gvk::from_api_version("apps/v1", "Deployment")),
+            BundleKind::new("apps", "Deployment")
+        );
         let rbs = rbs_object_with("1-web", "default", kinds, &[]);
         assert_eq!(
             rbs["spec"]["kinds"],

@@ -989,10 +989,11 @@ impl Batch<'_> {
             )
             .await;
             // The kinds the app holds: the monitor watches those (and pods), not every kind it knows.
-            let kinds = self.record.resources.iter().map(|resource| {
-                let gvk = resource.gvk();
-                emco_k8s::bundle::BundleKind::new(&gvk.group, &gvk.kind)
-            });
+            let kinds = self
+                .record
+                .resources
+                .iter()
+                .map(|resource| emco_k8s::bundle::BundleKind::of(&resource.gvk()));
             let bundle = emco_k8s::bundle::rbs_object_with(&self.label, self.namespace, kinds, &configs);
             let unchanged = match &self.previous {
                 Some(_) => api

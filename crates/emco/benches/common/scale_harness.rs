@@ -83,11 +83,11 @@ fn objects_of_one_cluster(apps: &[&str], replicas: usize, version: &str, context
         let mut kinds = Vec::new();
         for manifest in emco_helm::render::render_chart(&loaded, &serde_json::json!({}), &release).unwrap() {
             let object = emco_rsync::labels::prepare(manifest.object, &label, Some("default"));
-            let api_version = object["apiVersion"].as_str().unwrap_or_default();
-            let group = api_version.split_once('/').map_or("", |(group, _)| group);
-            kinds.push(emco_k8s::bundle::BundleKind::new(
-                group,
-                object["kind"].as_str().unwrap_or_default(),
+            kinds.push(emco_k8s::bundle::BundleKind::of(
+                &emco_model::Gvk::from_api_version(
+                    object["apiVersion"].as_str().unwrap_or_default(),
+                    object["kind"].as_str().unwrap_or_default(),
+                ),
             ));
             objects.push(object);
         }
