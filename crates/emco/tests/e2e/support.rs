@@ -474,16 +474,17 @@ pub(crate) fn quick_monitor_config() -> emco_monitor::MonitorConfig {
     }
 }
 
+/// A monitor reaching its cluster through `client`, with `config`, until aborted.
+fn spawn_monitor(client: kube::Client, config: emco_monitor::MonitorConfig) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(emco_monitor::run(client, config, std::future::pending()))
+}
+
 /// A monitor in `cluster` with `config`.
 pub(crate) fn start_monitor_with(
     cluster: &kubesim::SimCluster,
     config: emco_monitor::MonitorConfig,
 ) -> tokio::task::JoinHandle<()> {
-    tokio::spawn(emco_monitor::run(
-        cluster.client().unwrap(),
-        config,
-        std::future::pending(),
-    ))
+    spawn_monitor(cluster.client().unwrap(), config)
 }
 
 /// A monitor in `cluster` with [`quick_monitor_config`].
@@ -497,13 +498,7 @@ pub(crate) fn start_in_cluster_monitors(sim: &kubesim::Simulator) -> Monitors {
     Monitors(
         sim.clusters()
             .iter()
-            .map(|cluster| {
-                tokio::spawn(emco_monitor::run(
-                    cluster.in_cluster_client(),
-                    quick_monitor_config(),
-                    std::future::pending(),
-                ))
-            })
+            .map(|cluster| spawn_monitor(cluster.in_cluster_client(), quick_monitor_config()))
             .collect(),
     )
 }
