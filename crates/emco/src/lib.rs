@@ -459,8 +459,8 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     // On etcd this process is one replica among any number: it registers with a lease and runs only the work it
     // owns. The memory and redb stores belong to one process, which owns everything.
-    let replica = match &store {
-        Store::Etcd(_) => Some(
+    let replica = if store.is_shared() {
+        Some(
             Replica::register(
                 store.clone(),
                 emco_appcontext::replicas::replica_id(&listener.local_addr()?),
@@ -469,8 +469,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             )
             .await
             .context("registering this replica in etcd")?,
-        ),
-        Store::Memory(_) | Store::Redb(_) => None,
+        )
+    } else {
+        None
     };
     let rsync = match &replica {
         Some(replica) => {

@@ -30,7 +30,7 @@
 //! where the other backends start it anew.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
@@ -45,12 +45,10 @@ use tokio::sync::{mpsc, watch};
 
 use crate::engine::prefix_end;
 use crate::{
-    Compare, CompareOp, CompareTarget, Error, Event, EventKind, KeyValue, Op, Result, Revision, Txn,
+    Compare, CompareOp, CompareTarget, Error, EtcdTls, Event, EventKind, KeyValue, Op, Result, Revision, Txn,
     TxnResponse, Watcher,
 };
 
-/// The prefix every key is stored under when none is configured.
-pub const DEFAULT_PREFIX: &str = "/emco";
 /// Values larger than this are stored in chunks.
 pub const CHUNK_THRESHOLD: usize = 256 * 1024;
 /// Bytes of one chunk.
@@ -88,18 +86,6 @@ const RANGE_ATTEMPTS: usize = 3;
 const MAGIC: &[u8] = b"\0emco-chunked-v1\0";
 /// Most chunks a manifest may name.
 const MAX_CHUNKS: usize = MAX_VALUE_BYTES.div_ceil(CHUNK_SIZE);
-
-/// TLS towards etcd: the CA that signed its certificates and, for client-certificate authentication, this
-/// client's certificate and key (all PEM files).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct EtcdTls {
-    /// The CA bundle that verifies etcd's server certificate (the system roots are not used).
-    pub ca_file: Option<PathBuf>,
-    /// This client's certificate (with `key_file`).
-    pub cert_file: Option<PathBuf>,
-    /// This client's private key (with `cert_file`).
-    pub key_file: Option<PathBuf>,
-}
 
 /// A store in an etcd cluster. Dropping it ends its background watch and every watcher of it.
 pub struct EtcdStore {

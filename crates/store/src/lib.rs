@@ -8,13 +8,20 @@
 //! etcd cluster under a prefix, with etcd's revisions (see [`etcd`] for what differs: revisions do not start at 0
 //! and may skip numbers, large values are chunked).
 //!
+//! The etcd backend is the cargo feature `etcd` (off by default): etcd-client's build compiles etcd's protobuf
+//! definitions with `protoc`, which a fresh machine does not have, and the demo and the embedded store need none
+//! of it. Without the feature, [`StoreConfig::Etcd`] still parses and [`Store::open`] refuses it with a message
+//! that says how to build with etcd.
+//!
 //! Architecture invariant: this crate knows no EMCO type and no key layout; it is the only crate that names redb
 //! or etcd.
 //! A write transaction is atomic: after a crash, every key holds either its old or its new record, never a mix.
 
 mod embedded;
 mod engine;
+#[cfg(feature = "etcd")]
 pub mod etcd;
+#[cfg(feature = "etcd")]
 pub mod etcd_testing;
 mod lease;
 mod memory;
@@ -25,7 +32,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use embedded::{OPEN_WAIT, PAGE_CACHE_BYTES, RedbStore};
-pub use etcd::{DEFAULT_PREFIX as DEFAULT_ETCD_PREFIX, EtcdStore, EtcdTls};
+#[cfg(feature = "etcd")]
+pub use etcd::EtcdStore;
 pub use lease::{LeaseId, LeaseStatus, MAX_LEASE_TTL, MIN_LEASE_TTL};
 pub use memory::MemoryStore;
 pub use op_metrics::OPERATION_DURATION_METRIC;
@@ -335,6 +343,34 @@ pub struct Event {
     pub kv: KeyValue,
 }
 
+/// The prefix every key is stored under in etcd when none is configured.
+pub const DEFAULT_ETCD_PREFIX: &str = "/emco";
+
+/// What [`Store::open`] answers for an etcd configuration when this build has no etcd backend: the endpoints, and
+/// how to build with it.
+#[cfg_attr(feature = "etcd", allow(dead_code))]
+fn no_etcd_backend(endpoints: &[String]) -> Error {
+    Error::Open {
+        path: endpoints.join(","),
+        message: "this build of emco has no etcd backend: build it with the feature `etcd` (`cargo build \
+                  --release --bin emco --features etcd`; etcd-client's build needs `protoc`, Debian's \
+                  protobuf-compiler)"
+            .to_string(),
+    }
+}
+
+/// TLS towards etcd: the CA that signed its certificates and, for client-certificate authentication, this
+/// client's certificate and key (all PEM files).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct EtcdTls {
+    /// The CA bundle that verifies etcd's server certificate (the system roots are not used).
+    pub ca_file: Option<std::path::PathBuf>,
+    /// This client's certificate (with `key_file`).
+    pub cert_file: Option<std::path::PathBuf>,
+    /// This client's private key (with `cert_file`).
+    pub key_file: Option<std::path::PathBuf>,
+}
+
 /// Which backend to open.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreConfig {
@@ -364,6 +400,7 @@ pub enum Store {
     /// Embedded redb file.
     Redb(Arc<RedbStore>),
     /// An etcd cluster.
+    #[cfg(feature = "etcd")]
     Etcd(Arc<EtcdStore>),
 }
 
@@ -372,6 +409,7 @@ impl std::fmt::Debug for Store {
         match self {
             Self::Memory(_) => f.write_str("Store::Memory"),
             Self::Redb(store) => write!(f, "Store::Redb({})", store.path().display()),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => write!(f, "Store::Etcd({store:?})"),
         }
     }
@@ -383,16 +421,31 @@ impl Store {
         match config {
             StoreConfig::Memory => Ok(Self::memory()),
             StoreConfig::Redb { data_dir } => Self::open_redb(data_dir),
+            #[cfg(feature = "etcd")]
             StoreConfig::Etcd {
                 endpoints,
                 prefix,
                 tls,
             } => Self::open_etcd(endpoints, prefix, tls.as_ref()).await,
+            #[cfg(not(feature = "etcd"))]
+            StoreConfig::Etcd { endpoints, .. } => Err(no_etcd_backend(endpoints)),
+        }
+    }
+
+    /// Whether other processes may share this store and the work on it (etcd): each registers as a replica. The
+    /// memory and redb stores belong to one process.
+    #[must_use]
+    pub fn is_shared(&self) -> bool {
+        match self {
+            Self::Memory(_) | Self::Redb(_) => false,
+            #[cfg(feature = "etcd")]
+            Self::Etcd(_) => true,
         }
     }
 
     /// Connects to etcd at `endpoints`, keeping every key under `prefix`; fails within a few seconds, naming
     /// the endpoints, when none answers.
+    #[cfg(feature = "etcd")]
     pub async fn open_etcd(endpoints: &[String], prefix: &str, tls: Option<&EtcdTls>) -> Result<Self> {
         Ok(Self::Etcd(Arc::new(
             EtcdStore::open(endpoints, prefix, tls).await?,
@@ -423,6 +476,7 @@ impl Store {
         match self {
             Self::Memory(store) => store.revision(),
             Self::Redb(store) => store.revision(),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.revision(),
         }
     }
@@ -435,6 +489,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.revision()),
             Self::Redb(store) => Ok(store.revision()),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.current_revision().await,
         }
     }
@@ -445,6 +500,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.get(key)),
             Self::Redb(store) => store.get(key),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.get(key).await,
         }
     }
@@ -460,6 +516,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.range(prefix, limit)),
             Self::Redb(store) => store.range(prefix, limit),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.range(prefix, limit).await,
         }
     }
@@ -470,6 +527,7 @@ impl Store {
         match self {
             Self::Memory(store) => store.txn(&txn),
             Self::Redb(store) => store.txn(txn).await,
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.txn(txn).await,
         }
     }
@@ -518,6 +576,7 @@ impl Store {
                 lease::start_sweeper_once(store);
                 Ok(id)
             }
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.grant_lease(ttl).await,
         }
     }
@@ -527,6 +586,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.keep_alive(lease)),
             Self::Redb(store) => Ok(store.keep_alive(lease)),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.keep_alive(lease).await,
         }
     }
@@ -536,6 +596,7 @@ impl Store {
         match self {
             Self::Memory(store) => Ok(store.lease_status(lease)),
             Self::Redb(store) => Ok(store.lease_status(lease)),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.lease_status(lease).await,
         }
     }
@@ -548,6 +609,7 @@ impl Store {
                 Ok(())
             }
             Self::Redb(store) => store.revoke_lease(lease).await,
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.revoke_lease(lease).await,
         }
     }
@@ -560,7 +622,38 @@ impl Store {
         match self {
             Self::Memory(store) => store.watch(prefix, after_revision),
             Self::Redb(store) => store.watch(prefix, after_revision),
+            #[cfg(feature = "etcd")]
             Self::Etcd(store) => store.watch(prefix, after_revision),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A build without the etcd backend refuses an etcd configuration naming the endpoints and how to build with
+    /// it (this crate's tests build with the backend, so the refusal itself is checked by `.ci/run`'s lint of the
+    /// default build; its words are checked here).
+    #[test]
+    fn the_refusal_without_etcd_names_the_endpoints_and_the_feature() {
+        let endpoints = [
+            "http://10.0.0.1:2379".to_string(),
+            "http://10.0.0.2:2379".to_string(),
+        ];
+        let message = no_etcd_backend(&endpoints).to_string();
+        assert!(
+            message.starts_with("cannot open store at http://10.0.0.1:2379,http://10.0.0.2:2379: "),
+            "{message}"
+        );
+        assert!(message.contains("--features etcd"), "{message}");
+        assert!(message.contains("protoc"), "{message}");
+    }
+
+    #[test]
+    fn only_etcd_is_shared_by_replicas() {
+        assert!(!Store::memory().is_shared());
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        assert!(!Store::open_redb(dir.path()).expect("a redb store").is_shared());
     }
 }

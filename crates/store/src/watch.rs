@@ -5,7 +5,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use crate::{Error, Event, Result, Revision};
 
@@ -156,13 +156,17 @@ enum Source {
         live: broadcast::Receiver<Arc<Batch>>,
     },
     /// A task that forwards a backend's own watch (etcd), already filtered by prefix.
-    Channel(mpsc::Receiver<Result<(Revision, Vec<Event>)>>),
+    #[cfg(feature = "etcd")]
+    Channel(tokio::sync::mpsc::Receiver<Result<(Revision, Vec<Event>)>>),
 }
 
 impl Watcher {
     /// A watcher fed by a task: each item is one transaction (or the error that ended the watch); the channel
     /// closing means the store is gone.
-    pub(crate) fn from_channel(receiver: mpsc::Receiver<Result<(Revision, Vec<Event>)>>) -> Self {
+    #[cfg(feature = "etcd")]
+    pub(crate) fn from_channel(
+        receiver: tokio::sync::mpsc::Receiver<Result<(Revision, Vec<Event>)>>,
+    ) -> Self {
         Self {
             source: Source::Channel(receiver),
             pending: VecDeque::new(),
@@ -173,6 +177,7 @@ impl Watcher {
     /// gone. After an error the watcher is finished: re-list and watch again from the list's revision.
     pub async fn next_batch(&mut self) -> Option<Result<(Revision, Vec<Event>)>> {
         let (prefix, after, replay, live) = match &mut self.source {
+            #[cfg(feature = "etcd")]
             Source::Channel(receiver) => return receiver.recv().await,
             Source::Hub {
                 prefix,
