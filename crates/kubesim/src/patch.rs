@@ -4,6 +4,45 @@
 
 use serde_json::{Map, Value as Json};
 
+/// [`merge_patch`] of a copy of `target`, built without copying what the patch replaces or deletes: a monitor's
+/// status write replaces most of a ResourceBundleState, which a copy of the whole object would clone first.
+/// Keys keep their places; a deleted key leaves the others in order.
+#[must_use]
+pub fn merge_patched(target: &Json, patch: &Json) -> Json {
+    let Json::Object(patch) = patch else {
+        return patch.clone();
+    };
+    let empty = Map::new();
+    let target = target.as_object().unwrap_or(&empty);
+    let mut merged = Map::new();
+    for (key, value) in target {
+        match patch.get(key) {
+            None => {
+                merged.insert(key.clone(), value.clone());
+            }
+            Some(Json::Null) => {}
+            Some(change) => {
+                merged.insert(key.clone(), merged_value(value, change));
+            }
+        }
+    }
+    for (key, change) in patch {
+        if !change.is_null() && !target.contains_key(key) {
+            merged.insert(key.clone(), merged_value(&Json::Null, change));
+        }
+    }
+    Json::Object(merged)
+}
+
+/// One member of [`merge_patched`]: objects merge, anything else replaces.
+fn merged_value(target: &Json, change: &Json) -> Json {
+    if change.is_object() {
+        merge_patched(target, change)
+    } else {
+        change.clone()
+    }
+}
+
 /// RFC 7386: objects merge recursively, `null` deletes, anything else (arrays too) replaces.
 pub fn merge_patch(target: &mut Json, patch: &Json) {
     let Json::Object(patch) = patch else {
@@ -328,6 +367,41 @@ mod tests {
         let mut doc = json!({"a": 1, "b": {"c": 2, "d": 3}, "list": [1, 2]});
         merge_patch(&mut doc, &json!({"a": null, "b": {"c": 5}, "list": [3]}));
         assert_eq!(doc, json!({"b": {"c": 5, "d": 3}, "list": [3]}));
+    }
+
+    /// A JSON value of at most `depth` levels, with few distinct keys so that patches meet their targets' keys.
+    fn any_json(depth: u32) -> impl proptest::strategy::Strategy<Value = Json> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Json::Null),
+            any::<bool>().prop_map(Json::from),
+            (0i64..4).prop_map(Json::from),
+            "[ab]{0,2}".prop_map(Json::from),
+        ];
+        leaf.prop_recursive(depth, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Json::from),
+                prop::collection::btree_map("[abcs]", inner, 0..4)
+                    .prop_map(|members| Json::Object(members.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Building the merged copy gives what patching a clone in place gives, for any target and patch.
+        #[test]
+        fn a_merged_copy_is_the_in_place_merge_of_a_clone(target in any_json(3), patch in any_json(3)) {
+            let mut in_place = target.clone();
+            merge_patch(&mut in_place, &patch);
+            proptest::prop_assert_eq!(merge_patched(&target, &patch), in_place);
+        }
+    }
+
+    #[test]
+    fn a_merged_copy_keeps_the_order_of_the_keys_left() {
+        let target = json!({"a": 1, "b": 2, "c": {"x": 1, "y": 2}, "d": 4});
+        let merged = merge_patched(&target, &json!({"b": null, "c": {"x": null, "z": 3}, "e": 5}));
+        assert_eq!(merged.to_string(), r#"{"a":1,"c":{"y":2,"z":3},"d":4,"e":5}"#);
     }
 
     #[test]

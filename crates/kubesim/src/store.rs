@@ -849,14 +849,29 @@ impl Store {
     /// the stored `.status` of kinds that have a status subresource.
     fn compose(t: &ResourceType, existing: &Json, body: Json, status_write: bool) -> Json {
         if status_write {
-            let mut next = existing.clone();
-            next["status"] = body.get("status").cloned().unwrap_or(Json::Null);
-            if next["status"].is_null()
-                && let Some(map) = next.as_object_mut()
-            {
-                map.remove("status");
+            // The existing object with the body's status in its place (moved, not copied; the old one not
+            // copied either); no status when the body has none.
+            let mut body = body;
+            let mut status = body
+                .as_object_mut()
+                .and_then(|map| map.remove("status"))
+                .filter(|status| !status.is_null());
+            let empty = Map::new();
+            let existing = existing.as_object().unwrap_or(&empty);
+            let mut next = Map::new();
+            for (key, value) in existing {
+                if key == "status" {
+                    if let Some(status) = status.take() {
+                        next.insert(key.clone(), status);
+                    }
+                } else {
+                    next.insert(key.clone(), value.clone());
+                }
             }
-            next
+            if let Some(status) = status {
+                next.insert("status".to_string(), status);
+            }
+            Json::Object(next)
         } else {
             let mut next = body;
             if t.status {
@@ -1029,17 +1044,25 @@ impl Store {
             ));
         }
         let existing = self.existing(t, namespace, name)?;
-        let mut patched = (*existing).clone();
-        match patch_type {
-            PatchType::Merge => patch::merge_patch(&mut patched, body),
-            PatchType::Strategic => patch::strategic_merge_patch(&mut patched, body),
-            PatchType::Json => patch::json_patch(&mut patched, body).map_err(|err| {
-                ApiError::invalid_message(format!(
-                    "the server rejected our request due to an error in our request: {err}"
-                ))
-            })?,
+        let patched = match patch_type {
+            // Built from the object and the patch: what the patch replaces is not copied first.
+            PatchType::Merge => patch::merge_patched(&existing, body),
+            PatchType::Strategic => {
+                let mut patched = (*existing).clone();
+                patch::strategic_merge_patch(&mut patched, body);
+                patched
+            }
+            PatchType::Json => {
+                let mut patched = (*existing).clone();
+                patch::json_patch(&mut patched, body).map_err(|err| {
+                    ApiError::invalid_message(format!(
+                        "the server rejected our request due to an error in our request: {err}"
+                    ))
+                })?;
+                patched
+            }
             PatchType::Apply => unreachable!("handled above"),
-        }
+        };
         Self::check_identity(t, &patched, namespace, name)?;
         Self::check_resource_version(t, name, &patched, &existing)?;
         let next = Self::compose(t, &existing, patched, status_write);
