@@ -642,7 +642,7 @@ fn scale(
             match PatchType::from_content_type(content_type) {
                 Some(PatchType::Json) => crate::patch::json_patch(&mut scale, &patch)
                     .map_err(|err| ApiError::invalid_message(err.to_string()))?,
-                Some(_) => crate::patch::merge_patch(&mut scale, &patch),
+                Some(_) => scale = crate::patch::merge_patched(&scale, &patch),
                 None => {
                     return Err(ApiError::unsupported_media_type(format!(
                         "unsupported patch type {content_type}"

@@ -4,9 +4,10 @@
 
 use serde_json::{Map, Value as Json};
 
-/// [`merge_patch`] of a copy of `target`, built without copying what the patch replaces or deletes: a monitor's
-/// status write replaces most of a ResourceBundleState, which a copy of the whole object would clone first.
-/// Keys keep their places; a deleted key leaves the others in order.
+/// RFC 7386 (JSON merge patch): `target` with `patch` merged in — objects merge recursively, `null` deletes,
+/// anything else (arrays too) replaces. The result is built from the two, so what the patch replaces or deletes is
+/// never copied: a monitor's status write replaces most of a ResourceBundleState, which a copy of the whole object
+/// would clone first. Keys keep their places; a deleted key leaves the others in order.
 #[must_use]
 pub fn merge_patched(target: &Json, patch: &Json) -> Json {
     let Json::Object(patch) = patch else {
@@ -40,25 +41,6 @@ fn merged_value(target: &Json, change: &Json) -> Json {
         merge_patched(target, change)
     } else {
         change.clone()
-    }
-}
-
-/// RFC 7386: objects merge recursively, `null` deletes, anything else (arrays too) replaces.
-pub fn merge_patch(target: &mut Json, patch: &Json) {
-    let Json::Object(patch) = patch else {
-        *target = patch.clone();
-        return;
-    };
-    if !target.is_object() {
-        *target = Json::Object(Map::new());
-    }
-    let Json::Object(target) = target else { return };
-    for (key, value) in patch {
-        if value.is_null() {
-            target.remove(key);
-        } else {
-            merge_patch(target.entry(key.clone()).or_insert(Json::Null), value);
-        }
     }
 }
 
@@ -362,11 +344,31 @@ mod tests {
 
     use super::*;
 
+    /// RFC 7386's `MergePatch` pseudo-code transcribed: the target changed in place. The reference the property
+    /// test holds [`merge_patched`] to.
+    fn merge_patch_in_place(target: &mut Json, patch: &Json) {
+        let Json::Object(patch) = patch else {
+            *target = patch.clone();
+            return;
+        };
+        if !target.is_object() {
+            *target = Json::Object(Map::new());
+        }
+        let Json::Object(target) = target else { return };
+        for (key, value) in patch {
+            if value.is_null() {
+                target.remove(key);
+            } else {
+                merge_patch_in_place(target.entry(key.clone()).or_insert(Json::Null), value);
+            }
+        }
+    }
+
     #[test]
     fn merge_patch_follows_rfc_7386() {
-        let mut doc = json!({"a": 1, "b": {"c": 2, "d": 3}, "list": [1, 2]});
-        merge_patch(&mut doc, &json!({"a": null, "b": {"c": 5}, "list": [3]}));
-        assert_eq!(doc, json!({"b": {"c": 5, "d": 3}, "list": [3]}));
+        let doc = json!({"a": 1, "b": {"c": 2, "d": 3}, "list": [1, 2]});
+        let merged = merge_patched(&doc, &json!({"a": null, "b": {"c": 5}, "list": [3]}));
+        assert_eq!(merged, json!({"b": {"c": 5, "d": 3}, "list": [3]}));
     }
 
     /// A JSON value of at most `depth` levels, with few distinct keys so that patches meet their targets' keys.
@@ -392,7 +394,7 @@ mod tests {
         #[test]
         fn a_merged_copy_is_the_in_place_merge_of_a_clone(target in any_json(3), patch in any_json(3)) {
             let mut in_place = target.clone();
-            merge_patch(&mut in_place, &patch);
+            merge_patch_in_place(&mut in_place, &patch);
             proptest::prop_assert_eq!(merge_patched(&target, &patch), in_place);
         }
     }
