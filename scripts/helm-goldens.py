@@ -10,11 +10,22 @@ from PyPI's `helm-python-sdk` wheel (Helm v4's Go SDK as a shared library; no Go
 
 Each case is rendered twice; output that differs between the two runs (generated passwords, keys, UUIDs, dates) is
 recorded under "random" as JSON-pointer-like paths, so the test compares those values by shape only.
+
+Each rendered file is also split into documents as Helm v4 splits a manifest (`releaseutil.SplitManifests`), and each
+document parsed by Helm's own YAML reader (go-yaml v2 through sigs.k8s.io/yaml); "objects" keeps, per file, a digest
+of each document's value (SHA-256 of a canonical JSON text, see `canonical`), so the test judges emco's YAML reader
+by Go's, not by itself. A document Go cannot read is recorded as null.
+
+The repository's own conformance charts (crates/helm/tests/corpus) are rendered the same way:
+
+    /tmp/helmvenv/bin/python scripts/helm-goldens.py --corpus crates/helm/tests/corpus
 """
 
 import argparse
+import hashlib
 import json
 import os
+import re
 import sys
 
 import helm_python
@@ -54,6 +65,52 @@ def render(chart_dir, values_file):
     )
 
 
+SEPARATOR = re.compile(r"(?m)^---[ \t]*")
+
+
+def split_manifests(text):
+    """Helm v4's `releaseutil.SplitManifests`: split at `---` lines, leading whitespace trimmed, blank ones dropped."""
+    documents = SEPARATOR.split(text.lstrip())
+    return [document.lstrip() for document in documents if document.strip()]
+
+
+def canonical(value):
+    """A canonical JSON text: keys sorted, integral numbers below 2^53 as integers, any other number as `%.17g`."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if isinstance(value, (int, float)):
+        if float(value).is_integer() and abs(value) < 2**53:
+            return str(int(value))
+        return "%.17g" % float(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, list):
+        return "[" + ",".join(canonical(item) for item in value) + "]"
+    return "{" + ",".join(json.dumps(key, ensure_ascii=False) + ":" + canonical(value[key]) for key in sorted(value)) + "}"
+
+
+def object_digests(manifests):
+    """Per rendered file, the digest of each document as Go's YAML reader reads it (null where it cannot)."""
+    digests = {}
+    for path, text in sorted(manifests.items()):
+        if path.endswith("NOTES.txt"):
+            continue
+        found = []
+        for document in split_manifests(text):
+            try:
+                value = helm_python.values_from_yaml(document)
+            except helm_python.HelmError:
+                found.append(None)
+                continue
+            found.append(hashlib.sha256(canonical(value).encode("utf-8")).hexdigest())
+        digests[path] = found
+    return digests
+
+
 def differing_lines(first, second):
     """Template paths and line numbers whose text differs between two renders."""
     random = {}
@@ -89,6 +146,7 @@ def main():
             golden["outcome"] = "rendered"
             golden["manifests"] = first
             golden["random"] = differing_lines(first, second)
+            golden["objects"] = object_digests(first)
             ok += 1
         except helm_python.HelmError as error:
             golden["outcome"] = "error"

@@ -232,8 +232,10 @@ fn by_install_order(a: &str, b: &str) -> std::cmp::Ordering {
     }
 }
 
-/// Helm's `SplitManifests`: documents separated by lines starting `---`; blank documents dropped.
-fn split_documents(text: &str) -> Vec<&str> {
+/// Helm v4's `releaseutil.SplitManifests`: documents separated by lines starting `---` (the separator with the
+/// spaces and tabs after it), leading whitespace trimmed, blank documents dropped. The end of a document is kept as
+/// rendered: a file whose last action trims the final line break ends its last document without one.
+pub fn split_documents(text: &str) -> Vec<&str> {
     let text = text.trim_start();
     let mut documents = Vec::new();
     let mut start = 0;
@@ -378,6 +380,33 @@ pub fn render_chart(
     render_chart_within(chart, user_values, release, RenderLimits::default())
 }
 
+/// A CRD that a chart ships in `crds/` and also renders from a template (older charts read `crds/` into a template
+/// with `.Files.Glob`) is one object, as it ends up in a cluster Helm installed: a template's copy annotated with a
+/// hook event Helm does not know (Helm 2's `crd-install`) is skipped by Helm, so the `crds/` copy stays; any other
+/// template copy is what the chart renders, so it replaces the `crds/` copy (which Helm would skip as existing).
+fn one_object_per_crd(mut manifests: Vec<Manifest>, crd_count: usize) -> Vec<Manifest> {
+    let templates = manifests.split_off(crd_count);
+    let from_crds: std::collections::HashSet<String> = manifests.iter().map(Manifest::key).collect();
+    let mut replaced = std::collections::HashSet::new();
+    let mut rendered = Vec::with_capacity(templates.len());
+    for manifest in templates {
+        let key = manifest.key();
+        if from_crds.contains(&key) {
+            if matches!(
+                crate::hooks::hook_of(&manifest.object),
+                Err(crate::hooks::HookError::UnknownEvent { .. })
+            ) {
+                continue;
+            }
+            replaced.insert(key);
+        }
+        rendered.push(manifest);
+    }
+    manifests.retain(|crd| !replaced.contains(&crd.key()));
+    manifests.extend(rendered);
+    manifests
+}
+
 /// [`render_chart`] within `bounds`.
 pub fn render_chart_within(
     chart: &Chart,
@@ -403,6 +432,7 @@ pub fn render_chart_within(
         manifests.extend(parsed?);
     }
     manifests[crd_count..].sort_by(|a, b| by_install_order(&a.kind, &b.kind));
+    let manifests = one_object_per_crd(manifests, crd_count);
     let mut seen = std::collections::HashSet::new();
     for manifest in &manifests {
         if !seen.insert(manifest.key()) {

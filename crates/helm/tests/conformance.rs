@@ -1,6 +1,11 @@
 //! Conformance with Helm: every case of the chart corpus (`../shared/helm-corpus`: a chart with its default values,
-//! and one case per file in its `ci/` folder) is rendered by emco-helm and compared, template by template and object
-//! by object, with what real Helm rendered for it (`tests/goldens/`, produced by `scripts/helm-goldens.py`).
+//! and one case per file in its `ci/` folder) and of the repository's own conformance charts (`tests/corpus`: number
+//! literals, block scalars ending a document) is rendered by emco-helm and compared with what real Helm rendered for
+//! it (`tests/goldens/`, produced by `scripts/helm-goldens.py`): each rendered file's text exactly, and each of its
+//! documents as an object — split as Helm splits a manifest and read by emco's YAML reader, against the digest of
+//! what Helm's own YAML reader (go-yaml) made of Helm's text. (Comparing objects that emco's reader made of both texts,
+//! as this test once did, cannot see a reader that is wrong the same way on both: a block scalar ending a document
+//! got a final line break Go does not give it, in 22 cases of the corpus.)
 //!
 //! Lines that differ between two runs of Helm itself (generated passwords, keys, UUIDs) are compared by shape: the
 //! same key, a value present or absent alike. A case Helm rejects must be rejected by emco too.
@@ -17,6 +22,11 @@ use emco_helm::render::{Release, render_templates};
 use serde_json::Value as Json;
 
 const REQUIRED_IDENTICAL: f64 = 0.98;
+
+/// The repository's own conformance charts, whose goldens sit under `tests/goldens/conformance`.
+fn own_corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+}
 
 fn corpus_dir() -> Option<PathBuf> {
     let dir = std::env::var_os("EMCO_HELM_CORPUS").map_or_else(
@@ -75,33 +85,78 @@ fn neutralise_random(ours: &str, helm: &str, lines: &[usize]) -> Result<String, 
     Ok(ours.join("\n"))
 }
 
-fn objects(name: &str, text: &str) -> Result<Vec<Json>, String> {
-    emco_helm::formats::yaml::parse_documents(text).map_err(|err| format!("{name}: not YAML: {err}"))
+/// Where two texts first differ: the line, and both lines (their ends shown, so a missing line break is seen).
+fn first_text_difference(ours: &str, helm: &str) -> String {
+    let mut ours_lines = ours.split_inclusive('\n');
+    let mut helm_lines = helm.split_inclusive('\n');
+    let mut number = 1;
+    loop {
+        match (ours_lines.next(), helm_lines.next()) {
+            (Some(a), Some(b)) if a == b => number += 1,
+            (a, b) => {
+                return format!(
+                    "text differs at line {number}: emco {:?} vs Helm {:?}",
+                    a.unwrap_or("(end)"),
+                    b.unwrap_or("(end)")
+                );
+            }
+        }
+    }
 }
 
-fn first_difference(path: &str, ours: &Json, helm: &Json) -> String {
-    match (ours, helm) {
-        (Json::Object(a), Json::Object(b)) => {
-            for key in a.keys().chain(b.keys()).collect::<BTreeSet<_>>() {
-                match (a.get(key), b.get(key)) {
-                    (Some(x), Some(y)) if x == y => {}
-                    (Some(x), Some(y)) => return first_difference(&format!("{path}/{key}"), x, y),
-                    (x, y) => {
-                        return format!("{path}/{key}: emco {} vs Helm {}", short(x), short(y));
-                    }
-                }
+/// The SHA-256 (hex) of an object's canonical JSON text, as `scripts/helm-goldens.py` computes it for Helm's.
+fn digest(value: &Json) -> String {
+    use sha2::Digest;
+    let mut text = String::new();
+    canonical(value, &mut text);
+    sha2::Sha256::digest(text.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Keys sorted, integral numbers below 2^53 as integers, any other number as Go's `%.17g` (the script's Python
+/// `%.17g` prints the same), strings as JSON escapes them.
+fn canonical(value: &Json, out: &mut String) {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match value {
+        Json::Null => out.push_str("null"),
+        Json::Bool(flag) => out.push_str(if *flag { "true" } else { "false" }),
+        Json::Number(number) => {
+            let float = number.as_f64().unwrap_or_default();
+            if let Some(int) = number.as_i64().filter(|int| int.unsigned_abs() < 1 << 53) {
+                out.push_str(&int.to_string());
+            } else if float.fract() == 0.0 && float.abs() < EXACT {
+                out.push_str(&(float as i64).to_string());
+            } else {
+                out.push_str(&emco_helm::gotemplate::fmt::format_float(float, 'g', 17));
             }
-            format!("{path}: differs")
         }
-        (Json::Array(a), Json::Array(b)) if a.len() == b.len() => {
-            for (index, (x, y)) in a.iter().zip(b).enumerate() {
-                if x != y {
-                    return first_difference(&format!("{path}/{index}"), x, y);
+        Json::String(text) => out.push_str(&Json::String(text.clone()).to_string()),
+        Json::Array(items) => {
+            out.push('[');
+            for (index, item) in items.iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
                 }
+                canonical(item, out);
             }
-            format!("{path}: differs")
+            out.push(']');
         }
-        _ => format!("{path}: emco {} vs Helm {}", short(Some(ours)), short(Some(helm))),
+        Json::Object(fields) => {
+            out.push('{');
+            let mut keys: Vec<&String> = fields.keys().collect();
+            keys.sort();
+            for (index, key) in keys.into_iter().enumerate() {
+                if index > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Json::String(key.clone()).to_string());
+                out.push(':');
+                canonical(&fields[key], out);
+            }
+            out.push('}');
+        }
     }
 }
 
@@ -116,7 +171,12 @@ fn short(value: Option<&Json>) -> String {
 
 fn run_case(corpus: &Path, golden: &Json) -> Outcome {
     let chart_name = golden["chart"].as_str().unwrap_or_default();
-    let chart_dir = corpus.join(chart_name);
+    let own = own_corpus_dir().join(chart_name);
+    let chart_dir = if own.is_dir() {
+        own
+    } else {
+        corpus.join(chart_name)
+    };
     let folder = chart_dir
         .file_name()
         .and_then(|name| name.to_str())
@@ -198,17 +258,41 @@ fn compare(golden: &Json, rendered: &BTreeMap<String, String>) -> Outcome {
                 Err(why) => return Outcome::Different(format!("{name}: {why}")),
             }
         }
-        let (mine, theirs) = match (objects(name, &ours), objects(name, helm_text)) {
-            (Ok(mine), Ok(theirs)) => (mine, theirs),
-            (Err(err), _) => return Outcome::Different(err),
-            (_, Err(err)) => return Outcome::Different(format!("Helm's output: {err}")),
-        };
-        if mine.len() != theirs.len() {
-            return Outcome::Different(format!("{name}: {} objects, Helm {}", mine.len(), theirs.len()));
+        if ours != helm_text {
+            return Outcome::Different(format!("{name}: {}", first_text_difference(&ours, helm_text)));
         }
-        for (index, (a, b)) in mine.iter().zip(&theirs).enumerate() {
-            if a != b {
-                return Outcome::Different(format!("{name}#{index}: {}", first_difference("", a, b)));
+        let Some(helm_digests) = golden["objects"].get(name).and_then(Json::as_array) else {
+            return Outcome::Different(format!(
+                "{name}: the golden has no object digests (run scripts/helm-goldens.py)"
+            ));
+        };
+        let documents = emco_helm::render::split_documents(&ours);
+        if documents.len() != helm_digests.len() {
+            return Outcome::Different(format!(
+                "{name}: {} documents, Helm {}",
+                documents.len(),
+                helm_digests.len()
+            ));
+        }
+        for (index, (document, helm_digest)) in documents.iter().zip(helm_digests).enumerate() {
+            let ours = emco_helm::formats::yaml::parse(document)
+                .ok()
+                .map(|object| match object {
+                    // go-yaml reads a document of comments only as an empty map.
+                    Json::Null => Json::Object(serde_json::Map::new()),
+                    object => object,
+                });
+            let our_digest = ours.as_ref().map(digest);
+            if our_digest.as_deref() != helm_digest.as_str() {
+                return Outcome::Different(format!(
+                    "{name}#{index}: emco's YAML reader makes {} of the document, Helm's {}",
+                    ours.map_or_else(|| "an error".to_string(), |object| short(Some(&object))),
+                    if helm_digest.is_null() {
+                        "an error"
+                    } else {
+                        "another object"
+                    }
+                ));
             }
         }
     }
@@ -227,14 +311,20 @@ fn known_gaps() -> BTreeMap<String, String> {
 
 #[test]
 fn renders_the_corpus_as_helm_does() {
-    let Some(corpus) = corpus_dir() else {
-        eprintln!(
-            "skipped: the Helm chart corpus is not here (set EMCO_HELM_CORPUS or put it at ../shared/helm-corpus)"
-        );
-        return;
-    };
     let mut files = Vec::new();
-    golden_files(&goldens_dir(), &mut files);
+    let corpus = match corpus_dir() {
+        Some(corpus) => {
+            golden_files(&goldens_dir(), &mut files);
+            corpus
+        }
+        None => {
+            eprintln!(
+                "the Helm chart corpus is not here (set EMCO_HELM_CORPUS or put it at ../shared/helm-corpus): only the repository's own conformance charts run"
+            );
+            golden_files(&goldens_dir().join("conformance"), &mut files);
+            own_corpus_dir()
+        }
+    };
     files.sort();
     assert!(!files.is_empty(), "no goldens under {}", goldens_dir().display());
     let gaps = known_gaps();

@@ -593,6 +593,7 @@ impl<'a> Exec<'a> {
             Arg::Number { pos, text, value } => match value {
                 Num::Int(int) => Value::Int(*int),
                 Num::Float(float) => Value::Float(*float),
+                Num::Complex(re, im) => Value::Object(std::rc::Rc::new(super::value::Complex(*re, *im))),
                 Num::Overflow => return Err(self.error(*pos, arg, format!("{text} overflows int"))),
             },
             Arg::String { text, .. } => Value::String(text.clone()),

@@ -13,6 +13,8 @@ pub(crate) enum Tok {
     Bool,
     Char,
     CharConstant,
+    /// A complex constant written as a sum (`1+2i`).
+    Complex,
     Assign,
     Declare,
     Eof,
@@ -613,6 +615,28 @@ impl<'a> Lexer<'a> {
     }
 
     fn lex_number(&mut self) -> bool {
+        if !self.scan_number() {
+            let text = self.input[self.start..self.pos].to_string();
+            self.error(format!("bad number syntax: {}", go_quote(&text)));
+            return false;
+        }
+        if matches!(self.peek(), Some('+' | '-')) {
+            // A complex constant: `1+2i`, no spaces, ending in `i`.
+            if !self.scan_number() || !self.input[..self.pos].ends_with('i') {
+                let text = self.input[self.start..self.pos].to_string();
+                self.error(format!("bad number syntax: {}", go_quote(&text)));
+                return false;
+            }
+            self.emit(Tok::Complex);
+            return true;
+        }
+        self.emit(Tok::Number);
+        true
+    }
+
+    /// Go's `lexer.scanNumber`: a sign, a base prefix, digits, a fraction, an exponent (`e` for decimal, `p` for
+    /// hexadecimal), an imaginary `i`; false when a letter or digit follows.
+    fn scan_number(&mut self) -> bool {
         self.accept("+-");
         let mut digits = "0123456789_";
         if self.accept("0") {
@@ -639,18 +663,8 @@ impl<'a> Lexer<'a> {
         self.accept("i");
         if self.peek().is_some_and(is_alnum) {
             self.next();
-            let text = self.input[self.start..self.pos].to_string();
-            self.error(format!("bad number syntax: {}", go_quote(&text)));
             return false;
         }
-        if matches!(self.peek(), Some('+' | '-')) {
-            // Go lexes complex constants (1+2i); templates in charts never use them.
-            let text = self.input[self.start..self.pos].to_string();
-            self.next();
-            self.error(format!("bad number syntax: {}", go_quote(&text)));
-            return false;
-        }
-        self.emit(Tok::Number);
         true
     }
 }

@@ -95,6 +95,8 @@ pub(crate) struct Command {
 pub(crate) enum Num {
     Int(i64),
     Float(f64),
+    /// A complex constant (`1i`, `1+2i`): real and imaginary parts, printed as Go prints a `complex128`.
+    Complex(f64, f64),
     /// An integer constant that does not fit `int` (an execution error, as in Go).
     Overflow,
 }

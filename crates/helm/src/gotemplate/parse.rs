@@ -546,6 +546,7 @@ impl<'a> Parser<'_, 'a> {
                 }
                 Tok::Bool
                 | Tok::CharConstant
+                | Tok::Complex
                 | Tok::Dot
                 | Tok::Field
                 | Tok::Identifier
@@ -701,7 +702,7 @@ impl<'a> Parser<'_, 'a> {
                 pos: token.pos,
                 value: token.val == "true",
             },
-            Tok::CharConstant | Tok::Number => {
+            Tok::CharConstant | Tok::Complex | Tok::Number => {
                 let value = self.number(&token)?;
                 Arg::Number {
                     pos: token.pos,
@@ -735,41 +736,97 @@ impl<'a> Parser<'_, 'a> {
         }))
     }
 
+    /// Go's `parse.newNumber` followed by `exec.idealConstant`: what value a number literal is.
     fn number(&self, token: &Item<'_>) -> PResult<Num> {
         let text = token.val;
-        if token.typ == Tok::CharConstant {
-            let inner = text.get(1..).unwrap_or("");
-            let Some((c, rest)) = unquote_char(inner, '\'') else {
-                return self.err(format!("malformed character constant: {text}"));
-            };
-            if rest != "'" {
-                return self.err(format!("malformed character constant: {text}"));
+        match token.typ {
+            Tok::CharConstant => {
+                let inner = text.get(1..).unwrap_or("");
+                let Some((c, rest)) = unquote_char(inner, '\'') else {
+                    return self.err(format!("malformed character constant: {text}"));
+                };
+                if rest != "'" {
+                    return self.err(format!("malformed character constant: {text}"));
+                }
+                return Ok(Num::Int(i64::from(u32::from(c))));
             }
-            return Ok(Num::Int(i64::from(u32::from(c))));
+            Tok::Complex => {
+                // Go lets `fmt.Sscan` read the pair.
+                return match scan_complex(text) {
+                    Some((re, im)) => Ok(Num::Complex(re, im)),
+                    None => self.err("syntax error scanning complex number".to_string()),
+                };
+            }
+            _ => {}
         }
-        if text.ends_with('i') {
-            return self.err(format!("illegal number syntax: {}", go_quote(text)));
+        // An imaginary constant is complex (even `0i`).
+        if let Some(imaginary) = text.strip_suffix('i')
+            && let Some(im) = parse_go_float(imaginary)
+        {
+            return Ok(Num::Complex(0.0, im));
         }
-        let int = parse_go_int(text);
-        let is_hex_int = text.len() > 2
-            && text.starts_with('0')
-            && matches!(text.as_bytes().get(1), Some(b'x' | b'X'))
-            && !text.contains(['p', 'P']);
-        let float_like = !is_hex_int && text.contains(['.', 'e', 'E', 'p', 'P']);
-        if float_like {
-            return match parse_go_float(text) {
-                Some(f) => Ok(Num::Float(f)),
+        match parse_go_int(text) {
+            // A hexadecimal integer, or one without a fraction or exponent, is an `int`.
+            IntParse::Int(int) if is_hex_int(text) || !text.contains(['.', 'e', 'E', 'p', 'P']) => {
+                Ok(Num::Int(int))
+            }
+            IntParse::Uint if is_hex_int(text) || !text.contains(['.', 'e', 'E', 'p', 'P']) => {
+                Ok(Num::Overflow)
+            }
+            IntParse::Int(_) | IntParse::Uint => match parse_go_float(text) {
+                Some(float) => Ok(Num::Float(float)),
                 None => self.err(format!("illegal number syntax: {}", go_quote(text))),
-            };
-        }
-        match int {
-            IntParse::Int(i) => Ok(Num::Int(i)),
-            IntParse::Uint => Ok(Num::Overflow),
+            },
             IntParse::Bad => match parse_go_float(text) {
-                Some(_) => self.err(format!("integer overflow: {}", go_quote(text))),
+                Some(_) if !text.contains(['.', 'e', 'E', 'p', 'P']) => {
+                    self.err(format!("integer overflow: {}", go_quote(text)))
+                }
+                Some(float) => Ok(Num::Float(float)),
                 None => self.err(format!("illegal number syntax: {}", go_quote(text))),
             },
         }
+    }
+}
+
+/// Go's `exec.isHexInt`: `0x…` without a binary exponent.
+fn is_hex_int(text: &str) -> bool {
+    text.len() > 2
+        && text.starts_with('0')
+        && matches!(text.as_bytes().get(1), Some(b'x' | b'X'))
+        && !text.contains(['p', 'P'])
+}
+
+/// `fmt.Sscan` of a `complex128` from a lexed complex constant (`1+2i`, `0x1p2-1.5e3i`): a real and an imaginary
+/// float token, each read as `fmt` reads floats (a `p` exponent applied to the mantissa before it).
+fn scan_complex(text: &str) -> Option<(f64, f64)> {
+    let body = text.strip_suffix('i')?;
+    // The sign that starts the imaginary part: the first `+`/`-` after the real part's first character that does
+    // not follow an exponent letter.
+    let bytes = body.as_bytes();
+    let hex = |at: usize| {
+        let real = &body[..at];
+        real.trim_start_matches(['+', '-']).starts_with("0x")
+            || real.trim_start_matches(['+', '-']).starts_with("0X")
+    };
+    let split = (1..bytes.len()).find(|&at| {
+        matches!(bytes[at], b'+' | b'-') && {
+            let before = bytes[at - 1].to_ascii_lowercase();
+            !(before == b'p' || (before == b'e' && !hex(at)))
+        }
+    })?;
+    let (real, imaginary) = body.split_at(split);
+    Some((scan_float(real)?, scan_float(imaginary)?))
+}
+
+/// `fmt`'s `convertFloat`: `strconv.ParseFloat`, except that a `p` exponent after a decimal mantissa scales it.
+fn scan_float(text: &str) -> Option<f64> {
+    match text.find(['p', 'P']).filter(|_| !text.contains(['x', 'X'])) {
+        Some(at) => {
+            let mantissa = parse_go_float(&text[..at])?;
+            let exponent: i32 = text[at + 1..].parse().ok()?;
+            Some(mantissa * 2f64.powi(exponent))
+        }
+        None => parse_go_float(text),
     }
 }
 
@@ -836,13 +893,112 @@ fn parse_go_int(text: &str) -> IntParse {
     }
 }
 
+/// Go's `strconv.ParseFloat(text, 64)` for what the template lexer can produce: decimal floats and hexadecimal
+/// ones (`0x1.8p3`, whose `p` exponent is required), with underscores only between digits or after a base prefix.
+/// A value out of range is refused, as Go refuses it.
 fn parse_go_float(text: &str) -> Option<f64> {
-    let clean: String = text.chars().filter(|&c| c != '_').collect();
-    let body = clean.trim_start_matches(['+', '-']);
-    if body.starts_with("0x") || body.starts_with("0X") {
+    if text.contains('_') && !underscores_ok(text) {
         return None;
     }
-    clean.parse::<f64>().ok()
+    let clean: String = text.chars().filter(|&c| c != '_').collect();
+    let (negative, body) = match clean.as_bytes().first() {
+        Some(b'-') => (true, &clean[1..]),
+        Some(b'+') => (false, &clean[1..]),
+        _ => (false, clean.as_str()),
+    };
+    let magnitude = match body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        Some(hex) => parse_hex_float(hex)?,
+        None => {
+            if !body
+                .bytes()
+                .next()
+                .is_some_and(|b| b.is_ascii_digit() || b == b'.')
+                || !body
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || matches!(b, b'.' | b'e' | b'E' | b'+' | b'-'))
+            {
+                return None;
+            }
+            body.parse::<f64>().ok()?
+        }
+    };
+    magnitude
+        .is_finite()
+        .then_some(if negative { -magnitude } else { magnitude })
+}
+
+/// The mantissa and `p` exponent of a hexadecimal float after its `0x`: hex digits with at most one point, at
+/// least one digit, then `p` and a decimal exponent (Go requires the exponent).
+fn parse_hex_float(text: &str) -> Option<f64> {
+    let (mantissa, exponent) = text.split_once(['p', 'P'])?;
+    let exponent: i64 = exponent.parse().ok()?;
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    if whole.is_empty() && fraction.is_empty() {
+        return None;
+    }
+    // The first 60 significant bits exactly, and whether any later digit is not zero (a sticky bit below the
+    // rounding point, so converting the bits to a float rounds as the whole mantissa would).
+    let (mut bits, mut shift, mut sticky) = (0u64, 0i64, false);
+    for (index, c) in whole.chars().chain(fraction.chars()).enumerate() {
+        let digit = u64::from(c.to_digit(16)?);
+        let in_fraction = index >= whole.len();
+        if bits >> 56 == 0 {
+            bits = (bits << 4) | digit;
+            shift -= i64::from(in_fraction) * 4;
+        } else {
+            sticky |= digit != 0;
+            shift += i64::from(!in_fraction) * 4;
+        }
+    }
+    Some(scale(
+        (bits | u64::from(sticky)) as f64,
+        shift.checked_add(exponent)?,
+    ))
+}
+
+/// `value * 2^exponent` without intermediate overflow or underflow (`value` below 2^54).
+fn scale(value: f64, exponent: i64) -> f64 {
+    let mut value = value;
+    let mut exponent = exponent.clamp(-2200, 2200) as i32;
+    while exponent > 0 {
+        let step = exponent.min(1000);
+        value *= 2f64.powi(step);
+        exponent -= step;
+    }
+    while exponent < 0 {
+        let step = exponent.max(-1000);
+        value *= 2f64.powi(step);
+        exponent -= step;
+    }
+    value
+}
+
+/// Go's `strconv.underscoreOK`: underscores only between digits, or between a base prefix and a digit.
+fn underscores_ok(text: &str) -> bool {
+    let body = text.strip_prefix(['+', '-']).unwrap_or(text);
+    let bytes = body.as_bytes();
+    let (mut saw, mut index, mut hex) = (b'^', 0, false);
+    if bytes.len() >= 2 && bytes[0] == b'0' && matches!(bytes[1].to_ascii_lowercase(), b'b' | b'o' | b'x') {
+        index = 2;
+        saw = b'0';
+        hex = bytes[1].eq_ignore_ascii_case(&b'x');
+    }
+    for &b in &bytes[index..] {
+        if b.is_ascii_digit() || (hex && b.to_ascii_lowercase().is_ascii_hexdigit()) {
+            saw = b'0';
+        } else if b == b'_' {
+            if saw != b'0' {
+                return false;
+            }
+            saw = b'_';
+        } else {
+            if saw == b'_' {
+                return false;
+            }
+            saw = b'!';
+        }
+    }
+    saw != b'_'
 }
 
 /// Go's `strconv.Unquote` for a double-quoted or raw (back-quoted) string.

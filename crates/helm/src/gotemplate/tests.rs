@@ -114,6 +114,42 @@ fn constants() {
 }
 
 #[test]
+fn go_number_literals_as_helm_reads_them() {
+    // Each expected output and refusal was taken from Helm v4 (helm-python-sdk 0.2.2).
+    let cases = [
+        ("0x1p60", "1.152921504606847e+18"),
+        ("-0x1p60", "-1.152921504606847e+18"),
+        ("0x1.8p1", "3"),
+        ("0x1p-2", "0.25"),
+        ("0x_1p4", "16"),
+        ("0X1P+3", "8"),
+        ("0x.8p1", "1"),
+        ("0x1.fffffffffffff8p0", "2"),
+        ("1_000.5", "1000.5"),
+        ("1e21", "1e+21"),
+        ("1e-7", "1e-07"),
+        ("1i", "(0+1i)"),
+        ("0i", "(0+0i)"),
+        ("2.5i", "(0+2.5i)"),
+        ("1e3i", "(0+1000i)"),
+        ("1+2i", "(1+2i)"),
+        ("1.5-2i", "(1.5-2i)"),
+        ("1e3+1e-3i", "(1000+0.001i)"),
+        ("0x1p4+1i", "(16+1i)"),
+    ];
+    for (literal, printed) in cases {
+        assert_eq!(ok(&format!("{{{{ {literal} }}}}")), printed, "{literal}");
+    }
+    for refused in ["0x1.8", "1__0", "1+2", "1_", "0x10i", "08", "0x1p2000"] {
+        assert!(
+            render(&format!("{{{{ {refused} }}}}")).is_err(),
+            "{refused} is refused by Helm"
+        );
+    }
+    assert_eq!(err("{{ 0x1.8 }}"), parse_err("illegal number syntax: \"0x1.8\""));
+}
+
+#[test]
 fn float_and_int_constants_keep_their_kinds() {
     // 1.5 and 3e2 are float64 constants, 1 an int: `eq` refuses to compare int with float64.
     assert_eq!(

@@ -502,6 +502,41 @@ pub enum ValueError {
     NotFinite(f64),
 }
 
+/// A `complex128`: what a template's complex or imaginary constant (`1i`, `1+2i`) evaluates to. Go prints it
+/// `(1+2i)`, each part as `%v` prints a float; `encoding/json` cannot marshal it (Go's `toJson` and `toYaml` then
+/// give an empty string; here it marshals as `null`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Complex(pub f64, pub f64);
+
+impl Object for Complex {
+    fn type_name(&self) -> &str {
+        "complex128"
+    }
+
+    fn field(&self, _name: &str) -> Option<Value> {
+        None
+    }
+
+    fn call(&self, _name: &str, _args: &[Value]) -> Option<Result<Value, String>> {
+        None
+    }
+
+    fn display(&self) -> String {
+        let real = super::fmt::sprint_value(&Value::Float(self.0));
+        let imaginary = super::fmt::sprint_value(&Value::Float(self.1));
+        let sign = if imaginary.starts_with(['-', '+']) {
+            ""
+        } else {
+            "+"
+        };
+        format!("({real}{sign}{imaginary}i)")
+    }
+
+    fn to_value(&self) -> Value {
+        Value::Nil
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -262,6 +262,8 @@ struct Builder<'a> {
     last_empty: bool,
     /// Where the last event's text starts.
     last_start: Option<usize>,
+    /// Where the last event's text ends.
+    last_end: Option<usize>,
 }
 
 fn parse_first(text: &str) -> Result<Option<Node>, String> {
@@ -349,6 +351,7 @@ impl<'a> Builder<'a> {
             anchors: HashMap::new(),
             last_empty: false,
             last_start: None,
+            last_end: None,
         }
     }
 
@@ -370,6 +373,7 @@ impl<'a> Builder<'a> {
             Some(Ok((event, span))) => {
                 self.last_empty = span.start.index() == span.end.index();
                 self.last_start = span.start.byte_offset();
+                self.last_end = span.end.byte_offset();
                 Ok((event, span.start.line()))
             }
         }
@@ -447,6 +451,16 @@ impl<'a> Builder<'a> {
         Node::Anchored(shared)
     }
 
+    /// Whether the block scalar just read ends the input on a line of its own content with no line break after
+    /// it (`a: |\n  x` at the end of a document; a last line of only indentation still ends with its break).
+    fn block_ends_the_input_unbroken(&self) -> bool {
+        if self.last_end != Some(self.text.len()) || self.text.ends_with(['\n', '\r']) {
+            return false;
+        }
+        let last_line = self.text.rsplit(['\n', '\r']).next().unwrap_or_default();
+        !last_line.trim_start_matches(' ').is_empty()
+    }
+
     fn node(&mut self, event: Event<'a>, line: usize, depth: usize) -> Result<Node, String> {
         if depth > MAX_DEPTH {
             return Err(format!("yaml: line {line}: exceeded max depth of {MAX_DEPTH}"));
@@ -460,13 +474,19 @@ impl<'a> Builder<'a> {
             Event::Scalar(text, style, anchor, tag) => {
                 let tag = tag.map(|tag| format!("{}{}", tag.handle(), tag.suffix()));
                 // go-yaml v2 reads NEL as a line break (YAML 1.1); the parser (YAML 1.2) keeps it as content.
-                let text = if !text.contains('\u{85}') || !self.text.contains('\u{85}') {
+                let block = matches!(style, ScalarStyle::Literal | ScalarStyle::Folded);
+                let mut text = if !text.contains('\u{85}') || !self.text.contains('\u{85}') {
                     text.into_owned()
-                } else if matches!(style, ScalarStyle::Literal | ScalarStyle::Folded) {
+                } else if block {
                     text.replace('\u{85}', "\n")
                 } else {
                     super::write::fold_nel(&text)
                 };
+                if block && self.block_ends_the_input_unbroken() && text.ends_with('\n') {
+                    // go-yaml keeps a block scalar's final line break (clip or keep chomping) only where the input
+                    // has one: a scalar whose last line ends the input has none (Helm's manifests often end so).
+                    text.pop();
+                }
                 let node = Node::Scalar {
                     text,
                     plain: style == ScalarStyle::Plain,
