@@ -282,6 +282,45 @@ pub struct ClusterRecord {
     /// When it was heard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heard_at: Option<String>,
+    /// What rsync deliberately waits for before it goes on with this app on this cluster, while it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<Waiting>,
+}
+
+/// What rsync waits for, since when and until when (a hook to complete, a CRD to be established, an app it depends
+/// on to be Ready, the seconds a dependency asks for after that).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Waiting {
+    /// What is waited for, as a sentence's object: `pre-install hook Pod/migrate to complete`.
+    #[serde(rename = "for")]
+    pub what: String,
+    /// When the wait began (RFC 3339).
+    pub since: String,
+    /// When the wait ends at the latest (RFC 3339): a hook's timeout, the end of a dependency's extra seconds;
+    /// none when it has no limit (an app it depends on may take as long as it takes).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until: Option<String>,
+    /// What happens then: `fails` (a hook that has not completed fails the operation) or `continues`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub then: Option<String>,
+}
+
+impl Waiting {
+    /// A wait that began now and ends, at the latest, after `limit` (none: no limit).
+    #[must_use]
+    pub fn starting_now(what: impl Into<String>, limit: Option<(std::time::Duration, &str)>) -> Self {
+        let now = jiff::Timestamp::now();
+        let until = limit.and_then(|(limit, _)| {
+            let limit = jiff::SignedDuration::try_from(limit).ok()?;
+            now.checked_add(limit).ok()
+        });
+        Self {
+            what: what.into(),
+            since: emco_model::format_timestamp(now),
+            until: until.map(emco_model::format_timestamp),
+            then: limit.map(|(_, then)| then.to_string()),
+        }
+    }
 }
 
 impl ClusterRecord {
@@ -296,6 +335,7 @@ impl ClusterRecord {
             connectivity_reason: None,
             cluster_status: None,
             heard_at: None,
+            waiting: None,
         }
     }
 

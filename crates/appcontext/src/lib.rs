@@ -28,7 +28,7 @@ pub mod replicas;
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath, STATE_PREFIX, decode_state};
 pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, HeardNote,
-    MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials,
+    MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials, Waiting,
 };
 pub use engine::{Engine, NoopEngine};
 pub use json_text::JsonText;

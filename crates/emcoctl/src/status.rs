@@ -421,8 +421,9 @@ pub fn summary_line(answers: &Answers) -> String {
     line
 }
 
-/// One line per (app, cluster) of the readiness answer that is fresh but not propagated or not ready:
-/// `web on edge02: CreationFailed` and/or `web on edge02: not ready: Pod web-x: … (and 2 more)`. Stale clusters
+/// One line per (app, cluster) of the readiness answer that is fresh but not propagated, waited on or not ready:
+/// `web on edge02: CreationFailed`, `web on edge02: waiting for pre-install hook Pod/migrate to complete (since …,
+/// fails at …)` and/or `web on edge02: not ready: Pod web-x: … (and 2 more)`. Stale clusters
 /// are left to the summary's `stale:` (their resources' conditions are not shown).
 #[must_use]
 pub fn cluster_lines(answers: &Answers) -> Vec<String> {
@@ -437,6 +438,18 @@ pub fn cluster_lines(answers: &Answers) -> Vec<String> {
             let mut why: Vec<String> = Vec::new();
             if let Some(propagation) = cluster["propagation"].as_str() {
                 why.push(propagation.to_string());
+            }
+            if let Some(waiting) = cluster["waiting"]["for"].as_str() {
+                let since = cluster["waiting"]["since"].as_str().unwrap_or("?");
+                let until = match (
+                    cluster["waiting"]["until"].as_str(),
+                    cluster["waiting"]["then"].as_str(),
+                ) {
+                    (Some(until), Some(then)) => format!(", {then} at {until}"),
+                    (Some(until), None) => format!(", until {until}"),
+                    _ => String::new(),
+                };
+                why.push(format!("waiting for {waiting} (since {since}{until})"));
             }
             let not_ready: Vec<&str> = cluster["resources"]
                 .as_array()
@@ -931,6 +944,27 @@ mod tests {
                 ..answers
             })
             .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_cluster_rsync_waits_on_says_for_what_since_and_until_when() {
+        let answers = Answers {
+            rsync: json!({"name": "dig", "status": "Instantiating", "rsync-status": {"Pending": 4}}),
+            cluster: json!({}),
+            ready: json!({"readyStatus": "NotReady", "readyCounts": {},
+                "apps": [{"name": "nginx", "clusters": [
+                    {"cluster": "cluster1", "waiting": {"for": "pre-install hook Pod/pre-install-hook-pod to complete",
+                        "since": "2026-11-28T10:00:00Z", "until": "2026-11-28T10:05:00Z", "then": "fails"}, "resources": []},
+                    {"cluster": "cluster2", "waiting": {"for": "app operator to be Ready, then 10 s",
+                        "since": "2026-11-28T10:00:01Z"}, "resources": []}]}]}),
+        };
+        assert_eq!(
+            cluster_lines(&answers),
+            [
+                "nginx on cluster1: waiting for pre-install hook Pod/pre-install-hook-pod to complete (since 2026-11-28T10:00:00Z, fails at 2026-11-28T10:05:00Z)",
+                "nginx on cluster2: waiting for app operator to be Ready, then 10 s (since 2026-11-28T10:00:01Z)",
+            ]
         );
     }
 

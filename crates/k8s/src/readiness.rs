@@ -1,5 +1,5 @@
 //! Whether a cluster object works, by EMCO's per-kind rules (`reference/emco.md` §1.6, Helm-derived): Pods by
-//! their Ready condition (Job pods by completion), Services by having an address, workloads by ready replicas,
+//! their Ready condition (Job pods by completion, a pod that ran to completion as Ready), Services by having an address, workloads by ready replicas,
 //! Jobs by completions; ConfigMaps and other kinds count as Ready when present. [`assess`] is the finer,
 //! kstatus-grade verdict (Ready / InProgress / Failed / Terminating / Unknown with a message) for every kind.
 
@@ -70,6 +70,10 @@ pub fn readiness(group: &str, kind: &str, object: &Json) -> ReadyStatus {
         ("", "Pod") => {
             if object["metadata"]["labels"]["job-name"].is_string() {
                 return ready(matches!(status["phase"].as_str(), Some("Succeeded" | "Failed")));
+            }
+            // A run-to-completion pod (a bare `restartPolicy: Never` one, a hook) that completed has done its work.
+            if status["phase"] == "Succeeded" {
+                return ReadyStatus::Ready;
             }
             let conditions = status["conditions"]
                 .as_array()
@@ -186,6 +190,11 @@ mod tests {
         assert_eq!(readiness("", "Pod", &crashing), ReadyStatus::NotReady);
         let job_pod = json!({"metadata": {"labels": {"job-name": "j"}}, "status": {"phase": "Succeeded"}});
         assert_eq!(readiness("", "Pod", &job_pod), ReadyStatus::Ready);
+        let completed_hook = json!({"spec": {"restartPolicy": "Never"}, "status": {"phase": "Succeeded",
+            "conditions": [{"type": "Ready", "status": "False", "reason": "PodCompleted"}]}});
+        assert_eq!(readiness("", "Pod", &completed_hook), ReadyStatus::Ready);
+        let failed_hook = json!({"spec": {"restartPolicy": "Never"}, "status": {"phase": "Failed"}});
+        assert_eq!(readiness("", "Pod", &failed_hook), ReadyStatus::NotReady);
 
         let deployment = |ready_replicas: i64| json!({"spec": {"replicas": 4}, "status": {"readyReplicas": ready_replicas}});
         assert_eq!(

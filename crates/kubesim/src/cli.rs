@@ -50,6 +50,14 @@ pub struct Args {
     /// Milliseconds from a pod's ContainerCreating to Ready.
     #[arg(long, default_value_t = Timing::default().ready_ms)]
     pub ready_ms: u64,
+    /// Milliseconds a run-to-completion pod (restartPolicy Never or OnFailure: a Job's pod, a bare pod, a Helm
+    /// hook) runs before it ends Succeeded (a pod's `kubesim.io/run-ms` annotation overrides it).
+    #[arg(long, default_value_t = Timing::default().job_run_ms)]
+    pub run_ms: u64,
+    /// Make run-to-completion pods whose name starts with this prefix fail at the end of their run (exit code 1,
+    /// reason Error), on every cluster (repeatable).
+    #[arg(long, value_name = "NAME_PREFIX")]
+    pub fail_pod: Vec<String>,
     /// Start these clusters down (connection refused), repeatable.
     #[arg(long)]
     pub down: Vec<String>,
@@ -220,6 +228,7 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
             let mut config = ClusterConfig::new(name);
             config.nodes = args.nodes;
             config.timing.ready_ms = args.ready_ms;
+            config.timing.job_run_ms = args.run_ms;
             config.insecure_http = args.insecure_http;
             // Only the library's users read the request log; the counters the admin endpoint shows stay.
             config.request_log_len = 0;
@@ -242,6 +251,7 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
                 error_for_ms: args.error_for_ms,
                 retry_after_seconds: args.retry_after_seconds,
                 reject_kinds: args.reject_kind.clone(),
+                fail_pods: args.fail_pod.clone(),
             };
             cluster.set_faults(faults).await?;
             for (token, user, groups) in &tokens {

@@ -23,7 +23,8 @@ pub struct Timing {
     pub ready_ms: u64,
     /// How long a gracefully deleted pod takes to stop.
     pub terminate_ms: u64,
-    /// How long a Job's pod runs before it completes.
+    /// How long a run-to-completion pod (a Job's, a bare `restartPolicy: Never` one, a hook) runs before it
+    /// completes.
     pub job_run_ms: u64,
     /// Between watch bookmarks.
     pub bookmark_ms: u64,
@@ -38,7 +39,7 @@ impl Default for Timing {
             create_ms: 50,
             ready_ms: 250,
             terminate_ms: 200,
-            job_run_ms: 500,
+            job_run_ms: 2_000,
             bookmark_ms: 15_000,
             load_balancer_ms: 500,
         }
@@ -72,6 +73,9 @@ pub struct Faults {
     pub retry_after_seconds: Option<u32>,
     /// Kinds whose create, update and patch are refused with 403 (as an admission webhook would).
     pub reject_kinds: Vec<String>,
+    /// Run-to-completion pods (`restartPolicy` `Never`/`OnFailure`: bare pods, Jobs' pods, Helm hooks) whose name
+    /// starts with one of these prefixes fail at the end of their run: exit code 1, reason `Error`, phase `Failed`.
+    pub fail_pods: Vec<String>,
 }
 
 /// How many requests a cluster remembers in its [request log](ClusterShared::requests).

@@ -9,7 +9,7 @@
 mod gc;
 mod pods;
 
-pub use pods::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
+pub use pods::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION, RUN_FOR_ANNOTATION};
 mod workloads;
 
 use std::cmp::Reverse;

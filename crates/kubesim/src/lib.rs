@@ -38,6 +38,6 @@ pub mod tls;
 pub mod watch;
 
 pub use cluster::{ClusterConfig, Faults, ServedRequest, Timing};
-pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION};
+pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION, RUN_FOR_ANNOTATION};
 pub use sim::{Credentials, SimCluster, Simulator, cluster_name};
 pub use tls::ClientCredentials;

@@ -50,7 +50,7 @@ pub use network::{
     Ipv4Subnet, Network, NetworkSpec, ProviderNetType, ProviderNetwork, ProviderNetworkSpec, Vlan,
 };
 pub use resources::*;
-pub use state::{Action, Modification, StateInfo, StateValue, now_timestamp};
+pub use state::{Action, Modification, StateInfo, StateValue, format_timestamp, now_timestamp};
 pub use status_config::{
     StatusCollection, StatusConfig, StatusConfigError, StatusConfigSpec, StatusPath, TargetType,
 };

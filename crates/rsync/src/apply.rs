@@ -23,7 +23,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use emco_appcontext::{ClusterRecord, ContextError, JsonText, ResourceRecord, ResourceRole, UserCredentials};
+use emco_appcontext::{
+    ClusterRecord, ContextError, JsonText, ResourceRecord, ResourceRole, UserCredentials, Waiting,
+};
 use emco_model::{Connectivity, ContextId, HookDeletePolicy, HookEvent, RsyncStatus, now_timestamp};
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, Preconditions};
 use kube::core::{DynamicObject, GroupVersionKind};
@@ -429,6 +431,8 @@ async fn api_for(
 /// One attempt at a batch: what it needs and what it found so far.
 struct Batch<'a> {
     inner: &'a Inner,
+    /// The context applied.
+    id: ContextId,
     cluster: &'a str,
     /// The client of the cluster's own kubeconfig: discovery, CRDs, the ResourceBundleState, approvals.
     client: kube::Client,
@@ -585,6 +589,42 @@ impl Batch<'_> {
         }
     }
 
+    /// Records what the batch now waits for on this cluster, or that the wait is over (`None`); a write that fails
+    /// only leaves the status less precise, so it is logged.
+    async fn note_waiting(&self, waiting: Option<Waiting>) {
+        let record = self.record;
+        if let Err(err) = self
+            .inner
+            .update_cluster(self.id, &record.app, &record.cluster, |stored| {
+                stored.waiting.clone_from(&waiting);
+            })
+            .await
+        {
+            tracing::debug!(context = %self.id, app = record.app, cluster = self.cluster, error = %err, "cannot record what rsync waits for");
+        }
+    }
+
+    /// Waits until a CRD the cluster answered is Established, saying so in the status when it is not at once.
+    async fn wait_crd(
+        &self,
+        api: &Api<DynamicObject>,
+        written: &DynamicObject,
+        resource: &ResourceRecord,
+    ) -> Result<(), SyncError> {
+        if is_established(written) {
+            return Ok(());
+        }
+        let timeout = self.inner.config.crd_timeout;
+        self.note_waiting(Some(Waiting::starting_now(
+            format!("CustomResourceDefinition/{} to be Established", resource.name),
+            Some((timeout, "fails")),
+        )))
+        .await;
+        let result = wait_established(api, written, timeout).await;
+        self.note_waiting(None).await;
+        result
+    }
+
     /// Server-side applies a resource (a CRD is waited for until Established).
     async fn apply(&self, index: usize) -> Result<Outcome, SyncError> {
         let resource = &self.record.resources[index];
@@ -600,12 +640,10 @@ impl Batch<'_> {
             .patch(&resource.name, &self.params, &Patch::Apply(&body))
             .await
         {
-            Ok(applied) if is_crd_kind(resource) => {
-                match wait_established(&api, &applied, self.inner.config.crd_timeout).await {
-                    Ok(()) => Ok((RsyncStatus::Applied, None)),
-                    Err(err) => rejected(err),
-                }
-            }
+            Ok(applied) if is_crd_kind(resource) => match self.wait_crd(&api, &applied, resource).await {
+                Ok(()) => Ok((RsyncStatus::Applied, None)),
+                Err(err) => rejected(err),
+            },
             Ok(_) => Ok((RsyncStatus::Applied, None)),
             Err(err) => rejected(write_error(err, resource)),
         }
@@ -638,7 +676,7 @@ impl Batch<'_> {
             Err(err) => return rejected(write_error(err, resource)),
         };
         if is_crd_kind(resource)
-            && let Err(err) = wait_established(&api, &created, self.inner.config.crd_timeout).await
+            && let Err(err) = self.wait_crd(&api, &created, resource).await
         {
             return rejected(err);
         }
@@ -841,7 +879,14 @@ impl Batch<'_> {
         }
         let gvk = resource.gvk();
         let verdict = if waits_for(&gvk.group, &gvk.kind) {
-            match self.wait_hook(&api, resource).await? {
+            self.note_waiting(Some(Waiting::starting_now(
+                format!("{what} to complete"),
+                Some((self.inner.config.hook_timeout, "fails")),
+            )))
+            .await;
+            let waited = self.wait_hook(&api, resource).await;
+            self.note_waiting(None).await;
+            match waited? {
                 Some(verdict) => verdict,
                 None => {
                     self.results[index] = Some((RsyncStatus::Applied, None));
@@ -1141,6 +1186,7 @@ impl Batch<'_> {
 #[allow(clippy::too_many_arguments)] // the batch's parts: what, where, which way, as whom, and its cancellation
 async fn attempt(
     inner: &Inner,
+    id: ContextId,
     label_id: ContextId,
     record: &ClusterRecord,
     namespace: &str,
@@ -1162,6 +1208,7 @@ async fn attempt(
     };
     let mut batch = Batch {
         inner,
+        id,
         cluster,
         client,
         user_client,
@@ -1308,6 +1355,10 @@ async fn record_results(
         .update_cluster(id, &record.app, &record.cluster, |stored| {
             stored.connectivity = connectivity;
             stored.connectivity_reason = reason.clone();
+            if results.is_some() {
+                // The batch is over: it waits for nothing more.
+                stored.waiting = None;
+            }
             if let Some((status, heard_at)) = heard
                 && stored.cluster_status.is_none()
             {
@@ -1385,6 +1436,7 @@ pub(crate) async fn sync_cluster(
             }
             attempt(
                 &inner,
+                id,
                 label_id,
                 &record,
                 &namespace,

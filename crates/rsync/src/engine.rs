@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use emco_appcontext::replicas::{self, Claim};
-use emco_appcontext::{AppContexts, Catalog, ContextMeta, Engine, Replica};
+use emco_appcontext::{AppContexts, Catalog, ContextError, ContextMeta, Engine, Replica, Waiting};
 use emco_model::{ContextId, ContextStatus};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
@@ -491,8 +491,36 @@ async fn wait_for_dependencies(
     let Some(app_meta) = meta.apps.iter().find(|a| a.name == app) else {
         return Ok(());
     };
+    // The clusters of this app where the operation runs now.
+    let here: Vec<&str> = app_meta
+        .clusters
+        .iter()
+        .filter(|cluster| clusters.contains(*cluster))
+        .map(String::as_str)
+        .collect();
     for dependency in &app_meta.dependencies {
         let other = dependency.app.as_str();
+        let then = if dependency.wait > 0 {
+            format!(", then {} s", dependency.wait)
+        } else {
+            String::new()
+        };
+        let goal = if dependency.op_status == "Ready" {
+            "be Ready"
+        } else {
+            "be deployed"
+        };
+        note_waiting(
+            inner,
+            id,
+            app,
+            &here,
+            Some(Waiting::starting_now(
+                format!("app {other} to {goal}{then}"),
+                None,
+            )),
+        )
+        .await;
         match dependency.op_status.as_str() {
             "Ready" => loop {
                 let mut records = inner.contexts.clusters(id).await.map_err(|err| err.to_string())?;
@@ -524,13 +552,52 @@ async fn wait_for_dependencies(
             }
         }
         if dependency.wait > 0 {
+            let wait = Duration::from_secs(dependency.wait);
+            note_waiting(
+                inner,
+                id,
+                app,
+                &here,
+                Some(Waiting::starting_now(
+                    format!(
+                        "the {} s that follow app {other} being {}",
+                        dependency.wait,
+                        if dependency.op_status == "Ready" {
+                            "Ready"
+                        } else {
+                            "deployed"
+                        }
+                    ),
+                    Some((wait, "continues")),
+                )),
+            )
+            .await;
             tokio::select! {
-                () = tokio::time::sleep(Duration::from_secs(dependency.wait)) => {}
+                () = tokio::time::sleep(wait) => {}
                 () = cancel.cancelled() => return Err("cancelled".into()),
             }
         }
     }
+    if !app_meta.dependencies.is_empty() {
+        note_waiting(inner, id, app, &here, None).await;
+    }
     Ok(())
+}
+
+/// Records on each of `app`'s `clusters` what its batch waits for (`None`: nothing more); a write that fails only
+/// leaves the status less precise, so it is logged.
+async fn note_waiting(inner: &Inner, id: ContextId, app: &str, clusters: &[&str], waiting: Option<Waiting>) {
+    for &cluster in clusters {
+        let result = inner
+            .update_cluster(id, app, cluster, |stored| stored.waiting.clone_from(&waiting))
+            .await;
+        match result {
+            Ok(_) | Err(ContextError::NotFound(_)) => {}
+            Err(err) => {
+                tracing::debug!(context = %id, app, cluster, error = %err, "cannot record what rsync waits for")
+            }
+        }
+    }
 }
 
 async fn run_instantiate(inner: Arc<Inner>, id: ContextId, cancel: CancellationToken) {

@@ -687,6 +687,11 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             {
                 map.serialize_entry("last-heard", &format_args!("{at}"))?;
             }
+            if let Some(waiting) = self.cluster.waiting.as_deref()
+                && detail
+            {
+                map.serialize_entry("waiting", waiting)?;
+            }
         } else {
             map.serialize_entry("clusterProvider", self.cluster.provider())?;
             map.serialize_entry("cluster", self.cluster.cluster())?;
@@ -703,6 +708,9 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             }
             if let Some(propagation) = propagation(self.cluster, self.app.apps.context.status) {
                 map.serialize_entry("propagation", propagation.as_str())?;
+            }
+            if let Some(waiting) = self.cluster.waiting.as_deref() {
+                map.serialize_entry("waiting", waiting)?;
             }
         }
         map.serialize_entry("resources", &ResourcesView { cluster: self })?;
@@ -722,6 +730,15 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
         let app = &*view.app.app.name;
         let cluster = &*view.cluster.full_name;
         let stale = view.app.apps.staleness.is_stale(cluster);
+        // A resource rsync has not applied yet says what rsync waits for first, in the detail views.
+        let waiting = matches!(query.output, Output::Detail | Output::All)
+            .then(|| {
+                let now = request
+                    .freshness
+                    .map_or_else(jiff::Timestamp::now, |freshness| freshness.now);
+                view.cluster.waiting_message(app, now)
+            })
+            .flatten();
         let mut seq = serializer.serialize_seq(None)?;
         for resource in view.app.apps.selection.resources(view.cluster) {
             let detail = if query.output == Output::Detail {
@@ -742,6 +759,7 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
                 query,
                 detail,
                 stale,
+                waiting: waiting.as_deref(),
             })?;
         }
         seq.end()
@@ -754,6 +772,8 @@ struct ResourceView<'a> {
     detail: Option<Json>,
     /// Its cluster's report is not believed: cluster status and readiness are `Unknown`.
     stale: bool,
+    /// What rsync waits for on its cluster (detail views), said of a resource it has not applied yet.
+    waiting: Option<&'a str>,
 }
 
 impl Serialize for ResourceView<'_> {
@@ -766,9 +786,12 @@ impl Serialize for ResourceView<'_> {
         match (self.query.shape, self.query.measure) {
             (Shape::Seed, Measure::Deployed) => {
                 map.serialize_entry("rsync-status", &resource.rsync)?;
-                // Why a resource Failed: the cluster's own message.
+                // Why a resource Failed: the cluster's own message; what a Pending one waits for.
                 if let Some(error) = &resource.error {
                     map.serialize_entry("message", &**error)?;
+                } else if let Some(waiting) = self.waiting.filter(|_| resource.rsync == RsyncStatus::Pending)
+                {
+                    map.serialize_entry("message", waiting)?;
                 }
                 if let Some(detail) = &self.detail {
                     map.serialize_entry("detail", detail)?;
@@ -795,6 +818,10 @@ impl Serialize for ResourceView<'_> {
                         map.serialize_entry("deployedStatus", &resource.rsync)?;
                         if let Some(error) = &resource.error {
                             map.serialize_entry("message", &**error)?;
+                        } else if let Some(waiting) =
+                            self.waiting.filter(|_| resource.rsync == RsyncStatus::Pending)
+                        {
+                            map.serialize_entry("message", waiting)?;
                         }
                     }
                     Measure::Cluster => {

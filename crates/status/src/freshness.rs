@@ -108,12 +108,14 @@ pub(crate) fn fresh_transition(
 /// `lastHeard`), never stale.
 pub(crate) fn judge<'a>(context: &'a ContextEntry, freshness: Option<Freshness>) -> Staleness<'a> {
     // Per cluster: the newest time heard, and whether any record holds a status at all.
+    // A cluster rsync deliberately waits on before it applies anything there (a hook, a dependency) counts as
+    // reporting: nothing there is expected to report yet.
     let mut heard: HashMap<&'a str, (Option<jiff::Timestamp>, bool)> = HashMap::new();
     for app in &context.apps {
         for cluster in &app.clusters {
             let entry = heard.entry(&*cluster.full_name).or_default();
             entry.0 = entry.0.max(cluster.heard_at);
-            entry.1 |= cluster.has_bundle;
+            entry.1 |= cluster.has_bundle || cluster.waiting.is_some();
         }
     }
     let live = freshness.filter(|_| expects_reports(context.status));

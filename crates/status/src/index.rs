@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta};
+use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta, Waiting};
 use emco_model::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
 };
@@ -260,6 +260,8 @@ pub struct ClusterEntry {
     pub connectivity: Connectivity,
     /// Why rsync is retrying, while it is (`connection refused`, `HTTP 503 Service Unavailable`, …).
     pub connectivity_reason: Option<Box<str>>,
+    /// What rsync deliberately waits for here (a hook, a CRD, an app it depends on), while it waits.
+    pub waiting: Option<Box<Waiting>>,
     /// Whether a ResourceBundleState was heard from the cluster for this app.
     pub has_bundle: bool,
     /// When it was last heard (`None`: never, or a record from before the time was kept).
@@ -286,6 +288,38 @@ pub struct ClusterEntry {
 pub const MAX_HEARD_GAPS: usize = 16;
 
 impl ClusterEntry {
+    /// What rsync waits for here, in a sentence: `app nginx on cluster1 waits for pre-install hook Pod/migrate to
+    /// complete (running 40 s, fails at 300 s)`, the seconds counted to `now`.
+    #[must_use]
+    pub fn waiting_message(&self, app: &str, now: jiff::Timestamp) -> Option<String> {
+        let waiting = self.waiting.as_deref()?;
+        let since: Option<jiff::Timestamp> = waiting.since.parse().ok();
+        let seconds = |from: jiff::Timestamp, to: jiff::Timestamp| {
+            (to.as_millisecond() - from.as_millisecond()).max(0) / 1000
+        };
+        let mut timing = Vec::new();
+        if let Some(since) = since {
+            timing.push(format!("waiting {} s", seconds(since, now)));
+        }
+        if let (Some(since), Some(until)) = (
+            since,
+            waiting.until.as_deref().and_then(|until| until.parse().ok()),
+        ) {
+            let then = waiting.then.as_deref().unwrap_or("ends");
+            timing.push(format!("{then} at {} s", seconds(since, until)));
+        }
+        let timing = if timing.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", timing.join(", "))
+        };
+        Some(format!(
+            "app {app} on {} waits for {}{timing}",
+            self.cluster(),
+            waiting.what
+        ))
+    }
+
     /// Notes that the cluster was heard at `at`: `heard_at` only moves forward, and the silence it ends is
     /// remembered.
     fn hear(&mut self, at: Option<jiff::Timestamp>) {
@@ -337,6 +371,7 @@ impl ClusterEntry {
             provider_len: full_name.find('+').unwrap_or(0),
             connectivity: Connectivity::Unknown,
             connectivity_reason: None,
+            waiting: None,
             has_bundle: false,
             heard_at: None,
             resources: Vec::new(),
@@ -748,6 +783,7 @@ impl StatusIndex {
         cluster.counts = counts;
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
+        cluster.waiting = record.waiting.clone().map(Box::new);
         cluster.has_bundle = bundle.is_some();
         app.counts.subtract(&old);
         app.counts.add(&counts);

@@ -253,7 +253,7 @@ pub fn state_object(
                 ContextStatus::Instantiating | ContextStatus::Terminating | ContextStatus::Updating => (
                     "in_progress",
                     status.as_str().to_string(),
-                    progress(context, status),
+                    progress(context, status, freshness),
                 ),
                 ContextStatus::InstantiateFailed
                 | ContextStatus::TerminateFailed
@@ -299,7 +299,7 @@ pub fn state_object(
             "Deployed",
             "False",
             "Instantiating",
-            progress(context, ContextStatus::Instantiating),
+            progress(context, ContextStatus::Instantiating, freshness),
             last_time.clone(),
         ),
         (_, Some(status)) if !deploying || status != ContextStatus::Instantiated => {
@@ -538,7 +538,9 @@ pub fn state_object(
 }
 
 /// `instantiating: 8 of 12 resources applied` (terminating: deleted).
-fn progress(context: Option<&ContextEntry>, status: ContextStatus) -> String {
+/// With what rsync waits for, if anything: `…; app nginx on edge01 waits for pre-install hook Pod/migrate to
+/// complete (waiting 40 s, fails at 300 s)`, counted to the answer's time (`freshness`), else to now.
+fn progress(context: Option<&ContextEntry>, status: ContextStatus, freshness: Option<Freshness>) -> String {
     let Some(context) = context else {
         return status.as_str().to_lowercase();
     };
@@ -548,10 +550,26 @@ fn progress(context: Option<&ContextEntry>, status: ContextStatus) -> String {
     } else {
         (context.counts.rsync[RsyncStatus::Applied as usize], "applied")
     };
-    format!(
+    let mut message = format!(
         "{}: {done} of {total} resources {verb}",
         status.as_str().to_lowercase()
-    )
+    );
+    // What rsync waits for, where it does: the first such cluster, and how many more.
+    let now = freshness.map_or_else(jiff::Timestamp::now, |freshness| freshness.now);
+    let mut waits = context.apps.iter().flat_map(|app| {
+        app.clusters
+            .iter()
+            .filter_map(move |cluster| cluster.waiting_message(&app.name, now))
+    });
+    if let Some(first) = waits.next() {
+        message.push_str("; ");
+        message.push_str(&first);
+        let more = waits.count();
+        if more > 0 {
+            message.push_str(&format!(" (and {more} more waiting)"));
+        }
+    }
+    message
 }
 
 /// `<Kind> <name>: <error>` of a Failed resource.

@@ -214,6 +214,43 @@ fn a_cluster_never_heard_from_is_stale_only_after_the_grace() {
 }
 
 #[test]
+fn a_cluster_rsync_deliberately_waits_on_is_not_silent_and_says_what_it_waits_for() {
+    // edge03 holds nothing yet: rsync waits there for a pre-install hook (since 5 s, failing at 305 s).
+    let mut index = index(Some(1.0), None, ContextStatus::Instantiating);
+    let mut waiting = record("web", CLUSTERS[1], None);
+    waiting.resources[0].status = RsyncStatus::Pending;
+    waiting.waiting = Some(emco_appcontext::Waiting {
+        what: "pre-install hook Pod/migrate to complete".into(),
+        since: at(5.0).to_string(),
+        until: Some(at(305.0).to_string()),
+        then: Some("fails".into()),
+    });
+    index.apply_cluster(id(), &waiting);
+    let late = answer(&index, "status=ready", judged_at(61.0));
+    let edge03 = cluster(&late, "edge03");
+    assert!(edge03.get("statusFresh").is_none(), "{edge03}");
+    assert_eq!(
+        edge03["waiting"]["for"],
+        "pre-install hook Pod/migrate to complete"
+    );
+    assert_eq!(edge03["waiting"]["until"], at(305.0).to_string());
+    let deployed = answer(&index, "status=deployed&output=all", judged_at(61.0));
+    let message = cluster(&deployed, "edge03")["resources"][0]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        message.starts_with("app web on edge03 waits for pre-install hook Pod/migrate to complete (waiting ")
+            && message.ends_with("(waiting 56 s, fails at 300 s)"),
+        "{message}"
+    );
+    // The DIG's readiness says it too; edge01, which waits for nothing, has no `waiting`.
+    let readiness = deployed["readiness"]["message"].as_str().unwrap();
+    assert!(readiness.ends_with(&format!("; {message}")), "{readiness}");
+    assert!(cluster(&deployed, "edge01").get("waiting").is_none());
+}
+
+#[test]
 fn hearing_again_restores_the_cluster() {
     let mut index = index(Some(100.0), Some(10.0), ContextStatus::Instantiated);
     assert_eq!(

@@ -590,3 +590,215 @@ async fn sigkill_while_waiting_for_a_hook_then_restart_reruns_it_and_converges()
     assert!(rerun_complete < web_created, "{:?}", summary(&events));
     emco.start_kill().unwrap();
 }
+
+/// A chart whose hooks are bare Pods (`restartPolicy: Never`, `sh -c "echo … && sleep 10"`, as in EMCO's own
+/// dependency example) and a Job: a `pre-install` Pod, a `post-install` Job, a `pre-delete` Pod.
+fn pod_hooks_chart(pre_install_run_ms: u32) -> Vec<u8> {
+    let pod = |name: &str, hook: &str, run_ms: u32| {
+        format!(
+            "apiVersion: v1
+kind: Pod
+metadata:
+  name: {name}
+  annotations:
+    helm.sh/hook: {hook}
+    kubesim.io/run-ms: \"{run_ms}\"
+spec:
+  restartPolicy: Never
+  containers:
+  - name: hook
+    image: busybox
+    command: [\"sh\", \"-c\", \"echo {hook} hook && sleep 10\"]
+"
+        )
+    };
+    let pre_install = pod("pre-install-hook-pod", "pre-install", pre_install_run_ms);
+    let pre_delete = pod("pre-delete-hook-pod", "pre-delete", 500);
+    let post_install = job("post-install-job", "post-install", "0", "{}");
+    emco_helm::archive::write_tgz(&[
+        ("podhooks/Chart.yaml", b"apiVersion: v2\nname: podhooks\nversion: 0.1.0\n"),
+        (
+            "podhooks/templates/deployment.yaml",
+            b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: podhooks-web\nspec:\n  replicas: 1\n  selector:\n    matchLabels:\n      app: podhooks-web\n  template:\n    metadata:\n      labels:\n        app: podhooks-web\n    spec:\n      containers:\n      - name: web\n        image: nginx\n",
+        ),
+        ("podhooks/templates/pre-install-pod.yaml", pre_install.as_bytes()),
+        ("podhooks/templates/post-install-job.yaml", post_install.as_bytes()),
+        ("podhooks/templates/pre-delete-pod.yaml", pre_delete.as_bytes()),
+    ])
+}
+
+fn phase(pod: &DynamicObject) -> String {
+    serde_json::to_value(pod).unwrap()["status"]["phase"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hook_pods_run_to_completion_and_the_dig_is_ready_then_terminates_cleanly() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let emco = Emco::start().await;
+    let _monitor = start_monitor(cluster);
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("podhooks", pod_hooks_chart(4_000))],
+    )
+    .await;
+    let recorder = recorder(cluster).await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    // While the pre-install Pod runs, the status says what rsync waits for, since when and until when; the
+    // cluster, with nothing applied yet, is not called silent.
+    let hook =
+        "app podhooks on edge01 waits for pre-install hook Pod/pre-install-hook-pod to complete (waiting";
+    let waiting = emco
+        .http
+        .wait_for("?status=deployed&output=all", SETTLE, |a| {
+            a["readiness"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains(hook))
+        })
+        .await;
+    let message = waiting["readiness"]["message"].as_str().unwrap();
+    assert!(message.starts_with("instantiating: "), "{message}");
+    assert!(message.contains(", fails at 300 s)"), "{message}");
+    let cluster_answer = &waiting["apps"][0]["clusters"][0];
+    assert_eq!(
+        cluster_answer["waiting"]["for"], "pre-install hook Pod/pre-install-hook-pod to complete",
+        "{waiting}"
+    );
+    assert!(cluster_answer["waiting"]["since"].is_string() && cluster_answer["waiting"]["until"].is_string());
+    let web = cluster_answer["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "podhooks-web")
+        .expect("the Deployment is listed");
+    assert_eq!(web["deployedStatus"], "Pending", "{waiting}");
+    assert!(web["message"].as_str().is_some_and(|m| m.contains(hook)), "{web}");
+    let fresh = waiting["readiness"]["conditions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["type"] == "StatusFresh")
+        .cloned()
+        .unwrap_or_default();
+    assert_ne!(fresh["status"], "False", "{fresh}");
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Instantiated", "{done}");
+    let ready = emco
+        .http
+        .wait_for("?status=ready", SETTLE, |a| a["readyStatus"] == "Ready")
+        .await;
+    assert_eq!(ready["readyStatus"], "Ready", "{ready}");
+    // The pre-install Pod ran to completion before the Deployment was created; the post-install Job completed.
+    let hook_succeeded = recorder.first("Pod", "pre-install-hook-pod", |e| {
+        e.object["status"]["phase"] == "Succeeded"
+    });
+    let web_created = recorder.first("Deployment", "podhooks-web", |e| e.action == "ADDED");
+    assert!(hook_succeeded < web_created, "{:?}", summary(&recorder.events()));
+    let hook = get(cluster, ("", "v1", "Pod"), "pods", "pre-install-hook-pod")
+        .await
+        .expect("the pre-install Pod is kept (before-hook-creation)");
+    assert_eq!(phase(&hook), "Succeeded");
+    recorder.first("Job", "post-install-job", complete);
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Terminating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "Terminated", "{done}");
+    // The pre-delete Pod ran to completion before the Deployment was deleted; nothing of the app is left.
+    let pre_delete_succeeded = recorder.first("Pod", "pre-delete-hook-pod", |e| {
+        e.object["status"]["phase"] == "Succeeded"
+    });
+    let web_deleted = recorder.first("Deployment", "podhooks-web", |e| e.action == "DELETED");
+    assert!(
+        pre_delete_succeeded < web_deleted,
+        "{:?}",
+        summary(&recorder.events())
+    );
+    for (gvk, plural, name) in [
+        (("", "v1", "Pod"), "pods", "pre-install-hook-pod"),
+        (("", "v1", "Pod"), "pods", "pre-delete-hook-pod"),
+        (("batch", "v1", "Job"), "jobs", "post-install-job"),
+        (("apps", "v1", "Deployment"), "deployments", "podhooks-web"),
+    ] {
+        assert!(
+            get(cluster, gvk, plural, name).await.is_none(),
+            "{name} is still there"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_pod_the_cluster_fails_fails_the_instantiation_and_names_the_hook() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    cluster
+        .set_faults(Faults {
+            fail_pods: vec!["pre-install-hook-pod".into()],
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let emco = Emco::start().await;
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[("podhooks", pod_hooks_chart(500))],
+    )
+    .await;
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let done = emco
+        .http
+        .wait_for("?status=deployed", SETTLE, |a| {
+            a["deployedStatus"] != "Instantiating"
+        })
+        .await;
+    assert_eq!(done["deployedStatus"], "InstantiateFailed", "{done}");
+    let detail = emco
+        .http
+        .get(&format!(
+            "{DIG}/status?resource=pre-install-hook-pod&output=detail"
+        ))
+        .await
+        .expect(200)
+        .json();
+    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    assert_eq!(resource["rsync-status"], "Failed", "{detail}");
+    let message = resource["message"].as_str().unwrap();
+    assert!(
+        message.contains("pre-install hook Pod/pre-install-hook-pod failed"),
+        "{message}"
+    );
+    assert!(
+        get(
+            cluster,
+            ("apps", "v1", "Deployment"),
+            "deployments",
+            "podhooks-web"
+        )
+        .await
+        .is_none(),
+        "main resources wait for the pre-install hooks"
+    );
+}

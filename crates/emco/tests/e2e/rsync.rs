@@ -687,6 +687,31 @@ async fn an_app_waits_for_the_app_it_depends_on() {
         labelled(&sim.clusters()[0], "app=firewall").await.0.is_empty(),
         "firewall waits for packetgen"
     );
+    // The status says so, per resource and in the DIG's readiness.
+    let waiting = emco
+        .http
+        .get(&format!("{DIG}/status?app=firewall&output=all"))
+        .await
+        .expect(200)
+        .json();
+    let resource = &waiting["apps"][0]["clusters"][0]["resources"][0];
+    let message = resource["message"].as_str().unwrap_or_default();
+    assert!(
+        message.starts_with("app firewall on edge0")
+            && message.contains(" waits for app packetgen to be deployed (waiting "),
+        "{waiting}"
+    );
+    let ready = emco
+        .http
+        .get(&format!("{DIG}/status?status=ready&readiness"))
+        .await
+        .expect(200)
+        .json();
+    let readiness = ready["readiness"]["message"].as_str().unwrap_or_default();
+    assert!(
+        readiness.contains("waits for app packetgen to be deployed"),
+        "{readiness}"
+    );
     sim.clusters()[1].set_faults(Faults::default()).await.unwrap();
     let done = emco
         .http

@@ -1,7 +1,10 @@
-//! Nodes, the scheduler and the kubelet: pods go Pending → scheduled → ContainerCreating → Running and Ready, Job
-//! pods complete, deleted pods stop after a short grace, and failures are opted into per pod (annotation
-//! `kubesim.io/fail`) or by image name: `ImagePullBackOff` (images containing `doesnotexist`), `CrashLoopBackOff`
-//! (images containing `crashloop`), `Unschedulable`, `NeverReady`, `Error` (the container exits 1).
+//! Nodes, the scheduler and the kubelet: pods go Pending → scheduled → ContainerCreating → Running and Ready; a
+//! run-to-completion pod (`restartPolicy` `Never` or `OnFailure`: a bare pod, a Job's, a Helm hook) then runs for
+//! the cluster's run time (or its `kubesim.io/run-ms` annotation) and ends `Succeeded`, its containers terminated
+//! with exit code 0 (`Completed`); deleted pods stop after a short grace. Failures are opted into per pod
+//! (annotation `kubesim.io/fail`), by pod name (the cluster's `failPods` fault: the run ends `Failed`, exit code 1,
+//! `Error`) or by image name: `ImagePullBackOff` (images containing `doesnotexist`), `CrashLoopBackOff` (images
+//! containing `crashloop`), `Unschedulable`, `NeverReady`, `Error` (the container exits 1).
 
 use std::time::Duration;
 
@@ -17,6 +20,8 @@ use crate::store::Store;
 pub const FAIL_ANNOTATION: &str = "kubesim.io/fail";
 /// The annotation that overrides how long a pod takes to become ready (milliseconds).
 pub const READY_AFTER_ANNOTATION: &str = "kubesim.io/ready-after-ms";
+/// The annotation that overrides how long a run-to-completion pod runs before it completes (milliseconds).
+pub const RUN_FOR_ANNOTATION: &str = "kubesim.io/run-ms";
 /// The longest crash-loop back-off.
 const MAX_BACKOFF: Duration = Duration::from_secs(300);
 
@@ -60,7 +65,23 @@ pub(crate) fn node_object(name: &str, index: usize) -> Json {
     })
 }
 
-fn failure(pod: &Json) -> Option<String> {
+/// The failure a pod is opted into: its own (annotation, image), else the cluster's `failPods` fault for a
+/// run-to-completion pod whose name starts with one of its prefixes.
+fn failure(pod: &Json, cluster: &ClusterShared) -> Option<String> {
+    own_failure(pod).or_else(|| {
+        let name = meta::name(pod);
+        (runs_to_completion(pod)
+            && cluster
+                .faults()
+                .fail_pods
+                .iter()
+                .any(|prefix| !prefix.is_empty() && name.starts_with(prefix.as_str())))
+        .then(|| "Error".to_string())
+    })
+}
+
+/// The failure a pod opts into itself: its `kubesim.io/fail` annotation, or its image's name.
+fn own_failure(pod: &Json) -> Option<String> {
     if let Some(mode) = pod["metadata"]["annotations"][FAIL_ANNOTATION].as_str() {
         return Some(mode.to_string());
     }
@@ -80,11 +101,17 @@ fn failure(pod: &Json) -> Option<String> {
     None
 }
 
+/// A pod whose containers are not restarted when they exit: it runs once and ends `Succeeded` or `Failed` (an
+/// `OnFailure` pod that fails is not restarted in place here; it ends `Failed` as a `Never` one does).
 fn runs_to_completion(pod: &Json) -> bool {
     matches!(pod["spec"]["restartPolicy"].as_str(), Some("Never" | "OnFailure"))
-        && pod["metadata"]["ownerReferences"]
-            .as_array()
-            .is_some_and(|refs| refs.iter().any(|r| r["kind"] == "Job"))
+}
+
+fn run_for(pod: &Json, timing: &Timing) -> Duration {
+    pod["metadata"]["annotations"][RUN_FOR_ANNOTATION]
+        .as_str()
+        .and_then(|v| v.parse().ok())
+        .map_or(Timing::ms(timing.job_run_ms), Timing::ms)
 }
 
 fn ready_after(pod: &Json, timing: &Timing) -> Duration {
@@ -244,7 +271,7 @@ pub(crate) fn reconcile_pod(
 fn schedule(store: &mut Store, pod: &Json, effects: &mut Effects, creating: &Timer, cluster: &ClusterShared) {
     let pods = builtin(store, "", "pods");
     let nodes = store.list(&TypeKey::new("", "nodes"), None);
-    let forced = failure(pod).as_deref() == Some("Unschedulable");
+    let forced = failure(pod, cluster).as_deref() == Some("Unschedulable");
     let chosen = if forced {
         None
     } else {
@@ -341,7 +368,7 @@ pub(crate) fn advance(
         uid: uid.to_string(),
         stage,
     };
-    let mode = failure(&pod);
+    let mode = failure(&pod, cluster);
     let start_time = pod["status"]["startTime"]
         .as_str()
         .map_or_else(|| time.clone(), String::from);
@@ -419,35 +446,37 @@ pub(crate) fn advance(
                         Duration::from_millis(timing.ready_ms.max(50) << restarts.min(5)).min(MAX_BACKOFF);
                     effects.after(warped, next_stage(Stage::Restart(restarts + 1)));
                 }
-                Some("Error") if runs_to_completion(&pod) => {
-                    let mut failed = base("Failed", false, Some("PodFailed"));
-                    failed["containerStatuses"] = container_statuses(&pod, |_| {
-                        (
-                            json!({"terminated": {"exitCode": 1, "reason": "Error", "startedAt": start_time, "finishedAt": time}}),
-                            false,
-                            0,
-                            None,
-                        )
-                    });
-                    let _ = store.write_status(&pods, namespace, name, failed);
-                }
                 _ => {
                     status["containerStatuses"] = container_statuses(&pod, |_| {
                         (json!({"running": {"startedAt": time}}), ready, 0, None)
                     });
                     let _ = store.write_status(&pods, namespace, name, status);
                     if runs_to_completion(&pod) {
-                        effects.after(Timing::ms(timing.job_run_ms), next_stage(Stage::Complete));
+                        effects.after(run_for(&pod, timing), next_stage(Stage::Complete));
                     }
                 }
             }
         }
         Stage::Complete => {
-            let mut status = base("Succeeded", false, Some("PodCompleted"));
+            // The run ends: exit code 1 (`Error`) for a pod chosen to fail, else 0 (`Completed`).
+            let (phase, exit_code, reason) = if mode.as_deref() == Some("Error") {
+                ("Failed", 1, "Error")
+            } else {
+                ("Succeeded", 0, "Completed")
+            };
+            let mut status = base(
+                phase,
+                false,
+                Some(if exit_code == 0 {
+                    "PodCompleted"
+                } else {
+                    "PodFailed"
+                }),
+            );
             status["podIP"] = json!(pod_ip(&pod, index));
             status["containerStatuses"] = container_statuses(&pod, |_| {
                 (
-                    json!({"terminated": {"exitCode": 0, "reason": "Completed", "startedAt": start_time, "finishedAt": time}}),
+                    json!({"terminated": {"exitCode": exit_code, "reason": reason, "startedAt": start_time, "finishedAt": time}}),
                     false,
                     0,
                     None,
@@ -506,15 +535,15 @@ mod tests {
     #[test]
     fn failures_come_from_annotations_or_images() {
         assert_eq!(
-            failure(&json!({"spec": {"containers": [{"image": "x/doesnotexist:1"}]}})).as_deref(),
+            own_failure(&json!({"spec": {"containers": [{"image": "x/doesnotexist:1"}]}})).as_deref(),
             Some("ImagePullBackOff")
         );
         assert_eq!(
-            failure(&json!({"metadata": {"annotations": {FAIL_ANNOTATION: "NeverReady"}}})).as_deref(),
+            own_failure(&json!({"metadata": {"annotations": {FAIL_ANNOTATION: "NeverReady"}}})).as_deref(),
             Some("NeverReady")
         );
         assert_eq!(
-            failure(&json!({"spec": {"containers": [{"image": "nginx"}]}})),
+            own_failure(&json!({"spec": {"containers": [{"image": "nginx"}]}})),
             None
         );
     }

@@ -492,6 +492,126 @@ async fn workloads_become_ready_and_garbage_is_collected() {
     assert_eq!(jobs.get("pi").await.unwrap().status.unwrap().succeeded, Some(1));
 }
 
+/// Polls a pod until its phase is one of `phases`, within 20 s.
+async fn pod_phase(pods: &Api<Pod>, name: &str, phases: &[&str]) -> Pod {
+    tokio::time::timeout(Duration::from_secs(20), async {
+        loop {
+            if let Ok(pod) = pods.get(name).await {
+                let phase = pod
+                    .status
+                    .as_ref()
+                    .and_then(|s| s.phase.clone())
+                    .unwrap_or_default();
+                if phases.contains(&phase.as_str()) {
+                    return pod;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("pod {name} reaches {phases:?}"))
+}
+
+fn terminated(pod: &Pod) -> (i32, String) {
+    let state = pod
+        .status
+        .as_ref()
+        .and_then(|s| s.container_statuses.as_ref())
+        .and_then(|c| c.first())
+        .and_then(|c| c.state.clone())
+        .and_then(|s| s.terminated)
+        .expect("a terminated container");
+    (state.exit_code, state.reason.unwrap_or_default())
+}
+
+#[tokio::test]
+async fn run_to_completion_pods_succeed_or_fail_by_name_and_jobs_follow_their_pods() {
+    let sim = Simulator::start_named(1).await.unwrap();
+    let cluster = &sim.clusters()[0];
+    let client = cluster.client().unwrap();
+    cluster
+        .set_faults(Faults {
+            fail_pods: vec!["doomed".into()],
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    let pods: Api<Pod> = Api::namespaced(client.clone(), "default");
+    let bare = |name: &str, policy: &str| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name, "annotations": {"kubesim.io/run-ms": "300"}},
+            "spec": {"restartPolicy": policy, "containers": [{"name": "run", "image": "busybox", "command": ["sh", "-c", "echo hi && sleep 10"]}]}}))
+        .unwrap()
+    };
+    for (name, policy) in [
+        ("hook", "Never"),
+        ("retry", "OnFailure"),
+        ("server", "Always"),
+        ("doomed-hook", "Never"),
+        ("doomed-server", "Always"),
+    ] {
+        pods.create(&PostParams::default(), &bare(name, policy))
+            .await
+            .unwrap();
+    }
+    // A bare run-to-completion pod runs, then succeeds with exit code 0.
+    pod_phase(&pods, "hook", &["Running"]).await;
+    let done = pod_phase(&pods, "hook", &["Succeeded", "Failed"]).await;
+    assert_eq!(
+        done.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded")
+    );
+    assert_eq!(terminated(&done), (0, "Completed".to_string()));
+    let retry = pod_phase(&pods, "retry", &["Succeeded", "Failed"]).await;
+    assert_eq!(
+        retry.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Succeeded")
+    );
+    // The failPods fault fails a run-to-completion pod by name: exit code 1, Error.
+    let doomed = pod_phase(&pods, "doomed-hook", &["Succeeded", "Failed"]).await;
+    assert_eq!(
+        doomed.status.as_ref().and_then(|s| s.phase.as_deref()),
+        Some("Failed")
+    );
+    assert_eq!(terminated(&doomed), (1, "Error".to_string()));
+    // Pods that are restarted keep running, whatever their name.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    for name in ["server", "doomed-server"] {
+        let pod = pods.get(name).await.unwrap();
+        assert_eq!(
+            pod.status.and_then(|s| s.phase).as_deref(),
+            Some("Running"),
+            "{name}"
+        );
+    }
+
+    // A Job whose pods fail is Failed once its backoffLimit is spent, each failed pod counted.
+    let jobs: Api<Job> = Api::namespaced(client, "default");
+    let job: Job = serde_json::from_value(json!({"metadata": {"name": "doomed-job"},
+        "spec": {"backoffLimit": 1, "template": {"metadata": {"annotations": {"kubesim.io/run-ms": "100"}},
+            "spec": {"restartPolicy": "Never", "containers": [{"name": "run", "image": "busybox"}]}}}}))
+    .unwrap();
+    jobs.create(&PostParams::default(), &job).await.unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        await_condition(jobs.clone(), "doomed-job", |job: Option<&Job>| {
+            job.and_then(|job| job.status.as_ref())
+                .and_then(|status| status.conditions.as_ref())
+                .is_some_and(|conditions| {
+                    conditions
+                        .iter()
+                        .any(|c| c.type_ == "Failed" && c.status == "True")
+                })
+        }),
+    )
+    .await
+    .expect("the job fails")
+    .unwrap();
+    let status = jobs.get("doomed-job").await.unwrap().status.unwrap();
+    assert_eq!(status.failed, Some(2), "backoffLimit 1: two pods ran and failed");
+    assert_eq!(status.succeeded, None);
+}
+
 #[tokio::test]
 async fn faults_make_a_cluster_unreachable_slow_or_erroring() {
     let sim = Simulator::start_named(2).await.unwrap();
