@@ -454,6 +454,10 @@
       const message = waiting && conditionsOf(waiting).map((c) => c.message).find(Boolean);
       return { state: 'deployed', why: message || 'applied, not ready yet' };
     }
+    if (entry.waiting && entry.waiting.for) {
+      const until = entry.waiting.until ? `, ${entry.waiting.then || 'ends'} at ${entry.waiting.until}` : '';
+      return { state: 'pending', why: `waiting for ${entry.waiting.for} (since ${entry.waiting.since}${until})` };
+    }
     return { state: 'pending', why: resources.length ? 'not in the cluster yet' : 'no resources' };
   }
 
@@ -647,6 +651,7 @@
         ['Connectivity', entry.connectivity && (entry.connectivity + (entry.connectivityReason ? ` (${entry.connectivityReason})` : ''))],
         ['Propagation', entry.propagation],
         ['Status', entry.statusMessage],
+        ['Waiting for', entry.waiting && entry.waiting.for && `${entry.waiting.for} (since ${entry.waiting.since}${entry.waiting.until ? `, ${entry.waiting.then || 'ends'} at ${entry.waiting.until}` : ''})`],
         ['Last heard', entry.lastHeard],
       ].filter(([, v]) => v);
       const resources = Array.isArray(entry.resources) ? entry.resources : [];
