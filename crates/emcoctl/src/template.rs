@@ -1,8 +1,9 @@
 //! `emcoctl template`: renders a chart offline exactly as emco would apply it — the same renderer, the same values
 //! layering (`-f` files in order, then `--set`), the objects in apply order (CRDs of `crds/` folders first, then
-//! Helm's install order), Helm test hooks left out as emco leaves them out — as a YAML stream like `helm template`
-//! or a JSON list of objects. A chart Helm rejects fails with Helm's message. `--skip-crds --include-tests` prints
-//! the objects `helm template` prints.
+//! Helm's install order), Helm test hooks left out as emco leaves them out — as `helm template` prints them (each
+//! document as rendered, under `---` and `# Source: <file>`, hooks after the other objects) or a JSON list of
+//! objects. A chart Helm rejects fails with Helm's message. `--skip-crds --include-tests` prints what `helm
+//! template` prints.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -89,9 +90,20 @@ fn user_values(request: &TemplateRequest) -> Result<Json, TemplateError> {
     Ok(values)
 }
 
-/// Whether emco applies the object: everything but Helm test hooks.
+/// Whether emco applies the object: everything but Helm test hooks and objects naming a hook event Helm does not
+/// know (Helm skips those too).
 fn applied(manifest: &Manifest) -> bool {
-    !matches!(emco_helm::hooks::hook_of(&manifest.object), Ok(Some(hook)) if hook.is_test())
+    match emco_helm::hooks::hook_of(&manifest.object) {
+        Ok(Some(hook)) => !hook.is_test(),
+        Ok(None) => true,
+        Err(emco_helm::hooks::HookError::UnknownEvent { .. }) => false,
+        Err(emco_helm::hooks::HookError::NotText { .. }) => true,
+    }
+}
+
+/// Whether Helm prints the object among the hooks, after the release's manifest.
+fn is_hook(manifest: &Manifest) -> bool {
+    matches!(emco_helm::hooks::hook_of(&manifest.object), Ok(Some(_)))
 }
 
 /// Renders the request's chart and writes the objects to `out`.
@@ -120,11 +132,20 @@ pub fn run(request: &TemplateRequest, out: &mut impl Write) -> Result<(), Templa
         writeln!(out, "{text}")?;
         return Ok(());
     }
-    for manifest in &manifests {
-        let yaml =
-            emco_helm::formats::yaml::marshal(&emco_helm::gotemplate::Value::from_json(&manifest.object))
-                .map_err(|err| TemplateError::Render(format!("{}: {err}", manifest.source)))?;
-        write!(out, "---\n# Source: {}\n{yaml}", manifest.source)?;
+    // As `helm template` prints a release: the manifest (CRDs, then the objects in install order, each document as
+    // rendered under `---` and `# Source:`), trimmed, then each hook the same way.
+    let (hooks, objects): (Vec<&Manifest>, Vec<&Manifest>) =
+        manifests.iter().partition(|manifest| is_hook(manifest));
+    let mut release = String::new();
+    for manifest in objects {
+        release.push_str(&format!(
+            "---\n# Source: {}\n{}\n",
+            manifest.source, manifest.text
+        ));
+    }
+    writeln!(out, "{}", release.trim())?;
+    for hook in hooks {
+        write!(out, "---\n# Source: {}\n{}\n", hook.source, hook.text)?;
     }
     Ok(())
 }

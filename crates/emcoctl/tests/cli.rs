@@ -243,7 +243,7 @@ fn template_renders_a_chart_offline_as_emco_applies_it() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("  replicas: 2\n") && stdout.contains("image: httpd\n"),
+        stdout.contains("  replicas: 2\n") && stdout.contains("image: \"httpd\"\n"),
         "{stdout}"
     );
 
@@ -269,6 +269,47 @@ fn template_renders_a_chart_offline_as_emco_applies_it() {
     assert_eq!(absent.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&absent.stderr).contains("nope"));
     assert_eq!(template(&[&chart, "-o", "xml"]).status.code(), Some(2));
+}
+
+#[test]
+fn template_prints_each_rendered_document_as_helm_template_does() {
+    // `helm template` (Helm v4's pkg/cmd/template.go): the release's manifest — `---`, `# Source: <file>`, the
+    // document as rendered and a line break, objects in install order — trimmed and ended by one line break, then
+    // each hook the same way. Key order, comments and quoting are the template's.
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("app");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/config.yaml"),
+        "# the settings\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: settings\ndata:\n  zeta: \"1\"\n  alpha: |\n    line\n---\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n{{- /* trims the last line break */ -}}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/hook.yaml"),
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    \"helm.sh/hook\": pre-install\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/old-crd-hook.yaml"),
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: skipped\n  annotations:\n    helm.sh/hook: crd-install\n",
+    )
+    .unwrap();
+    let output = template(&[&chart.display().to_string(), "--name", "r1"]);
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout),
+        "---\n# Source: app/templates/config.yaml\n# the settings\nkind: ConfigMap\napiVersion: v1\nmetadata:\n  name: settings\ndata:\n  zeta: \"1\"\n  alpha: |\n    line\n\n---\n# Source: app/templates/config.yaml\napiVersion: v1\nkind: Service\nmetadata:\n  name: web\nspec:\n  ports:\n  - port: 80\n---\n# Source: app/templates/hook.yaml\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrate\n  annotations:\n    \"helm.sh/hook\": pre-install\n\n"
+    );
 }
 
 #[test]

@@ -72,6 +72,9 @@ pub struct Manifest {
     pub object: Json,
     /// Whether it comes from a `crds/` folder (never templated; EMCO creates it if absent, before anything else).
     pub from_crds: bool,
+    /// Its document's text as Helm splits a rendered file ([`split_documents`]): key order, comments and line
+    /// ends as rendered (what `helm template` prints).
+    pub text: String,
 }
 
 impl Manifest {
@@ -303,6 +306,7 @@ fn file_manifests(file: &str, text: &str) -> Result<Vec<Manifest>, RenderError> 
             name,
             object,
             from_crds: false,
+            text: document.to_string(),
         });
     }
     Ok(manifests)

@@ -190,6 +190,11 @@ impl<'a> Conditions<'a> {
         self.iter().find(|c| c.0["type"] == condition_type)
     }
 
+    /// Whether the status holds no condition at all.
+    fn is_empty(self) -> bool {
+        self.iter().next().is_none()
+    }
+
     /// The condition of this type if it has this status.
     fn with(self, condition_type: &str, status: &str) -> Option<Condition<'a>> {
         self.of(condition_type).filter(|c| c.0["status"] == status)
@@ -276,6 +281,33 @@ fn deployment(object: &Json) -> (Health, String) {
             format!("{ready} of {replicas} replicas ready"),
         );
     }
+    if existing > replicas {
+        return (
+            Health::InProgress,
+            format!(
+                "{} pending termination",
+                plural(existing - replicas, "extra replica", "extra replicas")
+            ),
+        );
+    }
+    // kstatus: with a progress deadline the controller's Progressing condition must say the new ReplicaSet is
+    // available, and Available must be True. A cluster that writes no conditions at all (an older or simulated
+    // one) is judged by the counters above.
+    if !conditions.is_empty() {
+        let deadline = int(&spec["progressDeadlineSeconds"]).unwrap_or(i64::from(i32::MAX));
+        let progressed = deadline == i64::from(i32::MAX)
+            || conditions
+                .with("Progressing", "True")
+                .is_some_and(|c| c.0["reason"] == "NewReplicaSetAvailable");
+        if !progressed {
+            let why = conditions.of("Progressing").map(|c| c.why()).unwrap_or_default();
+            return (Health::InProgress, format!("rollout not finished{why}"));
+        }
+        if conditions.with("Available", "True").is_none() {
+            let why = conditions.of("Available").map(|c| c.why()).unwrap_or_default();
+            return (Health::InProgress, format!("not available{why}"));
+        }
+    }
     (
         Health::Ready,
         format!("{available} of {replicas} replicas available"),
@@ -284,8 +316,12 @@ fn deployment(object: &Json) -> (Health, String) {
 
 fn replica_set(object: &Json) -> (Health, String) {
     let (spec, status) = (&object["spec"], &object["status"]);
+    // kstatus: a ReplicaFailure (a quota, an admission webhook) is in progress: the controller keeps trying.
     if let Some(failure) = Conditions(status).with("ReplicaFailure", "True") {
-        return (Health::Failed, format!("cannot create pods{}", failure.why()));
+        return (
+            Health::InProgress,
+            format!("cannot create pods yet{}", failure.why()),
+        );
     }
     let replicas = int(&spec["replicas"]).unwrap_or(1);
     let existing = count(&status["replicas"]);
@@ -309,6 +345,15 @@ fn replica_set(object: &Json) -> (Health, String) {
             format!("{available} of {replicas} replicas available"),
         );
     }
+    if existing > replicas {
+        return (
+            Health::InProgress,
+            format!(
+                "{} pending termination",
+                plural(existing - replicas, "extra replica", "extra replicas")
+            ),
+        );
+    }
     (Health::Ready, format!("{ready} of {replicas} replicas ready"))
 }
 
@@ -330,6 +375,15 @@ fn stateful_set(object: &Json) -> (Health, String) {
             format!("{ready} of {replicas} replicas ready"),
         );
     }
+    if existing > replicas {
+        return (
+            Health::InProgress,
+            format!(
+                "{} pending termination",
+                plural(existing - replicas, "extra replica", "extra replicas")
+            ),
+        );
+    }
     let strategy = &spec["updateStrategy"];
     if strategy["type"] == "OnDelete" {
         return (
@@ -337,8 +391,9 @@ fn stateful_set(object: &Json) -> (Health, String) {
             format!("{ready} of {replicas} replicas ready (OnDelete: pods update when deleted)"),
         );
     }
-    let partition = count(&strategy["rollingUpdate"]["partition"]).clamp(0, replicas.max(0));
-    if partition > 0 {
+    // kstatus: a partition given (even 0) is a partitioned rollout: the replicas above it updated is done.
+    if int(&strategy["rollingUpdate"]["partition"]).is_some() {
+        let partition = count(&strategy["rollingUpdate"]["partition"]).clamp(0, replicas.max(0));
         let to_update = replicas - partition;
         if updated < to_update {
             return (
@@ -360,6 +415,13 @@ fn stateful_set(object: &Json) -> (Health, String) {
                 "{updated} of {replicas} replicas updated to revision {}",
                 clip(update_revision)
             ),
+        );
+    }
+    let current = count(&status["currentReplicas"]);
+    if current < replicas {
+        return (
+            Health::InProgress,
+            format!("{current} of {replicas} replicas at the current revision"),
         );
     }
     (Health::Ready, format!("{ready} of {replicas} replicas ready"))
@@ -456,6 +518,11 @@ fn pod(status: &Json) -> (Health, String) {
     }
     let conditions = Conditions(status);
     if let Some(unscheduled) = conditions.with("PodScheduled", "False") {
+        // kstatus fails a pod the scheduler calls Unschedulable once it is 15 s old; verdicts read no clock, so
+        // it is Failed at once (the scheduler keeps trying; the verdict changes when it succeeds).
+        if unscheduled.0["reason"] == "Unschedulable" {
+            return (Health::Failed, format!("unschedulable{}", unscheduled.why()));
+        }
         return (Health::InProgress, format!("not scheduled{}", unscheduled.why()));
     }
     if phase.is_empty() {
@@ -543,6 +610,13 @@ fn job(object: &Json) -> (Health, String) {
             format!("complete ({succeeded} of {completions} succeeded)"),
         );
     }
+    // kstatus: a Job that started and neither completed nor failed is Current (it is doing its work).
+    if status["startTime"].is_string() {
+        return (
+            Health::Ready,
+            format!("running: {active} active, {succeeded} of {completions} succeeded, {failed} failed"),
+        );
+    }
     (
         Health::InProgress,
         format!("{active} active, {succeeded} of {completions} succeeded, {failed} failed"),
@@ -619,8 +693,13 @@ fn service(object: &Json) -> (Health, String) {
             ),
         );
     }
+    // kstatus: only a LoadBalancer without a cluster IP is in progress (its address may come later; EMCO's
+    // readiness rule still waits for it).
     let Some(cluster_ip) = spec["clusterIP"].as_str().filter(|ip| !ip.is_empty()) else {
-        return (Health::InProgress, "no cluster IP assigned yet".into());
+        if service_type == "LoadBalancer" {
+            return (Health::InProgress, "no cluster IP assigned yet".into());
+        }
+        return (Health::Ready, "no cluster IP reported".into());
     };
     if service_type == "LoadBalancer" {
         if let Some(address) = first_address(&status["loadBalancer"]["ingress"]) {
@@ -629,7 +708,10 @@ fn service(object: &Json) -> (Health, String) {
         if has_entries(&spec["externalIPs"]) {
             return (Health::Ready, "reachable on its external IPs".into());
         }
-        return (Health::InProgress, "waiting for a load balancer address".into());
+        return (
+            Health::Ready,
+            format!("cluster IP {}, load balancer address pending", clip(cluster_ip)),
+        );
     }
     (Health::Ready, format!("cluster IP {}", clip(cluster_ip)))
 }
@@ -647,6 +729,10 @@ fn ingress(status: &Json) -> (Health, String) {
 fn pod_disruption_budget(status: &Json) -> (Health, String) {
     let (Some(healthy), Some(desired)) = (int(&status["currentHealthy"]), int(&status["desiredHealthy"]))
     else {
+        // kstatus: a budget whose generation the controller observed is Current.
+        if int(&status["observedGeneration"]).is_some() {
+            return (Health::Ready, "observed by the disruption controller".into());
+        }
         return (
             Health::InProgress,
             "not yet observed by the disruption controller".into(),

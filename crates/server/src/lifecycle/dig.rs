@@ -418,6 +418,7 @@ mod hook_tests {
             name: name.into(),
             object: json!({"apiVersion": "v1", "kind": kind, "metadata": {"name": name, "annotations": annotations}}),
             from_crds: source.starts_with("crds/"),
+            text: String::new(),
         }
     }
 
