@@ -113,9 +113,11 @@ pub type ClusterReference = Resource<ClusterReferenceSpec>;
 pub struct ClusterReferenceSpec {
     /// The cluster provider (clm).
     #[serde(default, rename = "clusterProvider")]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub cluster_provider: String,
     /// The cluster of that provider.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub cluster: String,
     /// Unused by EMCO; an IPv4 address when given.
     #[serde(default, rename = "loadBalancerIP")]

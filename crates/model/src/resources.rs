@@ -210,6 +210,7 @@ pub type CompositeApp = Resource<CompositeAppSpec>;
 pub struct CompositeAppSpec {
     /// The version, e.g. `v1`; EMCO's name rule.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub composite_app_version: String,
 }
 
@@ -221,6 +222,7 @@ pub type AppDependency = Resource<AppDependencySpec>;
 pub struct AppDependencySpec {
     /// The app waited for.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// `Ready` or `Deployed`.
     #[serde(default)]
@@ -264,9 +266,11 @@ pub type DeploymentIntentGroup = Resource<DigSpec>;
 pub struct DigSpec {
     /// The composite profile whose app profiles apply.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub composite_profile: String,
     /// The Helm release name (`.Release.Name`).
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub version: String,
     /// The logical cloud; optional until logical clouds exist (then the `default` namespace is used).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -285,6 +289,7 @@ pub struct DigSpec {
 pub struct OverrideValues {
     /// The app.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// Dotted keys to values, as Helm's `--set key=value`.
     #[serde(default)]
@@ -340,6 +345,7 @@ pub type AppIntent = Resource<AppIntentSpec>;
 pub struct AppIntentSpec {
     /// The app placed.
     #[serde(default)]
+    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// Where it goes.
     #[serde(default)]

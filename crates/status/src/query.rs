@@ -153,6 +153,17 @@ fn check_resource_name(name: &str) -> Result<(), QueryError> {
     }
 }
 
+/// The words `type` takes (the API document lists them; a test holds them to the parser).
+pub const TYPE_VALUES: &[&str] = &["rsync", "cluster"];
+/// The words `status` takes.
+pub const STATUS_VALUES: &[&str] = &["deployed", "ready"];
+/// The words `output` takes.
+pub const OUTPUT_VALUES: &[&str] = &["summary", "all", "detail"];
+/// The words `conditions` takes.
+pub const CONDITIONS_VALUES: &[&str] = &["notready", "all", "none"];
+/// The values `readiness` takes (none: true).
+pub const READINESS_VALUES: &[&str] = &["", "true", "false"];
+
 /// Parses decoded query pairs (repeated keys kept, in order) of a deployment intent group's status query.
 pub fn parse_query(pairs: &[(String, String)]) -> Result<StatusQuery, QueryError> {
     parse_query_for(pairs, SubjectKind::Dig)
@@ -290,6 +301,23 @@ pub fn parse_query_for(pairs: &[(String, String)], kind: SubjectKind) -> Result<
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_documented_words_are_the_parsers() {
+        for (name, words) in [
+            ("type", super::TYPE_VALUES),
+            ("status", super::STATUS_VALUES),
+            ("output", super::OUTPUT_VALUES),
+            ("conditions", super::CONDITIONS_VALUES),
+            ("readiness", super::READINESS_VALUES),
+        ] {
+            for word in words {
+                let pairs = vec![(name.to_string(), (*word).to_string())];
+                assert!(super::parse_query(&pairs).is_ok(), "{name}={word} is refused");
+            }
+            let pairs = vec![(name.to_string(), "other".to_string())];
+            assert!(super::parse_query(&pairs).is_err(), "{name}=other is accepted");
+        }
+    }
     use super::*;
 
     fn parse(query: &[(&str, &str)]) -> Result<StatusQuery, QueryError> {

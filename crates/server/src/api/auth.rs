@@ -253,15 +253,29 @@ pub(crate) fn stream_token_operation() -> Operation {
         "A short-lived token for event streams (EventSource cannot send headers)",
     )
     .answer(
-        200,
+        201,
         "The token and when it expires",
         Content::Json("StreamToken", stream_token_schema),
     )
-    .errors(&[(401, "No valid bearer token")])
+    .errors(&[
+        (401, "No valid bearer token"),
+        (
+            503,
+            "Too many stream tokens are live; try again when some expired",
+        ),
+    ])
 }
 
 fn stream_token_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "object", "required": ["token"], "properties": {"token": {"type": "string"}}})
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["token", "expiresAt"],
+        "properties": {
+            "token": {"type": "string", "description": "The token, for `?access_token=` of an event stream."},
+            "expiresAt": {"type": "string", "description": "When it stops working (RFC 3339)."}
+        },
+        "additionalProperties": false
+    })
 }
 
 #[cfg(test)]

@@ -95,6 +95,21 @@ pub(crate) struct QueryParameter {
     pub(crate) description: &'static str,
     /// Whether it may be given more than once.
     pub(crate) repeatable: bool,
+    /// The values the server takes.
+    pub(crate) values: QueryValues,
+}
+
+/// The values a query parameter takes, as the server checks them.
+#[derive(Clone, Copy)]
+pub(crate) enum QueryValues {
+    /// Any text.
+    Text,
+    /// A whole number within these bounds.
+    Integer(i64, i64),
+    /// Text matching this pattern.
+    Pattern(&'static str),
+    /// One of these words.
+    OneOf(&'static [&'static str]),
 }
 
 /// A query parameter given at most once.
@@ -103,6 +118,7 @@ pub(crate) const fn query(name: &'static str, description: &'static str) -> Quer
         name,
         description,
         repeatable: false,
+        values: QueryValues::Text,
     }
 }
 
@@ -112,6 +128,31 @@ pub(crate) const fn repeatable(name: &'static str, description: &'static str) ->
         name,
         description,
         repeatable: true,
+        values: QueryValues::Text,
+    }
+}
+
+impl QueryParameter {
+    /// The same parameter, taking only `values`.
+    pub(crate) const fn taking(mut self, values: QueryValues) -> Self {
+        self.values = values;
+        self
+    }
+
+    fn schema(&self) -> RefOr<Schema> {
+        let mut builder = ObjectBuilder::new();
+        builder = match self.values {
+            QueryValues::Text => builder.schema_type(Type::String),
+            QueryValues::Integer(min, max) => builder
+                .schema_type(Type::Integer)
+                .minimum(Some(min))
+                .maximum(Some(max)),
+            QueryValues::Pattern(pattern) => builder.schema_type(Type::String).pattern(Some(pattern)),
+            QueryValues::OneOf(words) => builder
+                .schema_type(Type::String)
+                .enum_values(Some(words.iter().copied())),
+        };
+        RefOr::T(Schema::Object(builder.build()))
     }
 }
 
@@ -284,6 +325,19 @@ impl Components {
     }
 }
 
+/// A path parameter: an EMCO name, as every route checks it (`body::path_names`: `validate_name`), so a client
+/// generated from the document never sends one the server refuses.
+fn name_schema() -> RefOr<Schema> {
+    RefOr::T(Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(1))
+            .max_length(Some(emco_model::MAX_NAME_LEN))
+            .pattern(Some(emco_model::names::NAME_PATTERN))
+            .build(),
+    ))
+}
+
 fn string_schema() -> RefOr<Schema> {
     RefOr::T(Schema::Object(
         ObjectBuilder::new().schema_type(Type::String).build(),
@@ -333,14 +387,16 @@ fn describe(
                 .name(name)
                 .parameter_in(ParameterIn::Path)
                 .required(Required::True)
-                .schema(Some(string_schema())),
+                .schema(Some(name_schema())),
         );
     }
     for parameter in &operation.query {
         let schema = if parameter.repeatable {
-            RefOr::T(Schema::Array(ArrayBuilder::new().items(string_schema()).build()))
+            RefOr::T(Schema::Array(
+                ArrayBuilder::new().items(parameter.schema()).build(),
+            ))
         } else {
-            string_schema()
+            parameter.schema()
         };
         builder = builder.parameter(
             ParameterBuilder::new()

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use emco_appcontext::Entry;
 use emco_store::Revision;
 
-use super::contract::{QueryParameter, query};
+use super::contract::{QueryParameter, QueryValues, query};
 use crate::ApiError;
 
 /// The query parameter that limits a page.
@@ -21,12 +21,16 @@ pub(crate) const LIMIT: &str = "limit";
 pub(crate) const CONTINUE: &str = "continue";
 /// `limit`, described.
 pub(crate) const LIMIT_QUERY: QueryParameter =
-    query(LIMIT, "At most this many items (1 to 10000); without it, all");
-/// `continue`, described.
+    query(LIMIT, "At most this many items (1 to 10000); without it, all")
+        .taking(QueryValues::Integer(1, MAX_LIMIT as i64));
+/// `continue`, described: a token as [`Position::token`] writes it (`c<revision>/<name>/…`).
 pub(crate) const CONTINUE_QUERY: QueryParameter = query(
     CONTINUE,
-    "The page after the one whose X-Continue header gave this token (with limit)",
-);
+    "The page after the one whose X-Continue header gave this token (without limit: every item after it)",
+)
+.taking(QueryValues::Pattern(CONTINUE_PATTERN));
+/// The shape of a `continue` token: the prefix, a store revision, then names (EMCO's name pattern each).
+pub(crate) const CONTINUE_PATTERN: &str = "^c[0-9]{1,19}(/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])+$";
 /// The query parameters of paging, which every list takes.
 pub(crate) const PAGING_QUERY: &[QueryParameter] = &[LIMIT_QUERY, CONTINUE_QUERY];
 /// The header that repeats the next page's token.
@@ -110,11 +114,7 @@ impl Page {
                 page.after = Some(after);
             }
         }
-        if page.after.is_some() && page.limit.is_none() {
-            return Err(ApiError::invalid(
-                "query parameter continue needs limit (the size of the page it continues with)",
-            ));
-        }
+        // `continue` without `limit`: every item after the token.
         Ok(page)
     }
 
@@ -207,6 +207,36 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_continue_pattern_is_what_tokens_look_like_and_what_parses() {
+        let pattern =
+            jsonschema::validator_for(&serde_json::json!({"type": "string", "pattern": CONTINUE_PATTERN}))
+                .unwrap();
+        let first = Page::from_query(&query(&[("limit", "1")])).unwrap();
+        let (_, next) = first.select(entries(&[3, 5]), itself);
+        let token = next.unwrap();
+        assert!(pattern.is_valid(&serde_json::json!(token)), "{token}");
+        // Anything of the documented shape parses; anything else is refused (the server reads it back).
+        for shaped in ["c0/a", "c12/p1-000/x.y"] {
+            assert!(pattern.is_valid(&serde_json::json!(shaped)));
+            assert!(
+                Page::from_query(&query(&[("continue", shaped)])).is_ok(),
+                "{shaped}"
+            );
+        }
+        // Without `limit`, every item after the token.
+        let rest = Page::from_query(&query(&[("continue", &token)])).unwrap();
+        let (items, next) = rest.select(entries(&[3, 5, 8]), itself);
+        assert_eq!((revisions(&items), next), (vec![5, 8], None));
+        for unshaped in ["", "c", "c1", "x1/a", "c1/-a", "c1/a/"] {
+            assert!(!pattern.is_valid(&serde_json::json!(unshaped)), "{unshaped}");
+            assert!(
+                Page::from_query(&query(&[("continue", unshaped)])).is_err(),
+                "{unshaped}"
+            );
+        }
+    }
+
+    #[test]
     fn pages_walk_the_list_once() {
         let all = entries(&[3, 5, 8, 9, 12]);
         let first = Page::from_query(&query(&[("limit", "2")])).unwrap();
@@ -253,7 +283,6 @@ mod tests {
             (vec![("limit", "2"), ("continue", "c-4/p1")], "continue"),
             (vec![("limit", "2"), ("continue", "c4")], "continue"),
             (vec![("limit", "2"), ("continue", "c4/a b")], "continue"),
-            (vec![("continue", "c4/p1")], "continue"),
         ] {
             let err = Page::from_query(&query(&pairs)).unwrap_err();
             assert_eq!(err.status, axum::http::StatusCode::BAD_REQUEST);

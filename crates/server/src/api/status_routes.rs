@@ -6,7 +6,7 @@
 //! With `Accept: text/event-stream` or `watch=true` the answer is streamed as it changes ([`super::stream`]): the
 //! handler hands the stream a function computing the answer bytes, which is all another status route needs.
 
-use super::contract::{Content, Operation, QueryParameter, query, repeatable};
+use super::contract::{Content, Operation, QueryParameter, QueryValues, query, repeatable};
 use std::collections::HashMap;
 
 use std::sync::{Arc, Mutex};
@@ -366,12 +366,15 @@ const STATUS_QUERY: &[QueryParameter] = &[
     query(
         "type",
         "rsync (deployed state, seed 000 shape) or cluster (what the clusters report)",
-    ),
+    )
+    .taking(QueryValues::OneOf(emco_status::query::TYPE_VALUES)),
     query(
         "status",
         "deployed or ready: the EMCO 22.x shape of rsync or cluster",
-    ),
-    query("output", "summary, all (the default) or detail"),
+    )
+    .taking(QueryValues::OneOf(emco_status::query::STATUS_VALUES)),
+    query("output", "summary, all (the default) or detail")
+        .taking(QueryValues::OneOf(emco_status::query::OUTPUT_VALUES)),
     query(
         "instance",
         "An AppContext id of this subject's history instead of the current one",
@@ -385,8 +388,10 @@ const STATUS_QUERY: &[QueryParameter] = &[
     query(
         "conditions",
         "notready (the default), all or none: which resources show their Ready condition",
-    ),
-    query("readiness", "End the answer with the state object"),
+    )
+    .taking(QueryValues::OneOf(emco_status::query::CONDITIONS_VALUES)),
+    query("readiness", "End the answer with the state object")
+        .taking(QueryValues::OneOf(emco_status::query::READINESS_VALUES)),
     query(
         "watch",
         "true: a server-sent event stream of the answer as it changes",

@@ -99,7 +99,8 @@ fn asset_response(name: &str) -> Response {
 /// `GET /ui`, described.
 pub(crate) fn redirect_operation() -> Operation {
     Operation::get("getUiRedirect", "operations", "Redirects to /ui/")
-        .answer(303, "To /ui/", Content::Empty)
+        .answer(308, "To /ui/", Content::Empty)
+        .header("Location", "/ui/")
         .public()
 }
 

@@ -163,7 +163,7 @@ async fn a_malformed_page_or_an_unknown_list_parameter_is_refused_by_name() {
         ("limit=0", "limit"),
         ("limit=many", "limit"),
         ("limit=2&continue=bogus", "continue"),
-        ("continue=c1/p", "continue"),
+        ("continue=bogus", "continue"),
         ("lmit=2", "lmit"),
     ] {
         let reply = api
