@@ -110,14 +110,15 @@ pub type ClusterReference = Resource<ClusterReferenceSpec>;
 
 /// Spec of a cluster reference.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["clusterProvider", "cluster"]))]
 pub struct ClusterReferenceSpec {
     /// The cluster provider (clm).
     #[serde(default, rename = "clusterProvider")]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub cluster_provider: String,
     /// The cluster of that provider.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub cluster: String,
     /// Unused by EMCO; an IPv4 address when given.
     #[serde(default, rename = "loadBalancerIP")]
@@ -129,18 +130,22 @@ pub type UserPermission = Resource<UserPermissionSpec>;
 
 /// Spec of a user permission: one RBAC rule.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["apiGroups", "resources", "verbs"]))]
 pub struct UserPermissionSpec {
     /// The namespace of the Role; empty makes it a ClusterRole (as EMCO's dcm does).
     #[serde(default)]
     pub namespace: String,
     /// API groups; `""` is the core group, `"*"` every group.
     #[serde(default, rename = "apiGroups")]
+    #[schemars(length(min = 1))]
     pub api_groups: Vec<String>,
     /// Resources (`pods`, `pods/log`, `*`).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub resources: Vec<String>,
     /// Verbs (`get`, `list`, `*`).
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub verbs: Vec<String>,
 }
 
@@ -156,9 +161,11 @@ pub type LogicalCloudKv = Resource<KvSpec>;
 
 /// Spec of key-value pairs: `{"kv":[{"k":"v"},...]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["kv"]))]
 pub struct KvSpec {
     /// The pairs, each entry a map (usually of one key).
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_KV_ENTRIES))]
     pub kv: Vec<BTreeMap<String, String>>,
 }
 

@@ -43,9 +43,11 @@ pub type ProviderNetwork = Resource<ProviderNetworkSpec>;
 /// Spec of a virtual network.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["cniType"]))]
 pub struct NetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
     #[serde(default)]
+    #[schemars(extend("enum" = [CNI_TYPE_OVN4NFV]))]
     pub cni_type: String,
     /// At least one IPv4 subnet.
     #[serde(default)]
@@ -55,9 +57,11 @@ pub struct NetworkSpec {
 /// Spec of a provider network: a network's fields plus its type and VLAN settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["cniType"]))]
 pub struct ProviderNetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
     #[serde(default)]
+    #[schemars(extend("enum" = [CNI_TYPE_OVN4NFV]))]
     pub cni_type: String,
     /// At least one IPv4 subnet.
     #[serde(default)]

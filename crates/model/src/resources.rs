@@ -207,10 +207,11 @@ pub type CompositeApp = Resource<CompositeAppSpec>;
 /// Spec of a composite app.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["compositeAppVersion"]))]
 pub struct CompositeAppSpec {
     /// The version, e.g. `v1`; EMCO's name rule.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub composite_app_version: String,
 }
 
@@ -219,13 +220,15 @@ pub type AppDependency = Resource<AppDependencySpec>;
 /// Spec of an app dependency.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["app", "opStatus"]))]
 pub struct AppDependencySpec {
     /// The app waited for.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// `Ready` or `Deployed`.
     #[serde(default)]
+    #[schemars(extend("enum" = ["Ready", "Deployed"]))]
     pub op_status: String,
     /// Seconds to wait after the other app reached `op_status`.
     #[serde(default)]
@@ -263,14 +266,15 @@ pub type DeploymentIntentGroup = Resource<DigSpec>;
 /// Spec of a deployment intent group.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["compositeProfile", "version"]))]
 pub struct DigSpec {
     /// The composite profile whose app profiles apply.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub composite_profile: String,
     /// The Helm release name (`.Release.Name`).
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub version: String,
     /// The logical cloud; optional until logical clouds exist (then the `default` namespace is used).
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -286,10 +290,11 @@ pub struct DigSpec {
 
 /// Override values for one app.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["app"]))]
 pub struct OverrideValues {
     /// The app.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// Dotted keys to values, as Helm's `--set key=value`.
     #[serde(default)]
@@ -342,10 +347,11 @@ pub const GENERIC_PLACEMENT_INTENT_KEY: &str = "genericPlacementIntent";
 pub type AppIntent = Resource<AppIntentSpec>;
 /// Spec of an app placement intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["app"]))]
 pub struct AppIntentSpec {
     /// The app placed.
     #[serde(default)]
-    #[schemars(required, length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
     /// Where it goes.
     #[serde(default)]

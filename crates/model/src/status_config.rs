@@ -80,15 +80,19 @@ pub enum StatusCollection {
 /// The kind a status config is about.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["version", "kind"]))]
 pub struct TargetType {
     /// API group; empty for the core group.
     #[serde(default)]
+    #[schemars(length(max = MAX_TYPE_PART_LEN), pattern(r"^[A-Za-z0-9.-]*$"))]
     pub group: String,
     /// Version, e.g. `v1`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_TYPE_PART_LEN), pattern(r"^[A-Za-z0-9.-]+$"))]
     pub version: String,
     /// Kind, e.g. `Deployment`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = MAX_TYPE_PART_LEN), pattern(r"^[A-Za-z][A-Za-z0-9]*$"))]
     pub kind: String,
     /// Plural resource name (e.g. `deployments`); optional: rsync asks the cluster when it is absent.
     #[serde(default, skip_serializing_if = "String::is_empty")]
