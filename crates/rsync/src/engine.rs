@@ -505,10 +505,11 @@ async fn wait_for_dependencies(
         } else {
             String::new()
         };
-        let goal = if dependency.op_status == "Ready" {
-            "be Ready"
+        // What the other app must reach: Ready, or deployed (any other opStatus waits for the deployment).
+        let reached = if dependency.op_status == "Ready" {
+            "Ready"
         } else {
-            "be deployed"
+            "deployed"
         };
         note_waiting(
             inner,
@@ -516,7 +517,7 @@ async fn wait_for_dependencies(
             app,
             &here,
             Some(Waiting::starting_now(
-                format!("app {other} to {goal}{then}"),
+                format!("app {other} to be {reached}{then}"),
                 None,
             )),
         )
@@ -560,13 +561,8 @@ async fn wait_for_dependencies(
                 &here,
                 Some(Waiting::starting_now(
                     format!(
-                        "the {} s that follow app {other} being {}",
-                        dependency.wait,
-                        if dependency.op_status == "Ready" {
-                            "Ready"
-                        } else {
-                            "deployed"
-                        }
+                        "the {} s that follow app {other} being {reached}",
+                        dependency.wait
                     ),
                     Some((wait, "continues")),
                 )),

@@ -62,7 +62,7 @@ fn expects_reports(status: ContextStatus) -> bool {
 }
 
 /// Whole seconds from `since` to `now` (0 if `since` is later).
-fn seconds_between(since: jiff::Timestamp, now: jiff::Timestamp) -> i64 {
+pub(crate) fn seconds_between(since: jiff::Timestamp, now: jiff::Timestamp) -> i64 {
     (now.as_millisecond() - since.as_millisecond()).max(0) / 1000
 }
 

@@ -289,24 +289,20 @@ pub const MAX_HEARD_GAPS: usize = 16;
 
 impl ClusterEntry {
     /// What rsync waits for here, in a sentence: `app nginx on cluster1 waits for pre-install hook Pod/migrate to
-    /// complete (running 40 s, fails at 300 s)`, the seconds counted to `now`.
+    /// complete (waiting 40 s, fails at 300 s)`, the seconds counted to `now`.
     #[must_use]
     pub fn waiting_message(&self, app: &str, now: jiff::Timestamp) -> Option<String> {
+        use crate::freshness::seconds_between;
         let waiting = self.waiting.as_deref()?;
         let since: Option<jiff::Timestamp> = waiting.since.parse().ok();
-        let seconds = |from: jiff::Timestamp, to: jiff::Timestamp| {
-            (to.as_millisecond() - from.as_millisecond()).max(0) / 1000
-        };
+        let until: Option<jiff::Timestamp> = waiting.until.as_deref().and_then(|until| until.parse().ok());
         let mut timing = Vec::new();
         if let Some(since) = since {
-            timing.push(format!("waiting {} s", seconds(since, now)));
-        }
-        if let (Some(since), Some(until)) = (
-            since,
-            waiting.until.as_deref().and_then(|until| until.parse().ok()),
-        ) {
-            let then = waiting.then.as_deref().unwrap_or("ends");
-            timing.push(format!("{then} at {} s", seconds(since, until)));
+            timing.push(format!("waiting {} s", seconds_between(since, now)));
+            if let Some(until) = until {
+                let then = waiting.then.as_deref().unwrap_or("ends");
+                timing.push(format!("{then} at {} s", seconds_between(since, until)));
+            }
         }
         let timing = if timing.is_empty() {
             String::new()

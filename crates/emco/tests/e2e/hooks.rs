@@ -172,6 +172,29 @@ impl Recorder {
     }
 }
 
+/// POSTs `/{operation}` to the DIG and waits until its deployed status is no longer `running`; the last answer.
+async fn run_to_end(emco: &Emco, operation: &str, running: &str) -> Json {
+    emco.http
+        .post_empty(&format!("{DIG}/{operation}"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=deployed", SETTLE, |a| a["deployedStatus"] != running)
+        .await
+}
+
+/// The `output=detail` answer for one resource, and that resource's entry in it.
+async fn resource_detail(emco: &Emco, name: &str) -> (Json, Json) {
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?resource={name}&output=detail"))
+        .await
+        .expect(200)
+        .json();
+    let resource = detail["apps"][0]["clusters"][0]["resources"][0].clone();
+    (detail, resource)
+}
+
 fn summary(events: &[Seen]) -> Vec<String> {
     events
         .iter()
@@ -260,16 +283,7 @@ async fn hooks_and_crds_run_in_emcos_order_and_are_cleaned_up() {
     let emco = Emco::start().await;
     onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(None))]).await;
     let recorder = recorder(cluster).await;
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Instantiating"
-        })
-        .await;
+    let done = run_to_end(&emco, "instantiate", "Instantiating").await;
     assert_eq!(done["deployedStatus"], "Instantiated", "{done}");
     // Hooks and CRDs are resources of the context, listed with their rsync status; the post-delete hook has not
     // run yet and the test hook is not there at all.
@@ -343,16 +357,7 @@ async fn hooks_and_crds_run_in_emcos_order_and_are_cleaned_up() {
             .all(|e| e.name != "hooks-cleanup" && e.name != "hooks-smoke")
     );
 
-    emco.http
-        .post_empty(&format!("{DIG}/terminate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Terminating"
-        })
-        .await;
+    let done = run_to_end(&emco, "terminate", "Terminating").await;
     assert_eq!(done["deployedStatus"], "Terminated", "{done}");
     assert_eq!(done["deployedCounts"], json!({"Deleted": 6}), "{done}");
 
@@ -403,16 +408,7 @@ async fn a_failing_pre_install_hook_fails_the_instantiation_and_names_the_hook()
     let cluster = &sim.clusters()[0];
     let emco = Emco::start().await;
     onboard_apps(&emco.http, &kubeconfigs(&sim), &[("hooks", chart(Some("Error")))]).await;
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Instantiating"
-        })
-        .await;
+    let done = run_to_end(&emco, "instantiate", "Instantiating").await;
     assert_eq!(done["deployedStatus"], "InstantiateFailed", "{done}");
     // The CRD was created; nothing after the failed hook was applied.
     assert_eq!(
@@ -420,13 +416,7 @@ async fn a_failing_pre_install_hook_fails_the_instantiation_and_names_the_hook()
         json!({"Applied": 1, "Failed": 1, "Pending": 4}),
         "{done}"
     );
-    let detail = emco
-        .http
-        .get(&format!("{DIG}/status?resource=hooks-migrate&output=detail"))
-        .await
-        .expect(200)
-        .json();
-    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    let (detail, resource) = resource_detail(&emco, "hooks-migrate").await;
     assert_eq!(resource["rsync-status"], "Failed", "{detail}");
     let message = resource["message"].as_str().unwrap();
     assert!(
@@ -484,16 +474,7 @@ async fn stop_while_waiting_for_a_hook_then_terminate_cleans_up() {
         "a stopped instantiation applies nothing after the hook it was waiting for"
     );
 
-    emco.http
-        .post_empty(&format!("{DIG}/terminate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Terminating"
-        })
-        .await;
+    let done = run_to_end(&emco, "terminate", "Terminating").await;
     assert_eq!(done["deployedStatus"], "Terminated", "{done}");
     assert_eq!(done["deployedCounts"], json!({"Deleted": 6}), "{done}");
     recorder.first("Job", "hooks-cleanup", complete);
@@ -712,16 +693,7 @@ async fn hook_pods_run_to_completion_and_the_dig_is_ready_then_terminates_cleanl
     assert_eq!(phase(&hook), "Succeeded");
     recorder.first("Job", "post-install-job", complete);
 
-    emco.http
-        .post_empty(&format!("{DIG}/terminate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Terminating"
-        })
-        .await;
+    let done = run_to_end(&emco, "terminate", "Terminating").await;
     assert_eq!(done["deployedStatus"], "Terminated", "{done}");
     // The pre-delete Pod ran to completion before the Deployment was deleted; nothing of the app is left.
     let pre_delete_succeeded = recorder.first("Pod", "pre-delete-hook-pod", |e| {
@@ -764,26 +736,9 @@ async fn a_hook_pod_the_cluster_fails_fails_the_instantiation_and_names_the_hook
         &[("podhooks", pod_hooks_chart(500))],
     )
     .await;
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
-    let done = emco
-        .http
-        .wait_for("?status=deployed", SETTLE, |a| {
-            a["deployedStatus"] != "Instantiating"
-        })
-        .await;
+    let done = run_to_end(&emco, "instantiate", "Instantiating").await;
     assert_eq!(done["deployedStatus"], "InstantiateFailed", "{done}");
-    let detail = emco
-        .http
-        .get(&format!(
-            "{DIG}/status?resource=pre-install-hook-pod&output=detail"
-        ))
-        .await
-        .expect(200)
-        .json();
-    let resource = &detail["apps"][0]["clusters"][0]["resources"][0];
+    let (detail, resource) = resource_detail(&emco, "pre-install-hook-pod").await;
     assert_eq!(resource["rsync-status"], "Failed", "{detail}");
     let message = resource["message"].as_str().unwrap();
     assert!(

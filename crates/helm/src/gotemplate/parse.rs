@@ -765,22 +765,17 @@ impl<'a> Parser<'_, 'a> {
         {
             return Ok(Num::Complex(0.0, im));
         }
+        // A fraction or an exponent makes a float, but for hexadecimal integers (whose digits may be `e`).
+        let float_syntax = !is_hex_int(text) && text.contains(['.', 'e', 'E', 'p', 'P']);
         match parse_go_int(text) {
-            // A hexadecimal integer, or one without a fraction or exponent, is an `int`.
-            IntParse::Int(int) if is_hex_int(text) || !text.contains(['.', 'e', 'E', 'p', 'P']) => {
-                Ok(Num::Int(int))
-            }
-            IntParse::Uint if is_hex_int(text) || !text.contains(['.', 'e', 'E', 'p', 'P']) => {
-                Ok(Num::Overflow)
-            }
+            IntParse::Int(int) if !float_syntax => Ok(Num::Int(int)),
+            IntParse::Uint if !float_syntax => Ok(Num::Overflow),
             IntParse::Int(_) | IntParse::Uint => match parse_go_float(text) {
                 Some(float) => Ok(Num::Float(float)),
                 None => self.err(format!("illegal number syntax: {}", go_quote(text))),
             },
             IntParse::Bad => match parse_go_float(text) {
-                Some(_) if !text.contains(['.', 'e', 'E', 'p', 'P']) => {
-                    self.err(format!("integer overflow: {}", go_quote(text)))
-                }
+                Some(_) if !float_syntax => self.err(format!("integer overflow: {}", go_quote(text))),
                 Some(float) => Ok(Num::Float(float)),
                 None => self.err(format!("illegal number syntax: {}", go_quote(text))),
             },
@@ -804,9 +799,8 @@ fn scan_complex(text: &str) -> Option<(f64, f64)> {
     // not follow an exponent letter.
     let bytes = body.as_bytes();
     let hex = |at: usize| {
-        let real = &body[..at];
-        real.trim_start_matches(['+', '-']).starts_with("0x")
-            || real.trim_start_matches(['+', '-']).starts_with("0X")
+        let real = body[..at].trim_start_matches(['+', '-']);
+        real.starts_with("0x") || real.starts_with("0X")
     };
     let split = (1..bytes.len()).find(|&at| {
         matches!(bytes[at], b'+' | b'-') && {
@@ -823,8 +817,8 @@ fn scan_float(text: &str) -> Option<f64> {
     match text.find(['p', 'P']).filter(|_| !text.contains(['x', 'X'])) {
         Some(at) => {
             let mantissa = parse_go_float(&text[..at])?;
-            let exponent: i32 = text[at + 1..].parse().ok()?;
-            Some(mantissa * 2f64.powi(exponent))
+            let exponent: i64 = text[at + 1..].parse().ok()?;
+            Some(scale(mantissa, exponent))
         }
         None => parse_go_float(text),
     }
@@ -956,7 +950,7 @@ fn parse_hex_float(text: &str) -> Option<f64> {
     ))
 }
 
-/// `value * 2^exponent` without intermediate overflow or underflow (`value` below 2^54).
+/// `value * 2^exponent` without intermediate overflow or underflow.
 fn scale(value: f64, exponent: i64) -> f64 {
     let mut value = value;
     let mut exponent = exponent.clamp(-2200, 2200) as i32;

@@ -235,6 +235,19 @@ fn plural(number: i64, one: &str, many: &str) -> String {
     }
 }
 
+/// kstatus's extra-pods rule for workloads: replicas beyond those asked for are still being removed.
+fn extra_replicas(existing: i64, replicas: i64) -> Option<(Health, String)> {
+    (existing > replicas).then(|| {
+        (
+            Health::InProgress,
+            format!(
+                "{} pending termination",
+                plural(existing - replicas, "extra replica", "extra replicas")
+            ),
+        )
+    })
+}
+
 fn deployment(object: &Json) -> (Health, String) {
     let (spec, status) = (&object["spec"], &object["status"]);
     let conditions = Conditions(status);
@@ -281,14 +294,8 @@ fn deployment(object: &Json) -> (Health, String) {
             format!("{ready} of {replicas} replicas ready"),
         );
     }
-    if existing > replicas {
-        return (
-            Health::InProgress,
-            format!(
-                "{} pending termination",
-                plural(existing - replicas, "extra replica", "extra replicas")
-            ),
-        );
+    if let Some(verdict) = extra_replicas(existing, replicas) {
+        return verdict;
     }
     // kstatus: with a progress deadline the controller's Progressing condition must say the new ReplicaSet is
     // available, and Available must be True. A cluster that writes no conditions at all (an older or simulated
@@ -345,14 +352,8 @@ fn replica_set(object: &Json) -> (Health, String) {
             format!("{available} of {replicas} replicas available"),
         );
     }
-    if existing > replicas {
-        return (
-            Health::InProgress,
-            format!(
-                "{} pending termination",
-                plural(existing - replicas, "extra replica", "extra replicas")
-            ),
-        );
+    if let Some(verdict) = extra_replicas(existing, replicas) {
+        return verdict;
     }
     (Health::Ready, format!("{ready} of {replicas} replicas ready"))
 }
@@ -375,14 +376,8 @@ fn stateful_set(object: &Json) -> (Health, String) {
             format!("{ready} of {replicas} replicas ready"),
         );
     }
-    if existing > replicas {
-        return (
-            Health::InProgress,
-            format!(
-                "{} pending termination",
-                plural(existing - replicas, "extra replica", "extra replicas")
-            ),
-        );
+    if let Some(verdict) = extra_replicas(existing, replicas) {
+        return verdict;
     }
     let strategy = &spec["updateStrategy"];
     if strategy["type"] == "OnDelete" {

@@ -459,20 +459,12 @@ pub(crate) fn advance(
         }
         Stage::Complete => {
             // The run ends: exit code 1 (`Error`) for a pod chosen to fail, else 0 (`Completed`).
-            let (phase, exit_code, reason) = if mode.as_deref() == Some("Error") {
-                ("Failed", 1, "Error")
+            let (phase, exit_code, reason, ready_reason) = if mode.as_deref() == Some("Error") {
+                ("Failed", 1, "Error", "PodFailed")
             } else {
-                ("Succeeded", 0, "Completed")
+                ("Succeeded", 0, "Completed", "PodCompleted")
             };
-            let mut status = base(
-                phase,
-                false,
-                Some(if exit_code == 0 {
-                    "PodCompleted"
-                } else {
-                    "PodFailed"
-                }),
-            );
+            let mut status = base(phase, false, Some(ready_reason));
             status["podIP"] = json!(pod_ip(&pod, index));
             status["containerStatuses"] = container_statuses(&pod, |_| {
                 (

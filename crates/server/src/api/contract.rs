@@ -140,17 +140,15 @@ impl QueryParameter {
     }
 
     fn schema(&self) -> RefOr<Schema> {
-        let mut builder = ObjectBuilder::new();
-        builder = match self.values {
-            QueryValues::Text => builder.schema_type(Type::String),
-            QueryValues::Integer(min, max) => builder
+        let text = ObjectBuilder::new().schema_type(Type::String);
+        let builder = match self.values {
+            QueryValues::Text => return string_schema(),
+            QueryValues::Integer(min, max) => ObjectBuilder::new()
                 .schema_type(Type::Integer)
                 .minimum(Some(min))
                 .maximum(Some(max)),
-            QueryValues::Pattern(pattern) => builder.schema_type(Type::String).pattern(Some(pattern)),
-            QueryValues::OneOf(words) => builder
-                .schema_type(Type::String)
-                .enum_values(Some(words.iter().copied())),
+            QueryValues::Pattern(pattern) => text.pattern(Some(pattern)),
+            QueryValues::OneOf(words) => text.enum_values(Some(words.iter().copied())),
         };
         RefOr::T(Schema::Object(builder.build()))
     }
