@@ -2,11 +2,29 @@
 //! clusters (rsync). The lifecycle records every operation in the store first — the context's status says what is
 //! wanted — then tells the engine, so an engine that restarts can resume from the store alone.
 
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::time::Duration;
 
 use emco_model::{ContextId, ContextStatus};
 
 use crate::AppContexts;
+
+/// What a cluster tells a chart about itself: Helm's `.Capabilities` as `helm install` reads them from a live
+/// cluster (its `/version` and its discovery).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ClusterCapabilities {
+    /// `/version`'s `gitVersion`, e.g. `v1.23.17`.
+    pub kube_version: String,
+    /// Every group version the cluster serves and every `group/version/Kind` of it (core: `v1`, `v1/Pod`),
+    /// sorted.
+    pub api_versions: Vec<String>,
+}
+
+/// The capabilities of the clusters that answered, by cluster (`provider+cluster`).
+pub type CapabilitiesFuture = Pin<Box<dyn Future<Output = HashMap<String, ClusterCapabilities>> + Send>>;
 
 /// Applies AppContexts to clusters. Calls return at once; the engine reports progress through the AppContext.
 pub trait Engine: Send + Sync + 'static {
@@ -17,6 +35,13 @@ pub trait Engine: Send + Sync + 'static {
     fn terminate(&self, id: ContextId);
     /// End the running operation of context `id` (its `stopRequested` flag is set already).
     fn stop(&self, id: ContextId);
+    /// The capabilities of each of `clusters` (`provider+cluster`) that answers within `wait` (or was asked
+    /// recently), for rendering charts as Helm renders them for that cluster; a cluster missing from the answer is
+    /// rendered with Helm's defaults. The default: no cluster is asked.
+    fn capabilities(&self, clusters: Vec<String>, wait: Duration) -> CapabilitiesFuture {
+        let _ = (clusters, wait);
+        Box::pin(async { HashMap::new() })
+    }
 }
 
 /// The engine used until a cluster engine is configured: it applies nothing, so every resource stays `Pending`

@@ -148,6 +148,14 @@ struct TemplateArgs {
     /// Print Helm test hooks too (emco never applies them).
     #[arg(long)]
     include_tests: bool,
+    /// Kubernetes version for .Capabilities.KubeVersion (as `helm template --kube-version`; emco uses each target
+    /// cluster's own), e.g. 1.23 or v1.23.17.
+    #[arg(long, value_name = "VERSION")]
+    kube_version: Option<String>,
+    /// Extra API versions for .Capabilities.APIVersions (as `helm template -a`: comma-separated or repeated,
+    /// `group/version` or `group/version/Kind`).
+    #[arg(short = 'a', long, value_delimiter = ',')]
+    api_versions: Vec<String>,
 }
 
 #[derive(Debug, clap::Args)]
@@ -478,6 +486,8 @@ fn template(args: &TemplateArgs) -> ExitCode {
         output: args.output.clone(),
         skip_crds: args.skip_crds,
         include_tests: args.include_tests,
+        kube_version: args.kube_version.clone(),
+        api_versions: args.api_versions.clone(),
     };
     match run(&request, &mut std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,8 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use emco_helm::render::{Manifest, Release, render_chart};
+use emco_helm::charts::{Capabilities, KubeVersion};
+use emco_helm::render::{Manifest, Release, RenderLimits, render_chart_within};
 use emco_helm::{Chart, ChartError};
 use serde_json::Value as Json;
 
@@ -45,6 +46,10 @@ pub struct TemplateRequest {
     pub skip_crds: bool,
     /// Print Helm test hooks too (emco never applies them; `helm template` prints them).
     pub include_tests: bool,
+    /// `.Capabilities.KubeVersion` instead of Helm's default (`helm template --kube-version`).
+    pub kube_version: Option<String>,
+    /// API versions added to `.Capabilities.APIVersions` (`helm template --api-versions`).
+    pub api_versions: Vec<String>,
 }
 
 fn load_chart(path: &Path) -> Result<Chart, TemplateError> {
@@ -120,12 +125,23 @@ pub fn run(request: &TemplateRequest, out: &mut impl Write) -> Result<(), Templa
         name: request.name.clone(),
         namespace: request.namespace.clone(),
     };
-    let manifests: Vec<Manifest> = render_chart(&chart, &values, &release)
-        .map_err(|err| TemplateError::Render(err.to_string()))?
-        .into_iter()
-        .filter(|manifest| !(request.skip_crds && manifest.from_crds))
-        .filter(|manifest| request.include_tests || applied(manifest))
-        .collect();
+    let mut capabilities = Capabilities::default().with_api_versions(&request.api_versions);
+    if let Some(text) = &request.kube_version {
+        // As Helm does, a version that does not parse is refused before rendering.
+        let version = KubeVersion::parse(text).ok_or_else(|| {
+            TemplateError::Input(format!(
+                "invalid kube version '{text}': expected major.minor, e.g. 1.23"
+            ))
+        })?;
+        capabilities = capabilities.with_kube_version(version);
+    }
+    let manifests: Vec<Manifest> =
+        render_chart_within(&chart, &values, &release, &capabilities, RenderLimits::default())
+            .map_err(|err| TemplateError::Render(err.to_string()))?
+            .into_iter()
+            .filter(|manifest| !(request.skip_crds && manifest.from_crds))
+            .filter(|manifest| request.include_tests || applied(manifest))
+            .collect();
     if request.output == "json" {
         let objects: Vec<&Json> = manifests.iter().map(|manifest| &manifest.object).collect();
         let text = serde_json::to_string_pretty(&objects).map_err(std::io::Error::other)?;

@@ -313,6 +313,71 @@ fn template_prints_each_rendered_document_as_helm_template_does() {
 }
 
 #[test]
+fn template_renders_for_a_given_kubernetes_version_and_api_versions() {
+    let dir = tempfile::tempdir().unwrap();
+    let chart = dir.path().join("pdb");
+    std::fs::create_dir_all(chart.join("templates")).unwrap();
+    std::fs::write(
+        chart.join("Chart.yaml"),
+        "apiVersion: v2\nname: pdb\nversion: 0.1.0\nkubeVersion: \">=1.19.0-0\"\n",
+    )
+    .unwrap();
+    std::fs::write(
+        chart.join("templates/pdb.yaml"),
+        "apiVersion: {{ if semverCompare \">=1.21-0\" .Capabilities.KubeVersion.Version }}policy/v1{{ else }}policy/v1beta1{{ end }}\nkind: PodDisruptionBudget\nmetadata:\n  name: web\n  annotations:\n    psp: {{ .Capabilities.APIVersions.Has \"policy/v1beta1/PodSecurityPolicy\" | quote }}\n",
+    )
+    .unwrap();
+    let chart = chart.display().to_string();
+    let rendered = |args: &[&str]| {
+        let mut all = vec![chart.as_str(), "-o", "json"];
+        all.extend_from_slice(args);
+        let output = template(&all);
+        let stderr = String::from_utf8_lossy(&output.stderr).to_string();
+        let objects: Vec<serde_json::Value> = serde_json::from_slice(&output.stdout).unwrap_or_default();
+        (
+            output.status.code(),
+            objects.first().map(|o| {
+                (
+                    o["apiVersion"].clone(),
+                    o["metadata"]["annotations"]["psp"].clone(),
+                )
+            }),
+            stderr,
+        )
+    };
+    let (code, object, _) = rendered(&[]);
+    assert_eq!(
+        (code, object),
+        (
+            Some(0),
+            Some((serde_json::json!("policy/v1"), serde_json::json!("false")))
+        )
+    );
+    let (code, object, _) = rendered(&[
+        "--kube-version",
+        "1.20",
+        "-a",
+        "policy/v1beta1/PodSecurityPolicy,x/v1",
+    ]);
+    assert_eq!(
+        (code, object),
+        (
+            Some(0),
+            Some((serde_json::json!("policy/v1beta1"), serde_json::json!("true")))
+        )
+    );
+    let (code, _, stderr) = rendered(&["--kube-version", "1.18"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("chart requires kubeVersion: >=1.19.0-0 which is incompatible with Kubernetes v1.18"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = rendered(&["--kube-version", "one.two"]);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("one.two"), "{stderr}");
+}
+
+#[test]
 fn template_prints_helms_objects_of_kube_prometheus_stack() {
     let corpus = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/helm-corpus");
     let chart = corpus.join("emco-examples/kube-prometheus-stack");

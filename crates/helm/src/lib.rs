@@ -25,7 +25,7 @@ pub mod values;
 pub use charts::{Chart, ChartError, load_archive};
 pub use profile::{AppProfileValues, ProfileError, read_app_profile};
 pub use render::{
-    Manifest, Release, RenderError, RenderLimits, render_chart, render_chart_within, render_templates,
-    render_templates_within,
+    Manifest, Release, RenderError, RenderLimits, render_chart, render_chart_observed, render_chart_within,
+    render_templates, render_templates_within,
 };
 pub use values::{ValuesError, apply_set, merge_values};

@@ -136,17 +136,50 @@ pub fn render_templates(
     user_values: &Json,
     release: &Release,
 ) -> Result<BTreeMap<String, String>, RenderError> {
-    render_templates_within(chart, user_values, release, RenderLimits::default())
+    render_templates_within(
+        chart,
+        user_values,
+        release,
+        &Capabilities::default(),
+        RenderLimits::default(),
+    )
 }
 
-/// [`render_templates`] within `bounds`.
+/// [`render_templates`] for a cluster of `capabilities` (its Kubernetes version and API versions, as Helm asks a
+/// live cluster; [`Capabilities::default`] is `helm template`'s), within `bounds`. A chart whose `kubeVersion`
+/// excludes the cluster's version is refused, as Helm refuses it.
 pub fn render_templates_within(
     chart: &Chart,
     user_values: &Json,
     release: &Release,
+    capabilities: &Capabilities,
     bounds: RenderLimits,
 ) -> Result<BTreeMap<String, String>, RenderError> {
+    render_templates_observed(
+        chart,
+        user_values,
+        release,
+        capabilities,
+        bounds,
+        &Default::default(),
+    )
+}
+
+/// [`render_templates_within`], setting `read` when the outcome depends on `capabilities`: a template read them,
+/// or the chart's `kubeVersion` was checked against them.
+fn render_templates_observed(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+    capabilities: &Capabilities,
+    bounds: RenderLimits,
+    read: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<BTreeMap<String, String>, RenderError> {
     let deadline = Deadline::after(bounds.timeout);
+    if !chart.metadata.kube_version.is_empty() {
+        read.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    charts::check_kube_version(chart, capabilities)?;
     on_render_thread(|| {
         let _maps = MapScope::open();
         let (tree, values) = charts::prepare(chart, user_values)?;
@@ -157,7 +190,7 @@ pub fn render_templates_within(
             is_install: true,
             is_upgrade: false,
         };
-        let jobs = charts::template_jobs(&tree, &values, &info, &Capabilities::default());
+        let jobs = charts::template_jobs_observed(&tree, &values, &info, capabilities, read.clone());
         let limits = Limits {
             // The render thread's stack is RENDER_STACK_BYTES; leave a margin for the caller's frames.
             max_stack_bytes: RENDER_STACK_BYTES / 2,
@@ -381,7 +414,13 @@ pub fn render_chart(
     user_values: &Json,
     release: &Release,
 ) -> Result<Vec<Manifest>, RenderError> {
-    render_chart_within(chart, user_values, release, RenderLimits::default())
+    render_chart_within(
+        chart,
+        user_values,
+        release,
+        &Capabilities::default(),
+        RenderLimits::default(),
+    )
 }
 
 /// A CRD that a chart ships in `crds/` and also renders from a template (older charts read `crds/` into a template
@@ -411,14 +450,40 @@ fn one_object_per_crd(mut manifests: Vec<Manifest>, crd_count: usize) -> Vec<Man
     manifests
 }
 
-/// [`render_chart`] within `bounds`.
+/// [`render_chart`] for a cluster of `capabilities` (see [`render_templates_within`]), within `bounds`.
 pub fn render_chart_within(
     chart: &Chart,
     user_values: &Json,
     release: &Release,
+    capabilities: &Capabilities,
     bounds: RenderLimits,
 ) -> Result<Vec<Manifest>, RenderError> {
-    let rendered = render_templates_within(chart, user_values, release, bounds)?;
+    render_chart_observed(chart, user_values, release, capabilities, bounds).0
+}
+
+/// [`render_chart_within`], and whether its outcome depends on `capabilities` (a template read them, or the
+/// chart's `kubeVersion` was checked against them): when it does not, the same objects fit every cluster.
+pub fn render_chart_observed(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+    capabilities: &Capabilities,
+    bounds: RenderLimits,
+) -> (Result<Vec<Manifest>, RenderError>, bool) {
+    let read = std::sync::Arc::default();
+    let rendered = render_objects(chart, user_values, release, capabilities, bounds, &read);
+    (rendered, read.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+fn render_objects(
+    chart: &Chart,
+    user_values: &Json,
+    release: &Release,
+    capabilities: &Capabilities,
+    bounds: RenderLimits,
+    read: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<Vec<Manifest>, RenderError> {
+    let rendered = render_templates_observed(chart, user_values, release, capabilities, bounds, read)?;
     let mut manifests = Vec::new();
     for (file, bytes) in chart.crd_objects() {
         let crds = file_manifests(&file, &String::from_utf8_lossy(&bytes))?;

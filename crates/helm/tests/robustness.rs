@@ -36,7 +36,13 @@ fn render_within(files: &[(&str, &str)], values: &Json, bounds: RenderLimits) ->
     );
     let borrowed: Vec<(&str, &[u8])> = all.iter().map(|(p, b)| (p.as_str(), b.as_slice())).collect();
     let chart = emco_helm::load_archive(&write_tgz(&borrowed)).map_err(RenderError::Chart)?;
-    match render_chart_within(&chart, values, &release(), bounds) {
+    match render_chart_within(
+        &chart,
+        values,
+        &release(),
+        &emco_helm::charts::Capabilities::default(),
+        bounds,
+    ) {
         Ok(manifests) => Ok(manifests.len()),
         Err(RenderError::Thread(why)) => panic!("the renderer died: {why}"),
         Err(err) => Err(err),

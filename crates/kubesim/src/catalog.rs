@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde_json::{Value as Json, json};
 
+use crate::version::KubernetesVersion;
+
 /// One resource type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResourceType {
@@ -34,6 +36,9 @@ pub struct ResourceType {
     pub custom: bool,
     /// Only `create` is served, and the object is answered rather than stored (the access reviews).
     pub create_only: bool,
+    /// Served at other versions too (a CRD's, or a built-in type across releases such as `policy/v1beta1` and
+    /// `policy/v1` PodDisruptionBudgets): objects are answered at the version asked for.
+    pub shared_storage: bool,
 }
 
 impl ResourceType {
@@ -100,6 +105,23 @@ struct BuiltIn {
     categories: &'static [&'static str],
     status: bool,
     scale: bool,
+    /// The first Kubernetes minor release that serves it.
+    since: u32,
+    /// The last Kubernetes minor release that serves it.
+    until: u32,
+}
+
+impl BuiltIn {
+    /// The same type, served from release `1.<since>` to `1.<until>` only.
+    const fn served(mut self, since: u32, until: u32) -> Self {
+        self.since = since;
+        self.until = until;
+        self
+    }
+
+    fn serves(&self, version: KubernetesVersion) -> bool {
+        (self.since..=self.until).contains(&version.minor())
+    }
 }
 
 #[allow(clippy::too_many_arguments)] // one argument per column of the table below
@@ -124,6 +146,8 @@ const fn builtin(
         categories,
         status,
         scale,
+        since: KubernetesVersion::OLDEST.minor(),
+        until: KubernetesVersion::NEWEST.minor(),
     }
 }
 
@@ -265,7 +289,20 @@ const BUILT_INS: &[BuiltIn] = &[
         ALL,
         true,
         false,
-    ),
+    )
+    .served(21, 33),
+    builtin(
+        "batch",
+        "v1beta1",
+        "CronJob",
+        "cronjobs",
+        true,
+        &["cj"],
+        ALL,
+        true,
+        false,
+    )
+    .served(19, 24),
     builtin(
         "apiextensions.k8s.io",
         "v1",
@@ -289,6 +326,18 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
     ),
     builtin(
+        "coordination.k8s.io",
+        "v1beta1",
+        "Lease",
+        "leases",
+        true,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
         "events.k8s.io",
         "v1",
         "Event",
@@ -300,6 +349,18 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
     ),
     builtin(
+        "events.k8s.io",
+        "v1beta1",
+        "Event",
+        "events",
+        true,
+        &["ev"],
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 24),
+    builtin(
         "discovery.k8s.io",
         "v1",
         "EndpointSlice",
@@ -309,7 +370,20 @@ const BUILT_INS: &[BuiltIn] = &[
         NONE,
         false,
         false,
-    ),
+    )
+    .served(21, 33),
+    builtin(
+        "discovery.k8s.io",
+        "v1beta1",
+        "EndpointSlice",
+        "endpointslices",
+        true,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 24),
     builtin(
         "certificates.k8s.io",
         "v1",
@@ -366,6 +440,54 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
     ),
     builtin(
+        "rbac.authorization.k8s.io",
+        "v1beta1",
+        "Role",
+        "roles",
+        true,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1beta1",
+        "RoleBinding",
+        "rolebindings",
+        true,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1beta1",
+        "ClusterRole",
+        "clusterroles",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "rbac.authorization.k8s.io",
+        "v1beta1",
+        "ClusterRoleBinding",
+        "clusterrolebindings",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
         "networking.k8s.io",
         "v1",
         "Ingress",
@@ -376,6 +498,41 @@ const BUILT_INS: &[BuiltIn] = &[
         true,
         false,
     ),
+    builtin(
+        "networking.k8s.io",
+        "v1beta1",
+        "Ingress",
+        "ingresses",
+        true,
+        &["ing"],
+        NONE,
+        true,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "networking.k8s.io",
+        "v1",
+        "IngressClass",
+        "ingressclasses",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        "networking.k8s.io",
+        "v1beta1",
+        "IngressClass",
+        "ingressclasses",
+        false,
+        NONE,
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
     builtin(
         "networking.k8s.io",
         "v1",
@@ -397,10 +554,71 @@ const BUILT_INS: &[BuiltIn] = &[
         NONE,
         true,
         false,
-    ),
+    )
+    .served(21, 33),
+    builtin(
+        "policy",
+        "v1beta1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        true,
+        &["pdb"],
+        NONE,
+        true,
+        false,
+    )
+    .served(19, 24),
+    builtin(
+        "policy",
+        "v1beta1",
+        "PodSecurityPolicy",
+        "podsecuritypolicies",
+        false,
+        &["psp"],
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 24),
     builtin(
         "autoscaling",
         "v2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        ALL,
+        true,
+        false,
+    )
+    .served(23, 33),
+    builtin(
+        "autoscaling",
+        "v2beta2",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        ALL,
+        true,
+        false,
+    )
+    .served(19, 25),
+    builtin(
+        "autoscaling",
+        "v2beta1",
+        "HorizontalPodAutoscaler",
+        "horizontalpodautoscalers",
+        true,
+        &["hpa"],
+        ALL,
+        true,
+        false,
+    )
+    .served(19, 24),
+    builtin(
+        "autoscaling",
+        "v1",
         "HorizontalPodAutoscaler",
         "horizontalpodautoscalers",
         true,
@@ -420,6 +638,193 @@ const BUILT_INS: &[BuiltIn] = &[
         false,
         false,
     ),
+    builtin(
+        "",
+        "v1",
+        "LimitRange",
+        "limitranges",
+        true,
+        &["limits"],
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        "",
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        false,
+        &["pv"],
+        NONE,
+        true,
+        false,
+    ),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+        NONE,
+        &["api-extensions"],
+        false,
+        false,
+    ),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+        NONE,
+        &["api-extensions"],
+        false,
+        false,
+    ),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "MutatingWebhookConfiguration",
+        "mutatingwebhookconfigurations",
+        false,
+        NONE,
+        &["api-extensions"],
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "admissionregistration.k8s.io",
+        "v1beta1",
+        "ValidatingWebhookConfiguration",
+        "validatingwebhookconfigurations",
+        false,
+        NONE,
+        &["api-extensions"],
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "scheduling.k8s.io",
+        "v1",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+        &["pc"],
+        NONE,
+        false,
+        false,
+    ),
+    builtin(
+        "scheduling.k8s.io",
+        "v1beta1",
+        "PriorityClass",
+        "priorityclasses",
+        false,
+        &["pc"],
+        NONE,
+        false,
+        false,
+    )
+    .served(19, 21),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "FlowSchema",
+        "flowschemas",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(29, 33),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(29, 33),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta3",
+        "FlowSchema",
+        "flowschemas",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(26, 31),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta3",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(26, 31),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta2",
+        "FlowSchema",
+        "flowschemas",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(23, 28),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta2",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(23, 28),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta1",
+        "FlowSchema",
+        "flowschemas",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(20, 25),
+    builtin(
+        "flowcontrol.apiserver.k8s.io",
+        "v1beta1",
+        "PriorityLevelConfiguration",
+        "prioritylevelconfigurations",
+        false,
+        NONE,
+        NONE,
+        true,
+        false,
+    )
+    .served(20, 25),
     builtin(
         REVIEW_GROUP,
         "v1",
@@ -536,35 +941,53 @@ impl Default for Catalog {
     }
 }
 
-/// The built-in types, as every new cluster's catalog starts with them.
-static BUILT_IN_TYPES: std::sync::LazyLock<Vec<Arc<ResourceType>>> = std::sync::LazyLock::new(|| {
-    BUILT_INS
-        .iter()
-        .map(|b| {
-            Arc::new(ResourceType {
-                group: b.group.into(),
-                version: b.version.into(),
-                kind: b.kind.into(),
-                plural: b.plural.into(),
-                singular: b.kind.to_lowercase(),
-                namespaced: b.namespaced,
-                short_names: b.short.iter().map(|s| (*s).to_string()).collect(),
-                categories: b.categories.iter().map(|s| (*s).to_string()).collect(),
-                status: b.status,
-                scale: b.scale,
-                custom: false,
-                create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
+/// Every built-in type of every release, built once per process, each with the releases that serve it.
+static BUILT_IN_TYPES: std::sync::LazyLock<Vec<(Arc<ResourceType>, &'static BuiltIn)>> =
+    std::sync::LazyLock::new(|| {
+        BUILT_INS
+            .iter()
+            .map(|b| {
+                let versions = BUILT_INS
+                    .iter()
+                    .filter(|other| other.group == b.group && other.plural == b.plural)
+                    .count();
+                let resource_type = Arc::new(ResourceType {
+                    group: b.group.into(),
+                    version: b.version.into(),
+                    kind: b.kind.into(),
+                    plural: b.plural.into(),
+                    singular: b.kind.to_lowercase(),
+                    namespaced: b.namespaced,
+                    short_names: b.short.iter().map(|s| (*s).to_string()).collect(),
+                    categories: b.categories.iter().map(|s| (*s).to_string()).collect(),
+                    status: b.status,
+                    scale: b.scale,
+                    custom: false,
+                    create_only: b.group == REVIEW_GROUP || b.group == WHOAMI_GROUP,
+                    shared_storage: versions > 1,
+                });
+                (resource_type, b)
             })
-        })
-        .collect()
-});
+            .collect()
+    });
 
 impl Catalog {
-    /// The built-in types (shared by every cluster's catalog: built once per process, not once per cluster).
+    /// The built-in types of the newest release kubesim plays.
     #[must_use]
     pub fn new() -> Self {
+        Self::serving(KubernetesVersion::NEWEST)
+    }
+
+    /// The built-in types Kubernetes `version` serves (shared by every cluster's catalog: built once per process,
+    /// not once per cluster).
+    #[must_use]
+    pub fn serving(version: KubernetesVersion) -> Self {
         Self {
-            types: BUILT_IN_TYPES.clone(),
+            types: BUILT_IN_TYPES
+                .iter()
+                .filter(|(_, built_in)| built_in.serves(version))
+                .map(|(resource_type, _)| resource_type.clone())
+                .collect(),
             generation: 1,
         }
     }
@@ -712,6 +1135,7 @@ impl Catalog {
                 scale: v["subresources"]["scale"].is_object(),
                 custom: true,
                 create_only: false,
+                shared_storage: true,
             })
             .collect())
     }

@@ -13,6 +13,7 @@ use serde_json::json;
 use crate::cluster::{ClusterConfig, Faults, Timing};
 use crate::server::SharedListener;
 use crate::sim::{SimCluster, cluster_name};
+use crate::version::KubernetesVersion;
 
 /// Serve simulated Kubernetes clusters.
 ///
@@ -93,6 +94,11 @@ pub struct Args {
     /// Accept this bearer token on every cluster (repeatable): TOKEN=USER or TOKEN=USER,GROUP,GROUP.
     #[arg(long, value_name = "TOKEN=USER[,GROUP...]")]
     pub token: Vec<String>,
+    /// The Kubernetes release the clusters play (default: the newest, 1.33): `1.23` for every cluster, or
+    /// `NAME=1.23` for one (repeatable, so one kubesim holds a mixed fleet). A cluster serves `/version` and the API
+    /// group versions of its release, e.g. policy/v1beta1 PodSecurityPolicies and batch/v1beta1 CronJobs up to 1.24.
+    #[arg(long, value_name = "[NAME=]1.MINOR")]
+    pub kubernetes_version: Vec<String>,
     /// Run emco's monitor inside every cluster, reaching the cluster's API without a socket (`emco kubesim`
     /// only: the standalone kubesim has no monitor).
     #[arg(long)]
@@ -117,6 +123,14 @@ pub enum CliError {
     /// --monitors was given to a kubesim that has no monitor to run.
     #[error("--monitors: this kubesim has no monitor to run; use `emco kubesim --monitors`")]
     NoMonitor,
+    /// A --kubernetes-version is not a release kubesim plays, or names no cluster it serves.
+    #[error("--kubernetes-version {entry}: {reason}")]
+    BadVersion {
+        /// The flag's value.
+        entry: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// A listener or file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
@@ -127,7 +141,7 @@ type Clusters = Arc<Vec<SimCluster>>;
 async fn list_clusters(State(clusters): State<Clusters>) -> Response {
     let items: Vec<_> = clusters
         .iter()
-        .map(|c| json!({"name": c.name(), "url": c.url(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads(), "connections": c.shared().connections(), "fellBehind": c.shared().fell_behind()}))
+        .map(|c| json!({"name": c.name(), "url": c.url(), "kubernetesVersion": c.shared().config.kubernetes_version.to_string(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads(), "connections": c.shared().connections(), "fellBehind": c.shared().fell_behind()}))
         .collect();
     axum::Json(items).into_response()
 }
@@ -192,6 +206,43 @@ fn parse_token(entry: &str) -> Option<(String, String, Vec<String>)> {
     Some((token.to_string(), user.to_string(), groups))
 }
 
+/// The release of each cluster from the `--kubernetes-version` entries (`1.23` for all, `NAME=1.23` for one; a
+/// later entry wins).
+fn cluster_versions(
+    entries: &[String],
+    names: &[String],
+) -> Result<std::collections::HashMap<String, KubernetesVersion>, CliError> {
+    let mut default = KubernetesVersion::NEWEST;
+    let mut versions = std::collections::HashMap::new();
+    for entry in entries {
+        let refused = |reason: String| CliError::BadVersion {
+            entry: entry.clone(),
+            reason,
+        };
+        let (name, text) = match entry.split_once('=') {
+            Some((name, text)) => (Some(name), text),
+            None => (None, entry.as_str()),
+        };
+        let version: KubernetesVersion = text
+            .parse()
+            .map_err(|err: crate::version::VersionError| refused(err.to_string()))?;
+        match name {
+            None => {
+                default = version;
+                versions.clear();
+            }
+            Some(name) if names.iter().any(|n| n == name) => {
+                versions.insert(name.to_string(), version);
+            }
+            Some(name) => return Err(refused(format!("no cluster named '{name}' is served"))),
+        }
+    }
+    Ok(names
+        .iter()
+        .map(|name| (name.clone(), versions.get(name).copied().unwrap_or(default)))
+        .collect())
+}
+
 /// Runs kubesim until Ctrl-C.
 pub fn run(args: Args) -> Result<(), CliError> {
     run_with(args, None)
@@ -216,6 +267,7 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
         .iter()
         .map(|entry| parse_token(entry).ok_or_else(|| CliError::BadToken(entry.clone())))
         .collect::<Result<Vec<_>, _>>()?;
+    let versions = cluster_versions(&args.kubernetes_version, &names)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let shared_listener = if args.shared_listener {
@@ -230,6 +282,7 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
             config.timing.ready_ms = args.ready_ms;
             config.timing.job_run_ms = args.run_ms;
             config.insecure_http = args.insecure_http;
+            config.kubernetes_version = versions.get(name).copied().unwrap_or_default();
             // Only the library's users read the request log; the counters the admin endpoint shows stay.
             config.request_log_len = 0;
             for label in &args.node_label {
@@ -317,5 +370,27 @@ mod tests {
         assert_eq!(parse_token("t0k"), None);
         assert_eq!(parse_token("=bob"), None);
         assert_eq!(parse_token("t0k=,team"), None);
+    }
+
+    #[test]
+    fn kubernetes_versions_are_set_for_all_then_per_cluster() {
+        let names = vec!["edge01".to_string(), "edge02".to_string()];
+        let entries = |list: &[&str]| list.iter().map(|s| (*s).to_string()).collect::<Vec<_>>();
+        let versions = cluster_versions(&entries(&["1.30", "edge02=v1.23.4"]), &names).unwrap();
+        assert_eq!(versions["edge01"].minor(), 30);
+        assert_eq!(versions["edge02"].minor(), 23);
+        let versions = cluster_versions(&[], &names).unwrap();
+        assert_eq!(versions["edge01"], KubernetesVersion::NEWEST);
+        let err = cluster_versions(&entries(&["edge03=1.23"]), &names)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("edge03"), "{err}");
+        let err = cluster_versions(&entries(&["1.12"]), &names)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("--kubernetes-version 1.12") && err.contains("19 to 33"),
+            "{err}"
+        );
     }
 }

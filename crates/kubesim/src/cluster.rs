@@ -119,6 +119,8 @@ pub struct ClusterConfig {
     /// How many requests the [request log](ClusterShared::requests) keeps ([`REQUEST_LOG_LEN`] by default; the
     /// `kubesim` binary keeps none — nothing reads them there, and 4,096 per cluster are gigabytes at 10,000).
     pub request_log_len: usize,
+    /// The Kubernetes release it plays: what `/version` answers and which API versions it serves.
+    pub kubernetes_version: crate::KubernetesVersion,
 }
 
 impl ClusterConfig {
@@ -133,7 +135,15 @@ impl ClusterConfig {
             insecure_http: false,
             change_feed_capacity: crate::store::DEFAULT_CHANGE_FEED_CAPACITY,
             request_log_len: REQUEST_LOG_LEN,
+            kubernetes_version: crate::KubernetesVersion::NEWEST,
         }
+    }
+
+    /// The same cluster playing Kubernetes `version`.
+    #[must_use]
+    pub fn with_kubernetes_version(mut self, version: crate::KubernetesVersion) -> Self {
+        self.kubernetes_version = version;
+        self
     }
 
     /// The same cluster with `key=value` on every node.
@@ -180,7 +190,8 @@ impl ClusterShared {
         initial_revision: u64,
         authority: Option<crate::tls::ClusterAuthority>,
     ) -> Arc<Self> {
-        let store = Store::with_change_feed(initial_revision, config.change_feed_capacity);
+        let mut store = Store::with_change_feed(initial_revision, config.change_feed_capacity);
+        store.catalog = crate::catalog::Catalog::serving(config.kubernetes_version);
         Arc::new(Self {
             name: config.name.clone(),
             config,

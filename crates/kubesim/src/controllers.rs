@@ -167,7 +167,7 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
         } else {
             format!("{}-node-{index}", cluster.name)
         };
-        let mut node = pods::node_object(&name, index);
+        let mut node = pods::node_object(&name, index, cluster.config.kubernetes_version);
         for (key, value) in &cluster.config.node_labels {
             node["metadata"]["labels"][key] = serde_json::Value::from(value.as_str());
         }

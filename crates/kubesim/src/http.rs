@@ -18,9 +18,6 @@ use crate::selector::{FieldSelector, LabelSelector};
 use crate::store::{DeleteOptions, PatchType, Stored, WriteOptions};
 use crate::{meta, table, watch};
 
-/// The simulator's version, as `kubectl version` shows it.
-pub const GIT_VERSION: &str = "v1.33.0-kubesim";
-
 const AGGREGATED_V2: &str = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
 const AGGREGATED_V2BETA1: &str = "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList";
 
@@ -120,13 +117,17 @@ async fn handle(
         .into_response();
     }
     match route {
-        Route::Version => ok(
-            &json!({"major": "1", "minor": "33", "gitVersion": GIT_VERSION, "gitCommit": "0000000000000000000000000000000000000000",
-            "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z", "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
-        ),
+        Route::Version => {
+            let version = cluster.config.kubernetes_version;
+            ok(
+                &json!({"major": "1", "minor": version.minor().to_string(), "gitVersion": version.git_version(),
+                "gitCommit": "0000000000000000000000000000000000000000", "gitTreeState": "clean", "buildDate": "2026-01-01T00:00:00Z",
+                "goVersion": "go1.24", "compiler": "gc", "platform": "linux/amd64"}),
+            )
+        }
         Route::Health => (StatusCode::OK, [(header::CONTENT_TYPE, "text/plain")], "ok").into_response(),
         Route::CoreVersions => {
-            if let Some(content_type) = aggregated(&accept) {
+            if let Some(content_type) = aggregated(&accept, cluster.config.kubernetes_version) {
                 let doc = cluster
                     .store()
                     .catalog
@@ -143,7 +144,7 @@ async fn handle(
             )
         }
         Route::Groups => {
-            if let Some(content_type) = aggregated(&accept) {
+            if let Some(content_type) = aggregated(&accept, cluster.config.kubernetes_version) {
                 let doc = cluster
                     .store()
                     .catalog
@@ -205,17 +206,24 @@ async fn handle(
     }
 }
 
-fn aggregated(accept: &str) -> Option<&'static str> {
-    let first = accept.split(',').next().unwrap_or_default();
-    if first.contains("g=apidiscovery.k8s.io") && first.contains("as=APIGroupDiscoveryList") {
-        if first.contains("v=v2beta1") {
-            Some(AGGREGATED_V2BETA1)
-        } else {
-            Some(AGGREGATED_V2)
+/// The aggregated discovery format to answer in: the first of `accept` that the cluster's release serves
+/// (`apidiscovery.k8s.io/v2beta1` from 1.26, `v2` from 1.30); none for the classic documents (any other media type
+/// first, or an older release, as clients fall back to them).
+fn aggregated(accept: &str, version: crate::KubernetesVersion) -> Option<&'static str> {
+    for media_type in accept.split(',') {
+        if !(media_type.contains("g=apidiscovery.k8s.io") && media_type.contains("as=APIGroupDiscoveryList"))
+        {
+            return None;
         }
-    } else {
-        None
+        if media_type.contains("v=v2beta1") {
+            if version.minor() >= 26 {
+                return Some(AGGREGATED_V2BETA1);
+            }
+        } else if media_type.contains("v=v2") && version.minor() >= 30 {
+            return Some(AGGREGATED_V2);
+        }
     }
+    None
 }
 
 fn content_type_api_version(content_type: &str) -> &'static str {
@@ -261,10 +269,11 @@ fn field_manager(query: &Query, headers: &HeaderMap) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
-/// Serves an object at the version it was asked for (custom resources share storage across versions).
+/// Serves an object at the version it was asked for (custom resources, and built-in types served at several
+/// versions, share storage across versions).
 fn at_version(t: &ResourceType, object: &Arc<Json>) -> Json {
     let mut copy = (**object).clone();
-    if t.custom {
+    if t.shared_storage {
         copy["apiVersion"] = json!(t.api_version());
     }
     copy

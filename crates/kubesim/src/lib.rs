@@ -5,7 +5,8 @@
 //! server name ([`server`]), the API
 //! subset of `reference/kube-api-subset.md` ([`http`], [`watch`]: discovery, OpenAPI, CRUD, every patch type,
 //! server-side apply with field ownership, selectors, pagination, watches with bookmarks and 410 expiry), simulated
-//! controllers that move workloads through their lifecycle ([`controllers`]), and switchable faults ([`cluster`]).
+//! controllers that move workloads through their lifecycle ([`controllers`]), switchable faults ([`cluster`]) and the
+//! Kubernetes minor version each cluster plays ([`version`]).
 //! [`sim::Simulator`] starts many clusters in-process and hands out kubeconfigs and `kube::Client`s.
 //!
 //! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
@@ -35,9 +36,11 @@ pub mod sim;
 pub mod store;
 pub mod table;
 pub mod tls;
+pub mod version;
 pub mod watch;
 
 pub use cluster::{ClusterConfig, Faults, ServedRequest, Timing};
 pub use controllers::{FAIL_ANNOTATION, READY_AFTER_ANNOTATION, RUN_FOR_ANNOTATION};
 pub use sim::{Credentials, SimCluster, Simulator, cluster_name};
 pub use tls::ClientCredentials;
+pub use version::KubernetesVersion;

@@ -51,7 +51,7 @@ impl Filter {
                 object["metadata"]["resourceVersion"].as_str().unwrap_or_default(),
                 None,
             )
-        } else if self.t.custom {
+        } else if self.t.shared_storage {
             let mut copy = object.clone();
             copy["apiVersion"] = json!(self.t.api_version());
             copy
@@ -67,7 +67,7 @@ impl Filter {
         match object {
             Stored::Text { text, part }
                 if !self.as_table
-                    && (!self.t.custom
+                    && (!self.t.shared_storage
                         || part.get("apiVersion").and_then(Json::as_str)
                             == Some(self.t.api_version().as_str())) =>
             {

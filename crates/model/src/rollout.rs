@@ -234,6 +234,10 @@ pub struct RolloutProgress {
     /// Whether the rollout is paused (past the failure threshold) until a `/resume`.
     #[serde(default)]
     pub paused: bool,
+    /// When the last batch was done (RFC 3339; none before the first): since then the clusters of later batches
+    /// wait.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_batch_at: Option<String>,
 }
 
 impl RolloutProgress {
@@ -246,6 +250,7 @@ impl RolloutProgress {
             failed: Vec::new(),
             accepted_failures: 0,
             paused: false,
+            last_batch_at: None,
         }
     }
 

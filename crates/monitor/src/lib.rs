@@ -241,15 +241,55 @@ impl State {
         }
         let configs_before = self.specs.get(&key).map(|known| known.configs.clone());
         let configs_after = spec.as_ref().map(|spec| spec.configs.clone());
+        let added = spec.is_some() && !self.specs.contains_key(&key);
         match spec {
             Some(spec) => self.specs.insert(key.clone(), spec),
             None => self.specs.remove(&key),
         };
         self.specs_generation += 1;
+        if added {
+            self.adopt_strays(&key);
+        }
         if configs_before.unwrap_or_default() != configs_after.unwrap_or_default()
             && let Some(bundle) = self.bundles.get_mut(&key)
         {
             bundle.mark_dirty();
+        }
+    }
+
+    /// The bundle an object of `namespace` labelled `label` is filed under: its own namespace's when a
+    /// ResourceBundleState of that label is there, else the namespace of the one elsewhere (an app's objects in
+    /// other namespaces than its own, such as a chart's Services in `kube-system`, are reported by its bundle too),
+    /// else its own namespace's until one appears.
+    fn bundle_key(&self, namespace: String, label: String) -> BundleKey {
+        let own = (namespace, label);
+        if self.specs.contains_key(&own) {
+            return own;
+        }
+        self.specs
+            .keys()
+            .find(|(_, other)| *other == own.1)
+            .cloned()
+            .unwrap_or(own)
+    }
+
+    /// Moves into the bundle `key` (whose ResourceBundleState just appeared) the objects filed under its label in
+    /// other namespaces that have no ResourceBundleState of that label.
+    fn adopt_strays(&mut self, key: &BundleKey) {
+        let strays: Vec<BundleKey> = self
+            .bundles
+            .keys()
+            .filter(|(namespace, label)| *label == key.1 && *namespace != key.0)
+            .filter(|stray| !self.specs.contains_key(*stray))
+            .cloned()
+            .collect();
+        for stray in strays {
+            let Some(bundle) = self.bundles.remove(&stray) else {
+                continue;
+            };
+            let adopter = self.bundles.entry(key.clone()).or_default();
+            adopter.objects.extend(bundle.objects);
+            adopter.mark_dirty();
         }
     }
 
@@ -373,7 +413,8 @@ fn record(state: &Mutex<State>, kind: &WatchedKind, object: &DynamicObject) {
     let mut state = lock(state);
     // An object can move between bundles when its label changes.
     forget(&mut state, &key);
-    if let Some((bundle_key, reported)) = filed {
+    if let Some(((namespace, label), reported)) = filed {
+        let bundle_key = state.bundle_key(namespace, label);
         let bundle = state.bundles.entry(bundle_key).or_default();
         bundle.objects.insert(key, reported);
         bundle.mark_dirty();
@@ -903,6 +944,49 @@ mod tests {
         assert!(
             due < written + Duration::from_secs(5),
             "a change goes out before the heartbeat"
+        );
+    }
+
+    #[test]
+    fn an_apps_objects_in_other_namespaces_are_reported_by_its_bundle() {
+        let mut state = State::default();
+        let object = |namespace: &str, name: &str| ObjectKey {
+            group: String::new(),
+            version: "v1".into(),
+            kind: "Service".into(),
+            namespace: namespace.into(),
+            name: name.into(),
+        };
+        let reported = Arc::new(bundle::Reported::new(
+            "",
+            "Service",
+            &json!({"metadata": {"name": "x"}}),
+        ));
+        // Before the app's ResourceBundleState is seen, a kube-system object waits in a bundle of its own.
+        let early = state.bundle_key("kube-system".into(), "1-web".into());
+        assert_eq!(early, ("kube-system".to_string(), "1-web".to_string()));
+        state
+            .bundles
+            .entry(early)
+            .or_default()
+            .objects
+            .insert(object("kube-system", "etcd"), reported.clone());
+        state.set_spec(("apps".into(), "1-web".into()), Some(BundleSpec::default()));
+        assert!(
+            !state
+                .bundles
+                .contains_key(&("kube-system".to_string(), "1-web".to_string()))
+        );
+        let adopted = &state.bundles[&("apps".to_string(), "1-web".to_string())];
+        assert!(adopted.dirty && adopted.objects.contains_key(&object("kube-system", "etcd")));
+        // Once it is seen, objects elsewhere go straight to it; another app's label keeps its own bundle.
+        assert_eq!(
+            state.bundle_key("kube-system".into(), "1-web".into()),
+            ("apps".to_string(), "1-web".to_string())
+        );
+        assert_eq!(
+            state.bundle_key("default".into(), "2-db".into()),
+            ("default".to_string(), "2-db".to_string())
         );
     }
 }

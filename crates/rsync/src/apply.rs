@@ -486,6 +486,16 @@ impl Batch<'_> {
     /// certificate the cluster issues; a request already issued is only read. Denied or failed requests, and no
     /// certificate in time, are the resource's failure.
     async fn collect_certificate(&self, index: usize) -> Result<Issue, SyncError> {
+        let mut noted = false;
+        let issue = self.await_certificate(index, &mut noted).await;
+        if noted {
+            self.note_waiting(None).await;
+        }
+        issue
+    }
+
+    /// [`Self::collect_certificate`]; sets `noted` once the status says that the batch waits for the certificate.
+    async fn await_certificate(&self, index: usize, noted: &mut bool) -> Result<Issue, SyncError> {
         let resource = &self.record.resources[index];
         let what = format!("CertificateSigningRequest {}", resource.name);
         let (api, _) = match api_for(
@@ -569,6 +579,17 @@ impl Batch<'_> {
                     "{what}: the cluster issued no certificate within {}s of its approval",
                     timeout.as_secs()
                 )));
+            }
+            if !*noted {
+                self.note_waiting(Some(Waiting::starting_now(
+                    format!("{what} to be issued"),
+                    Some((
+                        deadline.saturating_duration_since(tokio::time::Instant::now()),
+                        "fails",
+                    )),
+                )))
+                .await;
+                *noted = true;
             }
             tokio::select! {
                 () = tokio::time::sleep(self.inner.config.hook_poll) => {}
@@ -1346,7 +1367,7 @@ async fn record_results(
     results: Option<&Results>,
     certificates: Option<&Certificates>,
     connectivity: (Connectivity, Option<String>),
-    retrying: Option<Direction>,
+    retrying: Option<(Direction, &Waiting)>,
     heard: Option<&(JsonText, Option<String>)>,
 ) -> Result<(), SyncError> {
     let time = now_timestamp();
@@ -1358,6 +1379,8 @@ async fn record_results(
             if results.is_some() {
                 // The batch is over: it waits for nothing more.
                 stored.waiting = None;
+            } else if let Some((_, waiting)) = retrying {
+                stored.waiting = Some(waiting.clone());
             }
             if let Some((status, heard_at)) = heard
                 && stored.cluster_status.is_none()
@@ -1373,7 +1396,7 @@ async fn record_results(
                     resource.status = *status;
                     resource.error = error.clone();
                     resource.updated = Some(time.clone());
-                } else if retrying.is_some_and(|direction| touched(resource, direction))
+                } else if retrying.is_some_and(|(direction, _)| touched(resource, direction))
                     && !matches!(resource.status, RsyncStatus::Failed)
                 {
                     resource.status = RsyncStatus::Retrying;
@@ -1409,6 +1432,8 @@ pub(crate) async fn sync_cluster(
     let mut attempt_number = 0u32;
     // The reason last recorded with connectivity Retrying (written again only when it changes).
     let mut recorded_reason: Option<String> = None;
+    // When the first attempt of this batch failed with an error worth retrying.
+    let mut retrying_since: Option<String> = None;
     let mut hooks_done = HashSet::new();
     loop {
         if cancel.is_cancelled() {
@@ -1519,9 +1544,30 @@ pub(crate) async fn sync_cluster(
                     ),
                 };
                 if recorded_reason.as_deref() != Some(reason.as_str()) {
+                    // What the batch waits for now, since its first failed attempt (the hook or CRD it waited
+                    // for before is noted again once the cluster answers).
+                    let since = retrying_since.get_or_insert_with(now_timestamp).clone();
+                    let waiting = Waiting {
+                        what: format!(
+                            "the cluster to answer ({reason}; attempts back off up to {} s)",
+                            inner.config.backoff_max.as_secs().max(1)
+                        ),
+                        since,
+                        until: None,
+                        then: None,
+                    };
                     let retrying = (Connectivity::Retrying, Some(reason.clone()));
-                    if let Err(write_err) =
-                        record_results(&inner, id, &record, None, None, retrying, Some(direction), None).await
+                    if let Err(write_err) = record_results(
+                        &inner,
+                        id,
+                        &record,
+                        None,
+                        None,
+                        retrying,
+                        Some((direction, &waiting)),
+                        None,
+                    )
+                    .await
                     {
                         tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                     }

@@ -110,6 +110,8 @@ pub(crate) struct Clients {
     /// Per cluster: whether this process installed the ResourceBundleState CRD there. One cell per cluster, so
     /// the apps of a context applied concurrently install it once (the others wait for the first).
     bundles_installed: Mutex<HashMap<String, Arc<BundleCrd>>>,
+    /// Per cluster, its version and API versions as last asked ([`crate::capabilities`]).
+    pub(crate) capabilities: Mutex<crate::capabilities::Learned>,
 }
 
 type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
@@ -155,6 +157,7 @@ impl Clients {
             clients: Mutex::new(HashMap::new()),
             kinds: Mutex::new(HashMap::new()),
             bundles_installed: Mutex::new(HashMap::new()),
+            capabilities: Mutex::new(HashMap::new()),
         }
     }
 
@@ -172,6 +175,7 @@ impl Clients {
         // What was learned about the cluster (its kinds, the CRD installed) holds until its kubeconfig changes.
         if replaced {
             self.forget_kinds(cluster);
+            self.forget_capabilities(cluster);
             lock(&self.bundles_installed).remove(cluster);
         }
         Ok(client)

@@ -975,4 +975,13 @@ impl Engine for Rsync {
     fn stop(&self, id: ContextId) {
         self.start(id, true, Claim::Force, move |inner, _| run_stop(inner, id));
     }
+
+    fn capabilities(
+        &self,
+        clusters: Vec<String>,
+        wait: std::time::Duration,
+    ) -> emco_appcontext::CapabilitiesFuture {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { inner.clients.capabilities(clusters, wait).await })
+    }
 }

@@ -17,6 +17,7 @@
 
 mod apply;
 mod bundle_stream;
+mod capabilities;
 mod clients;
 mod config;
 mod engine;

@@ -72,6 +72,7 @@ pub(crate) async fn run(
             }
         }
         progress.batches_done = index as u64 + 1;
+        progress.last_batch_at = Some(emco_model::now_timestamp());
         progress.failed.extend(failed.iter().cloned());
         progress.paused = progress.past_threshold() && !progress.is_complete();
         if !failed.is_empty() {

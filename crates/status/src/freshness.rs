@@ -115,7 +115,9 @@ pub(crate) fn judge<'a>(context: &'a ContextEntry, freshness: Option<Freshness>)
         for cluster in &app.clusters {
             let entry = heard.entry(&*cluster.full_name).or_default();
             entry.0 = entry.0.max(cluster.heard_at);
-            entry.1 |= cluster.has_bundle || cluster.waiting.is_some();
+            // (A cluster rsync retries is waited on too, but not deliberately: it stays silent.)
+            entry.1 |= cluster.has_bundle
+                || (cluster.waiting.is_some() && cluster.connectivity != emco_model::Connectivity::Retrying);
         }
     }
     let live = freshness.filter(|_| expects_reports(context.status));

@@ -260,8 +260,12 @@ pub struct ClusterEntry {
     pub connectivity: Connectivity,
     /// Why rsync is retrying, while it is (`connection refused`, `HTTP 503 Service Unavailable`, …).
     pub connectivity_reason: Option<Box<str>>,
-    /// What rsync deliberately waits for here (a hook, a CRD, an app it depends on), while it waits.
+    /// What rsync deliberately waits for here (a hook, a CRD, an app it depends on), while it waits; else, while
+    /// nothing is applied here yet, what a progressive rollout waits for before it reaches the cluster
+    /// ([`crate::rollout_waits`]).
     pub waiting: Option<Box<Waiting>>,
+    /// Whether `waiting` is what rsync recorded (not derived from the rollout).
+    waiting_recorded: bool,
     /// Whether a ResourceBundleState was heard from the cluster for this app.
     pub has_bundle: bool,
     /// When it was last heard (`None`: never, or a record from before the time was kept).
@@ -368,6 +372,7 @@ impl ClusterEntry {
             connectivity: Connectivity::Unknown,
             connectivity_reason: None,
             waiting: None,
+            waiting_recorded: false,
             has_bundle: false,
             heard_at: None,
             resources: Vec::new(),
@@ -423,6 +428,8 @@ pub struct ContextEntry {
     pub propagation: Option<(bool, Option<jiff::Timestamp>)>,
     /// Where its progressive rollout stands, when it has one.
     pub rollout: Option<emco_model::rollout::RolloutProgress>,
+    /// The rollout batch of each cluster, when it has a rollout.
+    rollout_batches: Option<Arc<std::collections::HashMap<String, u64>>>,
 }
 
 impl ContextEntry {
@@ -434,7 +441,21 @@ impl ContextEntry {
             counts: Counts::default(),
             propagation: None,
             rollout: None,
+            rollout_batches: None,
         }
+    }
+
+    /// What the rollout makes `cluster` wait for, while nothing is applied there (`all_pending`).
+    fn rollout_waiting(&self, cluster: &str, all_pending: bool) -> Option<Waiting> {
+        let (progress, batches) = (self.rollout.as_ref()?, self.rollout_batches.as_ref()?);
+        if !all_pending {
+            return None;
+        }
+        let started = self
+            .started_at
+            .map(emco_model::format_timestamp)
+            .unwrap_or_default();
+        crate::rollout_waits::waiting(progress, *batches.get(cluster)?, &started)
     }
 
     /// Records whether every cluster is propagated now; the time moves only when that changes.
@@ -645,6 +666,10 @@ impl StatusIndex {
         entry.status = meta.status;
         entry.started_at = meta.created.parse().ok();
         entry.rollout.clone_from(&meta.rollout);
+        entry.rollout_batches = meta
+            .rollout
+            .as_ref()
+            .map(|progress| Arc::new(crate::rollout_waits::batches(progress, &meta.clusters())));
         let mut ordered = Vec::with_capacity(meta.apps.len());
         for app_meta in &meta.apps {
             let mut app = match entry.apps.iter().position(|app| *app.name == *app_meta.name) {
@@ -673,6 +698,26 @@ impl StatusIndex {
         }
         ordered.append(&mut entry.apps);
         entry.apps = ordered;
+        // The rollout moved on (or went): what its clusters wait for, where rsync recorded nothing.
+        let mut derived = Vec::new();
+        for (app_index, app) in entry.apps.iter().enumerate() {
+            for (cluster_index, cluster) in app.clusters.iter().enumerate() {
+                if cluster.waiting_recorded {
+                    continue;
+                }
+                let all_pending =
+                    cluster.counts.rsync[RsyncStatus::Pending as usize] as usize == cluster.resources.len();
+                let waiting = entry
+                    .rollout_waiting(&cluster.full_name, all_pending)
+                    .map(Box::new);
+                if waiting != cluster.waiting {
+                    derived.push((app_index, cluster_index, waiting));
+                }
+            }
+        }
+        for (app_index, cluster_index, waiting) in derived {
+            Arc::make_mut(&mut entry.apps[app_index].clusters[cluster_index]).waiting = waiting;
+        }
     }
 
     fn intern(&mut self, gvk: Gvk) -> Arc<SharedGvk> {
@@ -740,6 +785,15 @@ impl StatusIndex {
             counts.count_cluster_only(resource);
         }
         let entry = self.contexts.entry(id).or_insert_with(ContextEntry::empty);
+        let derived_waiting = match &record.waiting {
+            Some(_) => None,
+            None => entry.rollout_waiting(
+                &record.cluster,
+                resources
+                    .iter()
+                    .all(|resource| resource.rsync == RsyncStatus::Pending),
+            ),
+        };
         let app = entry.app_mut(&record.app);
         let position = match app
             .clusters
@@ -779,7 +833,8 @@ impl StatusIndex {
         cluster.counts = counts;
         cluster.connectivity = record.connectivity;
         cluster.connectivity_reason = record.connectivity_reason.as_deref().map(Into::into);
-        cluster.waiting = record.waiting.clone().map(Box::new);
+        cluster.waiting_recorded = record.waiting.is_some();
+        cluster.waiting = record.waiting.clone().or(derived_waiting).map(Box::new);
         cluster.has_bundle = bundle.is_some();
         app.counts.subtract(&old);
         app.counts.add(&counts);

@@ -15,6 +15,7 @@ pub mod combined;
 pub mod freshness;
 pub mod index;
 pub mod query;
+pub mod rollout_waits;
 pub mod state;
 
 pub use answer::{

@@ -757,3 +757,68 @@ async fn a_hook_pod_the_cluster_fails_fails_the_instantiation_and_names_the_hook
         "main resources wait for the pre-install hooks"
     );
 }
+
+/// The whole path: a chain of dependencies (sink waits for firewall to be Ready, firewall for packetgen,
+/// whose chart has a `pre-install` hook Pod) is Ready within a minute on kubesim, and while it waits `emcoctl
+/// status` says for what.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_chain_of_dependencies_behind_a_hook_pod_is_ready_and_emcoctl_says_what_it_waits_for() {
+    let sim = vfw_clusters(1).await;
+    let _monitors = start_monitors(&sim);
+    let emco = Emco::start().await;
+    onboard_apps(
+        &emco.http,
+        &kubeconfigs(&sim),
+        &[
+            ("packetgen", pod_hooks_chart(3_000)),
+            ("firewall", vfw_chart("firewall")),
+            ("sink", vfw_chart("sink")),
+        ],
+    )
+    .await;
+    let ca = "/v2/projects/testvfw/composite-apps/compositevfw/v1";
+    for (app, after, wait) in [("firewall", "packetgen", 1), ("sink", "firewall", 0)] {
+        emco.http
+            .post(
+                &format!("{ca}/apps/{app}/dependency"),
+                json!({"metadata": {"name": format!("after-{after}")}, "spec": {"app": after, "opStatus": "Ready", "wait": wait}}),
+            )
+            .await
+            .expect(201);
+    }
+    emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+    let started = tokio::time::Instant::now();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let client = emcoctl::client::EmcoClient::new(&format!("http://{}", emco.http.address)).unwrap();
+    let dig = "projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group";
+    // What `emcoctl status <dig>` prints above its table, read until it names each wait in turn.
+    let mut seen = Vec::new();
+    let deadline = started + Duration::from_secs(60);
+    let mut ready = false;
+    while tokio::time::Instant::now() < deadline {
+        let answers = emcoctl::status::fetch(&client, dig, "").await.unwrap();
+        let line = emcoctl::status::summary_line(&answers);
+        for wait in [
+            "packetgen on edge01: waiting for pre-install hook Pod/pre-install-hook-pod to complete (since ",
+            "firewall on edge01: waiting for app packetgen to be Ready",
+            "sink on edge01: waiting for app firewall to be Ready",
+        ] {
+            if line.contains(wait) && !seen.contains(&wait) {
+                seen.push(wait);
+            }
+        }
+        if answers.ready["readyStatus"] == "Ready" {
+            ready = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(ready, "not Ready within a minute");
+    assert!(
+        seen.iter().any(|w| w.starts_with("packetgen")) && seen.iter().any(|w| w.starts_with("firewall")),
+        "emcoctl status named the waits: {seen:?}"
+    );
+}

@@ -21,6 +21,7 @@ mod emcoctl;
 mod etcd;
 mod helm_chart;
 mod hooks;
+mod kube_versions;
 mod logical_clouds;
 mod migrate;
 mod network_intents;

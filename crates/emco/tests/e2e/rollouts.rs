@@ -117,6 +117,39 @@ async fn a_progressive_update_pauses_past_its_threshold_names_the_failures_and_r
     // The full answer says the same; emco keeps the old revision's objects where the rollout has not been.
     let full = http.get(&format!("{DIG}/status")).await.expect(200).json();
     assert_eq!(full["rollout"], paused["rollout"], "{full}");
+    // The clusters the rollout has not reached say what they wait for: a /resume.
+    let deployed = http
+        .get(&format!("{DIG}/status?status=deployed&app=sink"))
+        .await
+        .expect(200)
+        .json();
+    let waiting: Vec<(String, String)> = deployed["apps"][0]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|c| {
+            Some((
+                c["cluster"].as_str()?.to_string(),
+                c["waiting"]["for"].as_str()?.to_string(),
+            ))
+        })
+        .collect();
+    assert_eq!(
+        waiting
+            .iter()
+            .map(|(cluster, _)| cluster.clone())
+            .collect::<Vec<_>>(),
+        clusters[10..]
+            .iter()
+            .map(|c| c.name().to_string())
+            .collect::<Vec<_>>(),
+        "{deployed}"
+    );
+    assert!(
+        waiting.iter().all(|(_, what)| what
+            .starts_with("a /resume of the rollout, paused after batch 2 of 4 with 3 failed clusters")),
+        "{waiting:?}"
+    );
 
     // Resume: the failures are accepted, the last two batches go out, and the update ends failed on the three.
     let client = emcoctl::client::EmcoClient::new(&format!("http://{}", http.address)).unwrap();

@@ -629,6 +629,17 @@ async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
         reason.starts_with("HTTP 429 Too Many Requests") && reason.ends_with(", retrying after 2s"),
         "{reason}"
     );
+    // What the batch waits for, and since when: the same since for every attempt.
+    let waiting = &cluster["waiting"];
+    assert!(
+        waiting["for"].as_str().is_some_and(|what| {
+            what.starts_with("the cluster to answer (HTTP 429 Too Many Requests")
+                && what.ends_with(", retrying after 2s; attempts back off up to 1 s)")
+        }),
+        "{detail}"
+    );
+    let since = waiting["since"].as_str().unwrap_or_default().to_string();
+    assert!(!since.is_empty(), "{detail}");
     // Each attempt waited for what the cluster asked (the test's own back-off is 100 to 500 ms).
     let times = attempts();
     for pair in times.windows(2) {

@@ -249,7 +249,7 @@ impl Emco {
     }
 }
 
-fn pack_dir(dir: &Path) -> Vec<u8> {
+pub(crate) fn pack_dir(dir: &Path) -> Vec<u8> {
     let prefix = format!("{}/", dir.file_name().unwrap().to_string_lossy());
     emco_helm::archive::pack_dir(dir, &prefix).unwrap()
 }

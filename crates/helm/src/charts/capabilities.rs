@@ -360,6 +360,54 @@ impl Object for Capabilities {
     }
 }
 
+/// `.Capabilities` that notes whether a template read anything of it (a field, a method, how it prints or
+/// marshals): a render that read nothing is the same for every cluster, whatever its version.
+pub(crate) struct Observed {
+    capabilities: Capabilities,
+    read: std::sync::Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Observed {
+    /// `capabilities`, setting `read` when a template reads them.
+    pub(crate) fn new(
+        capabilities: Capabilities,
+        read: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    ) -> Self {
+        Self { capabilities, read }
+    }
+
+    fn note(&self) -> &Capabilities {
+        self.read.store(true, std::sync::atomic::Ordering::Relaxed);
+        &self.capabilities
+    }
+}
+
+impl Object for Observed {
+    fn type_name(&self) -> &str {
+        self.capabilities.type_name()
+    }
+
+    fn field(&self, name: &str) -> Option<Value> {
+        self.note().field(name)
+    }
+
+    fn call(&self, name: &str, args: &[Value]) -> Option<Result<Value, String>> {
+        self.note().call(name, args)
+    }
+
+    fn display(&self) -> String {
+        self.note().display()
+    }
+
+    fn to_value(&self) -> Value {
+        self.note().to_value()
+    }
+
+    fn collection(&self) -> Option<Value> {
+        self.note().collection()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

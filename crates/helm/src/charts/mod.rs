@@ -29,6 +29,7 @@ pub use files::Files;
 pub use load::{MAX_CHART_DEPTH, MAX_FILE_BYTES, load_archive, load_files};
 pub use metadata::{Dependency, Maintainer, Metadata};
 pub use schema::validate_against_schema;
+pub(crate) use templates::template_jobs_observed;
 pub use templates::{
     ReleaseInfo, TemplateJob, check_installable, check_kube_version, helm_template_order, template_jobs,
 };

@@ -87,6 +87,27 @@ pub fn template_jobs(
     release: &ReleaseInfo,
     caps: &Capabilities,
 ) -> Vec<TemplateJob> {
+    template_jobs_with(chart, top_values, release, Value::Object(Rc::new(caps.clone())))
+}
+
+/// [`template_jobs`] with `caps` noting whether a template read them (see [`super::capabilities::Observed`]).
+pub(crate) fn template_jobs_observed(
+    chart: &Chart,
+    top_values: &Json,
+    release: &ReleaseInfo,
+    caps: &Capabilities,
+    read: std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<TemplateJob> {
+    let observed = super::capabilities::Observed::new(caps.clone(), read);
+    template_jobs_with(chart, top_values, release, Value::Object(Rc::new(observed)))
+}
+
+fn template_jobs_with(
+    chart: &Chart,
+    top_values: &Json,
+    release: &ReleaseInfo,
+    caps: Value,
+) -> Vec<TemplateJob> {
     let release_map = Map::new();
     release_map.insert("IsInstall", Value::Bool(release.is_install));
     release_map.insert("IsUpgrade", Value::Bool(release.is_upgrade));
@@ -96,7 +117,7 @@ pub fn template_jobs(
     release_map.insert("Service", Value::string("Helm"));
     let shared = Shared {
         release: Value::Map(release_map),
-        caps: Value::Object(Rc::new(caps.clone())),
+        caps,
     };
     let mut jobs = Vec::new();
     collect(

@@ -42,7 +42,8 @@ pub(crate) enum Stage {
 
 /// A simulated node.
 #[must_use]
-pub(crate) fn node_object(name: &str, index: usize) -> Json {
+pub(crate) fn node_object(name: &str, index: usize, version: crate::KubernetesVersion) -> Json {
+    let git_version = version.git_version();
     let time = meta::now();
     let condition = |kind: &str, status: &str, reason: &str, message: &str| json!({"type": kind, "status": status, "reason": reason, "message": message, "lastHeartbeatTime": time, "lastTransitionTime": time});
     json!({
@@ -58,8 +59,8 @@ pub(crate) fn node_object(name: &str, index: usize) -> Json {
                 condition("Ready", "True", "KubeletReady", "kubelet is posting ready status"),
             ],
             "addresses": [{"type": "InternalIP", "address": format!("10.0.0.{}", index + 11)}, {"type": "Hostname", "address": name}],
-            "nodeInfo": {"kubeletVersion": crate::http::GIT_VERSION, "containerRuntimeVersion": "kubesim://1.0", "operatingSystem": "linux", "architecture": "amd64",
-                          "kernelVersion": "6.0.0", "osImage": "kubesim", "kubeProxyVersion": crate::http::GIT_VERSION, "machineID": "", "systemUUID": "", "bootID": ""},
+            "nodeInfo": {"kubeletVersion": git_version, "containerRuntimeVersion": "kubesim://1.0", "operatingSystem": "linux", "architecture": "amd64",
+                          "kernelVersion": "6.0.0", "osImage": "kubesim", "kubeProxyVersion": git_version, "machineID": "", "systemUUID": "", "bootID": ""},
             "daemonEndpoints": {"kubeletEndpoint": {"Port": 10250}},
         },
     })

@@ -134,7 +134,7 @@ async fn a_role_binding_lets_a_user_read_pods_in_its_namespace_and_nothing_else(
     // Discovery is open to every authenticated user.
     assert_eq!(
         alice.apiserver_version().await.unwrap().git_version,
-        kubesim::http::GIT_VERSION
+        kubesim::KubernetesVersion::NEWEST.git_version()
     );
     kube::Discovery::new(alice.clone()).run().await.unwrap();
 

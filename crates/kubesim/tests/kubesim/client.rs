@@ -53,7 +53,10 @@ async fn discovery_finds_the_same_kinds_both_ways() {
         .apiserver_version()
         .await
         .unwrap();
-    assert_eq!(version.git_version, kubesim::http::GIT_VERSION);
+    assert_eq!(
+        version.git_version,
+        kubesim::KubernetesVersion::NEWEST.git_version()
+    );
 }
 
 #[tokio::test]
@@ -976,4 +979,117 @@ async fn a_cluster_behind_a_shared_listener_needs_https_and_a_dns_label_name() {
         .err()
         .unwrap();
     assert!(err.to_string().contains("same server name"), "{err}");
+}
+
+#[tokio::test]
+async fn a_cluster_plays_its_kubernetes_release() {
+    let old: kubesim::KubernetesVersion = "1.23".parse().unwrap();
+    let sim = Simulator::start(vec![
+        kubesim::ClusterConfig::new("old").with_kubernetes_version(old),
+        kubesim::ClusterConfig::new("new"),
+    ])
+    .await
+    .unwrap();
+    let (old_client, new_client) = (
+        sim.cluster("old").unwrap().client().unwrap(),
+        sim.cluster("new").unwrap().client().unwrap(),
+    );
+    let version = old_client.apiserver_version().await.unwrap();
+    assert_eq!(
+        (version.minor.as_str(), version.git_version.as_str()),
+        ("23", "v1.23.0+kubesim")
+    );
+    // 1.23 predates aggregated discovery: a client asking for it gets the classic documents and reads every group.
+    let every_version = |discovery: &Discovery| -> BTreeSet<String> {
+        discovery
+            .groups()
+            .flat_map(|group| {
+                group.versions().flat_map(|version| {
+                    group
+                        .versioned_resources(version)
+                        .into_iter()
+                        .map(|(ar, _)| format!("{}/{}/{}", ar.group, ar.version, ar.kind))
+                })
+            })
+            .collect()
+    };
+    let old_kinds = every_version(&Discovery::new(old_client.clone()).run().await.unwrap());
+    let new_kinds = every_version(&Discovery::new(new_client.clone()).run().await.unwrap());
+    for served in [
+        "policy/v1beta1/PodSecurityPolicy",
+        "policy/v1/PodDisruptionBudget",
+        "autoscaling/v2/HorizontalPodAutoscaler",
+    ] {
+        assert!(old_kinds.contains(served), "1.23 serves {served}: {old_kinds:?}");
+    }
+    assert!(
+        !new_kinds.contains("policy/v1beta1/PodSecurityPolicy"),
+        "1.33 serves no PSP"
+    );
+    assert!(
+        !old_kinds.contains("networking.k8s.io/v1beta1/Ingress"),
+        "1.23 no longer serves v1beta1 Ingress"
+    );
+    let classic = old_client
+        .request_text(
+            http::Request::get("/apis")
+                .header(
+                    "Accept",
+                    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json",
+                )
+                .body(Vec::new())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert!(classic.contains("\"kind\":\"APIGroupList\""), "{classic}");
+    let groups = old_client.list_api_groups().await.unwrap();
+    let policy = groups.groups.iter().find(|g| g.name == "policy").unwrap();
+    let versions: Vec<&str> = policy.versions.iter().map(|v| v.version.as_str()).collect();
+    assert_eq!(versions, ["v1", "v1beta1"]);
+    assert_eq!(policy.preferred_version.as_ref().unwrap().version, "v1");
+
+    // A PodSecurityPolicy is stored on 1.23 and refused by 1.33 as a kind it does not serve.
+    let psp = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("policy", "v1beta1", "PodSecurityPolicy"),
+        "podsecuritypolicies",
+    );
+    let object: DynamicObject = serde_json::from_value(
+        json!({"apiVersion": "policy/v1beta1", "kind": "PodSecurityPolicy",
+        "metadata": {"name": "restricted"}, "spec": {"privileged": false, "seLinux": {"rule": "RunAsAny"}}}),
+    )
+    .unwrap();
+    let apply = PatchParams::apply("emco");
+    Api::<DynamicObject>::all_with(old_client.clone(), &psp)
+        .patch("restricted", &apply, &Patch::Apply(&object))
+        .await
+        .unwrap();
+    let refused = Api::<DynamicObject>::all_with(new_client, &psp)
+        .patch("restricted", &apply, &Patch::Apply(&object))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, kube::Error::Api(status) if status.code == 404),
+        "{refused}"
+    );
+
+    // Versions of one type share storage: a PodDisruptionBudget written as v1beta1 is read as v1, at v1.
+    let at = |version: &str| {
+        ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("policy", version, "PodDisruptionBudget"),
+            "poddisruptionbudgets",
+        )
+    };
+    let pdb: DynamicObject = serde_json::from_value(json!({"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
+        "metadata": {"name": "web"}, "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}}})).unwrap();
+    Api::<DynamicObject>::namespaced_with(old_client.clone(), "default", &at("v1beta1"))
+        .patch("web", &apply, &Patch::Apply(&pdb))
+        .await
+        .unwrap();
+    let read = Api::<DynamicObject>::namespaced_with(old_client, "default", &at("v1"))
+        .get("web")
+        .await
+        .unwrap();
+    assert_eq!(read.types.unwrap().api_version, "policy/v1");
+    assert_eq!(read.data["spec"]["minAvailable"], 1);
 }

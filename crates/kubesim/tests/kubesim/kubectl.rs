@@ -126,7 +126,10 @@ async fn discovery_namespaces_and_configmap_crud() {
     let Some(k) = Kubectl::start(1).await else { return };
     // 1-3: version, resources, discovery consistency.
     let version = k.run(&["version", "-o", "json"]).await.expect_ok().json();
-    assert_eq!(version["serverVersion"]["gitVersion"], kubesim::http::GIT_VERSION);
+    assert_eq!(
+        version["serverVersion"]["gitVersion"],
+        kubesim::KubernetesVersion::NEWEST.git_version()
+    );
     let resources = k.run(&["api-resources", "-o", "wide"]).await.expect_ok();
     assert!(
         resources.stdout.contains("deployments") && resources.stdout.contains("deploy"),

@@ -3,13 +3,15 @@
 //! dependencies, and the logical cloud it deploys on) and how its context is built (every app's chart rendered
 //! with its profile and overrides, objects sorted into CRDs, main resources and hooks).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
+use emco_appcontext::ClusterCapabilities;
 use emco_appcontext::{
     AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, Kind, ResourcePath, ResourceRecord,
     ResourceRole,
 };
-use emco_helm::{Manifest, Release, RenderLimits, render_chart_within};
+use emco_helm::charts::{Capabilities, KubeVersion, VersionSet};
+use emco_helm::{Manifest, Release, RenderLimits, render_chart_observed};
 use emco_model::{
     AppDependency, AppDependencySpec, AppIntent, ContextStatus, DeploymentIntentGroup,
     GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
@@ -41,17 +43,6 @@ struct AppInput {
     /// Where placement puts it (`provider+cluster`), resolved.
     clusters: Vec<String>,
     dependencies: Vec<AppDependencySpec>,
-}
-
-/// Renders every app and builds the DIG's context.
-pub(super) fn build(dig_path: &ResourcePath, inputs: &Inputs, limits: RenderLimits) -> Result<Built> {
-    let rendered = render_apps(inputs, limits)?;
-    let (meta, records) = build_context(dig_path, inputs, rendered)?;
-    Ok(Built {
-        meta,
-        records,
-        extra: Vec::new(),
-    })
 }
 
 pub(super) async fn read_inputs(
@@ -253,60 +244,270 @@ fn namespace_of(inputs: &Inputs) -> &str {
         .map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str())
 }
 
-/// Renders every app of `inputs` in app order, each within `limits`: its resources in apply order, by app. Runs on
-/// the blocking pool (each render on a thread of its own with a large stack).
-fn render_apps(inputs: &Inputs, limits: RenderLimits) -> Result<Vec<Vec<ResourceRecord>>> {
-    let release = Release {
-        name: inputs.dig.spec.version.clone(),
-        namespace: namespace_of(inputs).to_string(),
-    };
+/// How many different sets of capabilities (Kubernetes version and API versions) one app is rendered for at most:
+/// a chart that reads `.Capabilities` renders once per distinct set among its clusters.
+pub(super) const MAX_RENDERS_PER_APP: usize = 32;
+
+/// An app's chart and values, loaded, and its objects rendered with Helm's default capabilities.
+pub(super) struct FirstRender {
+    chart: emco_helm::Chart,
+    values: serde_json::Value,
+    /// The objects with Helm's defaults, or why they do not render.
+    objects: std::result::Result<Vec<ResourceRecord>, RenderFailure>,
+    /// Whether the objects depend on the capabilities (a template read them, or the chart's `kubeVersion` was
+    /// checked): then each cluster's own are asked for and the chart rendered for each distinct set.
+    per_cluster: bool,
+}
+
+/// Loads every app's chart and values and renders it with Helm's defaults (on the blocking pool). A chart that
+/// fails to render fails the instantiation here unless its outcome depends on the clusters' capabilities.
+pub(super) fn render_with_defaults(inputs: &Inputs, limits: RenderLimits) -> Result<Vec<FirstRender>> {
+    let release = release_of(inputs);
     inputs
         .apps
         .iter()
-        .map(|app| render_app(app, &inputs.dig, &release, limits))
+        .map(|app| {
+            let (chart, values) = load_app(app, &inputs.dig)?;
+            let (objects, per_cluster) =
+                render_loaded(&chart, &values, &release, &Capabilities::default(), limits);
+            if !per_cluster && let Err(failure) = &objects {
+                return Err(failure.clone().into_error(&app.name, None));
+            }
+            Ok(FirstRender {
+                chart,
+                values,
+                objects,
+                per_cluster,
+            })
+        })
         .collect()
 }
 
-fn render_app(
-    app: &AppInput,
-    dig: &DeploymentIntentGroup,
-    release: &Release,
+/// The clusters whose capabilities the apps' charts depend on.
+pub(super) fn clusters_to_ask(inputs: &Inputs, first: &[FirstRender]) -> Vec<String> {
+    let mut clusters: Vec<String> = inputs
+        .apps
+        .iter()
+        .zip(first)
+        .filter(|(_, render)| render.per_cluster)
+        .flat_map(|(app, _)| app.clusters.iter().cloned())
+        .collect();
+    clusters.sort();
+    clusters.dedup();
+    clusters
+}
+
+/// Builds the DIG's context from the first renders: an app whose objects depend on the capabilities is rendered
+/// again for each distinct set among its clusters (`known`: what the clusters said; a cluster that said nothing
+/// keeps Helm's defaults), on the blocking pool.
+pub(super) fn build_rendered(
+    dig_path: &ResourcePath,
+    inputs: &Inputs,
+    first: Vec<FirstRender>,
+    known: &HashMap<String, ClusterCapabilities>,
     limits: RenderLimits,
-) -> Result<Vec<ResourceRecord>> {
-    let name = app.name.clone();
+) -> Result<Built> {
+    let release = release_of(inputs);
+    let mut rendered = Vec::with_capacity(first.len());
+    for (app, render) in inputs.apps.iter().zip(first) {
+        rendered.push(objects_per_cluster(app, render, &release, known, limits)?);
+    }
+    let (meta, records) = build_context(dig_path, inputs, rendered)?;
+    Ok(Built {
+        meta,
+        records,
+        extra: Vec::new(),
+    })
+}
+
+/// An app's objects for each of its clusters (in the app's cluster order).
+fn objects_per_cluster(
+    app: &AppInput,
+    render: FirstRender,
+    release: &Release,
+    known: &HashMap<String, ClusterCapabilities>,
+    limits: RenderLimits,
+) -> Result<Vec<Vec<ResourceRecord>>> {
+    if !render.per_cluster {
+        let objects = render
+            .objects
+            .map_err(|failure| failure.into_error(&app.name, None))?;
+        return Ok(vec![objects; app.clusters.len()]);
+    }
+    // The clusters of each distinct set of capabilities (none: Helm's defaults), in first-seen order.
+    let mut groups: Vec<(Option<&ClusterCapabilities>, Vec<usize>)> = Vec::new();
+    for (index, cluster) in app.clusters.iter().enumerate() {
+        let capabilities = known
+            .get(cluster)
+            .filter(|c| KubeVersion::parse(&c.kube_version).is_some());
+        match groups.iter_mut().find(|(set, _)| *set == capabilities) {
+            Some((_, members)) => members.push(index),
+            None => groups.push((capabilities, vec![index])),
+        }
+    }
+    if groups.len() > MAX_RENDERS_PER_APP {
+        return Err(LifecycleError::Render {
+            app: app.name.clone(),
+            message: format!(
+                "the chart reads .Capabilities and its {} clusters present {} different Kubernetes versions and API version sets; at most {MAX_RENDERS_PER_APP} are rendered",
+                app.clusters.len(),
+                groups.len()
+            ),
+        });
+    }
+    let mut per_cluster = vec![Vec::new(); app.clusters.len()];
+    for (capabilities, members) in groups {
+        let objects = match capabilities {
+            None => render.objects.clone(),
+            Some(set) => {
+                render_loaded(
+                    &render.chart,
+                    &render.values,
+                    release,
+                    &helm_capabilities(set),
+                    limits,
+                )
+                .0
+            }
+        };
+        let objects = objects.map_err(|failure| {
+            let place = placement(capabilities, members.iter().map(|&i| app.clusters[i].as_str()));
+            failure.into_error(&app.name, Some(place))
+        })?;
+        for index in members {
+            per_cluster[index] = objects.clone();
+        }
+    }
+    Ok(per_cluster)
+}
+
+/// Helm's `.Capabilities` of a cluster that said its version and API versions.
+fn helm_capabilities(set: &ClusterCapabilities) -> Capabilities {
+    Capabilities {
+        kube_version: KubeVersion::parse(&set.kube_version)
+            .unwrap_or_else(|| Capabilities::default().kube_version),
+        api_versions: VersionSet(set.api_versions.clone()),
+        ..Capabilities::default()
+    }
+}
+
+/// Which clusters a render was for, and with which version: `for cluster a, b and 3 more (Kubernetes v1.23.17)`.
+fn placement<'a>(
+    capabilities: Option<&ClusterCapabilities>,
+    clusters: impl Iterator<Item = &'a str>,
+) -> String {
+    let mut names: Vec<&str> = clusters.collect();
+    let more = names.len().saturating_sub(3);
+    names.truncate(3);
+    let mut which = names.join(", ");
+    if more > 0 {
+        which.push_str(&format!(" and {more} more"));
+    }
+    let version = capabilities.map_or_else(
+        || "Helm's default capabilities: the clusters did not say their version".to_string(),
+        |set| format!("Kubernetes {}", set.kube_version),
+    );
+    format!("for cluster {which} ({version})")
+}
+
+/// Why an app's chart did not render (kept per set of capabilities until the app's error is made).
+#[derive(Debug, Clone)]
+enum RenderFailure {
+    /// The chart, values or a template failed.
+    Chart(String),
+    /// Rendering exceeded a bound.
+    Limit(String),
+    /// The chart's values schema refused the values.
+    Values(String),
+}
+
+impl RenderFailure {
+    /// The lifecycle error of app `app`, saying for which clusters when the render was for some of them.
+    fn into_error(self, app: &str, place: Option<String>) -> LifecycleError {
+        let placed = |message: String| match &place {
+            Some(place) => format!("{place}: {message}"),
+            None => message,
+        };
+        let app = app.to_string();
+        match self {
+            Self::Chart(message) => LifecycleError::Render {
+                app,
+                message: placed(message),
+            },
+            Self::Limit(message) => LifecycleError::RenderLimit {
+                app,
+                message: placed(message),
+            },
+            Self::Values(message) => LifecycleError::Values {
+                app,
+                message: placed(message),
+            },
+        }
+    }
+}
+
+/// The release every app of `inputs` is rendered as: the DIG's version in its namespace.
+fn release_of(inputs: &Inputs) -> Release {
+    Release {
+        name: inputs.dig.spec.version.clone(),
+        namespace: namespace_of(inputs).to_string(),
+    }
+}
+
+/// An app's chart and its values: the app profile's, then the DIG's overrides, coalesced over the chart's
+/// defaults by the renderer.
+fn load_app(app: &AppInput, dig: &DeploymentIntentGroup) -> Result<(emco_helm::Chart, serde_json::Value)> {
     let failed = |message: String| LifecycleError::Render {
-        app: name.clone(),
+        app: app.name.clone(),
         message,
     };
     let chart = emco_helm::load_archive(&app.chart).map_err(|err| failed(format!("chart: {err}")))?;
-    // The user's values (profile, then overrides), coalesced over the chart's defaults by the renderer.
     let mut values = serde_json::Value::Object(Default::default());
     if let Some((profile, bytes)) = &app.profile {
         let overrides = emco_helm::read_app_profile(bytes)
             .map_err(|err| failed(format!("app profile '{profile}': {err}")))?;
         emco_helm::merge_values(&mut values, &overrides.values);
     }
-    for entry in dig.spec.override_values.iter().filter(|entry| entry.app == name) {
+    for entry in dig
+        .spec
+        .override_values
+        .iter()
+        .filter(|entry| entry.app == app.name)
+    {
         for (key, value) in &entry.values {
             emco_helm::apply_set(&mut values, key, value).map_err(|err| failed(err.to_string()))?;
         }
     }
-    let manifests = render_chart_within(&chart, &values, release, limits).map_err(|err| match err {
+    Ok((chart, values))
+}
+
+/// Renders a loaded app for `capabilities` within `limits`: its resources in apply order, and whether they depend
+/// on the capabilities.
+fn render_loaded(
+    chart: &emco_helm::Chart,
+    values: &serde_json::Value,
+    release: &Release,
+    capabilities: &Capabilities,
+    limits: RenderLimits,
+) -> (std::result::Result<Vec<ResourceRecord>, RenderFailure>, bool) {
+    let (manifests, per_cluster) = render_chart_observed(chart, values, release, capabilities, limits);
+    let manifests = manifests.map_err(|err| match err {
         // Values the chart's values.schema.json refuses: the values are wrong, not the chart.
-        emco_helm::RenderError::Chart(emco_helm::ChartError::Schema(message)) => LifecycleError::Values {
-            app: name.clone(),
-            message: message.trim_end().to_string(),
-        },
-        emco_helm::RenderError::Limit(hit) => LifecycleError::RenderLimit {
-            app: name.clone(),
-            message: hit.to_string(),
-        },
-        other => failed(other.to_string()),
-    })?;
-    if manifests.is_empty() {
-        return Err(failed("the chart renders no Kubernetes objects".into()));
-    }
-    resources_of(manifests).map_err(failed)
+        emco_helm::RenderError::Chart(emco_helm::ChartError::Schema(message)) => {
+            RenderFailure::Values(message.trim_end().to_string())
+        }
+        emco_helm::RenderError::Limit(hit) => RenderFailure::Limit(hit.to_string()),
+        other => RenderFailure::Chart(other.to_string()),
+    });
+    let objects = manifests.and_then(|manifests| {
+        if manifests.is_empty() {
+            return Err(RenderFailure::Chart(
+                "the chart renders no Kubernetes objects".into(),
+            ));
+        }
+        resources_of(manifests).map_err(RenderFailure::Chart)
+    });
+    (objects, per_cluster)
 }
 
 /// The AppContext of a rendered instantiation: a new id, the apps in order with their dependencies and clusters,
@@ -314,15 +515,15 @@ fn render_app(
 fn build_context(
     dig_path: &ResourcePath,
     inputs: &Inputs,
-    rendered: Vec<Vec<ResourceRecord>>,
+    rendered: Vec<Vec<Vec<ResourceRecord>>>,
 ) -> Result<(ContextMeta, Vec<ClusterRecord>)> {
     let dig = &inputs.dig;
     let id = AppContexts::new_id();
     let mut app_metas = Vec::new();
     let mut records = Vec::new();
-    for (app, resources) in inputs.apps.iter().zip(rendered) {
-        for cluster in &app.clusters {
-            records.push(ClusterRecord::pending(&app.name, cluster, resources.clone()));
+    for (app, per_cluster) in inputs.apps.iter().zip(rendered) {
+        for (cluster, resources) in app.clusters.iter().zip(per_cluster) {
+            records.push(ClusterRecord::pending(&app.name, cluster, resources));
         }
         app_metas.push(AppMeta {
             name: app.name.clone(),

@@ -66,6 +66,11 @@ pub const STOP_WAIT: Duration = Duration::from_secs(10);
 /// before they wrote; then the conflict goes to the caller (the API runs the request again on fresh reads).
 const INNER_ATTEMPTS: usize = 5;
 
+/// How long instantiating waits for the target clusters to say their Kubernetes version and API versions when a
+/// chart reads `.Capabilities` (clusters asked recently answer from what they said then); a cluster that has not
+/// answered by then gets the chart as Helm renders it by default.
+pub const CAPABILITIES_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// How often a stop looks whether the engine has recorded it.
 const STOP_POLL: Duration = Duration::from_millis(20);
 
@@ -610,21 +615,7 @@ impl Lifecycle {
             };
             logical_cloud::check_update(&self.catalog, &self.contexts, path, lc_inputs).await?;
         }
-        let permit = self
-            .renders
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|err| LifecycleError::Renderer(err.to_string()))?;
-        let limits = self.render_limits;
-        let task_inputs = inputs.clone();
-        let task_path = path.clone();
-        let built = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            build(&task_path, &task_inputs, limits)
-        })
-        .await
-        .map_err(|err| LifecycleError::Renderer(err.to_string()))??;
+        let built = self.build(path, &inputs).await?;
         Ok(PreparedInstance {
             operation,
             prepared: Prepared::Build(Box::new((inputs, built))),
@@ -1105,6 +1096,50 @@ impl Lifecycle {
         }
     }
 
+    /// Builds the context of `inputs` on the blocking pool, within the render permits. A DIG renders its charts
+    /// with Helm's defaults, asks the clusters whose capabilities a chart read for their own (holding no permit
+    /// while it waits, at most [`CAPABILITIES_WAIT`]) and renders that chart again for each distinct set; a logical
+    /// cloud makes a key.
+    async fn build(&self, path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
+        let limits = self.render_limits;
+        let Inputs::DeploymentIntentGroup(dig_inputs) = inputs else {
+            let (path, inputs) = (path.clone(), inputs.clone());
+            return self.on_render_pool(move || build(&path, &inputs, limits)).await;
+        };
+        let task_inputs = dig_inputs.clone();
+        let first = self
+            .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
+            .await?;
+        let to_ask = dig::clusters_to_ask(dig_inputs, &first);
+        let known = if to_ask.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
+        };
+        let (path, task_inputs) = (path.clone(), dig_inputs.clone());
+        self.on_render_pool(move || dig::build_rendered(&path, &task_inputs, first, &known, limits))
+            .await
+    }
+
+    /// Runs `work` on the blocking pool once a render permit is free.
+    async fn on_render_pool<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let permit = self
+            .renders
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|err| LifecycleError::Renderer(err.to_string()))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work()
+        })
+        .await
+        .map_err(|err| LifecycleError::Renderer(err.to_string()))?
+    }
+
     /// Reads everything instantiating (or updating) `path` needs, as its subject describes.
     async fn read_inputs(&self, path: &ResourcePath, operation: Operation) -> Result<Inputs> {
         Ok(match Self::subject(path) {
@@ -1150,7 +1185,13 @@ impl Drop for UnfinishedContext {
 /// Builds the context of `inputs` (on the blocking pool: a DIG renders its charts, a logical cloud makes a key).
 fn build(path: &ResourcePath, inputs: &Inputs, limits: RenderLimits) -> Result<Built> {
     match inputs {
-        Inputs::DeploymentIntentGroup(inputs) => dig::build(path, inputs, limits),
+        Inputs::DeploymentIntentGroup(inputs) => dig::build_rendered(
+            path,
+            inputs,
+            dig::render_with_defaults(inputs, limits)?,
+            &Default::default(),
+            limits,
+        ),
         Inputs::ClusterNetworks(inputs) => networks::build(path, inputs),
         Inputs::LogicalCloud(inputs) => logical_cloud::build(path, inputs),
     }
