@@ -610,7 +610,10 @@ async fn a_denied_certificate_request_fails_its_resource() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_message() {
-    let sim = Simulator::start_named(1).await.unwrap();
+    // A cluster playing Kubernetes 1.20, which predates policy/v1.
+    let old = kubesim::ClusterConfig::new(&kubesim::cluster_name(1))
+        .with_kubernetes_version("1.20".parse().unwrap());
+    let sim = Simulator::start(vec![old]).await.unwrap();
     let store = onboarded_store(&sim, None).await;
     let contexts = AppContexts::new(store.clone());
     let rsync = Rsync::new(Catalog::new(store.clone()), contexts.clone(), test_config());
@@ -635,10 +638,8 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
             // A group version the cluster serves, without this kind.
             resource(json!({"apiVersion": "v1", "kind": "Frobnicator", "metadata": {"name": "f1"}})),
             // A built-in kind (resolved without discovery) this cluster does not serve.
-            resource(
-                json!({"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass",
-                "metadata": {"name": "high"}, "value": 1000}),
-            ),
+            resource(json!({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+                "metadata": {"name": "high"}, "spec": {"minAvailable": 1}})),
             config_map("cm1", None),
         ],
     )
@@ -667,7 +668,7 @@ async fn a_kind_the_cluster_does_not_serve_fails_its_resource_with_the_clusters_
     let error = error.unwrap();
     assert!(
         error.starts_with(
-            "the cluster does not serve scheduling.k8s.io/v1 PriorityClass: the server could not find the requested resource"
+            "the cluster does not serve policy/v1 PodDisruptionBudget: the server could not find the requested resource"
         ),
         "{error}"
     );
