@@ -30,6 +30,10 @@ impl fmt::Display for ContextId {
     }
 }
 
+/// The shape of a context id as the API document states it: a positive decimal integer of at most 18 digits (so
+/// always below 2^63, which the parser accepts).
+pub const CONTEXT_ID_PATTERN: &str = "^[1-9][0-9]{0,17}$";
+
 /// A string that is not a context id.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not a context id (a positive decimal integer below 2^63)")]

@@ -122,6 +122,9 @@ pub struct ClusterReferenceSpec {
     pub cluster: String,
     /// Unused by EMCO; an IPv4 address when given.
     #[serde(default, rename = "loadBalancerIP")]
+    #[schemars(pattern(
+        r"^(((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9]))?$"
+    ))]
     pub load_balancer_ip: String,
 }
 
@@ -134,18 +137,22 @@ pub type UserPermission = Resource<UserPermissionSpec>;
 pub struct UserPermissionSpec {
     /// The namespace of the Role; empty makes it a ClusterRole (as EMCO's dcm does).
     #[serde(default)]
+    #[schemars(length(max = 63), pattern("^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"))]
     pub namespace: String,
     /// API groups; `""` is the core group, `"*"` every group.
     #[serde(default, rename = "apiGroups")]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_PERMISSION_ENTRIES))]
+    #[schemars(extend("items" = {"type": "string", "maxLength": 128, "pattern": API_GROUP_PATTERN}))]
     pub api_groups: Vec<String>,
     /// Resources (`pods`, `pods/log`, `*`).
     #[serde(default)]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_PERMISSION_ENTRIES))]
+    #[schemars(extend("items" = {"type": "string", "maxLength": 128, "pattern": RULE_RESOURCE_PATTERN}))]
     pub resources: Vec<String>,
     /// Verbs (`get`, `list`, `*`).
     #[serde(default)]
-    #[schemars(length(min = 1))]
+    #[schemars(length(min = 1, max = MAX_PERMISSION_ENTRIES))]
+    #[schemars(extend("items" = {"type": "string", "maxLength": 128, "pattern": "^(\\*|[a-z]+)$"}))]
     pub verbs: Vec<String>,
 }
 
@@ -155,6 +162,86 @@ pub type ClusterQuota = Resource<ClusterQuotaSpec>;
 
 /// Spec of a cluster quota: resource name → quantity.
 pub type ClusterQuotaSpec = BTreeMap<String, String>;
+
+/// A Kubernetes quantity as the API document states it (`is_quantity`).
+const QUANTITY_PATTERN: &str = "([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([numkMGTPE]|[KMGTPE]i|[eE][-+]?[0-9]{1,3})?";
+
+/// The API document's schema of a cluster quota, as `validate_cluster_quota` checks it: a DNS-1123 subdomain as its
+/// name, ResourceQuota resource names (the standard ones, `count/…`, hugepages and storage classes; extended
+/// resources are accepted but not described) to quantities.
+pub fn cluster_quota_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut schema = <ClusterQuota as schemars::JsonSchema>::json_schema(generator);
+    let subdomain = "[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*";
+    let key = format!(
+        "^({}|count/{subdomain}|((requests|limits)\\.)?hugepages-{QUANTITY_PATTERN}|{subdomain}\\.storageclass\\.storage\\.k8s\\.io/(requests\\.storage|persistentvolumeclaims))$",
+        QUOTA_RESOURCES.join("|").replace('.', "\\.")
+    );
+    if let Some(properties) = schema
+        .get_mut("properties")
+        .and_then(serde_json::Value::as_object_mut)
+    {
+        properties.insert(
+            "spec".into(),
+            serde_json::json!({
+                "type": "object",
+                "maxProperties": MAX_QUOTA_KEYS,
+                "propertyNames": {"maxLength": 317, "pattern": key},
+                "additionalProperties": {"type": "string", "maxLength": MAX_LOGICAL_CLOUD_FIELD_LEN, "pattern": format!("^{QUANTITY_PATTERN}$")}
+            }),
+        );
+        let metadata = properties.get("metadata").cloned().unwrap_or_default();
+        properties.insert(
+            "metadata".into(),
+            serde_json::json!({"allOf": [metadata, {"properties": {"name": {"maxLength": 128, "pattern": crate::names::DNS_SUBDOMAIN_PATTERN}}}]}),
+        );
+    }
+    schema
+}
+
+/// The API document's schema of a logical cloud, as `validate_logical_cloud` checks it: a level-1 cloud (the
+/// default level) has a DNS-1123 subdomain as its name, a namespace (a DNS-1123 label) and a user; a level-0 cloud
+/// names no user.
+pub fn logical_cloud_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let mut schema = <LogicalCloud as schemars::JsonSchema>::json_schema(generator);
+    let user_name = "^[A-Za-z0-9]([-A-Za-z0-9_.@]{0,62}[A-Za-z0-9])?$";
+    let level_0 = serde_json::json!({"required": ["spec"], "properties": {"spec": {"required": ["level"], "properties": {"level": {"const": LEVEL_ADMIN}}}}});
+    let standard = serde_json::json!({
+        "required": ["spec"],
+        "properties": {
+            "metadata": {"properties": {"name": {"pattern": crate::names::DNS_SUBDOMAIN_PATTERN}}},
+            "spec": {
+                "required": ["namespace", "user"],
+                "properties": {
+                    "level": {"const": LEVEL_STANDARD},
+                    "namespace": {"type": "string", "minLength": 1, "maxLength": 63, "pattern": crate::names::DNS_LABEL_PATTERN},
+                    "user": {"required": ["userName"], "properties": {"userName": {"type": "string", "minLength": 1, "maxLength": MAX_USER_NAME_LEN, "pattern": user_name}}}
+                }
+            }
+        }
+    });
+    let admin = serde_json::json!({
+        "properties": {"spec": {"properties": {
+            "namespace": {"type": "string", "maxLength": 63, "pattern": "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)?$"},
+            "user": {"properties": {"userName": {"maxLength": 0}}}
+        }}}
+    });
+    let labels = serde_json::json!({
+        "properties": {"spec": {"properties": {
+            "level": {"enum": [LEVEL_ADMIN, LEVEL_STANDARD]},
+            "labels": {
+                "maxProperties": MAX_LOGICAL_CLOUD_LABELS,
+                "propertyNames": {"maxLength": 317, "pattern": crate::names::LABEL_KEY_PATTERN},
+                "additionalProperties": {"type": "string", "maxLength": 63, "pattern": crate::names::OPTIONAL_NAME_PATTERN}
+            },
+            "user": {"properties": {"type": {"enum": ["", USER_TYPE_CERTIFICATE]}}}
+        }}}
+    });
+    schema.insert(
+        "allOf".into(),
+        serde_json::json!([labels, {"if": level_0, "then": admin, "else": standard}]),
+    );
+    schema
+}
 
 /// Key-value pairs of a logical cloud (`.../kv-pairs`); EMCO stores them and uses them for nothing.
 pub type LogicalCloudKv = Resource<KvSpec>;
@@ -166,6 +253,12 @@ pub struct KvSpec {
     /// The pairs, each entry a map (usually of one key).
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_KV_ENTRIES))]
+    #[schemars(extend("items" = {
+        "type": "object",
+        "maxProperties": MAX_KV_ENTRIES,
+        "propertyNames": {"minLength": 1, "maxLength": MAX_LOGICAL_CLOUD_FIELD_LEN},
+        "additionalProperties": {"type": "string", "maxLength": MAX_LOGICAL_CLOUD_FIELD_LEN}
+    }))]
     pub kv: Vec<BTreeMap<String, String>>,
 }
 
@@ -324,6 +417,12 @@ impl ClusterReference {
 fn is_api_group(group: &str) -> bool {
     group.is_empty() || group == "*" || is_dns_subdomain(group)
 }
+
+/// A rule's API group as the API document states it (`is_api_group`): empty, `*` or a DNS-1123 subdomain.
+const API_GROUP_PATTERN: &str =
+    "^(\\*|[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*)?$";
+/// A rule's resource as the API document states it (`is_rule_resource`).
+const RULE_RESOURCE_PATTERN: &str = "^(\\*|[a-z0-9.-]+)(/(\\*|[a-z0-9.-]+))?$";
 
 /// Whether `resource` is a rule's resource: `*`, or `name[/subresource]` with each part `*` or lower-case
 /// letters, digits, `-` and `.`.

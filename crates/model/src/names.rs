@@ -7,8 +7,17 @@
 pub const MAX_NAME_LEN: usize = 128;
 /// EMCO's name rule as a regular expression (documented in the API's schemas; checked by [`validate_name`]).
 pub const NAME_PATTERN: &str = "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$";
+/// EMCO's name rule, or empty (a name a body may leave out).
+pub const OPTIONAL_NAME_PATTERN: &str = "^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$";
 /// The longest Kubernetes label value.
 pub const MAX_LABEL_VALUE_LEN: usize = 63;
+/// A DNS-1123 label (a namespace), as `is_dns_label` checks it.
+pub const DNS_LABEL_PATTERN: &str = "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$";
+/// A DNS-1123 subdomain (at most 253 characters), as `is_dns_subdomain` checks it.
+pub const DNS_SUBDOMAIN_PATTERN: &str =
+    "^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*$";
+/// A Kubernetes label key: `[DNS-subdomain/]name`.
+pub const LABEL_KEY_PATTERN: &str = "^([a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?)*/)?([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9]$";
 
 /// Why a name was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

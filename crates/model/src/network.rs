@@ -43,7 +43,7 @@ pub type ProviderNetwork = Resource<ProviderNetworkSpec>;
 /// Spec of a virtual network.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["cniType"]))]
+#[schemars(extend("required" = ["cniType", "ipv4Subnets"]))]
 pub struct NetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
     #[serde(default)]
@@ -51,13 +51,14 @@ pub struct NetworkSpec {
     pub cni_type: String,
     /// At least one IPv4 subnet.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub ipv4_subnets: Vec<Ipv4Subnet>,
 }
 
 /// Spec of a provider network: a network's fields plus its type and VLAN settings.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["cniType"]))]
+#[schemars(extend("required" = ["cniType", "ipv4Subnets", "providerNetType"]))]
 pub struct ProviderNetworkSpec {
     /// The CNI; EMCO allows only `ovn4nfv`.
     #[serde(default)]
@@ -65,9 +66,11 @@ pub struct ProviderNetworkSpec {
     pub cni_type: String,
     /// At least one IPv4 subnet.
     #[serde(default)]
+    #[schemars(length(min = 1))]
     pub ipv4_subnets: Vec<Ipv4Subnet>,
     /// `VLAN` or `DIRECT` (any case).
     #[serde(default)]
+    #[schemars(pattern("^([Vv][Ll][Aa][Nn]|[Dd][Ii][Rr][Ee][Cc][Tt])$"))]
     pub provider_net_type: String,
     /// The provider interface and, for `VLAN`, the VLAN id.
     #[serde(default)]
@@ -77,12 +80,17 @@ pub struct ProviderNetworkSpec {
 /// One IPv4 subnet of a network.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["subnet", "name"]))]
 pub struct Ipv4Subnet {
     /// `a.b.c.d/len`, e.g. `172.16.33.0/24`.
     #[serde(default)]
+    #[schemars(pattern(
+        r"^((25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])/([0-9]|[12][0-9]|3[0-2])$"
+    ))]
     pub subnet: String,
     /// The subnet's name (EMCO's name rule).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub name: String,
     /// Optional `a.b.c.d/len` inside the subnet, e.g. `172.16.33.1/24`.
     #[serde(default)]

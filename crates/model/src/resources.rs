@@ -255,9 +255,11 @@ impl AppDependency {
 pub type AppProfile = Resource<AppProfileSpec>;
 /// Spec of an app profile.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["app"]))]
 pub struct AppProfileSpec {
     /// The app the profile is for.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: String,
 }
 
@@ -278,6 +280,7 @@ pub struct DigSpec {
     pub version: String,
     /// The logical cloud; optional until logical clouds exist (then the `default` namespace is used).
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 128), pattern(crate::names::OPTIONAL_NAME_PATTERN))]
     pub logical_cloud: String,
     /// Per-app `key=value` overrides, applied last.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -337,6 +340,10 @@ pub type GroupIntent = Resource<GroupIntentSpec>;
 pub struct GroupIntentSpec {
     /// Controller name → intent name; `genericPlacementIntent` names a generic placement intent of the DIG.
     #[serde(default)]
+    #[schemars(extend(
+        "propertyNames" = {"minLength": 1, "maxLength": 128, "pattern": crate::names::NAME_PATTERN},
+        "additionalProperties" = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": crate::names::NAME_PATTERN}
+    ))]
     pub intent: BTreeMap<String, String>,
 }
 
@@ -347,7 +354,7 @@ pub const GENERIC_PLACEMENT_INTENT_KEY: &str = "genericPlacementIntent";
 pub type AppIntent = Resource<AppIntentSpec>;
 /// Spec of an app placement intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
-#[schemars(extend("required" = ["app"]))]
+#[schemars(extend("required" = ["app", "intent"]))]
 pub struct AppIntentSpec {
     /// The app placed.
     #[serde(default)]
@@ -361,6 +368,12 @@ pub struct AppIntentSpec {
 /// Placement rules: every `allOf` cluster, and the clusters of each `anyOf` group.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// At least one item (`validate_app_intent`); an `anyOf` item is not itself an `anyOf` list.
+#[schemars(extend(
+    "anyOf" = [{"required": ["allOf"], "properties": {"allOf": {"type": "array", "minItems": 1}}},
+               {"required": ["anyOf"], "properties": {"anyOf": {"type": "array", "minItems": 1}}}],
+    "allOf" = [{"properties": {"anyOf": {"type": "array", "items": {"properties": {"anyOf": {"type": "array", "maxItems": 0}}}}}}]
+))]
 pub struct PlacementIntent {
     /// Mandatory clusters (an item may itself be an `anyOf` list).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -373,15 +386,31 @@ pub struct PlacementIntent {
 /// One placement item: a cluster or a cluster label of a provider, or a nested `anyOf` list.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// As `PlacementItem::validate` checks it: a provider with exactly one of a cluster and a label, or a nested `anyOf`
+// list naming neither (whose items nest no further).
+#[schemars(extend("oneOf" = [
+    {"required": ["clusterProvider", "cluster"],
+     "properties": {"clusterProvider": {"type": "string", "minLength": 1}, "cluster": {"type": "string", "minLength": 1},
+                    "clusterLabel": {"type": "string", "maxLength": 0}, "anyOf": {"type": "array", "maxItems": 0}}},
+    {"required": ["clusterProvider", "clusterLabel"],
+     "properties": {"clusterProvider": {"type": "string", "minLength": 1}, "clusterLabel": {"type": "string", "minLength": 1, "maxLength": 63},
+                    "cluster": {"type": "string", "maxLength": 0}, "anyOf": {"type": "array", "maxItems": 0}}},
+    {"required": ["anyOf"],
+     "properties": {"anyOf": {"type": "array", "minItems": 1, "items": {"properties": {"anyOf": {"type": "array", "maxItems": 0}}}},
+                    "clusterProvider": {"type": "string", "maxLength": 0}, "cluster": {"type": "string", "maxLength": 0}, "clusterLabel": {"type": "string", "maxLength": 0}}}
+]))]
 pub struct PlacementItem {
     /// The cluster provider.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 128), pattern(crate::names::OPTIONAL_NAME_PATTERN))]
     pub cluster_provider: String,
     /// A cluster of the provider.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 128), pattern(crate::names::OPTIONAL_NAME_PATTERN))]
     pub cluster: String,
     /// A label selecting clusters of the provider.
     #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = 63), pattern(crate::names::OPTIONAL_NAME_PATTERN))]
     pub cluster_label: String,
     /// A nested optional group (only inside `allOf`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -471,9 +500,11 @@ pub struct GitOps {
 /// A cluster label.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["clusterLabel"]))]
 pub struct ClusterLabel {
     /// The label; the Kubernetes label-value rule.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 63), pattern(crate::names::NAME_PATTERN))]
     pub cluster_label: String,
 }
 

@@ -15,6 +15,9 @@ use crate::resources::ValidationError;
 pub const MAX_BATCH_SIZE: u64 = 100_000;
 /// The longest pause between batches and the longest wait for a batch to be ready.
 pub const MAX_WAIT: Duration = Duration::from_secs(24 * 3600);
+/// The durations the API document states (`parse_duration` within [`MAX_WAIT`]; the server takes more spellings):
+/// up to 9999 s or ms, 999 m or 24 h.
+const DURATION_PATTERN: &str = "^([0-9]{1,4}(s|ms)?|[0-9]{1,3}m|(1?[0-9]|2[0-4])h)$";
 /// How long a batch may take to be ready when the spec does not say.
 pub const DEFAULT_READY_TIMEOUT: Duration = Duration::from_secs(300);
 
@@ -83,21 +86,34 @@ impl Amount {
 pub struct RolloutSpec {
     /// At most this many clusters are changed (and so possibly unavailable) at once: bounds the batch size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("anyOf" = [
+        {"type": "null"},
+        {"type": "integer", "minimum": 1, "maximum": MAX_BATCH_SIZE},
+        {"type": "string", "pattern": "^([1-9][0-9]{0,4}|100000|([1-9][0-9]?|100)%)$"}
+    ]))]
     pub max_unavailable_clusters: Option<ClusterCount>,
     /// Clusters per batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(range(min = 1, max = MAX_BATCH_SIZE))]
     pub batch_size: Option<u64>,
     /// Whether the next batch waits until every cluster of the previous one is ready (default true).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_for_ready: Option<bool>,
     /// More failed clusters than this pause the rollout (default 0: the first failure pauses it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("anyOf" = [
+        {"type": "null"},
+        {"type": "integer", "minimum": 0, "maximum": MAX_BATCH_SIZE},
+        {"type": "string", "pattern": "^([0-9]{1,5}|100000|(100|[1-9]?[0-9])%)$"}
+    ]))]
     pub failure_threshold: Option<ClusterCount>,
     /// A pause after each batch before the next one starts (`"30s"`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(DURATION_PATTERN))]
     pub pause_between_batches: Option<String>,
     /// How long a batch may take to be ready before its clusters that are not count as failed (default `5m`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(DURATION_PATTERN))]
     pub ready_timeout: Option<String>,
 }
 

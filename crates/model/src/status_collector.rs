@@ -24,6 +24,9 @@ pub const DEFAULT_LIMIT: u32 = 20;
 pub const MAX_INTENT_ENTRIES: usize = 64;
 /// The longest `labelSelector`, in bytes.
 pub const MAX_LABEL_SELECTOR_LEN: usize = 1024;
+/// A label selector as the API document states it (`parse_label_selector`, without the spaces it also takes):
+/// `key=value` pairs separated by commas, a value empty or a label value.
+const LABEL_SELECTOR_PATTERN: &str = r"^[^\s=,]{1,317}=(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?(,[^\s=,]{1,317}=(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?)*$";
 
 /// What is wrong with a status collector or status collection intent; every message names the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -110,6 +113,11 @@ pub struct CombinedField {
 /// The spec of a status collector.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// A table has columns: `select`, or `combinedFields` (the check requires one).
+#[schemars(extend("anyOf" = [
+    {"required": ["select"], "properties": {"select": {"type": "array", "minItems": 1}}},
+    {"required": ["combinedFields"], "properties": {"combinedFields": {"type": "array", "minItems": 1}}}
+]))]
 pub struct StatusCollectorSpec {
     /// Which rows (clusters) count (CEL, boolean); absent: every row.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -125,6 +133,7 @@ pub struct StatusCollectorSpec {
     pub combined_fields: Vec<CombinedField>,
     /// At most this many rows (1..=1000, default 20).
     #[serde(default = "default_limit")]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: u32,
 }
 
@@ -288,30 +297,47 @@ impl StatusCollector {
 
 /// An object of the DIG a status collection intent selects.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[schemars(extend("required" = ["kind", "name"]))]
 pub struct ObjectReference {
     /// Its kind (`Deployment`).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 63), pattern(r"^[A-Za-z0-9]+$"))]
     pub kind: String,
     /// Its `metadata.name`.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub name: String,
 }
 
 /// The spec of a status collection intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+// Objects are selected by `resources` or by `labelSelector`, and given collectors or returned (the check requires
+// both).
+#[schemars(extend("anyOf" = [
+    {"required": ["resources", "statusCollectors"]},
+    {"required": ["resources", "wantSingletonReportedState"], "properties": {"wantSingletonReportedState": {"enum": [true]}}},
+    {"required": ["labelSelector", "statusCollectors"]},
+    {"required": ["labelSelector", "wantSingletonReportedState"], "properties": {"wantSingletonReportedState": {"enum": [true]}}}
+]))]
 pub struct StatusCollectionIntentSpec {
     /// Only objects of this app (absent: every app of the DIG).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub app: Option<String>,
     /// Objects selected by kind and name.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
     pub resources: Vec<ObjectReference>,
     /// Objects selected by their labels, `k=v[,k2=v2]` (all must match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(min = 1, max = MAX_LABEL_SELECTOR_LEN), pattern(LABEL_SELECTOR_PATTERN))]
     pub label_selector: Option<String>,
-    /// The collectors applied to every selected object (names of the project's status collectors).
-    #[serde(default)]
+    /// The collectors applied to every selected object (names of the project's status collectors); absent when
+    /// none (the object is only returned).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(min = 1))]
+    #[schemars(extend("items" = {"type": "string", "minLength": 1, "maxLength": 128, "pattern": crate::names::NAME_PATTERN}))]
     pub status_collectors: Vec<String>,
     /// Return the reported status into the object when it is placed on exactly one cluster.
     #[serde(default)]

@@ -102,6 +102,7 @@ pub struct TargetType {
 /// The spec of a status config.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["targetType"]))]
 pub struct StatusConfigSpec {
     /// The kind.
     #[serde(default)]

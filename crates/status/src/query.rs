@@ -133,7 +133,15 @@ impl Default for StatusQuery {
 }
 
 /// The longest resource name (a Kubernetes DNS subdomain).
-const MAX_RESOURCE_NAME: usize = 253;
+pub const MAX_RESOURCE_NAME: usize = 253;
+
+/// The `app` filter as the API document states it (`validate_label_value`): a label value, at most 63 characters.
+pub const APP_FILTER_PATTERN: &str = emco_model::names::NAME_PATTERN;
+/// The `cluster` filter as the API document states it: `provider+cluster`, each part an EMCO name.
+pub const CLUSTER_FILTER_PATTERN: &str =
+    "^([A-Za-z0-9][-A-Za-z0-9_.]{0,126})?[A-Za-z0-9]\\+([A-Za-z0-9][-A-Za-z0-9_.]{0,126})?[A-Za-z0-9]$";
+/// The `resource` filter as the API document states it (`check_resource_name`), at most [`MAX_RESOURCE_NAME`].
+pub const RESOURCE_FILTER_PATTERN: &str = "^[A-Za-z0-9]([-A-Za-z0-9._:]*[A-Za-z0-9])?$";
 
 fn check_resource_name(name: &str) -> Result<(), QueryError> {
     let valid = !name.is_empty()

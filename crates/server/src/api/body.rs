@@ -148,11 +148,70 @@ pub(crate) fn decode<T: DeserializeOwned + Serialize>(
             )));
         }
     }
-    let typed: T =
-        serde_path_to_error::deserialize(&raw).map_err(|err| ApiError::invalid(wrong_shape(&raw, &err)))?;
-    validate(&typed)?;
+    let typed: T = match serde_path_to_error::deserialize(&raw) {
+        Ok(typed) => typed,
+        Err(err) => {
+            // JSON Schema's integers include `2704.0`: a whole number written with a fraction is that integer.
+            let whole = whole_numbers_as_integers(&raw);
+            match (whole != raw).then(|| serde_path_to_error::deserialize(&whole)) {
+                Some(Ok(typed)) => typed,
+                _ => return Err(ApiError::invalid(wrong_shape(&raw, &err))),
+            }
+        }
+    };
     let normalized = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+    // serde reads a struct from an array too (`"rollout": [null, null]`): an object field given as an array is
+    // refused, as the document's `type: object` says.
+    if let Some(field) = array_for_object(&raw, &normalized, String::new()) {
+        return Err(ApiError::invalid(format!(
+            "{field}: expected an object, found an array"
+        )));
+    }
+    validate(&typed)?;
     Ok((typed, normalized))
+}
+
+/// The first field (`spec.rollout`) where `raw` holds an array and the decoded body an object.
+fn array_for_object(raw: &Json, decoded: &Json, path: String) -> Option<String> {
+    match (raw, decoded) {
+        (Json::Array(_), Json::Object(_)) => Some(path),
+        (Json::Object(raw), Json::Object(decoded)) => raw.iter().find_map(|(key, value)| {
+            let inner = if path.is_empty() {
+                key.clone()
+            } else {
+                format!("{path}.{key}")
+            };
+            decoded
+                .get(key)
+                .and_then(|decoded| array_for_object(value, decoded, inner))
+        }),
+        (Json::Array(raw), Json::Array(decoded)) => raw
+            .iter()
+            .zip(decoded)
+            .enumerate()
+            .find_map(|(index, (raw, decoded))| array_for_object(raw, decoded, format!("{path}[{index}]"))),
+        _ => None,
+    }
+}
+
+/// `value` with every number that is a whole number written with a fraction (`2704.0`, within ±2^53, where a
+/// double is exact) as that integer. The body's nesting is bounded by the strict reader already.
+fn whole_numbers_as_integers(value: &Json) -> Json {
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    match value {
+        Json::Number(number) if !number.is_i64() && !number.is_u64() => match number.as_f64() {
+            #[allow(clippy::cast_possible_truncation)] // whole and within ±2^53: exact
+            Some(float) if float.fract() == 0.0 && float.abs() <= EXACT => Json::from(float as i64),
+            _ => value.clone(),
+        },
+        Json::Array(items) => Json::Array(items.iter().map(whole_numbers_as_integers).collect()),
+        Json::Object(map) => Json::Object(
+            map.iter()
+                .map(|(key, item)| (key.clone(), whole_numbers_as_integers(item)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
 }
 
 /// What a JSON value is, for messages (never a string's content: it may be long or secret).
@@ -293,7 +352,36 @@ pub(crate) async fn form_parts(
 
 #[cfg(test)]
 mod tests {
-    use super::{is_json_media_type, shorten_quotes};
+    use super::{decode, is_json_media_type, shorten_quotes};
+
+    #[test]
+    fn a_whole_number_written_with_a_fraction_is_that_integer() {
+        let body = |port: serde_json::Value| serde_json::json!({"metadata": {"name": "c"}, "spec": {"host": "h", "port": port}});
+        let (controller, stored) =
+            decode::<emco_model::Controller>(body(serde_json::json!(2704.0)), |_| Ok(())).expect("accepted");
+        assert_eq!(
+            (controller.spec.port, &stored["spec"]["port"]),
+            (2704, &serde_json::json!(2704))
+        );
+        let err = decode::<emco_model::DeploymentIntentGroup>(
+            serde_json::json!({"metadata": {"name": "d"}, "spec": {"compositeProfile": "p", "version": "v", "rollout": [null, null]}}),
+            |_| Ok(()),
+        )
+        .expect_err("an array is no rollout");
+        assert!(
+            format!("{err:?}").contains("spec.rollout: expected an object, found an array"),
+            "{err:?}"
+        );
+        for refused in [
+            serde_json::json!(2704.5),
+            serde_json::json!(-1.0),
+            serde_json::json!(1e300),
+        ] {
+            let err =
+                decode::<emco_model::Controller>(body(refused.clone()), |_| Ok(())).expect_err("refused");
+            assert!(format!("{err:?}").contains("spec.port"), "{refused}: {err:?}");
+        }
+    }
 
     #[test]
     fn serde_quotes_are_shortened() {

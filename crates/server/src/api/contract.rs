@@ -17,7 +17,7 @@ use utoipa::openapi::header::HeaderBuilder;
 use utoipa::openapi::path::{HttpMethod, OperationBuilder, ParameterBuilder, ParameterIn, Paths};
 use utoipa::openapi::request_body::RequestBodyBuilder;
 use utoipa::openapi::response::ResponseBuilder;
-use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+use utoipa::openapi::schema::{AdditionalProperties, ArrayBuilder, ObjectBuilder, Type};
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::tag::TagBuilder;
 use utoipa::openapi::{ComponentsBuilder, InfoBuilder, OpenApiBuilder, Ref, RefOr, Required, Schema};
@@ -82,6 +82,9 @@ pub(crate) enum Content {
     Json(&'static str, SchemaFn),
     /// A JSON array of items of this schema, named as a component.
     JsonArray(&'static str, SchemaFn),
+    /// A JSON document of this schema, or (with `watch` or `Accept: text/event-stream`) a stream of server-sent
+    /// events whose data is that document as it changes.
+    JsonOrStream(&'static str, SchemaFn),
     /// Another media type (text, binary, a multipart form, an event stream), described in words.
     Other(&'static str),
 }
@@ -108,6 +111,8 @@ pub(crate) enum QueryValues {
     Integer(i64, i64),
     /// Text matching this pattern.
     Pattern(&'static str),
+    /// Text matching this pattern, at most this many characters.
+    PatternUpTo(&'static str, usize),
     /// One of these words.
     OneOf(&'static [&'static str]),
 }
@@ -148,6 +153,7 @@ impl QueryParameter {
                 .minimum(Some(min))
                 .maximum(Some(max)),
             QueryValues::Pattern(pattern) => text.pattern(Some(pattern)),
+            QueryValues::PatternUpTo(pattern, max) => text.pattern(Some(pattern)).max_length(Some(max)),
             QueryValues::OneOf(words) => text.enum_values(Some(words.iter().copied())),
         };
         RefOr::T(Schema::Object(builder.build()))
@@ -336,6 +342,36 @@ fn name_schema() -> RefOr<Schema> {
     ))
 }
 
+/// One server-sent event of a status stream.
+fn event_schema(_: &mut SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "description": "A server-sent event: `event` (status), `id` (the store revision the answer reflects, for Last-Event-ID) and `data`, the answer's JSON.",
+        "required": ["data"],
+        "properties": {
+            "event": {"type": "string"},
+            "id": {"type": "string"},
+            "data": {"type": "string", "contentMediaType": "application/json"}
+        }
+    })
+}
+
+/// A resource as `<name>+<Kind>` (`firewall+Deployment`), as `split_resource` checks it: an EMCO name, `+`, a kind.
+pub(crate) const RESOURCE_KEY_PATTERN: &str =
+    "^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\\+[A-Za-z][A-Za-z0-9]*$";
+
+/// The path parameter `{resource}`: `<name>+<Kind>`.
+fn resource_key_schema() -> RefOr<Schema> {
+    RefOr::T(Schema::Object(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .min_length(Some(3))
+            .max_length(Some(emco_model::MAX_NAME_LEN + 1 + 128))
+            .pattern(Some(RESOURCE_KEY_PATTERN))
+            .build(),
+    ))
+}
+
 fn string_schema() -> RefOr<Schema> {
     RefOr::T(Schema::Object(
         ObjectBuilder::new().schema_type(Type::String).build(),
@@ -363,6 +399,13 @@ fn content(
             ))
         }
         Content::Other(media_type) => Some((media_type, ContentBuilder::new().build())),
+        // The JSON media type here; `describe` adds the stream's.
+        Content::JsonOrStream(name, schema) => Some((
+            "application/json",
+            ContentBuilder::new()
+                .schema(Some(components.reference(name, schema)))
+                .build(),
+        )),
     }
 }
 
@@ -385,7 +428,11 @@ fn describe(
                 .name(name)
                 .parameter_in(ParameterIn::Path)
                 .required(Required::True)
-                .schema(Some(name_schema())),
+                .schema(Some(if name == "resource" {
+                    resource_key_schema()
+                } else {
+                    name_schema()
+                })),
         );
     }
     for parameter in &operation.query {
@@ -420,11 +467,13 @@ fn describe(
                     .content_media_type("application/octet-stream")
                     .description(Some(file))
                     .build();
+                // The form holds these two parts only: the server reads no other.
                 let form = ObjectBuilder::new()
                     .schema_type(Type::Object)
                     .property("metadata", metadata)
                     .property("file", file_part)
                     .required("metadata")
+                    .additional_properties(Some(AdditionalProperties::FreeForm(false)))
                     .build();
                 RequestBodyBuilder::new().content(
                     "multipart/form-data",
@@ -438,6 +487,15 @@ fn describe(
         let mut response = ResponseBuilder::new().description(answer.description.clone());
         if let Some((media_type, body)) = content(components, answer.content) {
             response = response.content(media_type, body);
+        }
+        if let Content::JsonOrStream(..) = answer.content {
+            // Each event's data is the JSON document.
+            response = response.content(
+                "text/event-stream",
+                ContentBuilder::new()
+                    .schema(Some(components.reference("ServerSentEvent", event_schema)))
+                    .build(),
+            );
         }
         for (name, description) in &answer.headers {
             response = response.header(
@@ -544,7 +602,8 @@ pub(crate) fn document(endpoints: &[Endpoint], auth: bool) -> Json {
             )]));
     }
     let mut document = serde_json::to_value(builder.build()).unwrap_or_else(|_| json!({}));
-    let schemas = components.into_schemas();
+    let mut schemas = components.into_schemas();
+    require_specs_that_require(&mut schemas);
     if let Some(object) = document.as_object_mut() {
         let components = object.entry("components").or_insert_with(|| json!({}));
         if let Some(components) = components.as_object_mut() {
@@ -552,6 +611,62 @@ pub(crate) fn document(endpoints: &[Endpoint], auth: bool) -> Json {
         }
     }
     document
+}
+
+/// A body whose `spec` has required fields (or must match one of several shapes) cannot leave the `spec` out: the
+/// server decodes an absent `spec` as an empty one, which its checks refuse naming the first required field.
+fn require_specs_that_require(schemas: &mut serde_json::Map<String, Json>) {
+    let demanding = |schema: &Json| {
+        schema["required"]
+            .as_array()
+            .is_some_and(|required| !required.is_empty())
+            || schema.get("anyOf").is_some()
+            || schema.get("oneOf").is_some()
+            || schema.get("allOf").is_some()
+    };
+    let bodies: Vec<String> = schemas
+        .iter()
+        .filter(|(_, schema)| {
+            let Some(reference) = schema["properties"]["spec"]["$ref"].as_str() else {
+                return false;
+            };
+            let name = reference.rsplit('/').next().unwrap_or_default();
+            schemas.get(name).is_some_and(demanding)
+        })
+        .map(|(name, _)| name.clone())
+        .collect();
+    for name in bodies {
+        if let Some(schema) = schemas.get_mut(&name).and_then(Json::as_object_mut) {
+            let required = schema.entry("required").or_insert_with(|| json!([]));
+            if let Some(required) = required.as_array_mut()
+                && !required.iter().any(|field| field == "spec")
+            {
+                required.push(json!("spec"));
+            }
+        }
+    }
+    // A required field's `default` (what the server's decoder fills in, e.g. an empty name) is never used and would
+    // contradict the field's own constraints.
+    for schema in schemas.values_mut() {
+        let required: Vec<String> = schema["required"]
+            .as_array()
+            .map(|fields| {
+                fields
+                    .iter()
+                    .filter_map(|f| f.as_str().map(String::from))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for field in required {
+            if let Some(property) = schema
+                .get_mut("properties")
+                .and_then(|properties| properties.get_mut(&field))
+                .and_then(Json::as_object_mut)
+            {
+                property.remove("default");
+            }
+        }
+    }
 }
 
 /// `docs/api.md`: the document as a page to read — per tag, each operation with its parameters, body and answers,

@@ -12,7 +12,7 @@
 //! longer keeps them, `event: reset` (`data: {"revision":N}`) says to reload the lists and follows from `N`.
 //! A reader that falls behind the store's watch buffer is dropped (it may resume with `Last-Event-ID`).
 
-use super::contract::{Content, Operation, query};
+use super::contract::{Content, Operation, QueryValues, query};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -193,7 +193,8 @@ pub(crate) fn events_operation() -> Operation {
         "A server-sent event stream of every lifecycle state change",
     )
     .query(&[
-        query("lastEventId", "Resume after this event"),
+        query("lastEventId", "Resume after this event")
+            .taking(QueryValues::Pattern(super::stream::EVENT_ID_PATTERN)),
         query("access_token", "A short-lived stream token"),
     ])
     .answer(200, "The events", Content::Other("text/event-stream"))

@@ -345,7 +345,7 @@ fn rollback_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
             "spec": {
                 "type": "object",
                 "required": ["revision"],
-                "properties": {"revision": {"type": "string", "pattern": "^[0-9]{1,20}$", "description": "The revision to roll back to (see the DIG's history), as a string of digits."}}
+                "properties": {"revision": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$", "description": "The revision to roll back to (see the DIG's history), as a string of digits."}}
             }
         }
     })
@@ -362,8 +362,8 @@ fn migrate_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                 "type": "object",
                 "required": ["targetCompositeAppVersion", "targetDeploymentIntentGroup"],
                 "properties": {
-                    "targetCompositeAppVersion": {"type": "string", "description": "The composite app version of the target DIG."},
-                    "targetDeploymentIntentGroup": {"type": "string", "description": "The target DIG (Approved)."}
+                    "targetCompositeAppVersion": {"type": "string", "minLength": 1, "maxLength": emco_model::MAX_NAME_LEN, "pattern": emco_model::names::NAME_PATTERN, "description": "The composite app version of the target DIG."},
+                    "targetDeploymentIntentGroup": {"type": "string", "minLength": 1, "maxLength": emco_model::MAX_NAME_LEN, "pattern": emco_model::names::NAME_PATTERN, "description": "The target DIG (Approved)."}
                 }
             }
         }

@@ -29,8 +29,9 @@ pub(crate) const CONTINUE_QUERY: QueryParameter = query(
     "The page after the one whose X-Continue header gave this token (without limit: every item after it)",
 )
 .taking(QueryValues::Pattern(CONTINUE_PATTERN));
-/// The shape of a `continue` token: the prefix, a store revision, then names (EMCO's name pattern each).
-pub(crate) const CONTINUE_PATTERN: &str = "^c[0-9]{1,19}(/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])+$";
+/// The shape of a `continue` token: the prefix, a store revision (at most 18 digits: always below 2^63), then
+/// names (EMCO's name pattern each).
+pub(crate) const CONTINUE_PATTERN: &str = "^c[0-9]{1,18}(/([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])+$";
 /// The query parameters of paging, which every list takes.
 pub(crate) const PAGING_QUERY: &[QueryParameter] = &[LIMIT_QUERY, CONTINUE_QUERY];
 /// The header that repeats the next page's token.

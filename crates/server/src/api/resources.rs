@@ -272,7 +272,7 @@ pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
 pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
     kind: Kind::LogicalCloud,
     name: "LogicalCloud",
-    schema: |generator| <LogicalCloud as schemars::JsonSchema>::json_schema(generator),
+    schema: emco_model::logical_cloud::logical_cloud_schema,
     parse: |raw| {
         let (typed, body) = decode::<LogicalCloud>(raw, |r| Ok(r.validate_logical_cloud()?))?;
         Ok((body, vec![typed.metadata.name]))
@@ -317,7 +317,7 @@ pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
 pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
     kind: Kind::ClusterQuota,
     name: "ClusterQuota",
-    schema: |generator| <ClusterQuota as schemars::JsonSchema>::json_schema(generator),
+    schema: emco_model::logical_cloud::cluster_quota_schema,
     parse: |raw| {
         let (typed, body) = decode::<ClusterQuota>(raw, |r| Ok(r.validate_cluster_quota()?))?;
         Ok((body, vec![typed.metadata.name]))

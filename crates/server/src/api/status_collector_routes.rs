@@ -10,7 +10,7 @@
 //! collectors change): its current records are applied once, then every report that arrives recomputes only the
 //! objects it concerns; a GET reads the tables.
 
-use super::contract::{Content, Operation, query};
+use super::contract::{Content, Operation, QueryValues, query};
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, LazyLock};
 
@@ -378,17 +378,23 @@ pub(crate) fn combined_status_operation() -> Operation {
         "The DIG's combined status: its status collectors' tables (seed 003)",
     )
     .query(&[
+        query("app", "Only the objects of this app"),
+        query("resource", "Only this object, as <name>+<Kind>")
+            .taking(QueryValues::Pattern(super::contract::RESOURCE_KEY_PATTERN)),
+        query("collector", "Only this status collector's results"),
         query(
             "watch",
             "true: a server-sent event stream of the answer as it changes",
-        ),
-        query("lastEventId", "With watch: resume after this event"),
+        )
+        .taking(QueryValues::OneOf(super::stream::WATCH_VALUES)),
+        query("lastEventId", "With watch: resume after this event")
+            .taking(QueryValues::Pattern(super::stream::EVENT_ID_PATTERN)),
         query("access_token", "With watch: a short-lived stream token"),
     ])
     .answer(
         200,
-        "One table per status collection intent",
-        Content::Json("CombinedStatus", combined_schema),
+        "Per selected object, its collectors' results (an empty list before the DIG is instantiated)",
+        Content::JsonOrStream("CombinedStatus", combined_schema),
     )
     .errors(&[(404, "The DIG does not exist")])
 }
@@ -412,7 +418,19 @@ pub(crate) fn singleton_object_operation() -> Operation {
 }
 
 fn combined_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
-    schemars::json_schema!({"type": "object", "description": "Seed 003's combined status: per status collection intent, its collectors' columns and rows."})
+    schemars::json_schema!({
+        "type": "array",
+        "description": "Seed 003's combined status: per selected object, its app, the object, and each status collector's result.",
+        "items": {
+            "type": "object",
+            "required": ["app", "resource", "results"],
+            "properties": {
+                "app": {"type": "string"},
+                "resource": {"type": "object", "description": "The object's GVK and name."},
+                "results": {"type": "array", "items": {"type": "object", "description": "A collector's name and its table."}}
+            }
+        }
+    })
 }
 
 fn object_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {

@@ -157,9 +157,10 @@ async fn answer_status(
     let context_id: Option<ContextId> = match query.instance {
         Some(instance) if !contexts.contains(&instance) => {
             let known: Vec<String> = contexts.iter().map(ToString::to_string).collect();
+            // A well-formed id this subject never had: not found, as any other missing resource.
             return Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                "InvalidQuery",
+                StatusCode::NOT_FOUND,
+                "NotFound",
                 format!(
                     "invalid query parameter 'instance': {instance} is not a context of this {} (its contexts: {})",
                     subject.table().subject,
@@ -305,9 +306,10 @@ async fn check_app_filter(
         .iter()
         .find(|app| !known.iter().any(|entry| entry.path.name() == app.as_str()))
     {
+        // A well-formed name of an app that does not exist: not found (EMCO answers 400).
         return Err(ApiError::new(
-            StatusCode::BAD_REQUEST,
-            "InvalidQuery",
+            StatusCode::NOT_FOUND,
+            "NotFound",
             format!(
                 "invalid query parameter 'app': '{unknown}' is not an app of composite app '{}'",
                 composite_app.display_name()
@@ -378,10 +380,20 @@ const STATUS_QUERY: &[QueryParameter] = &[
     query(
         "instance",
         "An AppContext id of this subject's history instead of the current one",
-    ),
-    repeatable("app", "Only this app"),
-    repeatable("cluster", "Only this cluster, as provider+cluster"),
-    repeatable("resource", "Only this resource name"),
+    )
+    .taking(QueryValues::Pattern(emco_model::context::CONTEXT_ID_PATTERN)),
+    repeatable("app", "Only this app").taking(QueryValues::PatternUpTo(
+        emco_status::query::APP_FILTER_PATTERN,
+        emco_model::names::MAX_LABEL_VALUE_LEN,
+    )),
+    repeatable("cluster", "Only this cluster, as provider+cluster").taking(QueryValues::PatternUpTo(
+        emco_status::query::CLUSTER_FILTER_PATTERN,
+        2 * emco_model::MAX_NAME_LEN + 1,
+    )),
+    repeatable("resource", "Only this resource name").taking(QueryValues::PatternUpTo(
+        emco_status::query::RESOURCE_FILTER_PATTERN,
+        emco_status::query::MAX_RESOURCE_NAME,
+    )),
     query("apps", "List the apps instead of the status"),
     query("clusters", "List the clusters instead of the status"),
     query("resources", "List the resources instead of the status"),
@@ -395,8 +407,10 @@ const STATUS_QUERY: &[QueryParameter] = &[
     query(
         "watch",
         "true: a server-sent event stream of the answer as it changes",
-    ),
-    query("lastEventId", "With watch: resume after this event"),
+    )
+    .taking(QueryValues::OneOf(super::stream::WATCH_VALUES)),
+    query("lastEventId", "With watch: resume after this event")
+        .taking(QueryValues::Pattern(super::stream::EVENT_ID_PATTERN)),
     query(
         "access_token",
         "With watch: a short-lived stream token (POST /v2/tokens/stream)",
@@ -410,7 +424,7 @@ pub(crate) fn status_operation(id: &str, summary: &str) -> Operation {
         .answer(
             200,
             "The status answer (or, with watch=true or Accept: text/event-stream, a stream of it)",
-            Content::Json("StatusAnswer", status_answer_schema),
+            Content::JsonOrStream("StatusAnswer", status_answer_schema),
         )
         .also(&[
             ("StatusCounts", status_counts_schema),
@@ -418,7 +432,7 @@ pub(crate) fn status_operation(id: &str, summary: &str) -> Operation {
         ])
         .errors(&[
             (400, "A query parameter is invalid (named)"),
-            (404, "It does not exist"),
+            (404, "It, or the app or instance a filter names, does not exist"),
         ])
 }
 

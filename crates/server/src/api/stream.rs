@@ -44,8 +44,13 @@ pub(crate) const KEEP_ALIVE: Duration = Duration::from_secs(15);
 pub(crate) const STREAM_BUFFER: usize = 16;
 /// The query parameters that belong to the stream, not to the answer.
 const STREAM_PARAMETERS: [&str; 3] = ["watch", "lastEventId", "access_token"];
+/// The values `watch` takes (empty: true).
+pub(crate) const WATCH_VALUES: &[&str] = &["true", "false", ""];
 /// The longest `Last-Event-ID` read (a revision has at most 19 digits).
 const MAX_EVENT_ID_BYTES: usize = 32;
+/// The shape of `lastEventId` (and `Last-Event-ID`) as the API document states it: empty, or a store revision of at
+/// most 18 digits (always below 2^63).
+pub(crate) const EVENT_ID_PATTERN: &str = "^[0-9]{0,18}$";
 
 /// The open streams of a server: their count and limit, the shutdown that ends them, and the answers streams of
 /// the same path and query share.

@@ -401,10 +401,13 @@ pub async fn user_kubeconfig(
 ) -> Result<String> {
     let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
     if is_level0(&logical_cloud) {
-        return Err(LifecycleError::Invalid(format!(
-            "LogicalCloud '{}' is level 0: it has no user of its own (use the clusters' kubeconfigs)",
-            path.name()
-        )));
+        // The cloud's state, not the request, rules the answer out: 409, as for any other state.
+        return Err(LifecycleError::InvalidState {
+            subject: "LogicalCloud",
+            name: path.name().to_string(),
+            state: "level 0".into(),
+            reason: "it has no user of its own (use the clusters' kubeconfigs)".into(),
+        });
     }
     let reference_path = path.child(Kind::ClusterReference, &[reference]);
     let cluster_reference: ClusterReference = catalog.get_as(&reference_path).await?;

@@ -500,12 +500,6 @@ async fn bad_parameters_are_400_naming_the_parameter() {
         ("cluster=edge02", "'cluster'", "%2B"),
         ("cluster=vfw-cluster-provider+edge02", "'cluster'", "%2B"),
         ("app=", "'app'", "empty"),
-        ("app=nosuch", "'app'", "'nosuch' is not an app of composite app"),
-        (
-            "instance=42",
-            "'instance'",
-            "2621114006130701074, 2755581958183303505",
-        ),
         ("instance=x", "'instance'", "context id"),
     ];
     for (query, parameter, hint) in cases {
@@ -514,6 +508,25 @@ async fn bad_parameters_are_400_naming_the_parameter() {
             .await
             .expect(StatusCode::BAD_REQUEST);
         assert_eq!(reply.code(), "InvalidQuery", "{query}");
+        assert!(
+            reply.message().contains(parameter) && reply.message().contains(hint),
+            "{query}: {}",
+            reply.message()
+        );
+    }
+    // Well-formed filters naming what does not exist: 404, naming the parameter and what there is.
+    for (query, parameter, hint) in [
+        ("app=nosuch", "'app'", "'nosuch' is not an app of composite app"),
+        (
+            "instance=42",
+            "'instance'",
+            "2621114006130701074, 2755581958183303505",
+        ),
+    ] {
+        let reply = api
+            .get(&format!("{STATUS}?{query}"))
+            .await
+            .expect(StatusCode::NOT_FOUND);
         assert!(
             reply.message().contains(parameter) && reply.message().contains(hint),
             "{query}: {}",
