@@ -394,11 +394,11 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         })
         .await;
     assert_eq!(deployed["deployedCounts"], json!({"Applied": 6}), "{deployed}");
-    // No user, no kubeconfig.
+    // No user, no kubeconfig: the cloud's state rules it out.
     emco.http
         .get(&format!("{lc}/cluster-references/one/kubeconfig"))
         .await
-        .expect(400);
+        .expect(409);
 }
 
 /// The real `kubectl`, when this machine has one.

@@ -114,16 +114,22 @@ async fn a_status_stream_follows_a_failing_pod_resumes_and_drives_emcoctl_watch(
     onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
     let path = format!("{DIG}/status?{READY}");
 
-    // Bad parameters are refused before any stream starts.
+    // Bad parameters are refused before any stream starts; so is a filter naming an app that does not exist.
     for bad in [
         format!("{DIG}/status?type=bogus"),
-        format!("{DIG}/status?app=nosuchapp"),
         format!("{DIG}/status?watch=maybe"),
     ] {
         let (status, answer) = open(&client, &bad, None).await.err().unwrap();
         assert_eq!(status, 400, "{bad}: {answer}");
         assert_eq!(answer["code"], "InvalidQuery", "{bad}: {answer}");
     }
+    let missing = format!("{DIG}/status?app=nosuchapp");
+    let (status, answer) = open(&client, &missing, None).await.err().unwrap();
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (404, Some("NotFound")),
+        "{answer}"
+    );
     let (status, answer) = open(&client, &path, Some("yesterday")).await.err().unwrap();
     assert_eq!(
         (status, &answer["code"]),
