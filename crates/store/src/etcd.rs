@@ -35,13 +35,19 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 
-use etcd_client::{
-    Client, Compare as EtcdCompare, CompareOp as EtcdCompareOp, ConnectOptions, DeleteOptions, EventType,
-    GetOptions, KvClient, LeaseClient, PutOptions, SortOrder, SortTarget, TxnOp, TxnOpResponse, WatchClient,
-    WatchOptions,
-};
 use sha2::{Digest as _, Sha256};
 use tokio::sync::{mpsc, watch};
+use tonic::transport::{Certificate, ClientTlsConfig, Identity};
+
+use crate::etcd_api::etcdserverpb::compare::{CompareResult, TargetUnion};
+use crate::etcd_api::etcdserverpb::range_request::{SortOrder, SortTarget};
+use crate::etcd_api::etcdserverpb::{
+    CompactionRequest, LeaseGrantRequest, LeaseKeepAliveRequest, LeaseRevokeRequest, LeaseTimeToLiveRequest,
+    RangeRequest, RequestOp, ResponseOp, TxnRequest, WatchCreateRequest, WatchRequest, response_op,
+    watch_request,
+};
+use crate::etcd_api::mvccpb::{self, event::EventType};
+use crate::etcd_api::{self, ChannelOptions, KvClient, LeaseClient, WatchClient, status_text};
 
 use crate::engine::prefix_end;
 use crate::{
@@ -276,7 +282,7 @@ fn fold_ops(ops: &[Op]) -> Vec<Write> {
 }
 
 /// The byte string just after every key starting with `prefix` (etcd's range end; `\0` is "to the end").
-fn bytes_prefix_end(prefix: &[u8]) -> Vec<u8> {
+pub(crate) fn bytes_prefix_end(prefix: &[u8]) -> Vec<u8> {
     let mut end = prefix.to_vec();
     while let Some(last) = end.pop() {
         if last < 0xff {
@@ -318,28 +324,21 @@ impl EtcdStore {
         }
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| open_error("opening an etcd store needs a tokio runtime".to_string()))?;
-        let mut options = ConnectOptions::new()
-            .with_connect_timeout(OPEN_TIMEOUT)
-            .with_keep_alive(KEEP_ALIVE_INTERVAL, KEEP_ALIVE_TIMEOUT)
-            .with_keep_alive_while_idle(true);
-        if let Some(tls) = tls {
-            options = options.with_tls(tls_options(tls)?);
-        }
-        let client = tokio::time::timeout(OPEN_TIMEOUT, Client::connect(endpoints, Some(options)))
-            .await
-            .map_err(|_| open_error(format!("no answer within {OPEN_TIMEOUT:?}")))?
-            .map_err(|err| open_error(err.to_string()))?;
+        let options = ChannelOptions {
+            connect_timeout: OPEN_TIMEOUT,
+            keep_alive_interval: KEEP_ALIVE_INTERVAL,
+            keep_alive_timeout: KEEP_ALIVE_TIMEOUT,
+            tls: tls.map(tls_options).transpose()?,
+        };
+        let channel = etcd_api::channel(endpoints, &options).map_err(open_error)?;
         let root = prefix.trim_end_matches('/');
         let (shutdown_sender, shutdown) = watch::channel(());
         let inner = Arc::new(Inner {
-            lease: client.lease_client(),
-            kv: client
-                .kv_client()
+            lease: LeaseClient::new(channel.clone()),
+            kv: KvClient::new(channel.clone())
                 .max_decoding_message_size(MAX_RESPONSE_BYTES)
                 .max_encoding_message_size(MAX_RESPONSE_BYTES),
-            watch: client
-                .watch_client()
-                .max_decoding_message_size(MAX_RESPONSE_BYTES),
+            watch: WatchClient::new(channel).max_decoding_message_size(MAX_RESPONSE_BYTES),
             endpoints: label.clone(),
             prefix: prefix.to_string(),
             data_root: format!("{root}/k"),
@@ -349,13 +348,20 @@ impl EtcdStore {
             shutdown,
         });
         // One request proves the cluster answers and gives the starting revision.
-        let probe = GetOptions::new().with_prefix().with_count_only();
+        let probe = RangeRequest {
+            count_only: true,
+            ..etcd_api::range(
+                inner.data_root.clone(),
+                Some(bytes_prefix_end(inner.data_root.as_bytes())),
+            )
+        };
         let mut kv = inner.kv.clone();
-        let response = tokio::time::timeout(OPEN_TIMEOUT, kv.get(inner.data_root.clone(), Some(probe)))
+        let response = tokio::time::timeout(OPEN_TIMEOUT, kv.range(probe))
             .await
             .map_err(|_| open_error(format!("no answer within {OPEN_TIMEOUT:?}")))?
-            .map_err(|err| open_error(err.to_string()))?;
-        let revision = response.header().map_or(0, |header| header.revision());
+            .map_err(|status| open_error(status_text(&status)))?
+            .into_inner();
+        let revision = response.header.map_or(0, |header| header.revision);
         inner.revision.store(revision, Ordering::SeqCst);
         inner.runtime.spawn(background_watch(inner.clone(), revision));
         inner.runtime.spawn(sweep_chunks(inner.clone()));
@@ -375,7 +381,11 @@ impl EtcdStore {
     /// [`Error::Compacted`]. (etcd is usually compacted by its own `--auto-compaction-*` settings.)
     pub async fn compact(&self, revision: Revision) -> Result<()> {
         let mut kv = self.inner.kv.clone();
-        self.inner.call("compaction", kv.compact(revision, None)).await?;
+        let request = CompactionRequest {
+            revision,
+            physical: false,
+        };
+        self.inner.call("compaction", kv.compact(request)).await?;
         Ok(())
     }
 
@@ -391,21 +401,23 @@ impl EtcdStore {
         let seen = self.revision();
         let start = self.inner.data_root.clone();
         let end = bytes_prefix_end(start.as_bytes());
-        let options = GetOptions::new()
-            .with_range(end)
-            .with_keys_only()
-            .with_min_mod_revision(seen.saturating_add(1))
-            .with_sort(SortTarget::Mod, SortOrder::Descend)
-            .with_limit(1);
+        let request = RangeRequest {
+            keys_only: true,
+            min_mod_revision: seen.saturating_add(1),
+            sort_target: SortTarget::Mod.into(),
+            sort_order: SortOrder::Descend.into(),
+            limit: 1,
+            ..etcd_api::range(start, Some(end))
+        };
         let mut kv = self.inner.kv.clone();
         let response = self
             .inner
-            .call("read of the newest revision", kv.get(start, Some(options)))
+            .call("read of the newest revision", kv.range(request))
             .await?;
         Ok(response
-            .kvs()
+            .kvs
             .first()
-            .map_or(seen, |newest| newest.mod_revision().max(seen)))
+            .map_or(seen, |newest| newest.mod_revision.max(seen)))
     }
 
     pub(crate) async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
@@ -454,18 +466,31 @@ impl EtcdStore {
     pub(crate) async fn grant_lease(&self, ttl: Duration) -> Result<crate::LeaseId> {
         let seconds = i64::try_from(ttl.as_secs() + u64::from(ttl.subsec_nanos() > 0)).unwrap_or(i64::MAX);
         let mut lease = self.inner.lease.clone();
-        let response = self.inner.call("lease grant", lease.grant(seconds, None)).await?;
-        Ok(response.id())
+        let request = LeaseGrantRequest { ttl: seconds, id: 0 };
+        let response = self.inner.call("lease grant", lease.lease_grant(request)).await?;
+        Ok(response.id)
     }
 
     pub(crate) async fn keep_alive(&self, id: crate::LeaseId) -> Result<Option<Duration>> {
         let mut lease = self.inner.lease.clone();
-        // The client reads the first answer of the stream itself and refuses a lease that is gone.
-        match tokio::time::timeout(CALL_TIMEOUT, lease.keep_alive(id)).await {
-            Ok(Ok(_)) => Ok(self.lease_status(id).await?.map(|status| status.granted_ttl)),
-            Ok(Err(etcd_client::Error::LeaseKeepAliveError(_))) => Ok(None),
-            Ok(Err(err)) if lease_gone(&err) => Ok(None),
-            Ok(Err(err)) => Err(self.inner.error("lease keep-alive", &err)),
+        // One request on a keep-alive stream; etcd answers a time to live of 0 for a lease that is gone, and the
+        // lease's whole time to live for one it renewed.
+        let answer = async {
+            let requests = etcd_api::open_stream(LeaseKeepAliveRequest { id });
+            let mut answers = lease.lease_keep_alive(requests).await?.into_inner();
+            answers.message().await
+        };
+        match tokio::time::timeout(CALL_TIMEOUT, answer).await {
+            Ok(Ok(Some(renewed))) => Ok(u64::try_from(renewed.ttl)
+                .ok()
+                .filter(|seconds| *seconds > 0)
+                .map(Duration::from_secs)),
+            Ok(Ok(None)) => Err(Error::Backend(format!(
+                "etcd at {}: the lease keep-alive stream ended without an answer",
+                self.inner.endpoints
+            ))),
+            Ok(Err(status)) if lease_gone(&status) => Ok(None),
+            Ok(Err(status)) => Err(self.inner.error("lease keep-alive", &status)),
             Err(_) => Err(Error::Backend(format!(
                 "etcd at {}: lease keep-alive got no answer within {CALL_TIMEOUT:?}",
                 self.inner.endpoints
@@ -475,10 +500,11 @@ impl EtcdStore {
 
     pub(crate) async fn lease_status(&self, id: crate::LeaseId) -> Result<Option<crate::LeaseStatus>> {
         let mut lease = self.inner.lease.clone();
-        let response = match tokio::time::timeout(CALL_TIMEOUT, lease.time_to_live(id, None)).await {
-            Ok(Ok(response)) => response,
-            Ok(Err(err)) if lease_gone(&err) => return Ok(None),
-            Ok(Err(err)) => return Err(self.inner.error("lease status", &err)),
+        let request = LeaseTimeToLiveRequest { id, keys: false };
+        let response = match tokio::time::timeout(CALL_TIMEOUT, lease.lease_time_to_live(request)).await {
+            Ok(Ok(response)) => response.into_inner(),
+            Ok(Err(status)) if lease_gone(&status) => return Ok(None),
+            Ok(Err(status)) => return Err(self.inner.error("lease status", &status)),
             Err(_) => {
                 return Err(Error::Backend(format!(
                     "etcd at {}: lease status got no answer within {CALL_TIMEOUT:?}",
@@ -487,10 +513,8 @@ impl EtcdStore {
             }
         };
         // etcd answers -1 for a lease that expired.
-        let (Ok(remaining), Ok(granted)) = (
-            u64::try_from(response.ttl()),
-            u64::try_from(response.granted_ttl()),
-        ) else {
+        let (Ok(remaining), Ok(granted)) = (u64::try_from(response.ttl), u64::try_from(response.granted_ttl))
+        else {
             return Ok(None);
         };
         Ok(Some(crate::LeaseStatus {
@@ -502,10 +526,10 @@ impl EtcdStore {
 
     pub(crate) async fn revoke_lease(&self, id: crate::LeaseId) -> Result<()> {
         let mut lease = self.inner.lease.clone();
-        match tokio::time::timeout(CALL_TIMEOUT, lease.revoke(id)).await {
+        match tokio::time::timeout(CALL_TIMEOUT, lease.lease_revoke(LeaseRevokeRequest { id })).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(err)) if lease_gone(&err) => Ok(()),
-            Ok(Err(err)) => Err(self.inner.error("lease revoke", &err)),
+            Ok(Err(status)) if lease_gone(&status) => Ok(()),
+            Ok(Err(status)) => Err(self.inner.error("lease revoke", &status)),
             Err(_) => Err(Error::Backend(format!(
                 "etcd at {}: lease revoke got no answer within {CALL_TIMEOUT:?}",
                 self.inner.endpoints
@@ -527,24 +551,25 @@ impl EtcdStore {
 }
 
 /// Whether etcd refused a request because the lease it names does not exist (any more).
-fn lease_gone(err: &etcd_client::Error) -> bool {
-    err.to_string().contains("requested lease not found")
+fn lease_gone(status: &tonic::Status) -> bool {
+    status.message().contains("requested lease not found")
 }
 
-pub(crate) fn tls_options(tls: &EtcdTls) -> Result<etcd_client::TlsOptions> {
+/// The TLS settings of a channel to etcd, from the PEM files `tls` names.
+pub(crate) fn tls_options(tls: &EtcdTls) -> Result<ClientTlsConfig> {
     let read = |path: &Path| {
         std::fs::read(path).map_err(|err| Error::Open {
             path: path.display().to_string(),
             message: format!("cannot read the etcd TLS file: {err}"),
         })
     };
-    let mut options = etcd_client::TlsOptions::new();
+    let mut options = ClientTlsConfig::new();
     if let Some(ca) = &tls.ca_file {
-        options = options.ca_certificate(etcd_client::Certificate::from_pem(read(ca)?));
+        options = options.ca_certificate(Certificate::from_pem(read(ca)?));
     }
     match (&tls.cert_file, &tls.key_file) {
         (Some(cert), Some(key)) => {
-            options = options.identity(etcd_client::Identity::from_pem(read(cert)?, read(key)?));
+            options = options.identity(Identity::from_pem(read(cert)?, read(key)?));
         }
         (None, None) => {}
         _ => {
@@ -585,8 +610,8 @@ impl Inner {
             })
     }
 
-    fn error(&self, what: &str, err: &etcd_client::Error) -> Error {
-        let text = err.to_string();
+    fn error(&self, what: &str, status: &tonic::Status) -> Error {
+        let text = status_text(status);
         if text.contains("required revision has been compacted") {
             return Error::Compacted {
                 requested: 0,
@@ -612,11 +637,11 @@ impl Inner {
     async fn call<T>(
         &self,
         what: &str,
-        request: impl Future<Output = Result<T, etcd_client::Error>>,
+        request: impl Future<Output = Result<tonic::Response<T>, tonic::Status>>,
     ) -> Result<T> {
         match tokio::time::timeout(CALL_TIMEOUT, request).await {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(err)) => Err(self.error(what, &err)),
+            Ok(Ok(response)) => Ok(response.into_inner()),
+            Ok(Err(status)) => Err(self.error(what, &status)),
             Err(_) => Err(Error::Backend(format!(
                 "etcd at {}: {what} got no answer within {CALL_TIMEOUT:?}",
                 self.endpoints
@@ -625,15 +650,15 @@ impl Inner {
     }
 
     /// A key-value as callers see it: the user key and the whole value (chunks read at `revision`).
-    async fn to_key_value(&self, kv: &etcd_client::KeyValue, revision: Revision) -> Result<KeyValue> {
-        let key = self.user_key(kv.key())?;
-        let value = self.value_of(&key, kv.value(), revision).await?;
+    async fn to_key_value(&self, kv: &mvccpb::KeyValue, revision: Revision) -> Result<KeyValue> {
+        let key = self.user_key(&kv.key)?;
+        let value = self.value_of(&key, &kv.value, revision).await?;
         Ok(KeyValue {
             key,
             value,
-            create_revision: kv.create_revision(),
-            mod_revision: kv.mod_revision(),
-            version: kv.version(),
+            create_revision: kv.create_revision,
+            mod_revision: kv.mod_revision,
+            version: kv.version,
         })
     }
 
@@ -643,12 +668,14 @@ impl Inner {
             return Ok(head.to_vec());
         };
         let mut kv = self.kv.clone();
-        let options = GetOptions::new().with_prefix().with_revision(revision);
+        let set = self.chunk_set_prefix(key, &manifest);
+        let end = bytes_prefix_end(set.as_bytes());
+        let request = RangeRequest {
+            revision,
+            ..etcd_api::range(set, Some(end))
+        };
         let response = self
-            .call(
-                &format!("read of the chunks of key '{key}'"),
-                kv.get(self.chunk_set_prefix(key, &manifest), Some(options)),
-            )
+            .call(&format!("read of the chunks of key '{key}'"), kv.range(request))
             .await
             .map_err(|err| match err {
                 Error::Compacted { .. } => Error::Compacted {
@@ -658,13 +685,13 @@ impl Inner {
                 other => other,
             })?;
         let mut value = Vec::with_capacity(manifest.length);
-        for chunk in response.kvs() {
-            value.extend_from_slice(chunk.value());
+        for chunk in &response.kvs {
+            value.extend_from_slice(&chunk.value);
             if value.len() > manifest.length {
                 break;
             }
         }
-        if response.kvs().len() != manifest.chunks
+        if response.kvs.len() != manifest.chunks
             || value.len() != manifest.length
             || Manifest::of(&value).digest != manifest.digest
         {
@@ -678,10 +705,13 @@ impl Inner {
     async fn get(&self, key: &str) -> Result<Option<KeyValue>> {
         let mut kv = self.kv.clone();
         let response = self
-            .call(&format!("read of key '{key}'"), kv.get(self.data_key(key), None))
+            .call(
+                &format!("read of key '{key}'"),
+                kv.range(etcd_api::range(self.data_key(key), None)),
+            )
             .await?;
-        let revision = response.header().map_or(0, |header| header.revision());
-        match response.kvs().first() {
+        let revision = response.header.map_or(0, |header| header.revision);
+        match response.kvs.first() {
             Some(found) => Ok(Some(self.to_key_value(found, revision).await?)),
             None => Ok(None),
         }
@@ -696,17 +726,15 @@ impl Inner {
         let mut page_size = RANGE_PAGE;
         while items.len() < limit {
             let page = page_size.min(i64::try_from(limit - items.len()).unwrap_or(page_size));
-            let mut options = GetOptions::new().with_range(end.clone()).with_limit(page);
-            if revision > 0 {
-                // Every page reads the snapshot of the first one.
-                options = options.with_revision(revision);
-            }
+            // Every page after the first reads the snapshot of the first one.
+            let request = RangeRequest {
+                limit: page,
+                revision,
+                ..etcd_api::range(from.clone(), Some(end.clone()))
+            };
             let mut kv = self.kv.clone();
             let response = match self
-                .call(
-                    &format!("range read of prefix '{prefix}'"),
-                    kv.get(from.clone(), Some(options)),
-                )
+                .call(&format!("range read of prefix '{prefix}'"), kv.range(request))
                 .await
             {
                 Ok(response) => response,
@@ -718,14 +746,14 @@ impl Inner {
                 Err(err) => return Err(err),
             };
             if revision == 0 {
-                revision = response.header().map_or(0, |header| header.revision());
+                revision = response.header.map_or(0, |header| header.revision);
             }
-            for found in response.kvs() {
+            for found in &response.kvs {
                 items.push(self.to_key_value(found, revision).await?);
             }
-            match response.kvs().last() {
-                Some(last) if response.more() => {
-                    from = last.key().to_vec();
+            match response.kvs.last() {
+                Some(last) if response.more => {
+                    from.clone_from(&last.key);
                     from.push(0);
                 }
                 _ => break,
@@ -734,41 +762,38 @@ impl Inner {
         Ok((items, revision))
     }
 
-    fn compare(&self, compare: &Compare) -> EtcdCompare {
+    fn compare(&self, compare: &Compare) -> crate::etcd_api::etcdserverpb::Compare {
         let key = self.data_key(&compare.key);
-        let op = match compare.op {
-            CompareOp::Equal => EtcdCompareOp::Equal,
-            CompareOp::NotEqual => EtcdCompareOp::NotEqual,
-            CompareOp::Greater => EtcdCompareOp::Greater,
-            CompareOp::Less => EtcdCompareOp::Less,
+        let result = match compare.op {
+            CompareOp::Equal => CompareResult::Equal,
+            CompareOp::NotEqual => CompareResult::NotEqual,
+            CompareOp::Greater => CompareResult::Greater,
+            CompareOp::Less => CompareResult::Less,
         };
-        match &compare.target {
-            CompareTarget::CreateRevision(revision) => EtcdCompare::create_revision(key, op, *revision),
-            CompareTarget::ModRevision(revision) => EtcdCompare::mod_revision(key, op, *revision),
-            CompareTarget::PrefixModRevision(revision) => {
-                let end = bytes_prefix_end(key.as_bytes());
-                EtcdCompare::mod_revision(key, op, *revision).with_range(end)
-            }
-            CompareTarget::Version(version) => EtcdCompare::version(key, op, *version),
+        let (value, range_end) = match &compare.target {
+            CompareTarget::CreateRevision(revision) => (TargetUnion::CreateRevision(*revision), None),
+            CompareTarget::ModRevision(revision) => (TargetUnion::ModRevision(*revision), None),
+            CompareTarget::PrefixModRevision(revision) => (
+                TargetUnion::ModRevision(*revision),
+                Some(bytes_prefix_end(key.as_bytes())),
+            ),
+            CompareTarget::Version(version) => (TargetUnion::Version(*version), None),
             // A large value compares as its manifest: equal manifests mean equal values.
-            CompareTarget::Value(value) => EtcdCompare::value(key, op, head_of(value)),
-        }
+            CompareTarget::Value(value) => (TargetUnion::Value(head_of(value)), None),
+        };
+        etcd_api::compare(key, result, value, range_end)
     }
 
-    fn txn_op(&self, write: &Write) -> TxnOp {
+    fn txn_op(&self, write: &Write) -> RequestOp {
         match write {
-            Write::Put { key, value, lease } => TxnOp::put(
-                self.data_key(key),
-                head_of(value),
-                lease.map(|lease| PutOptions::new().with_lease(lease)),
-            ),
-            Write::Delete { key } => TxnOp::delete(self.data_key(key), None),
+            Write::Put { key, value, lease } => etcd_api::put_op(self.data_key(key), head_of(value), *lease),
+            Write::Delete { key } => etcd_api::delete_op(self.data_key(key), None),
             Write::DeleteRange { start, end } => {
                 let end = match end {
                     Some(end) => self.data_key(end).into_bytes(),
                     None => bytes_prefix_end(self.data_root.as_bytes()),
                 };
-                TxnOp::delete(self.data_key(start), Some(DeleteOptions::new().with_range(end)))
+                etcd_api::delete_op(self.data_key(start), Some(end))
             }
         }
     }
@@ -849,11 +874,13 @@ impl Inner {
                 .get(start..value.len().min(start + CHUNK_SIZE))
                 .unwrap_or_default();
             let mut kv = self.kv.clone();
-            self.call(
-                &format!("write of chunk {index} of key '{key}'"),
-                kv.put(self.chunk_key(key, manifest, index), chunk.to_vec(), None),
-            )
-            .await?;
+            let request = crate::etcd_api::etcdserverpb::PutRequest {
+                key: self.chunk_key(key, manifest, index).into_bytes(),
+                value: chunk.to_vec(),
+                ..Default::default()
+            };
+            self.call(&format!("write of chunk {index} of key '{key}'"), kv.put(request))
+                .await?;
         }
         Ok(())
     }
@@ -864,28 +891,43 @@ impl Inner {
     async fn drop_chunk_set(&self, key: &str, digest: &str) -> Result<()> {
         let head_key = self.data_key(key);
         let set = format!("{}{key}\0{digest}/", self.chunk_root);
-        let delete = || TxnOp::delete(set.clone(), Some(DeleteOptions::new().with_prefix()));
+        let delete = || etcd_api::delete_op(set.clone(), Some(bytes_prefix_end(set.as_bytes())));
         // A head naming this set starts with `naming` and goes on with digits and spaces, all below 0x7f.
         let mut naming = MAGIC.to_vec();
         naming.extend_from_slice(digest.as_bytes());
         naming.push(b' ');
         let mut beyond = naming.clone();
         beyond.push(0x7f);
-        let above = etcd_client::Txn::new()
-            .when([EtcdCompare::value(
+        let above = TxnRequest {
+            compare: vec![etcd_api::compare(
                 head_key.clone(),
-                EtcdCompareOp::Greater,
-                beyond,
-            )])
-            .and_then([delete()]);
-        let below_or_above = etcd_client::Txn::new()
-            .when([EtcdCompare::value(head_key.clone(), EtcdCompareOp::Less, naming)])
-            .and_then([delete()])
-            .or_else([TxnOp::txn(above)]);
-        let txn = etcd_client::Txn::new()
-            .when([EtcdCompare::create_revision(head_key, EtcdCompareOp::Equal, 0)])
-            .and_then([delete()])
-            .or_else([TxnOp::txn(below_or_above)]);
+                CompareResult::Greater,
+                TargetUnion::Value(beyond),
+                None,
+            )],
+            success: vec![delete()],
+            failure: Vec::new(),
+        };
+        let below_or_above = TxnRequest {
+            compare: vec![etcd_api::compare(
+                head_key.clone(),
+                CompareResult::Less,
+                TargetUnion::Value(naming),
+                None,
+            )],
+            success: vec![delete()],
+            failure: vec![etcd_api::txn_op(above)],
+        };
+        let txn = TxnRequest {
+            compare: vec![etcd_api::compare(
+                head_key,
+                CompareResult::Equal,
+                TargetUnion::CreateRevision(0),
+                None,
+            )],
+            success: vec![delete()],
+            failure: vec![etcd_api::txn_op(below_or_above)],
+        };
         let mut kv = self.kv.clone();
         self.call(&format!("removal of stale chunks of key '{key}'"), kv.txn(txn))
             .await?;
@@ -896,17 +938,18 @@ impl Inner {
         let success = fold_ops(&txn.success);
         let failure = fold_ops(&txn.failure);
         Self::check_size(txn, &success, &failure)?;
-        let inner = etcd_client::Txn::new()
-            .when(txn.compares.iter().map(|c| self.compare(c)).collect::<Vec<_>>())
-            .and_then(success.iter().map(|w| self.txn_op(w)).collect::<Vec<_>>())
-            .or_else(failure.iter().map(|w| self.txn_op(w)).collect::<Vec<_>>());
+        let inner = TxnRequest {
+            compare: txn.compares.iter().map(|c| self.compare(c)).collect(),
+            success: success.iter().map(|w| self.txn_op(w)).collect(),
+            failure: failure.iter().map(|w| self.txn_op(w)).collect(),
+        };
         let success_sets = self.chunk_sets(&success);
         let failure_sets = self.chunk_sets(&failure);
         if success_sets.is_empty() && failure_sets.is_empty() {
             let mut kv = self.kv.clone();
             let response = self.call("transaction", kv.txn(inner)).await?;
-            let revision = response.header().map_or(0, |header| header.revision());
-            return Ok(self.outcome(response.succeeded(), &response.op_responses(), revision));
+            let revision = response.header.map_or(0, |header| header.revision);
+            return Ok(self.outcome(response.succeeded, &response.responses, revision));
         }
         let all_sets: Vec<_> = success_sets.values().chain(failure_sets.values()).collect();
         for attempt in 1..=STAGE_ATTEMPTS {
@@ -914,40 +957,45 @@ impl Inner {
                 self.stage(key, manifest, value).await?;
             }
             // Every chunk must still exist: a removal may have come between two chunks being written.
-            let guards: Vec<EtcdCompare> = all_sets
+            let guards = all_sets
                 .iter()
                 .flat_map(|(key, manifest, _)| {
                     (0..manifest.chunks).map(|index| {
-                        EtcdCompare::create_revision(
+                        etcd_api::compare(
                             self.chunk_key(key, manifest, index),
-                            EtcdCompareOp::Greater,
-                            0,
+                            CompareResult::Greater,
+                            TargetUnion::CreateRevision(0),
+                            None,
                         )
                     })
                 })
                 .collect();
-            let outer = etcd_client::Txn::new()
-                .when(guards)
-                .and_then([TxnOp::txn(inner.clone())]);
+            let outer = TxnRequest {
+                compare: guards,
+                success: vec![etcd_api::txn_op(inner.clone())],
+                failure: Vec::new(),
+            };
             let mut kv = self.kv.clone();
             let response = self.call("transaction", kv.txn(outer)).await?;
-            if !response.succeeded() {
+            if !response.succeeded {
                 tracing::debug!(
                     attempt,
                     "chunks of a transaction vanished before it ran; writing them again"
                 );
                 continue;
             }
-            let revision = response.header().map_or(0, |header| header.revision());
-            let Some(TxnOpResponse::Txn(answer)) = response.op_responses().into_iter().next() else {
+            let revision = response.header.map_or(0, |header| header.revision);
+            let Some(response_op::Response::ResponseTxn(answer)) =
+                response.responses.into_iter().next().and_then(|op| op.response)
+            else {
                 return Err(Error::Backend(format!(
                     "etcd at {} answered a transaction without its inner result",
                     self.endpoints
                 )));
             };
-            let outcome = self.outcome(answer.succeeded(), &answer.op_responses(), revision);
+            let outcome = self.outcome(answer.succeeded, &answer.responses, revision);
             // The branch that did not run staged chunks nobody names.
-            let unused = if answer.succeeded() {
+            let unused = if answer.succeeded {
                 &failure_sets
             } else {
                 &success_sets
@@ -967,11 +1015,13 @@ impl Inner {
 
     /// The response of a transaction whose executed branch answered `responses` at `revision`; raises the
     /// store's revision when the branch changed something.
-    fn outcome(&self, succeeded: bool, responses: &[TxnOpResponse], revision: Revision) -> TxnResponse {
-        let changed = responses.iter().any(|response| match response {
-            TxnOpResponse::Put(_) => true,
-            TxnOpResponse::Delete(delete) => delete.deleted() > 0,
-            TxnOpResponse::Get(_) | TxnOpResponse::Txn(_) => false,
+    fn outcome(&self, succeeded: bool, responses: &[ResponseOp], revision: Revision) -> TxnResponse {
+        let changed = responses.iter().any(|response| match &response.response {
+            Some(response_op::Response::ResponsePut(_)) => true,
+            Some(response_op::Response::ResponseDeleteRange(delete)) => delete.deleted > 0,
+            Some(response_op::Response::ResponseRange(_) | response_op::Response::ResponseTxn(_)) | None => {
+                false
+            }
         });
         let revision = if changed {
             self.revision.fetch_max(revision, Ordering::SeqCst).max(revision)
@@ -982,12 +1032,12 @@ impl Inner {
     }
 
     /// Converts one watch response's events to callers' events, one batch per revision.
-    async fn batches(&self, events: &[etcd_client::Event]) -> Result<Vec<(Revision, Vec<Event>)>> {
+    async fn batches(&self, events: &[mvccpb::Event]) -> Result<Vec<(Revision, Vec<Event>)>> {
         let mut batches: Vec<(Revision, Vec<Event>)> = Vec::new();
         for event in events {
-            let Some(kv) = event.kv() else { continue };
-            let revision = kv.mod_revision();
-            let converted = match event.event_type() {
+            let Some(kv) = &event.kv else { continue };
+            let revision = kv.mod_revision;
+            let converted = match event.r#type() {
                 EventType::Put => Event {
                     kind: EventKind::Put,
                     kv: self.to_key_value(kv, revision).await?,
@@ -995,9 +1045,9 @@ impl Inner {
                 EventType::Delete => Event {
                     kind: EventKind::Delete,
                     kv: KeyValue {
-                        key: self.user_key(kv.key())?,
+                        key: self.user_key(&kv.key)?,
                         value: Vec::new(),
-                        create_revision: kv.create_revision(),
+                        create_revision: kv.create_revision,
                         mod_revision: revision,
                         version: 0,
                     },
@@ -1035,10 +1085,16 @@ async fn watch_into(
     sender: &mpsc::Sender<Result<(Revision, Vec<Event>)>>,
 ) {
     let what = format!("watch of prefix '{prefix}'");
-    let options = WatchOptions::new().with_prefix().with_start_revision(start);
+    let key = inner.data_key(prefix).into_bytes();
+    let request = watch_create(WatchCreateRequest {
+        range_end: bytes_prefix_end(&key),
+        key,
+        start_revision: start,
+        ..WatchCreateRequest::default()
+    });
     let mut client = inner.watch.clone();
     let mut stream = match inner
-        .call(&what, client.watch(inner.data_key(prefix), Some(options)))
+        .call(&what, client.watch(etcd_api::open_stream(request)))
         .await
     {
         Ok(stream) => stream,
@@ -1065,23 +1121,22 @@ async fn watch_into(
             }
         };
         // etcd answers a watch at a compacted revision with `created`, and cancels it in a later message.
-        if response.canceled() {
-            let err = if response.compact_revision() > 0 {
+        if response.canceled {
+            let err = if response.compact_revision > 0 {
                 Error::Compacted {
                     requested: start,
-                    compacted: response.compact_revision() - 1,
+                    compacted: response.compact_revision - 1,
                 }
             } else {
                 Error::Backend(format!(
                     "etcd at {}: the {what} was canceled: {}",
-                    inner.endpoints,
-                    response.cancel_reason()
+                    inner.endpoints, response.cancel_reason
                 ))
             };
             let _ = sender.send(Err(err)).await;
             return;
         }
-        match inner.batches(response.events()).await {
+        match inner.batches(&response.events).await {
             Ok(batches) => {
                 for batch in batches {
                     if sender.send(Ok(batch)).await.is_err() {
@@ -1094,6 +1149,13 @@ async fn watch_into(
                 return;
             }
         }
+    }
+}
+
+/// A watch request creating one watch.
+fn watch_create(create: WatchCreateRequest) -> WatchRequest {
+    WatchRequest {
+        request_union: Some(watch_request::RequestUnion::CreateRequest(create)),
     }
 }
 
@@ -1118,16 +1180,16 @@ async fn background_watch(inner: Arc<Inner>, opened_at: Revision) {
 
 /// One life of the background watch from `start`; returns the revision to start the next one from.
 async fn follow(inner: &Inner, start: Revision) -> Revision {
-    let options = WatchOptions::new()
-        .with_prefix()
-        .with_prev_key()
-        .with_start_revision(start);
+    let request = watch_create(WatchCreateRequest {
+        key: inner.data_root.clone().into_bytes(),
+        range_end: bytes_prefix_end(inner.data_root.as_bytes()),
+        start_revision: start,
+        prev_kv: true,
+        ..WatchCreateRequest::default()
+    });
     let mut client = inner.watch.clone();
     let mut stream = match inner
-        .call(
-            "background watch",
-            client.watch(inner.data_root.clone(), Some(options)),
-        )
+        .call("background watch", client.watch(etcd_api::open_stream(request)))
         .await
     {
         Ok(stream) => stream,
@@ -1146,26 +1208,26 @@ async fn follow(inner: &Inner, start: Revision) -> Revision {
                 return next;
             }
         };
-        if response.canceled() {
+        if response.canceled {
             // Compacted: what was missed needs no chunk cleanup the open-time sweep would not also do.
-            return if response.compact_revision() > 0 {
-                response.compact_revision().max(next)
+            return if response.compact_revision > 0 {
+                response.compact_revision.max(next)
             } else {
                 next
             };
         }
-        for event in response.events() {
-            let Some(kv) = event.kv() else { continue };
-            inner.revision.fetch_max(kv.mod_revision(), Ordering::SeqCst);
-            next = next.max(kv.mod_revision() + 1);
-            let Some(previous) = event.prev_kv() else { continue };
-            let Ok(key) = inner.user_key(kv.key()) else {
+        for event in &response.events {
+            let Some(kv) = &event.kv else { continue };
+            inner.revision.fetch_max(kv.mod_revision, Ordering::SeqCst);
+            next = next.max(kv.mod_revision + 1);
+            let Some(previous) = &event.prev_kv else { continue };
+            let Ok(key) = inner.user_key(&kv.key) else {
                 continue;
             };
-            let Ok(Some(old)) = Manifest::decode(&key, previous.value()) else {
+            let Ok(Some(old)) = Manifest::decode(&key, &previous.value) else {
                 continue;
             };
-            let still_current = event.event_type() == EventType::Put && kv.value() == previous.value();
+            let still_current = event.r#type() == EventType::Put && kv.value == previous.value;
             if !still_current && let Err(err) = inner.drop_chunk_set(&key, &old.digest).await {
                 tracing::warn!(key, error = %err, "cannot remove replaced chunks; the next sweep will");
             }
@@ -1177,14 +1239,14 @@ async fn follow(inner: &Inner, start: Revision) -> Revision {
 /// or before it removed replaced chunks).
 async fn sweep_chunks(inner: Arc<Inner>) {
     let mut kv = inner.kv.clone();
-    let options = GetOptions::new().with_prefix().with_keys_only();
-    let response = match inner
-        .call(
-            "listing of chunks",
-            kv.get(inner.chunk_root.clone(), Some(options)),
+    let request = RangeRequest {
+        keys_only: true,
+        ..etcd_api::range(
+            inner.chunk_root.clone(),
+            Some(bytes_prefix_end(inner.chunk_root.as_bytes())),
         )
-        .await
-    {
+    };
+    let response = match inner.call("listing of chunks", kv.range(request)).await {
         Ok(response) => response,
         Err(err) => {
             tracing::warn!(error = %err, "cannot list chunks to sweep");
@@ -1192,8 +1254,8 @@ async fn sweep_chunks(inner: Arc<Inner>) {
         }
     };
     let mut sets = std::collections::BTreeSet::new();
-    for found in response.kvs() {
-        let Some(rest) = found.key().strip_prefix(inner.chunk_root.as_bytes()) else {
+    for found in &response.kvs {
+        let Some(rest) = found.key.strip_prefix(inner.chunk_root.as_bytes()) else {
             continue;
         };
         let Ok(rest) = std::str::from_utf8(rest) else {

@@ -9,6 +9,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::EtcdTls;
+use crate::etcd_api;
 
 /// Set to `1` to fail instead of skipping when no etcd binary is installed.
 pub const REQUIRE_ENV: &str = "EMCO_REQUIRE_ETCD";
@@ -207,20 +208,13 @@ impl EtcdServer {
     }
 
     async fn answers(&self, tls: Option<&EtcdTls>) -> bool {
-        let mut options = etcd_client::ConnectOptions::new();
-        if let Some(tls) = tls {
-            match crate::etcd::tls_options(tls) {
-                Ok(tls) => options = options.with_tls(tls),
-                Err(_) => return false,
-            }
-        }
         let probe = async {
-            let mut client = etcd_client::Client::connect([self.endpoint.as_str()], Some(options)).await?;
-            client.get("probe", None).await
+            let mut kv = kv_client(&self.endpoint, tls).ok()?;
+            kv.range(etcd_api::range("probe", None)).await.ok()
         };
         matches!(
             tokio::time::timeout(Duration::from_secs(2), probe).await,
-            Ok(Ok(_))
+            Ok(Some(_))
         )
     }
 
@@ -272,4 +266,49 @@ impl EtcdServer {
             log: self.log_path.display().to_string(),
         })
     }
+}
+
+/// A plain client of one etcd endpoint's KV service (keys as etcd holds them, no store layout).
+fn kv_client(endpoint: &str, tls: Option<&EtcdTls>) -> Result<etcd_api::KvClient, String> {
+    let options = etcd_api::ChannelOptions {
+        connect_timeout: Duration::from_secs(2),
+        keep_alive_interval: Duration::from_secs(10),
+        keep_alive_timeout: Duration::from_secs(5),
+        tls: tls
+            .map(crate::etcd::tls_options)
+            .transpose()
+            .map_err(|err| err.to_string())?,
+    };
+    let channel = etcd_api::channel(&[endpoint.to_string()], &options)?;
+    Ok(etcd_api::KvClient::new(channel))
+}
+
+/// How many etcd keys start with `prefix` at the plain-HTTP `endpoint` (as etcd holds them: a store's own
+/// layout is visible).
+pub async fn key_count(endpoint: &str, prefix: &str) -> Result<i64, String> {
+    let mut kv = kv_client(endpoint, None)?;
+    let request = etcd_api::etcdserverpb::RangeRequest {
+        count_only: true,
+        ..etcd_api::range(prefix, Some(crate::etcd::bytes_prefix_end(prefix.as_bytes())))
+    };
+    let response = kv
+        .range(request)
+        .await
+        .map_err(|status| etcd_api::status_text(&status))?;
+    Ok(response.into_inner().count)
+}
+
+/// Writes `value` at the etcd key `key` of the plain-HTTP `endpoint` as it is, past any store (tests that damage
+/// a store's layout).
+pub async fn put_key(endpoint: &str, key: &str, value: &[u8]) -> Result<(), String> {
+    let mut kv = kv_client(endpoint, None)?;
+    let request = etcd_api::etcdserverpb::PutRequest {
+        key: key.as_bytes().to_vec(),
+        value: value.to_vec(),
+        ..Default::default()
+    };
+    kv.put(request)
+        .await
+        .map_err(|status| etcd_api::status_text(&status))?;
+    Ok(())
 }

@@ -485,13 +485,9 @@ fn big_value(len: usize, seed: u8) -> Vec<u8> {
 
 /// How many chunk keys an etcd store keeps under `prefix`.
 async fn chunk_keys(endpoint: &str, prefix: &str) -> i64 {
-    let mut client = etcd_client::Client::connect([endpoint], None).await.unwrap();
-    let options = etcd_client::GetOptions::new().with_prefix().with_count_only();
-    client
-        .get(format!("{prefix}/c"), Some(options))
+    emco_store::etcd_testing::key_count(endpoint, &format!("{prefix}/c"))
         .await
         .unwrap()
-        .count()
 }
 
 /// Waits (bounded) until an etcd store keeps `expected` chunk keys; returns how many it keeps.
@@ -753,15 +749,15 @@ async fn etcd_open_sweeps_chunk_sets_no_head_names() {
     assert_eq!(chunk_keys(&endpoint, ETCD_PREFIX).await, 2);
     drop(store);
     // Chunks of a writer that stopped before its transaction: of a missing head, and of a head naming another set.
-    let mut client = etcd_client::Client::connect([endpoint.as_str()], None)
-        .await
-        .unwrap();
     let digest = "ab".repeat(32);
     for key in ["/gone", "/kept"] {
-        client
-            .put(format!("{ETCD_PREFIX}/c{key}\0{digest}/000000"), "stale", None)
-            .await
-            .unwrap();
+        emco_store::etcd_testing::put_key(
+            &endpoint,
+            &format!("{ETCD_PREFIX}/c{key}\0{digest}/000000"),
+            b"stale",
+        )
+        .await
+        .unwrap();
     }
     assert_eq!(chunk_keys(&endpoint, ETCD_PREFIX).await, 4);
     let reopened = Store::open_etcd(std::slice::from_ref(&endpoint), ETCD_PREFIX, None)
