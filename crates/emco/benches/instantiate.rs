@@ -1,6 +1,8 @@
 //! Instantiating at scale: 1,000 kubesim clusters (kubesim in its own process) × 30 resources (3 apps × 10), timed
 //! until the status says Instantiated; as the reference, the same number of objects applied by a tight kube-rs
-//! loop from one process with the same concurrency; then the CPU rsync uses while 200 clusters are down.
+//! loop from one process with the same concurrency; then, with 200 clusters down during a second instantiation,
+//! the CPU emco uses while they stay down, how long after they heal the DIG is Instantiated, and the CPU with every
+//! cluster up again (the baseline of what the down clusters cost).
 //!
 //! Run with `cargo bench -p emco --bench instantiate`.
 
@@ -78,7 +80,15 @@ async fn run() {
     // emco: onboard (not timed), instantiate, wait for Instantiated.
     let emco = Emco::start_with(
         Store::open_redb(&dir.path().join("emco")).unwrap(),
-        RsyncConfig::default(),
+        // `EMCO_BENCH_PROBE_RATE`: the probes per second of all probed clusters together (rsync's `probe_rate`),
+        // to measure the trade between a healed cluster's wait and the CPU the probes cost.
+        RsyncConfig {
+            probe_rate: std::env::var("EMCO_BENCH_PROBE_RATE")
+                .ok()
+                .and_then(|rate| rate.parse().ok())
+                .unwrap_or(RsyncConfig::default().probe_rate),
+            ..RsyncConfig::default()
+        },
     )
     .await;
     onboard(
@@ -128,13 +138,47 @@ async fn run() {
             && a["rsync-status"]["Retrying"].as_u64() == Some((DOWN * 30) as u64)
     })
     .await;
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    // Measure once every batch's first attempts are behind it (a batch that cannot reach its cluster then waits
+    // for the cluster's prober), while the clusters stay down.
+    tokio::time::sleep(Duration::from_secs(40)).await;
     let (cpu_before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
     tokio::time::sleep(Duration::from_secs(30)).await;
     let cpu = (scale_harness::cpu_seconds(std::process::id()) - cpu_before) / wall.elapsed().as_secs_f64();
     println!(
-        "emco: CPU while {DOWN} clusters are down and retrying (30 s window): {:.1}% of a core",
+        "emco: CPU while {DOWN} clusters stay down and retrying (30 s window from 40 s after they went down): {:.2}% of a core",
         cpu * 100.0
+    );
+    // Heal them all at once; time until the DIG is Instantiated.
+    let healed = Instant::now();
+    for name in names.iter().take(DOWN) {
+        admin
+            .request(
+                "PUT",
+                &format!("/clusters/{name}/faults"),
+                Some("application/json"),
+                br#"{"down": false}"#,
+            )
+            .await
+            .expect(200);
+    }
+    let heal_requests = healed.elapsed();
+    let done = wait_status(&emco.http, "dig2", |a| a["status"] == "Instantiated").await;
+    println!(
+        "emco: {DOWN} clusters healed (the heal requests took {:.2} s): Instantiated {:.2} s after the first heal; counts {}",
+        heal_requests.as_secs_f64(),
+        healed.elapsed().as_secs_f64(),
+        done["rsync-status"]
+    );
+    // The same two DIGs with every cluster up: the baseline of the window while 200 were down.
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    let (cpu_before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
+    tokio::time::sleep(Duration::from_secs(30)).await;
+    let baseline =
+        (scale_harness::cpu_seconds(std::process::id()) - cpu_before) / wall.elapsed().as_secs_f64();
+    println!(
+        "emco: CPU with every cluster up, both DIGs instantiated (30 s window): {:.2}% of a core; the down clusters cost {:+.2} points",
+        baseline * 100.0,
+        (cpu - baseline) * 100.0
     );
     drop(kubesim);
 }

@@ -1430,8 +1430,6 @@ pub(crate) async fn sync_cluster(
     inner.watchers.hold(&inner, id, &cluster);
     inner.watchers.join_lineage(label_id, id);
     let mut attempt_number = 0u32;
-    // The reason last recorded with connectivity Retrying (written again only when it changes).
-    let mut recorded_reason: Option<String> = None;
     // When the first attempt of this batch failed with an error worth retrying.
     let mut retrying_since: Option<String> = None;
     let mut hooks_done = HashSet::new();
@@ -1527,8 +1525,12 @@ pub(crate) async fn sync_cluster(
             }
             Err(err) if err.is_retryable() => {
                 attempt_number += 1;
-                // The cluster's Retry-After, when it gave one, replaces the back-off (within bounds).
-                let (delay, reason) = match err.retry_after() {
+                // The cluster's Retry-After, when it gave one, replaces the back-off (within bounds) and is
+                // honoured; a cluster that could not be reached at all is probed meanwhile and retried as soon as
+                // it answers, so its own attempts back off further.
+                let asked = err.retry_after();
+                let unreachable = matches!(err, SyncError::Unreachable(_));
+                let (delay, reason) = match asked {
                     Some(asked) => {
                         let delay = inner.config.retry_after_delay(asked);
                         let reason = format!(
@@ -1538,40 +1540,52 @@ pub(crate) async fn sync_cluster(
                         );
                         (delay, reason)
                     }
+                    None if unreachable => (
+                        inner.config.unreachable_delay(),
+                        err.retry_reason().unwrap_or_default().to_string(),
+                    ),
                     None => (
                         inner.config.backoff(attempt_number),
                         err.retry_reason().unwrap_or_default().to_string(),
                     ),
                 };
-                if recorded_reason.as_deref() != Some(reason.as_str()) {
-                    // What the batch waits for now, since its first failed attempt (the hook or CRD it waited
-                    // for before is noted again once the cluster answers).
-                    let since = retrying_since.get_or_insert_with(now_timestamp).clone();
-                    let waiting = Waiting {
-                        what: format!(
-                            "the cluster to answer ({reason}; attempts back off up to {} s)",
-                            inner.config.backoff_max.as_secs().max(1)
-                        ),
-                        since,
-                        until: None,
-                        then: None,
-                    };
-                    let retrying = (Connectivity::Retrying, Some(reason.clone()));
-                    if let Err(write_err) = record_results(
-                        &inner,
-                        id,
-                        &record,
-                        None,
-                        None,
-                        retrying,
-                        Some((direction, &waiting)),
-                        None,
+                // What the batch waits for now, since its first failed attempt (the hook or CRD it waited for
+                // before is noted again once the cluster answers), and when it tries next at the latest.
+                let since = retrying_since.get_or_insert_with(now_timestamp).clone();
+                let what = if asked.is_some() {
+                    format!("the cluster to answer ({reason})")
+                } else if unreachable {
+                    format!(
+                        "the cluster to answer ({reason}; it is probed every {} or so and tried again at once \
+                         when it answers)",
+                        short_duration(inner.config.probe_interval)
                     )
-                    .await
-                    {
-                        tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
-                    }
-                    recorded_reason = Some(reason.clone());
+                } else {
+                    format!(
+                        "the cluster to answer ({reason}; attempts back off up to {} s)",
+                        inner.config.backoff_max.as_secs().max(1)
+                    )
+                };
+                let waiting = Waiting {
+                    what,
+                    since,
+                    until: timestamp_after(delay),
+                    then: None,
+                };
+                let retrying = (Connectivity::Retrying, Some(reason.clone()));
+                if let Err(write_err) = record_results(
+                    &inner,
+                    id,
+                    &record,
+                    None,
+                    None,
+                    retrying,
+                    Some((direction, &waiting)),
+                    None,
+                )
+                .await
+                {
+                    tracing::warn!(context = %id, app, cluster, error = %write_err, "cannot record Retrying");
                 }
                 if inner.config.max_retries.is_some_and(|max| attempt_number > max) {
                     let message = format!("Retries exceeded max: {cluster} ({err})");
@@ -1583,8 +1597,16 @@ pub(crate) async fn sync_cluster(
                     return BatchOutcome::Failed;
                 }
                 tracing::debug!(context = %id, app, cluster, error = %err, ?delay, "retrying");
+                let mut probed =
+                    unreachable.then(|| crate::reachability::Reachability::wait(&inner, &cluster));
                 tokio::select! {
                     () = tokio::time::sleep(delay) => {}
+                    () = async {
+                        match probed.as_mut() {
+                            Some(wait) => wait.answered().await,
+                            None => std::future::pending().await,
+                        }
+                    } => {}
                     () = cancel.cancelled() => return BatchOutcome::Cancelled,
                 }
             }
@@ -1594,6 +1616,22 @@ pub(crate) async fn sync_cluster(
             }
         }
     }
+}
+
+/// A short duration as people write it: `200 ms`, `2 s`.
+fn short_duration(duration: Duration) -> String {
+    if duration < Duration::from_secs(1) {
+        format!("{} ms", duration.as_millis())
+    } else {
+        format!("{} s", duration.as_secs())
+    }
+}
+
+/// The time `delay` from now (RFC 3339), as waits record their end.
+fn timestamp_after(delay: Duration) -> Option<String> {
+    let delay = jiff::SignedDuration::try_from(delay).ok()?;
+    let at = jiff::Timestamp::now().checked_add(delay).ok()?;
+    Some(emco_model::format_timestamp(at))
 }
 
 /// Whether every resource of `app` reports Ready from its clusters' ResourceBundleStates.

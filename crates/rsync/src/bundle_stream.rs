@@ -58,6 +58,10 @@ pub(crate) enum BundleStreamError {
 
 type Reader = Pin<Box<dyn AsyncBufRead + Send>>;
 
+/// What the stream waits for, instead of its back-off, after the cluster could not be reached: the cluster answering
+/// again (or a long safety-net delay), as the caller knows it.
+pub(crate) type Reachable = Box<dyn Fn() -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
+
 struct State {
     client: kube::Client,
     /// The ResourceBundleStates' URL, which the list and the watch requests are made for.
@@ -74,21 +78,25 @@ struct State {
     failures: u32,
     /// How long the cluster is asked to keep one watch open, in seconds.
     watch_timeout: u32,
+    /// Whether the last failure was that the cluster could not be reached.
+    unreachable: bool,
+    /// What to wait for after such a failure, when the caller knows (else the back-off).
+    reachable: Option<Reachable>,
 }
 
 /// The ResourceBundleStates of the cluster `client` reaches, labelled `emco/deployment-id`: every listed one, then
 /// every added or modified one; deletions are not reported. An error is reported, then the stream lists again
-/// (after a back-off); it never ends.
+/// (after a back-off, or after the cluster could not be reached once `reachable` resolves); it never ends.
 pub(crate) fn bundle_states(
     client: kube::Client,
+    reachable: Option<Reachable>,
 ) -> impl Stream<Item = Result<BundleState, BundleStreamError>> + Send {
-    futures::stream::unfold(
-        State::new(client, WATCH_TIMEOUT_SECONDS),
-        |mut state| async move {
-            let item = state.step().await;
-            Some((item, state))
-        },
-    )
+    let mut state = State::new(client, WATCH_TIMEOUT_SECONDS);
+    state.reachable = reachable;
+    futures::stream::unfold(state, |mut state| async move {
+        let item = state.step().await;
+        Some((item, state))
+    })
 }
 
 impl State {
@@ -102,6 +110,8 @@ impl State {
             line: Vec::new(),
             failures: 0,
             watch_timeout,
+            unreachable: false,
+            reachable: None,
         }
     }
 
@@ -127,6 +137,10 @@ impl State {
                     self.watch = None;
                     self.line = Vec::new();
                     self.failures = self.failures.saturating_add(1);
+                    self.unreachable = matches!(
+                        err,
+                        BundleStreamError::Request(kube::Error::HyperError(_) | kube::Error::Service(_))
+                    );
                     return Err(err);
                 }
             }
@@ -136,8 +150,13 @@ impl State {
     /// Lists (after the back-off earlier failures call for) and opens the watch from the list's revision.
     async fn list_and_watch(&mut self) -> Result<(), BundleStreamError> {
         if self.failures > 0 {
-            let doublings = (self.failures - 1).min(8);
-            tokio::time::sleep((FIRST_BACKOFF * 2_u32.pow(doublings)).min(MAX_BACKOFF)).await;
+            match &self.reachable {
+                Some(reachable) if self.unreachable => reachable().await,
+                _ => {
+                    let doublings = (self.failures - 1).min(8);
+                    tokio::time::sleep((FIRST_BACKOFF * 2_u32.pow(doublings)).min(MAX_BACKOFF)).await;
+                }
+            }
         }
         let request = self
             .bundles

@@ -181,6 +181,25 @@ impl Clients {
         Ok(client)
     }
 
+    /// The `host:port` of `cluster`'s API server, from its stored kubeconfig (checked by the policy as for a
+    /// client), for probes that only open a TCP connection.
+    pub(crate) async fn server_address(&self, cluster: &str) -> Result<String, SyncError> {
+        let bytes = self.kubeconfig_bytes(cluster).await?;
+        let kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+        let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+            .await
+            .map_err(|err| kubeconfig_error(cluster, err))?;
+        let url = &config.cluster_url;
+        let host = url
+            .host()
+            .ok_or_else(|| kubeconfig_error(cluster, "the server URL has no host"))?;
+        let port = url
+            .port_u16()
+            .unwrap_or(if url.scheme_str() == Some("http") { 80 } else { 443 });
+        // An IPv6 literal keeps its brackets in the URI's host.
+        Ok(format!("{host}:{port}"))
+    }
+
     /// The client cached under `key` for `identity` (what it is built from), built by `build` once: callers that
     /// arrive together share one build (a failed build is tried again by the next caller); an entry of another
     /// identity is replaced, and then the second value is true.

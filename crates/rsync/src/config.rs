@@ -9,9 +9,18 @@ pub struct RsyncConfig {
     pub backoff_initial: Duration,
     /// The longest back-off.
     pub backoff_max: Duration,
+    /// How long a batch waits before trying again on its own after its cluster could not be reached at all
+    /// (refused, timed out, reset): the cluster is probed meanwhile ([`RsyncConfig::probe_interval`]) and the batch
+    /// tries again as soon as it answers, so this is only a safety net.
+    pub unreachable_retry: Duration,
     /// The longest delay a cluster's `Retry-After` (on a 429 or 5xx answer) may impose; it replaces the back-off
     /// for that retry, but is never shorter than `backoff_initial`.
     pub retry_after_max: Duration,
+    /// How often a cluster whose batches wait out their back-off is probed (`GET /version`) to notice it answers
+    /// again, at the least (more clusters than `probe_rate` × this are probed less often).
+    pub probe_interval: Duration,
+    /// The most probes per second across all clusters.
+    pub probe_rate: u32,
     /// Give up after this many failed attempts on a cluster (`None`: retry until stopped, as EMCO does).
     pub max_retries: Option<u32>,
     /// How many (app, cluster) batches run at once across all contexts.
@@ -37,7 +46,12 @@ impl Default for RsyncConfig {
         Self {
             backoff_initial: Duration::from_millis(500),
             backoff_max: Duration::from_secs(30),
+            unreachable_retry: Duration::from_secs(300),
             retry_after_max: Duration::from_secs(300),
+            // A healed cluster is noticed within about 2 s while up to 100 clusters are probed (200: 4 s); 50
+            // probes a second cost under 1 % of a core (BENCHMARKS.md, "A healed cluster").
+            probe_interval: Duration::from_secs(2),
+            probe_rate: 50,
             max_retries: None,
             // Enough to keep a loopback API busy from two cores without queueing thousands of requests.
             concurrency: 128,
@@ -55,10 +69,21 @@ impl RsyncConfig {
     /// The back-off before attempt `attempt` (1-based): doubling from `backoff_initial`, capped, with ±20% jitter.
     #[must_use]
     pub fn backoff(&self, attempt: u32) -> Duration {
+        self.backoff_up_to(attempt, self.backoff_max)
+    }
+
+    /// The wait before trying a cluster that could not be reached again: `unreachable_retry` with ±20% jitter
+    /// (the probe retries sooner when the cluster answers).
+    #[must_use]
+    pub fn unreachable_delay(&self) -> Duration {
+        self.unreachable_retry.mul_f64(rand::random_range(0.8..1.2))
+    }
+
+    fn backoff_up_to(&self, attempt: u32, cap: Duration) -> Duration {
         let doubled = self
             .backoff_initial
             .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
-        let capped = doubled.min(self.backoff_max);
+        let capped = doubled.min(cap);
         let jitter = rand::random_range(0.8..1.2);
         capped.mul_f64(jitter)
     }
@@ -95,6 +120,12 @@ mod tests {
             "{third:?}"
         );
         assert!(config.backoff(30) <= Duration::from_millis(1200));
+        // A cluster that cannot be reached is tried again on its own rarely: it is probed meanwhile.
+        let unreachable = config.unreachable_delay();
+        assert!(
+            unreachable >= Duration::from_secs(240) && unreachable <= Duration::from_secs(360),
+            "{unreachable:?}"
+        );
     }
 
     #[test]

@@ -46,6 +46,8 @@ pub(crate) struct Inner {
     pub(crate) ownership: Option<crate::ownership::Ownership>,
     /// Heartbeats waiting to be written in a batch.
     pub(crate) heartbeats: crate::heartbeats::Heartbeats,
+    /// The probers of clusters that batches wait on.
+    pub(crate) reachability: crate::reachability::Reachability,
 }
 
 impl Inner {
@@ -187,6 +189,7 @@ impl Rsync {
                 roots: Mutex::new(HashMap::new()),
                 ownership,
                 heartbeats: crate::heartbeats::Heartbeats::default(),
+                reachability: crate::reachability::Reachability::new(),
             }),
         }
     }

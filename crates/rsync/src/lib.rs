@@ -8,7 +8,8 @@
 //! cloud user's certificate requests are approved and their certificates kept; a context with `credentials` is
 //! applied with that user's client certificate. Unreachable
 //! or failing clusters are retried with capped exponential back-off (or the delay their `Retry-After` asks for),
-//! showing `Retrying` with the reason; `/stop` ends an attempt; a terminate cancels a running
+//! showing `Retrying` with the reason and the next attempt's time, and probed meanwhile so that a cluster that
+//! answers again is retried at once; `/stop` ends an attempt; a terminate cancels a running
 //! instantiation first. Every operation is recorded in the store before it starts, so [`Rsync::resume`] picks up
 //! unfinished ones after a restart.
 //!
@@ -25,6 +26,7 @@ mod error;
 mod heartbeats;
 pub mod labels;
 mod ownership;
+mod reachability;
 mod retry_after;
 mod rollout;
 mod status_configs;

@@ -341,7 +341,8 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         }
         // What this session of the watcher stored; a new session starts from the records again.
         let mut stored = Stored::new();
-        let mut events = crate::bundle_stream::bundle_states(client).boxed();
+        let mut events =
+            crate::bundle_stream::bundle_states(client, Some(reachable(&engine, &cluster))).boxed();
         let mut rebalance = tokio::time::interval(REBALANCE_CHECK);
         rebalance.tick().await;
         loop {
@@ -391,6 +392,30 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         };
         tokio::time::sleep(pause).await;
     }
+}
+
+/// What a bundle watcher waits for after its cluster could not be reached: the cluster's prober finding it
+/// answering, or rsync's `unreachable_retry`; it holds no engine while it waits.
+fn reachable(engine: &Weak<Inner>, cluster: &str) -> crate::bundle_stream::Reachable {
+    let engine = engine.clone();
+    let cluster = cluster.to_string();
+    Box::new(move || {
+        let registered = engine.upgrade().map(|inner| {
+            (
+                crate::reachability::Reachability::wait(&inner, &cluster),
+                inner.config.unreachable_delay(),
+            )
+        });
+        Box::pin(async move {
+            let Some((mut wait, delay)) = registered else {
+                return std::future::pending().await;
+            };
+            tokio::select! {
+                () = wait.answered() => {}
+                () = tokio::time::sleep(delay) => {}
+            }
+        })
+    })
 }
 
 /// Waits until the cluster serves ResourceBundleStates: this process installed their CRD there (its first apply

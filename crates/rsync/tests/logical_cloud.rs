@@ -34,6 +34,7 @@ fn test_config() -> RsyncConfig {
     RsyncConfig {
         backoff_initial: Duration::from_millis(100),
         backoff_max: Duration::from_millis(500),
+        unreachable_retry: Duration::from_millis(500),
         hook_timeout: Duration::from_secs(10),
         hook_poll: Duration::from_millis(50),
         ..RsyncConfig::default()

@@ -588,6 +588,71 @@ async fn a_cluster_that_answers_too_slowly_is_retrying_because_it_timed_out() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_that_comes_back_is_retried_when_a_probe_finds_it_not_after_the_back_off() {
+    let sim = crate::support::vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    // A retry after a minute: only the probe (every 200 ms here) can bring it within seconds.
+    let emco = Emco::start_with(
+        emco_store::Store::memory(),
+        emco_rsync::RsyncConfig {
+            unreachable_retry: Duration::from_secs(60),
+            probe_interval: Duration::from_millis(200),
+            ..test_rsync_config()
+        },
+    )
+    .await;
+    onboard_apps(&emco.http, &kubeconfigs(&sim), &[("sink", vfw_chart("sink"))]).await;
+    edge01
+        .set_faults(Faults {
+            down: true,
+            ..Faults::default()
+        })
+        .await
+        .unwrap();
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let retrying = emco
+        .http
+        .wait_for("?output=detail", SETTLE, |a| {
+            a["apps"][0]["clusters"][0]["connectivity"] == "Retrying"
+        })
+        .await;
+    // The status says what the batch waits for, since when, and when it tries next at the latest (a minute on).
+    let waiting = &retrying["apps"][0]["clusters"][0]["waiting"];
+    let what = waiting["for"].as_str().unwrap_or_default();
+    assert!(
+        what.starts_with("the cluster to answer (")
+            && what.contains("it is probed every 200 ms or so and tried again at once when it answers"),
+        "{retrying}"
+    );
+    let since: jiff::Timestamp = waiting["since"].as_str().unwrap_or_default().parse().unwrap();
+    let until: jiff::Timestamp = waiting["until"].as_str().unwrap_or_default().parse().unwrap();
+    let ahead = until.duration_since(since).as_secs_f64();
+    assert!(
+        (40.0..=80.0).contains(&ahead),
+        "the next attempt is {ahead} s after the first: {retrying}"
+    );
+    // Down for a while: the probes find nothing.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let healed = std::time::Instant::now();
+    edge01.set_faults(Faults::default()).await.unwrap();
+    let done = emco
+        .http
+        .wait_for("?output=summary", Duration::from_secs(30), |a| {
+            a["status"] == "Instantiated"
+        })
+        .await;
+    assert_eq!(counts(&done), json!({"Applied": 3}));
+    let took = healed.elapsed();
+    assert!(
+        took < Duration::from_secs(20),
+        "Instantiated {took:?} after the cluster came back: the retry after a minute was waited out"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
     let sim = crate::support::vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
@@ -634,12 +699,15 @@ async fn a_429_with_retry_after_delays_the_next_attempt_by_that() {
     assert!(
         waiting["for"].as_str().is_some_and(|what| {
             what.starts_with("the cluster to answer (HTTP 429 Too Many Requests")
-                && what.ends_with(", retrying after 2s; attempts back off up to 1 s)")
+                && what.ends_with(", retrying after 2s)")
         }),
         "{detail}"
     );
     let since = waiting["since"].as_str().unwrap_or_default().to_string();
     assert!(!since.is_empty(), "{detail}");
+    // Until the next attempt: what the cluster asked for, after the last one.
+    let until: jiff::Timestamp = waiting["until"].as_str().unwrap_or_default().parse().unwrap();
+    assert!(until > since.parse::<jiff::Timestamp>().unwrap(), "{detail}");
     // Each attempt waited for what the cluster asked (the test's own back-off is 100 to 500 ms).
     let times = attempts();
     for pair in times.windows(2) {

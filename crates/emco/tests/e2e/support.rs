@@ -212,6 +212,7 @@ pub(crate) fn test_rsync_config() -> RsyncConfig {
     RsyncConfig {
         backoff_initial: Duration::from_millis(100),
         backoff_max: Duration::from_millis(500),
+        unreachable_retry: Duration::from_millis(500),
         ..RsyncConfig::default()
     }
 }
