@@ -112,6 +112,8 @@ pub enum Kind {
     Cluster,
     /// `…/clusters/{c}/labels/{l}`
     ClusterLabel,
+    /// `…/clusters/{c}/kv-pairs/{kv}` (clm: key-value pairs of a cluster, read by action controllers)
+    ClusterKv,
     /// `…/clusters/{c}/networks/{n}` (ncm)
     Network,
     /// `…/clusters/{c}/provider-networks/{n}` (ncm)
@@ -138,7 +140,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 25] = [
+    pub const ALL: [Kind; 26] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -153,6 +155,7 @@ impl Kind {
         Kind::ClusterProvider,
         Kind::Cluster,
         Kind::ClusterLabel,
+        Kind::ClusterKv,
         Kind::Network,
         Kind::ProviderNetwork,
         Kind::LogicalCloud,
@@ -182,6 +185,7 @@ impl Kind {
             Self::ClusterProvider => "clusterprovider",
             Self::Cluster => "cluster",
             Self::ClusterLabel => "clusterlabel",
+            Self::ClusterKv => "clusterkv",
             Self::Network => "network",
             Self::ProviderNetwork => "providernetwork",
             Self::LogicalCloud => "logicalcloud",
@@ -214,6 +218,7 @@ impl Kind {
             Self::ClusterProvider => "ClusterProvider",
             Self::Cluster => "Cluster",
             Self::ClusterLabel => "ClusterLabel",
+            Self::ClusterKv => "ClusterKvPairs",
             Self::Network => "Network",
             Self::ProviderNetwork => "ProviderNetwork",
             Self::LogicalCloud => "LogicalCloud",
@@ -244,7 +249,9 @@ impl Kind {
             Self::GroupIntent | Self::GenericPlacementIntent => Some(Self::DeploymentIntentGroup),
             Self::AppIntent => Some(Self::GenericPlacementIntent),
             Self::Cluster => Some(Self::ClusterProvider),
-            Self::ClusterLabel | Self::Network | Self::ProviderNetwork => Some(Self::Cluster),
+            Self::ClusterLabel | Self::ClusterKv | Self::Network | Self::ProviderNetwork => {
+                Some(Self::Cluster)
+            }
             Self::LogicalCloud | Self::StatusCollector => Some(Self::Project),
             Self::StatusCollectionIntent => Some(Self::DeploymentIntentGroup),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {

@@ -246,6 +246,10 @@ pub fn logical_cloud_schema(generator: &mut schemars::SchemaGenerator) -> schema
 /// Key-value pairs of a logical cloud (`.../kv-pairs`); EMCO stores them and uses them for nothing.
 pub type LogicalCloudKv = Resource<KvSpec>;
 
+/// Key-value pairs of a cluster (`/cluster-providers/{p}/clusters/{c}/kv-pairs`, EMCO's clm): the same body as a
+/// logical cloud's; action controllers read them (a cluster's gateway address, its CNI, …).
+pub type ClusterKvPairs = Resource<KvSpec>;
+
 /// Spec of key-value pairs: `{"kv":[{"k":"v"},...]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(extend("required" = ["kv"]))]

@@ -122,10 +122,11 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         update_dig,
     };
     use resources::{
-        APP_DEPENDENCY, APP_INTENT, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA, CLUSTER_REFERENCE,
-        COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER,
-        GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, PROJECT,
-        PROVIDER_NETWORK, USER_PERMISSION, collection_endpoint as collection, item_endpoint as item,
+        APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
+        CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
+        DTC_CONTROLLER, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV,
+        NETWORK, PROJECT, PROVIDER_NETWORK, USER_PERMISSION, collection_endpoint as collection,
+        item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -303,6 +304,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         files::item_endpoint(CLUSTER, &files::CLUSTER, clusters),
         collection(format!("{CLUSTER}/labels"), &CLUSTER_LABEL, clusters),
         item(format!("{CLUSTER}/labels/{{label}}"), &CLUSTER_LABEL, clusters),
+        collection(format!("{CLUSTER}/kv-pairs"), &CLUSTER_KV, clusters),
+        item(format!("{CLUSTER}/kv-pairs/{{kv_pair}}"), &CLUSTER_KV, clusters),
         collection(format!("{CLUSTER}/networks"), &NETWORK, clusters),
         item(format!("{CLUSTER}/networks/{{network}}"), &NETWORK, clusters),
         collection(

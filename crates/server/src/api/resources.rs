@@ -233,6 +233,18 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
+    kind: Kind::ClusterKv,
+    name: "ClusterKvPairs",
+    schema: |generator| <emco_model::ClusterKvPairs as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) = decode::<emco_model::ClusterKvPairs>(raw, |r| Ok(r.validate_kv()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::DtcController,
     name: "DtcController",

@@ -93,9 +93,57 @@ fn name(dice: &mut Dice) -> String {
     format!("n{}", dice.below(100_000))
 }
 
+/// `schema` with its `allOf` parts (references resolved) folded in: their types, properties and required fields.
+fn merged(doc: &Json, schema: &Json) -> Json {
+    let schema = resolve(doc, schema);
+    let Some(parts) = schema["allOf"].as_array() else {
+        return schema.clone();
+    };
+    let mut all = schema.clone();
+    if let Some(object) = all.as_object_mut() {
+        object.remove("allOf");
+    }
+    for part in parts {
+        let part = merged(doc, part);
+        for key in [
+            "type",
+            "enum",
+            "const",
+            "pattern",
+            "items",
+            "additionalProperties",
+        ] {
+            if all.get(key).is_none()
+                && let Some(value) = part.get(key)
+            {
+                all[key] = value.clone();
+            }
+        }
+        if let Some(properties) = part["properties"].as_object() {
+            if !all["properties"].is_object() {
+                all["properties"] = json!({});
+            }
+            for (field, property) in properties {
+                if all["properties"].get(field).is_none() {
+                    all["properties"][field] = property.clone();
+                }
+            }
+        }
+        if let Some(required) = part["required"].as_array() {
+            if !all["required"].is_array() {
+                all["required"] = json!([]);
+            }
+            if let Some(list) = all["required"].as_array_mut() {
+                list.extend(required.iter().cloned());
+            }
+        }
+    }
+    all
+}
+
 /// A value the schema allows (as far as a schema can tell: the API may still refuse it on its own rules).
 fn valid(doc: &Json, schema: &Json, dice: &mut Dice, depth: usize) -> Json {
-    let schema = resolve(doc, schema);
+    let schema = &merged(doc, schema);
     if let Some(values) = schema["enum"].as_array() {
         return values[dice.below(values.len())].clone();
     }
@@ -104,7 +152,39 @@ fn valid(doc: &Json, schema: &Json, dice: &mut Dice, depth: usize) -> Json {
     }
     for combinator in ["oneOf", "anyOf"] {
         if let Some(options) = schema[combinator].as_array() {
-            return valid(doc, &options[dice.below(options.len())], dice, depth);
+            // An option narrows the schema it sits in (its properties add rules to the schema's own).
+            let option = merged(doc, &options[dice.below(options.len())]);
+            let mut narrowed = schema.clone();
+            if let Some(object) = narrowed.as_object_mut() {
+                object.remove(combinator);
+            }
+            for (key, value) in option.as_object().into_iter().flatten() {
+                match (key.as_str(), value) {
+                    ("properties", Json::Object(properties)) => {
+                        if !narrowed["properties"].is_object() {
+                            narrowed["properties"] = json!({});
+                        }
+                        for (field, rules) in properties {
+                            let own = resolve(doc, &narrowed["properties"][field]).clone();
+                            let mut combined = if own.is_object() { own } else { json!({}) };
+                            for (rule, setting) in rules.as_object().into_iter().flatten() {
+                                combined[rule] = setting.clone();
+                            }
+                            narrowed["properties"][field] = combined;
+                        }
+                    }
+                    ("required", Json::Array(fields)) => {
+                        if !narrowed["required"].is_array() {
+                            narrowed["required"] = json!([]);
+                        }
+                        if let Some(list) = narrowed["required"].as_array_mut() {
+                            list.extend(fields.iter().cloned());
+                        }
+                    }
+                    _ => narrowed[key] = value.clone(),
+                }
+            }
+            return valid(doc, &narrowed, dice, depth);
         }
     }
     let kind = match &schema["type"] {
@@ -115,7 +195,12 @@ fn valid(doc: &Json, schema: &Json, dice: &mut Dice, depth: usize) -> Json {
             .find(|kind| *kind != "null")
             .unwrap_or("null")
             .to_string(),
-        _ if schema["properties"].is_object() => "object".to_string(),
+        _ if schema["properties"].is_object()
+            || schema["required"].is_array()
+            || schema["additionalProperties"].is_object() =>
+        {
+            "object".to_string()
+        }
         _ => "string".to_string(),
     };
     match kind.as_str() {

@@ -784,3 +784,60 @@ async fn malformed_requests_get_clear_errors_and_change_nothing() {
         "no refused request wrote anything"
     );
 }
+
+#[tokio::test]
+async fn cluster_kv_pairs_are_kept_read_replaced_and_deleted_as_emco_does() {
+    let api = Api::new(Store::memory());
+    api.onboard_vfw().await;
+    let pairs = format!("{PROVIDER}/clusters/edge01/kv-pairs");
+    let body = json!({
+        "metadata": {"name": "istio", "description": "", "userData1": "", "userData2": ""},
+        "spec": {"kv": [{"istioIngressGatewayAddress": "10.0.0.9"}, {"istioIngressGatewayPort": "32001"}]}
+    });
+    api.post(&pairs, body.clone()).await.expect(StatusCode::CREATED);
+    assert_eq!(
+        api.get(&format!("{pairs}/istio"))
+            .await
+            .expect(StatusCode::OK)
+            .json(),
+        body
+    );
+    assert_eq!(api.get(&pairs).await.expect(StatusCode::OK).json(), json!([body]));
+    let replaced =
+        json!({"metadata": {"name": "istio"}, "spec": {"kv": [{"istioIngressGatewayAddress": "10.0.0.10"}]}});
+    api.put(&format!("{pairs}/istio"), replaced)
+        .await
+        .expect(StatusCode::OK);
+    let read = api
+        .get(&format!("{pairs}/istio"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        read["spec"]["kv"],
+        json!([{"istioIngressGatewayAddress": "10.0.0.10"}])
+    );
+    // Malformed pairs are refused naming the field; pairs need their cluster.
+    let reply = api
+        .post(&pairs, json!({"metadata": {"name": "none"}, "spec": {"kv": []}}))
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(reply.message().contains("spec.kv"), "{}", reply.message());
+    let reply = api
+        .post(&format!("{PROVIDER}/clusters/nosuch/kv-pairs"), body.clone())
+        .await;
+    assert!(reply.status.is_client_error(), "{}", reply.message());
+    assert!(reply.message().contains("nosuch"), "{}", reply.message());
+    // A cluster keeps its pairs until they are deleted.
+    let reply = api
+        .delete(&format!("{PROVIDER}/clusters/edge01"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert_eq!(reply.code(), "HasChildren");
+    api.delete(&format!("{pairs}/istio"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    api.get(&format!("{pairs}/istio"))
+        .await
+        .expect(StatusCode::NOT_FOUND);
+}
