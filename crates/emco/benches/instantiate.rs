@@ -48,6 +48,33 @@ async fn wait_status(http: &Http, dig: &str, done: impl Fn(&serde_json::Value) -
     }
 }
 
+/// Takes the clusters `names` down (`true`) or up again through kubesim's admin API.
+async fn set_down<'a>(admin: &Http, names: impl Iterator<Item = &'a String>, down: bool) {
+    let body = if down {
+        br#"{"down": true}"#.as_slice()
+    } else {
+        br#"{"down": false}"#.as_slice()
+    };
+    for name in names {
+        admin
+            .request(
+                "PUT",
+                &format!("/clusters/{name}/faults"),
+                Some("application/json"),
+                body,
+            )
+            .await
+            .expect(200);
+    }
+}
+
+/// The share of a core this process used over the next `window`.
+async fn cpu_share_over(window: Duration) -> f64 {
+    let (before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
+    tokio::time::sleep(window).await;
+    (scale_harness::cpu_seconds(std::process::id()) - before) / wall.elapsed().as_secs_f64()
+}
+
 async fn run() {
     let dir = tempfile::tempdir().unwrap();
     let kubesim = support::KubesimProcess::start(CLUSTERS).await;
@@ -117,17 +144,7 @@ async fn run() {
 
     // CPU while 200 clusters are down and retrying.
     let admin = &kubesim.admin;
-    for name in names.iter().take(DOWN) {
-        admin
-            .request(
-                "PUT",
-                &format!("/clusters/{name}/faults"),
-                Some("application/json"),
-                br#"{"down": true}"#,
-            )
-            .await
-            .expect(200);
-    }
+    set_down(admin, names.iter().take(DOWN), true).await;
     emco.http
         .post_empty("/v2/projects/bench/composite-apps/ca/v1/deployment-intent-groups/dig2/instantiate")
         .await
@@ -141,26 +158,14 @@ async fn run() {
     // Measure once every batch's first attempts are behind it (a batch that cannot reach its cluster then waits
     // for the cluster's prober), while the clusters stay down.
     tokio::time::sleep(Duration::from_secs(40)).await;
-    let (cpu_before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
-    tokio::time::sleep(Duration::from_secs(30)).await;
-    let cpu = (scale_harness::cpu_seconds(std::process::id()) - cpu_before) / wall.elapsed().as_secs_f64();
+    let cpu = cpu_share_over(Duration::from_secs(30)).await;
     println!(
         "emco: CPU while {DOWN} clusters stay down and retrying (30 s window from 40 s after they went down): {:.2}% of a core",
         cpu * 100.0
     );
     // Heal them all at once; time until the DIG is Instantiated.
     let healed = Instant::now();
-    for name in names.iter().take(DOWN) {
-        admin
-            .request(
-                "PUT",
-                &format!("/clusters/{name}/faults"),
-                Some("application/json"),
-                br#"{"down": false}"#,
-            )
-            .await
-            .expect(200);
-    }
+    set_down(admin, names.iter().take(DOWN), false).await;
     let heal_requests = healed.elapsed();
     let done = wait_status(&emco.http, "dig2", |a| a["status"] == "Instantiated").await;
     println!(
@@ -171,10 +176,7 @@ async fn run() {
     );
     // The same two DIGs with every cluster up: the baseline of the window while 200 were down.
     tokio::time::sleep(Duration::from_secs(10)).await;
-    let (cpu_before, wall) = (scale_harness::cpu_seconds(std::process::id()), Instant::now());
-    tokio::time::sleep(Duration::from_secs(30)).await;
-    let baseline =
-        (scale_harness::cpu_seconds(std::process::id()) - cpu_before) / wall.elapsed().as_secs_f64();
+    let baseline = cpu_share_over(Duration::from_secs(30)).await;
     println!(
         "emco: CPU with every cluster up, both DIGs instantiated (30 s window): {:.2}% of a core; the down clusters cost {:+.2} points",
         baseline * 100.0,

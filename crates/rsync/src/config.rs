@@ -69,7 +69,12 @@ impl RsyncConfig {
     /// The back-off before attempt `attempt` (1-based): doubling from `backoff_initial`, capped, with ±20% jitter.
     #[must_use]
     pub fn backoff(&self, attempt: u32) -> Duration {
-        self.backoff_up_to(attempt, self.backoff_max)
+        let doubled = self
+            .backoff_initial
+            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
+        let capped = doubled.min(self.backoff_max);
+        let jitter = rand::random_range(0.8..1.2);
+        capped.mul_f64(jitter)
     }
 
     /// The wait before trying a cluster that could not be reached again: `unreachable_retry` with ±20% jitter
@@ -77,15 +82,6 @@ impl RsyncConfig {
     #[must_use]
     pub fn unreachable_delay(&self) -> Duration {
         self.unreachable_retry.mul_f64(rand::random_range(0.8..1.2))
-    }
-
-    fn backoff_up_to(&self, attempt: u32, cap: Duration) -> Duration {
-        let doubled = self
-            .backoff_initial
-            .saturating_mul(1u32 << attempt.saturating_sub(1).min(16));
-        let capped = doubled.min(cap);
-        let jitter = rand::random_range(0.8..1.2);
-        capped.mul_f64(jitter)
     }
 }
 
