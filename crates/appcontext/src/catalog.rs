@@ -136,11 +136,17 @@ pub enum Kind {
     StatusCollector,
     /// `…/deployment-intent-groups/{dig}/status-collection-intents/{name}` (issue #17)
     StatusCollectionIntent,
+    /// `…/deployment-intent-groups/{dig}/generic-k8s-intents/{intent}` (gac)
+    GenericK8sIntent,
+    /// `…/generic-k8s-intents/{intent}/resources/{resource}` (gac: an object to add or customise)
+    GacResource,
+    /// `…/resources/{resource}/customizations/{customization}` (gac: which clusters, which patch)
+    GacCustomization,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 26] = [
+    pub const ALL: [Kind; 29] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -167,6 +173,9 @@ impl Kind {
         Kind::StatusConfig,
         Kind::StatusCollector,
         Kind::StatusCollectionIntent,
+        Kind::GenericK8sIntent,
+        Kind::GacResource,
+        Kind::GacCustomization,
     ];
 
     fn segment(self) -> &'static str {
@@ -197,6 +206,9 @@ impl Kind {
             Self::StatusConfig => "statusconfig",
             Self::StatusCollector => "statuscollector",
             Self::StatusCollectionIntent => "statuscollectionintent",
+            Self::GenericK8sIntent => "generick8sintent",
+            Self::GacResource => "gacresource",
+            Self::GacCustomization => "gaccustomization",
         }
     }
 
@@ -230,6 +242,9 @@ impl Kind {
             Self::StatusConfig => "StatusConfig",
             Self::StatusCollector => "StatusCollector",
             Self::StatusCollectionIntent => "StatusCollectionIntent",
+            Self::GenericK8sIntent => "GenericK8sIntent",
+            Self::GacResource => "GacResource",
+            Self::GacCustomization => "GacCustomization",
         }
     }
 
@@ -253,7 +268,9 @@ impl Kind {
                 Some(Self::Cluster)
             }
             Self::LogicalCloud | Self::StatusCollector => Some(Self::Project),
-            Self::StatusCollectionIntent => Some(Self::DeploymentIntentGroup),
+            Self::StatusCollectionIntent | Self::GenericK8sIntent => Some(Self::DeploymentIntentGroup),
+            Self::GacResource => Some(Self::GenericK8sIntent),
+            Self::GacCustomization => Some(Self::GacResource),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {
                 Some(Self::LogicalCloud)
             }

@@ -169,12 +169,61 @@ fn render(path: &Path, text: &str, values: &Json) -> Result<String, DocumentErro
     Ok(output.replace("<no value>", ""))
 }
 
+/// `text` with each tab that leads a line inside a flow collection (`[ … ]`, `{ … }`) replaced by spaces, or
+/// `None` when it has none. A bracket opens a collection where a value starts (after `: `, `- `, a line's
+/// indentation, or inside another collection), outside quotes and comments.
+fn flow_tabs_as_spaces(text: &str) -> Option<String> {
+    let mut depth = 0usize;
+    let mut changed = false;
+    let mut out = String::with_capacity(text.len() + 64);
+    for line in text.split_inclusive('\n') {
+        let body = if depth > 0 {
+            let trimmed = line.trim_start_matches([' ', '\t']);
+            let lead = &line[..line.len() - trimmed.len()];
+            if lead.contains('\t') {
+                changed = true;
+                out.push_str(&lead.replace('\t', "        "));
+                trimmed
+            } else {
+                line
+            }
+        } else {
+            line
+        };
+        out.push_str(body);
+        let mut quote: Option<char> = None;
+        let mut previous = ' ';
+        for ch in line.chars() {
+            match (quote, ch) {
+                (Some(open), _) if ch == open => quote = None,
+                (Some(_), _) => {}
+                (None, '\'' | '"') if depth > 0 || matches!(previous, ' ' | '\t' | ':') => quote = Some(ch),
+                (None, '#') if matches!(previous, ' ' | '\t') => break,
+                (None, '[' | '{') if depth > 0 || matches!(previous, ' ' | '\t' | ':' | '-') => depth += 1,
+                (None, ']' | '}') if depth > 0 => depth -= 1,
+                _ => {}
+            }
+            previous = ch;
+        }
+    }
+    changed.then_some(out)
+}
+
 /// Parses the documents of a (rendered) resource file; `base` resolves relative `file`/`files` paths.
 pub fn parse_documents(path: &Path, base: &Path, text: &str) -> Result<Vec<Document>, DocumentError> {
-    let raw: Vec<Json> = serde_saphyr::from_multiple(text).map_err(|err| DocumentError::Yaml {
-        path: path.into(),
-        message: err.to_string(),
-    })?;
+    let raw: Vec<Json> = match serde_saphyr::from_multiple(text) {
+        Ok(raw) => raw,
+        Err(err) => {
+            // go-yaml, which EMCO's emcoctl reads files with, takes tabs anywhere inside a flow collection (EMCO's
+            // own examples indent `patchJson: [ … ]` with them); read such a file again with those tabs as spaces.
+            let retried =
+                flow_tabs_as_spaces(text).and_then(|spaced| serde_saphyr::from_multiple(&spaced).ok());
+            retried.ok_or_else(|| DocumentError::Yaml {
+                path: path.into(),
+                message: err.to_string(),
+            })?
+        }
+    };
     let mut documents = Vec::new();
     for (position, value) in raw.into_iter().enumerate() {
         let index = position + 1;
@@ -262,6 +311,25 @@ mod tests {
 
     fn parse(text: &str) -> Result<Vec<Document>, DocumentError> {
         parse_documents(Path::new("vfw.yaml"), Path::new("/examples"), text)
+    }
+
+    #[test]
+    fn tabs_inside_a_flow_collection_read_as_go_yaml_reads_them() {
+        let text = "resourceContext: {anchor: projects}\nspec:\n  patchJson: [\n    {\n\t    \"op\": \"replace\", # a tab-indented line\n\t    \"value\": 1\n\t  }\n\t]\n  next: \"[\"\n";
+        let docs = parse_documents(Path::new("f.yaml"), Path::new("/"), text).unwrap();
+        assert_eq!(
+            docs[0].body()["spec"]["patchJson"],
+            serde_json::json!([{"op": "replace", "value": 1}])
+        );
+        assert_eq!(docs[0].body()["spec"]["next"], "[");
+        // A tab that indents block content is still an error, as in go-yaml.
+        let err = parse_documents(
+            Path::new("f.yaml"),
+            Path::new("/"),
+            "resourceContext: {anchor: p}\na:\n\tb: 1\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("tab"), "{err}");
     }
 
     #[test]

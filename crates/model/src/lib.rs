@@ -19,10 +19,12 @@
 //! - [`logical_cloud`]: dcm's logical cloud, cluster reference, user permission, quota and kv bodies.
 //! - [`status_config`]: per-kind status configurations (`/v2/status-configs`) and their status paths.
 //! - [`status_collector`]: combined status: status collectors (CEL queries) and a DIG's status collection intents.
+//! - [`gac`]: the generic action controller's intents, resources and customizations.
 
 pub mod context;
 pub mod dependencies;
 pub mod duration;
+pub mod gac;
 pub mod hooks;
 pub mod lifecycle;
 pub mod logical_cloud;

@@ -332,6 +332,8 @@ pub struct StatusCollectionIntentSpec {
     /// Objects selected by their labels, `k=v[,k2=v2]` (all must match).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(length(min = 1, max = MAX_LABEL_SELECTOR_LEN), pattern(LABEL_SELECTOR_PATTERN))]
+    // A string when present: `null` would satisfy `required` while selecting nothing.
+    #[schemars(extend("type" = "string"))]
     pub label_selector: Option<String>,
     /// The collectors applied to every selected object (names of the project's status collectors); absent when
     /// none (the object is only returned).

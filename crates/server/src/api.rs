@@ -124,9 +124,9 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
         CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
-        DTC_CONTROLLER, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV,
-        NETWORK, PROJECT, PROVIDER_NETWORK, USER_PERMISSION, collection_endpoint as collection,
-        item_endpoint as item,
+        DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC,
+        LOGICAL_CLOUD_KV, NETWORK, PROJECT, PROVIDER_NETWORK, USER_PERMISSION,
+        collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -135,6 +135,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     let apps = format!("{COMPOSITE_APP}/apps");
     let app = format!("{apps}/{{app}}");
     let profiles = format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}/profiles");
+    let gac_resources = format!("{DIG}/generic-k8s-intents/{{generic_k8s_intent}}/resources");
+    let gac_customizations = format!("{gac_resources}/{{gac_resource}}/customizations");
     let (projects, deployment, clusters, clouds, status, controllers, operations) = (
         "projects",
         "deployment",
@@ -263,6 +265,28 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
                 "getDeploymentIntentGroupStatus",
                 "The status of a deployment intent group (seed 000 and EMCO 22.x shapes)",
             )],
+        ),
+        collection(
+            format!("{DIG}/generic-k8s-intents"),
+            &GENERIC_K8S_INTENT,
+            deployment,
+        ),
+        item(
+            format!("{DIG}/generic-k8s-intents/{{generic_k8s_intent}}"),
+            &GENERIC_K8S_INTENT,
+            deployment,
+        ),
+        files::collection_endpoint(&gac_resources, &files::GAC_RESOURCE, deployment),
+        files::item_endpoint(
+            format!("{gac_resources}/{{gac_resource}}"),
+            &files::GAC_RESOURCE,
+            deployment,
+        ),
+        files::collection_endpoint(&gac_customizations, &files::GAC_CUSTOMIZATION, deployment),
+        files::item_endpoint(
+            format!("{gac_customizations}/{{customization}}"),
+            &files::GAC_CUSTOMIZATION,
+            deployment,
         ),
         collection(
             format!("{DIG}/status-collection-intents"),

@@ -132,6 +132,8 @@ impl From<LifecycleError> for ApiError {
             }
             LifecycleError::Render { .. } => Self::conflict("RenderFailed", message),
             LifecycleError::DependencyCycle { .. } => Self::conflict("DependencyCycle", message),
+            LifecycleError::Controller(_) => Self::conflict("ControllerUnavailable", message),
+            LifecycleError::Action { .. } => Self::conflict("ActionFailed", message),
             LifecycleError::Values { .. } => {
                 Self::new(StatusCode::UNPROCESSABLE_ENTITY, "InvalidValues", message)
             }

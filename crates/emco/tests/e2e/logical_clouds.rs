@@ -401,15 +401,6 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         .expect(409);
 }
 
-/// The real `kubectl`, when this machine has one.
-fn kubectl() -> Option<std::path::PathBuf> {
-    std::env::var_os("PATH").and_then(|paths| {
-        std::env::split_paths(&paths)
-            .map(|dir| dir.join("kubectl"))
-            .find(|candidate| candidate.is_file())
-    })
-}
-
 /// `emco serve` killed with SIGKILL while a cluster's network intents and a logical cloud are both still being
 /// applied to a cluster that is down; the next `emco serve` on the same data resumes both to the end.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,6 +19,7 @@ mod connections;
 mod demo;
 mod emcoctl;
 mod etcd;
+mod gac;
 mod helm_chart;
 mod hooks;
 mod kube_versions;

@@ -798,3 +798,12 @@ impl KubesimProcess {
         }
     }
 }
+
+/// The real `kubectl`, when this machine has one.
+pub(crate) fn kubectl() -> Option<std::path::PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join("kubectl"))
+            .find(|candidate| candidate.is_file())
+    })
+}

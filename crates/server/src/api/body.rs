@@ -312,7 +312,12 @@ pub(crate) struct FormParts {
     pub(crate) metadata: Option<Json>,
     /// The `file` part.
     pub(crate) file: Option<Bytes>,
+    /// The `files` parts (gac customizations): each file's name and content, in the order sent.
+    pub(crate) files: Vec<(String, Bytes)>,
 }
+
+/// The most `files` parts one form holds.
+pub(crate) const MAX_FORM_FILES: usize = 64;
 
 /// Reads a multipart form with parts `metadata` (JSON) and `file` (bytes); other parts are ignored.
 pub(crate) async fn form_parts(
@@ -337,6 +342,7 @@ pub(crate) async fn form_parts(
             Err(err) => return Err(body_rejection(err.status(), err.body_text(), limit)),
         };
         let name = field.name().unwrap_or_default().to_string();
+        let file_name = field.file_name().unwrap_or_default().to_string();
         let bytes = field
             .bytes()
             .await
@@ -344,6 +350,12 @@ pub(crate) async fn form_parts(
         match name.as_str() {
             "metadata" => parts.metadata = Some(parse_json_object(&bytes, "multipart part 'metadata'")?),
             "file" => parts.file = Some(bytes),
+            "files" if parts.files.len() >= MAX_FORM_FILES => {
+                return Err(ApiError::invalid(format!(
+                    "multipart parts 'files': at most {MAX_FORM_FILES} files are accepted"
+                )));
+            }
+            "files" => parts.files.push((file_name, bytes)),
             _ => {}
         }
     }

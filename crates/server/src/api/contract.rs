@@ -70,6 +70,11 @@ pub(crate) enum RequestBody {
         metadata: (&'static str, SchemaFn),
         /// What the file part holds.
         file: &'static str,
+        /// The files travel as any number of parts named `files` (gac customizations), not one named `file`.
+        many: bool,
+        /// A condition on the whole form (JSON Schema, e.g. `if`/`then` making the file required for some
+        /// metadata), registered with the form as component `{name}Form`.
+        rule: Option<fn() -> Json>,
     },
 }
 
@@ -318,6 +323,19 @@ impl Components {
         RefOr::Ref(Ref::from_schema_name(name))
     }
 
+    /// A reference to the component `name`: the multipart `form` and, in `allOf`, `rule`.
+    fn form_with_rule(
+        &mut self,
+        name: &str,
+        form: &utoipa::openapi::schema::Object,
+        rule: Json,
+    ) -> RefOr<Schema> {
+        let mut schema = serde_json::to_value(form).unwrap_or_default();
+        schema["allOf"] = Json::Array(vec![rule]);
+        self.named.insert(name.to_string(), schema);
+        RefOr::Ref(Ref::from_schema_name(name))
+    }
+
     /// Every component: the named ones and the definitions they refer to.
     fn into_schemas(mut self) -> serde_json::Map<String, Json> {
         let mut schemas: serde_json::Map<String, Json> =
@@ -460,24 +478,44 @@ fn describe(
                     .schema(Some(components.reference(name, schema)))
                     .build(),
             ),
-            RequestBody::Multipart { metadata, file } => {
+            RequestBody::Multipart {
+                metadata,
+                file,
+                many,
+                rule,
+            } => {
+                let form_name = format!("{}Form", metadata.0);
                 let metadata = components.reference(metadata.0, metadata.1);
                 let file_part = ObjectBuilder::new()
                     .schema_type(Type::String)
                     .content_media_type("application/octet-stream")
                     .description(Some(file))
                     .build();
+                let (part, file_part) = if many {
+                    let files = utoipa::openapi::schema::ArrayBuilder::new()
+                        .items(file_part)
+                        .max_items(Some(super::body::MAX_FORM_FILES))
+                        .description(Some(file))
+                        .build();
+                    ("files", Schema::Array(files))
+                } else {
+                    ("file", Schema::Object(file_part))
+                };
                 // The form holds these two parts only: the server reads no other.
                 let form = ObjectBuilder::new()
                     .schema_type(Type::Object)
                     .property("metadata", metadata)
-                    .property("file", file_part)
+                    .property(part, file_part)
                     .required("metadata")
                     .additional_properties(Some(AdditionalProperties::FreeForm(false)))
                     .build();
+                let form = match rule {
+                    Some(rule) => components.form_with_rule(&form_name, &form, rule()),
+                    None => RefOr::T(Schema::Object(form)),
+                };
                 RequestBodyBuilder::new().content(
                     "multipart/form-data",
-                    ContentBuilder::new().schema(Some(Schema::Object(form))).build(),
+                    ContentBuilder::new().schema(Some(form)).build(),
                 )
             }
         };

@@ -22,9 +22,8 @@ use super::preconditions::{self, IfMatch};
 use super::resources::{
     LIST_QUERY, Parsed, Reference, check_put_names, check_references, collection_operations, delete_resource,
     deleted_location, item_operations, list_bodies, list_entries, list_query, location, query_value,
-    replace_operation,
+    replace_operation, write_ops,
 };
-use crate::lifecycle::{Lifecycle, Subject};
 use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState, ServerConfig};
 
@@ -50,6 +49,12 @@ pub(crate) struct FileKind {
     file_readable: bool,
     /// PUT is allowed.
     replaceable: bool,
+    /// EMCO answers every PUT with 201, even one that replaced (apps, app profiles); else 200 for a replacement.
+    put_always_created: bool,
+    /// The files travel as parts named `files` (any number, kept with their names), not one part `file`.
+    many_files: bool,
+    /// When the file is required, as a JSON Schema condition on the form (the API document's `file_required`).
+    form_rule: Option<fn() -> Json>,
 }
 
 fn invalid_file(message: String) -> ApiError {
@@ -77,6 +82,9 @@ pub(crate) static APP: FileKind = FileKind {
     file_required: |_| true,
     file_readable: true,
     replaceable: true,
+    put_always_created: true,
+    many_files: false,
+    form_rule: None,
 };
 
 pub(crate) static APP_PROFILE: FileKind = FileKind {
@@ -91,17 +99,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
         })?;
         Ok((body, vec![typed.metadata.name]))
     },
-    references: |body, parents| match body["spec"]["app"].as_str() {
-        Some(app) if parents.len() >= 3 => {
-            let mut names = parents[..3].to_vec();
-            names.push(app.to_string());
-            vec![Reference {
-                field: "spec.app",
-                path: ResourcePath::new(Kind::App, names),
-            }]
-        }
-        _ => Vec::new(),
-    },
+    references: |body, parents| app_reference(body, parents),
     check_file: |_, _, bytes| {
         emco_helm::read_app_profile(bytes)
             .map(|_| ())
@@ -110,6 +108,9 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
     file_required: |_| true,
     file_readable: true,
     replaceable: true,
+    put_always_created: true,
+    many_files: false,
+    form_rule: None,
 };
 
 pub(crate) static CLUSTER: FileKind = FileKind {
@@ -136,7 +137,107 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     },
     file_readable: false,
     replaceable: false,
+    put_always_created: true,
+    many_files: false,
+    form_rule: None,
 };
+
+pub(crate) static GAC_RESOURCE: FileKind = FileKind {
+    kind: Kind::GacResource,
+    name: "GacResource",
+    schema: |generator| <emco_model::gac::GacResource as schemars::JsonSchema>::json_schema(generator),
+    file: "The object's YAML (required for a new object other than a ConfigMap or Secret)",
+    parse: |raw| {
+        let (typed, body) = decode::<emco_model::gac::GacResource>(raw, |r| Ok(r.validate_gac_resource()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference(body, parents),
+    check_file: |_, _, bytes| {
+        crate::lifecycle::gac::object_of_file(bytes)
+            .map(|_| ())
+            .map_err(|err| format!("Error in file format: {err}"))
+    },
+    file_required: |body| {
+        let kind = body["spec"]["resourceGVK"]["kind"]
+            .as_str()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        body["spec"]["newObject"] == "true" && kind != "configmap" && kind != "secret"
+    },
+    file_readable: true,
+    replaceable: true,
+    put_always_created: false,
+    many_files: false,
+    form_rule: Some(|| {
+        json!({
+            "if": {"required": ["metadata"], "properties": {"metadata": {"required": ["spec"], "properties": {"spec": {
+                "required": ["newObject", "resourceGVK"],
+                "properties": {
+                    "newObject": {"const": "true"},
+                    "resourceGVK": {"required": ["kind"], "properties": {"kind": {"not": {"pattern": "^([Cc][Oo][Nn][Ff][Ii][Gg][Mm][Aa][Pp]|[Ss][Ee][Cc][Rr][Ee][Tt])$"}}}}
+                }
+            }}}}},
+            "then": {"required": ["file"]}
+        })
+    }),
+};
+
+pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
+    kind: Kind::GacCustomization,
+    name: "GacCustomization",
+    schema: |generator| <emco_model::gac::GacCustomization as schemars::JsonSchema>::json_schema(generator),
+    file: "The customization's files: ConfigMap or Secret data, or merge patches (UTF-8 text)",
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::gac::GacCustomization>(raw, |r| Ok(r.validate_customization()?))?;
+        refuse_external_patch_values(&typed)?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |_, _| Vec::new(),
+    check_file: |_, _, bytes| {
+        std::str::from_utf8(bytes)
+            .map(|_| ())
+            .map_err(|_| "Error in file format: a customization file must be UTF-8 text".to_string())
+    },
+    file_required: |_| false,
+    file_readable: true,
+    replaceable: true,
+    put_always_created: false,
+    many_files: true,
+    form_rule: None,
+};
+
+/// Refuses a JSON-patch value EMCO would fetch from a URL (`$(http…)$`): emco never opens a URL because a request
+/// names it.
+fn refuse_external_patch_values(customization: &emco_model::gac::GacCustomization) -> Result<(), ApiError> {
+    for (index, operation) in customization.spec.patch_json.iter().enumerate() {
+        if let Some(url) = operation
+            .get("value")
+            .and_then(emco_model::gac::external_patch_url)
+        {
+            return Err(ApiError::invalid(format!(
+                "spec.patchJson[{index}].value: '{}' asks for the value to be fetched from a URL; emco opens no URL a request names",
+                emco_model::shown(url)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The app a body's `spec.app` names, under the composite app of `parents`.
+fn app_reference(body: &Json, parents: &[String]) -> Vec<Reference> {
+    match body["spec"]["app"].as_str() {
+        Some(app) if parents.len() >= 3 => {
+            let mut names = parents[..3].to_vec();
+            names.push(app.to_string());
+            vec![Reference {
+                field: "spec.app",
+                path: ResourcePath::new(Kind::App, names),
+            }]
+        }
+        _ => Vec::new(),
+    }
+}
 
 /// A collection's route, described: GET lists, POST creates (a multipart form).
 pub(crate) fn collection_endpoint(
@@ -152,6 +253,8 @@ pub(crate) fn collection_endpoint(
     let body = RequestBody::Multipart {
         metadata: (desc.name, desc.schema),
         file: desc.file,
+        many: desc.many_files,
+        rule: desc.form_rule,
     };
     Endpoint::new(
         path,
@@ -185,6 +288,8 @@ pub(crate) fn item_endpoint(path: impl Into<String>, desc: &'static FileKind, ta
         let body = RequestBody::Multipart {
             metadata: (desc.name, desc.schema),
             file: desc.file,
+            many: desc.many_files,
+            rule: desc.form_rule,
         };
         operations.insert(1, replace_operation(desc.kind, desc.name, desc.schema, tag, body));
     }
@@ -311,6 +416,16 @@ async fn read_upload(
         .metadata
         .ok_or_else(|| ApiError::invalid("multipart part 'metadata' is missing"))?;
     let (body, own) = (desc.parse)(metadata)?;
+    if desc.many_files {
+        let mut files = Vec::with_capacity(parts.files.len());
+        for (name, bytes) in parts.files {
+            (desc.check_file)(state.config(), &own, &bytes)
+                .map_err(|err| invalid_file(format!("file '{}': {err}", emco_model::shown(&name))))?;
+            files.push((name, bytes.to_vec()));
+        }
+        let file = (!files.is_empty()).then(|| crate::lifecycle::gac::encode_files(&files));
+        return Ok(Upload { body, own, file });
+    }
     let file = match parts.file {
         Some(bytes) => {
             (desc.check_file)(state.config(), &own, &bytes).map_err(invalid_file)?;
@@ -343,12 +458,9 @@ async fn create(
     let path = ResourcePath::new(desc.kind, names);
     optimistic(&resource_name(&path), || async {
         check_references(&state, (desc.references)(&upload.body, &parents)).await?;
-        // A cluster starts the history of its network intents at Created, as clm records it.
-        let extra = if Subject::of(desc.kind).is_some() {
-            vec![Lifecycle::created_op(&path)]
-        } else {
-            Vec::new()
-        };
+        // A cluster starts the history of its network intents at Created, as clm records it; a part of a DIG
+        // (a gac resource) is a change to the DIG.
+        let extra = write_ops(&state, &path, false).await?;
         state
             .catalog()
             .create(&path, &upload.body, upload.file.as_deref(), extra)
@@ -378,23 +490,23 @@ async fn replace(
     check_put_names(&names, &upload.own)?;
     let path = ResourcePath::new(desc.kind, names);
     let parents = path.parent().map(|p| p.names().to_vec()).unwrap_or_default();
-    optimistic(&resource_name(&path), || async {
+    let created = optimistic(&resource_name(&path), || async {
         preconditions::check(&state, condition.as_ref(), &path).await?;
         check_references(&state, (desc.references)(&upload.body, &parents)).await?;
-        state
+        let exists = state.catalog().exists(&path).await?;
+        let extra = write_ops(&state, &path, exists).await?;
+        Ok(state
             .catalog()
-            .upsert(&path, &upload.body, upload.file.as_deref(), Vec::new())
-            .await?;
-        Ok(())
+            .upsert(&path, &upload.body, upload.file.as_deref(), extra)
+            .await?)
     })
     .await?;
-    // EMCO answers every app and app-profile PUT with 201.
-    Ok((
-        StatusCode::CREATED,
-        location(uri.path()),
-        JsonResponse(upload.body),
-    )
-        .into_response())
+    let status = if created || desc.put_always_created {
+        StatusCode::CREATED
+    } else {
+        StatusCode::OK
+    };
+    Ok((status, location(uri.path()), JsonResponse(upload.body)).into_response())
 }
 
 /// What a GET of a resource with a file asks for.
@@ -457,17 +569,44 @@ async fn read(
         let body = super::status_routes::with_state(&state, &path, entry.body).await?;
         return Ok((tag, JsonResponse(body)).into_response());
     }
-    let file = state.catalog().blob(&path).await?.unwrap_or_default();
+    let blob = state.catalog().blob(&path).await?.unwrap_or_default();
+    // The parts to send: (part name, file name, content).
+    let files: Vec<(&str, String, Vec<u8>)> = if desc.many_files && !blob.is_empty() {
+        crate::lifecycle::gac::decode_files(&blob)
+            .map_err(ApiError::internal)?
+            .into_iter()
+            .map(|(name, content)| ("files", name, content))
+            .collect()
+    } else if desc.many_files {
+        Vec::new()
+    } else {
+        vec![("file", format!("{}.tgz", path.name()), blob)]
+    };
     if wanted == Wanted::File {
+        let [(_, _, file)] = <[_; 1]>::try_from(files).map_err(|files: Vec<_>| {
+            ApiError::new(
+                StatusCode::NOT_ACCEPTABLE,
+                "NotAcceptable",
+                format!(
+                    "{} '{}' has {} files: ask for multipart/form-data",
+                    desc.kind.type_name(),
+                    path.name(),
+                    files.len()
+                ),
+            )
+        })?;
         return Ok((tag, [(header::CONTENT_TYPE, "application/octet-stream")], file).into_response());
     }
     let boundary = format!("emco-{:016x}", rand_boundary());
     let metadata = serde_json::to_vec(&entry.body).map_err(ApiError::internal)?;
-    let mut body = Vec::with_capacity(metadata.len() + file.len() + 256);
+    let mut body = Vec::with_capacity(metadata.len() + blob_len(&files) + 256);
     body.extend_from_slice(format!("--{boundary}\r\nContent-Disposition: form-data; name=\"metadata\"\r\nContent-Type: application/json\r\n\r\n").as_bytes());
     body.extend_from_slice(&metadata);
-    body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{}.tgz\"\r\nContent-Type: application/octet-stream\r\n\r\n", path.name()).as_bytes());
-    body.extend_from_slice(&file);
+    for (part, file_name, content) in &files {
+        let file_name = file_name.replace(['"', '\r', '\n'], "_");
+        body.extend_from_slice(format!("\r\n--{boundary}\r\nContent-Disposition: form-data; name=\"{part}\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
+        body.extend_from_slice(content);
+    }
     body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
     Ok((
         tag,
@@ -478,6 +617,13 @@ async fn read(
         Body::from(body),
     )
         .into_response())
+}
+
+fn blob_len(files: &[(&str, String, Vec<u8>)]) -> usize {
+    files
+        .iter()
+        .map(|(_, name, content)| name.len() + content.len() + 128)
+        .sum()
 }
 
 fn rand_boundary() -> u64 {

@@ -189,6 +189,15 @@ pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::GenericK8sIntent,
+    name: "GenericK8sIntent",
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| metadata_only("generic k8s intent")(raw),
+    references: no_references,
+    put_always_created: false,
+};
+
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
     name: "GenericPlacementIntent",
@@ -688,6 +697,9 @@ pub(crate) async fn write_ops(
         return Ok(vec![Lifecycle::created_op(path)]);
     }
     match Subject::governing(path) {
+        Some(governing) if Subject::is_controller_part(path.kind()) => {
+            Ok(state.lifecycle().controller_part_ops(&governing).await?)
+        }
         Some(governing) => {
             let part = governing != *path;
             Ok(state.lifecycle().modification_ops(&governing, part).await?)

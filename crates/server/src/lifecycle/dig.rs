@@ -1,7 +1,8 @@
 //! Deployment intent groups described to the lifecycle engine: what instantiating one reads (the DIG, its
 //! composite app's apps and charts, the app profiles of its composite profile, placement resolved to clusters, app
-//! dependencies, and the logical cloud it deploys on) and how its context is built (every app's chart rendered
-//! with its profile and overrides, objects sorted into CRDs, main resources and hooks).
+//! dependencies, the logical cloud it deploys on, and the controllers its intents name) and how its context is
+//! built (every app's chart rendered with its profile and overrides, objects sorted into CRDs, main resources and
+//! hooks, then changed by the controllers).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -17,6 +18,7 @@ use emco_model::{
     GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
 };
 
+use super::controllers::{self, Deployed};
 use super::logical_cloud::{self, Binding};
 use super::{Built, LifecycleError, Result};
 
@@ -30,6 +32,8 @@ pub(super) struct Inputs {
     apps: Vec<AppInput>,
     /// The logical cloud it deploys on (none: the `default` namespace with each cluster's own credentials).
     logical_cloud: Option<Binding>,
+    /// The controllers its intents name, with their intents, in the order they run.
+    controllers: controllers::Plan,
 }
 
 /// One app of an instantiation, as read from the catalog.
@@ -126,10 +130,12 @@ pub(super) async fn read_inputs(
             dependencies,
         });
     }
+    let controllers = controllers::read_plan(catalog, dig_path).await?;
     Ok(Inputs {
         dig,
         apps: inputs,
         logical_cloud: binding,
+        controllers,
     })
 }
 
@@ -308,10 +314,13 @@ pub(super) fn build_rendered(
     limits: RenderLimits,
 ) -> Result<Built> {
     let release = release_of(inputs);
-    let mut rendered = Vec::with_capacity(first.len());
+    let mut deployed = Vec::with_capacity(first.len());
     for (app, render) in inputs.apps.iter().zip(first) {
-        rendered.push(objects_per_cluster(app, render, &release, known, limits)?);
+        let objects = objects_per_cluster(app, render, &release, known, limits)?;
+        deployed.push(Deployed::rendered(&app.name, &app.clusters, objects));
     }
+    controllers::run(&inputs.controllers, &mut deployed)?;
+    let rendered = deployed.into_iter().map(|app| app.objects).collect();
     let (meta, records) = build_context(dig_path, inputs, rendered)?;
     Ok(Built {
         meta,

@@ -28,10 +28,16 @@
 //! revision's. A change to an instantiated DIG (or its intents) is allowed and recorded as pending
 //! (`StateInfo::modified`) until the next action; deleting its parts waits for its termination.
 //!
+//! A DIG's context passes through the controllers its intents name (`controllers.rs`; built in: `gac.rs`) after
+//! its charts render and before it is committed: they add, patch or remove objects per app and cluster.
+//!
 //! No HTTP here: errors are [`LifecycleError`]s, which the API maps to status codes.
 
+mod controllers;
 mod dig;
+pub(crate) mod gac;
 mod logical_cloud;
+mod merge_patch;
 mod networks;
 
 use std::sync::Arc;
@@ -121,14 +127,10 @@ impl Subject {
     /// its networks, a logical cloud for itself and its cluster references, permissions, quotas and pairs.
     #[must_use]
     pub fn governing(path: &ResourcePath) -> Option<ResourcePath> {
+        let under_dig = std::iter::successors(Some(path.kind()), |kind| kind.parent())
+            .any(|kind| kind == Kind::DeploymentIntentGroup);
         let (kind, depth) = match path.kind() {
-            Kind::DeploymentIntentGroup
-            | Kind::GroupIntent
-            | Kind::GenericPlacementIntent
-            | Kind::AppIntent
-            | Kind::StatusCollectionIntent => {
-                (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth())
-            }
+            _ if under_dig => (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth()),
             Kind::Network | Kind::ProviderNetwork => (Kind::Cluster, Kind::Cluster.depth()),
             Kind::LogicalCloud
             | Kind::ClusterReference
@@ -138,6 +140,16 @@ impl Subject {
             _ => return None,
         };
         Some(ResourcePath::new(kind, path.names()[..depth].to_vec()))
+    }
+
+    /// Whether `kind` is a controller's part of a DIG (its intents, resources and customizations), which the
+    /// DIG's approval does not cover ([`Lifecycle::controller_part_ops`]).
+    #[must_use]
+    pub fn is_controller_part(kind: Kind) -> bool {
+        matches!(
+            kind,
+            Kind::GenericK8sIntent | Kind::GacResource | Kind::GacCustomization
+        )
     }
 
     /// How messages and status answers name a resource of this subject: the DIG's or logical cloud's name, and
@@ -268,6 +280,19 @@ pub enum LifecycleError {
         revision: u64,
         /// The latest revision.
         latest: u64,
+    },
+    /// A DIG names a controller that cannot run: not registered, of no type that takes intents, or not one emco
+    /// has.
+    #[error("{0}")]
+    Controller(String),
+    /// A controller refused to change the rendered objects (its message names the intent, the object and the
+    /// cluster).
+    #[error("controller '{controller}': {message}")]
+    Action {
+        /// The controller's registered name.
+        controller: String,
+        /// What it refused and why.
+        message: String,
     },
     /// The resource or what it instantiates changed while its context was being built.
     #[error(
@@ -444,6 +469,18 @@ impl Lifecycle {
             Operation::Modify
         };
         self.change_ops(path, &mut state, operation)
+    }
+
+    /// What writing a controller's part of the DIG at `path` (a gac intent, resource or customization) does to
+    /// its state: as [`Lifecycle::modification_ops`] for a part, except that an approved DIG stays approved —
+    /// EMCO's controllers keep their intents apart from the DIG's state, and EMCO's examples add them after
+    /// approving.
+    pub async fn controller_part_ops(&self, path: &ResourcePath) -> Result<Vec<Op>> {
+        let (mut state, _) = self.state(path).await?;
+        if state.current() == Some(StateValue::Approved) {
+            return Ok(Vec::new());
+        }
+        self.change_ops(path, &mut state, Operation::ModifyPart)
     }
 
     /// What deleting something the resource at `path` is built from (a DIG's intents, a logical cloud's

@@ -10,6 +10,7 @@ mod browser;
 mod contract;
 mod conventions;
 mod fuzz;
+mod gac;
 mod integrity;
 mod kubeconfig;
 mod lifecycles;

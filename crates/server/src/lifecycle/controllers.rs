@@ -1,0 +1,130 @@
+//! The controller stage of instantiate and update: the controllers a DIG's intents name (`spec.intent` maps a
+//! registered controller's name to its intent), checked against the registry (`/v2/controllers`) and run in
+//! EMCO's order — placement controllers first, then action controllers, each by priority, lower number first —
+//! over the rendered objects of every app on every cluster, between render and the AppContext's commit.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
+use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
+
+use super::gac;
+use super::{LifecycleError, Result};
+
+/// The controllers built into emco, by the name they are registered under.
+pub(super) const BUILT_IN: &[&str] = &[gac::CONTROLLER_NAME];
+
+/// An app's objects on each of its clusters while the controllers run.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Deployed {
+    /// The app.
+    pub(super) app: String,
+    /// Its clusters (`provider+cluster`).
+    pub(super) clusters: Vec<String>,
+    /// Its objects on each cluster, in the order of `clusters`.
+    pub(super) objects: Vec<Vec<ResourceRecord>>,
+    /// The keys (`name+Kind`) of the objects controllers added, by cluster.
+    pub(super) added: HashMap<String, BTreeSet<String>>,
+}
+
+impl Deployed {
+    /// An app's rendered objects, before any controller ran.
+    pub(super) fn rendered(app: &str, clusters: &[String], objects: Vec<Vec<ResourceRecord>>) -> Self {
+        Self {
+            app: app.to_string(),
+            clusters: clusters.to_vec(),
+            objects,
+            added: HashMap::new(),
+        }
+    }
+}
+
+/// The controllers an instantiation runs, in order.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub(super) struct Plan {
+    runs: Vec<Run>,
+}
+
+/// One controller with its intent.
+#[derive(Debug, Clone, PartialEq)]
+struct Run {
+    controller: String,
+    placement: bool,
+    priority: i64,
+    work: Work,
+}
+
+/// What a built-in controller does, with the intent it read.
+#[derive(Debug, Clone, PartialEq)]
+enum Work {
+    Gac(gac::GacIntent),
+}
+
+/// Reads the controllers the DIG at `dig`'s group intents name, with their intents; refuses a controller that is
+/// not registered, has no type, or is not one emco has.
+pub(super) async fn read_plan(catalog: &Catalog, dig: &ResourcePath) -> Result<Plan> {
+    let mut named: BTreeMap<String, (String, String)> = BTreeMap::new();
+    for (intent_path, intent) in catalog
+        .list_as::<GroupIntent>(Kind::GroupIntent, dig.names())
+        .await?
+    {
+        for (controller, controller_intent) in intent.spec.intent {
+            if controller != GENERIC_PLACEMENT_INTENT_KEY {
+                named.insert(controller, (intent_path.name().to_string(), controller_intent));
+            }
+        }
+    }
+    let mut runs = Vec::with_capacity(named.len());
+    for (controller, (group_intent, intent)) in named {
+        let registration = ResourcePath::new(Kind::Controller, vec![controller.clone()]);
+        if !catalog.exists(&registration).await? {
+            return Err(LifecycleError::Controller(format!(
+                "intent '{group_intent}' names controller '{controller}', which is not registered: register it under /v2/controllers"
+            )));
+        }
+        let registered: Controller = catalog.get_as(&registration).await?;
+        let placement = match registered.spec.controller_type.as_str() {
+            "placement" => true,
+            "action" => false,
+            other => {
+                return Err(LifecycleError::Controller(format!(
+                    "intent '{group_intent}' names controller '{controller}', which is registered with type '{}': only action and placement controllers take intents",
+                    emco_model::shown(other)
+                )));
+            }
+        };
+        let work = match controller.as_str() {
+            gac::CONTROLLER_NAME => Work::Gac(gac::read(catalog, dig, &intent).await?),
+            _ => {
+                return Err(LifecycleError::Controller(format!(
+                    "intent '{group_intent}' names controller '{controller}', which emco does not have (built in: {})",
+                    BUILT_IN.join(", ")
+                )));
+            }
+        };
+        runs.push(Run {
+            controller,
+            placement,
+            priority: registered.spec.priority,
+            work,
+        });
+    }
+    runs.sort_by(|a, b| {
+        (!a.placement, a.priority, &a.controller).cmp(&(!b.placement, b.priority, &b.controller))
+    });
+    Ok(Plan { runs })
+}
+
+/// Runs the plan's controllers, in order, over the apps' objects.
+pub(super) fn run(plan: &Plan, apps: &mut [Deployed]) -> Result<()> {
+    for run in &plan.runs {
+        let outcome = match &run.work {
+            Work::Gac(intent) => gac::apply(intent, apps),
+        };
+        outcome.map_err(|message| LifecycleError::Action {
+            controller: run.controller.clone(),
+            message,
+        })?;
+    }
+    Ok(())
+}

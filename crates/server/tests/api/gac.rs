@@ -1,0 +1,450 @@
+//! The generic action controller through the API: its intents, resources (with the object's file) and
+//! customizations (with their files) kept as EMCO keeps them; a DIG naming a controller emco cannot run refused
+//! at instantiate; the objects of each cluster changed as the customizations say, and a customization that
+//! cannot apply refused naming the intent, resource, customization and cluster.
+
+use axum::http::{Method, StatusCode};
+use emco_appcontext::AppContexts;
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const GAC: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group/generic-k8s-intents";
+
+/// A multipart form with the metadata and `files` parts.
+fn files_form(metadata: &Json, files: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut body =
+        format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{metadata}\r\n")
+            .into_bytes();
+    for (name, content) in files {
+        body.extend_from_slice(
+            format!(
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n\r\n"
+            )
+            .as_bytes(),
+        );
+        body.extend_from_slice(content);
+        body.extend_from_slice(b"\r\n");
+    }
+    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
+    body
+}
+
+async fn send_files(api: &Api, method: Method, uri: &str, metadata: &Json, files: &[(&str, &[u8])]) -> Reply {
+    let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
+    api.call(
+        method,
+        uri,
+        Some(&content_type),
+        files_form(metadata, files),
+        None,
+    )
+    .await
+}
+
+fn resource(name: &str, app: &str, new_object: bool, kind: &str, object: &str) -> Json {
+    json!({"metadata": {"name": name}, "spec": {"app": app, "newObject": new_object.to_string(),
+        "resourceGVK": {"apiVersion": if kind == "Deployment" { "apps/v1" } else { "v1" }, "kind": kind, "name": object}}})
+}
+
+fn customization(name: &str, spec: Json) -> Json {
+    json!({"metadata": {"name": name}, "spec": spec})
+}
+
+fn everywhere() -> Json {
+    json!({"clusterSpecific": "false", "clusterInfo": {"scope": "label", "clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge-cluster", "mode": "allow"}})
+}
+
+/// Registers gac and names it in the DIG's intents.
+async fn use_gac(api: &Api) {
+    api.post(
+        "/v2/controllers",
+        json!({"metadata": {"name": "gac"}, "spec": {"host": "gac", "port": 9033, "type": "action", "priority": 1}}),
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.put(
+        &format!("{DIG}/intents/fw-deployment-intent"),
+        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "gac": "site"}}}),
+    )
+    .await
+    .expect(StatusCode::OK);
+    api.post(GAC, json!({"metadata": {"name": "site"}}))
+        .await
+        .expect(StatusCode::CREATED);
+}
+
+#[tokio::test]
+async fn resources_and_customizations_are_kept_with_their_files() {
+    let api = Api::new(emco_store::Store::memory());
+    api.onboard_vfw().await;
+    use_gac(&api).await;
+    let resources = format!("{GAC}/site/resources");
+    let site_cm = resource("site-cm", "sink", true, "ConfigMap", "site-config");
+    let created = api
+        .post_form(
+            &resources,
+            Some(&site_cm),
+            Some(b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: site-config\n"),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+    assert_eq!(created.json()["spec"]["resourceGVK"]["name"], "site-config");
+    assert_eq!(
+        api.post_form(&resources, Some(&site_cm), None).await.code(),
+        "AlreadyExists"
+    );
+    // A new Deployment is its file; a resource of an app the composite app does not have is refused.
+    let missing = api
+        .post_form(
+            &resources,
+            Some(&resource("web", "sink", true, "Deployment", "web")),
+            None,
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        missing.message().contains("'file' is missing"),
+        "{}",
+        missing.message()
+    );
+    let not_yaml = api
+        .post_form(
+            &resources,
+            Some(&resource("web", "sink", true, "Deployment", "web")),
+            Some(b"- a list\n"),
+        )
+        .await
+        .expect(StatusCode::UNPROCESSABLE_ENTITY);
+    assert!(
+        not_yaml.message().contains("one YAML mapping"),
+        "{}",
+        not_yaml.message()
+    );
+    let no_app = api
+        .post_form(
+            &resources,
+            Some(&resource("x", "vpn", true, "ConfigMap", "x")),
+            None,
+        )
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        no_app.message().contains("spec.app names App"),
+        "{}",
+        no_app.message()
+    );
+    let replaced = api
+        .put_form(
+            &format!("{resources}/site-cm"),
+            &site_cm,
+            b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: site-config\ndata:\n  a: b\n",
+        )
+        .await;
+    assert_eq!(
+        replaced.status,
+        StatusCode::OK,
+        "a replacement is 200, as gac answers it"
+    );
+
+    // A customization keeps its files, with their names, in the order sent.
+    let customizations = format!("{resources}/site-cm/customizations");
+    let body = customization("all", everywhere());
+    send_files(
+        &api,
+        Method::POST,
+        &customizations,
+        &body,
+        &[("site.properties", b"zone=east\n"), ("b.json", b"{}")],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let both = api
+        .call(
+            Method::GET,
+            &format!("{customizations}/all"),
+            None,
+            Vec::new(),
+            Some("multipart/form-data"),
+        )
+        .await
+        .expect(StatusCode::OK);
+    let text = String::from_utf8_lossy(&both.bytes);
+    let at = |needle: &str| {
+        text.find(needle)
+            .unwrap_or_else(|| panic!("{needle} missing in {text}"))
+    };
+    assert!(
+        at("filename=\"site.properties\"") < at("zone=east") && at("zone=east") < at("filename=\"b.json\""),
+        "{text}"
+    );
+    let one = api
+        .call(
+            Method::GET,
+            &format!("{customizations}/all"),
+            None,
+            Vec::new(),
+            Some("application/octet-stream"),
+        )
+        .await
+        .expect(StatusCode::NOT_ACCEPTABLE);
+    assert!(one.message().contains("has 2 files"), "{}", one.message());
+
+    // A patch value fetched from a URL is refused before anything is stored, naming the value.
+    let mut fetched = everywhere();
+    fetched["patchType"] = json!("json");
+    fetched["patchJson"] =
+        json!([{"op": "add", "path": "/data/a", "value": "$(http://169.254.169.254/latest)$"}]);
+    let refused = send_files(
+        &api,
+        Method::POST,
+        &customizations,
+        &customization("fetch", fetched),
+        &[],
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    assert!(
+        refused.message().contains("'http://169.254.169.254/latest'"),
+        "{}",
+        refused.message()
+    );
+    api.get(&format!("{customizations}/fetch"))
+        .await
+        .expect(StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_dig_naming_a_controller_emco_cannot_run_is_refused_at_instantiate() {
+    let api = Api::new(emco_store::Store::memory());
+    api.onboard_vfw().await;
+    api.put(
+        &format!("{DIG}/intents/fw-deployment-intent"),
+        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "gac": "site"}}}),
+    )
+    .await
+    .expect(StatusCode::OK);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let unregistered = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert_eq!(unregistered.code(), "ControllerUnavailable");
+    assert!(
+        unregistered
+            .message()
+            .contains("controller 'gac', which is not registered"),
+        "{}",
+        unregistered.message()
+    );
+
+    api.post("/v2/controllers", json!({"metadata": {"name": "gac"}, "spec": {"host": "gac", "port": 9033, "type": "action", "priority": 1}}))
+        .await
+        .expect(StatusCode::CREATED);
+    let no_intent = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        no_intent
+            .message()
+            .contains("gac intent 'site', which does not exist"),
+        "{}",
+        no_intent.message()
+    );
+
+    api.post("/v2/controllers", json!({"metadata": {"name": "sample"}, "spec": {"host": "s", "port": 9099, "type": "action", "priority": 2}}))
+        .await
+        .expect(StatusCode::CREATED);
+    api.put(
+        &format!("{DIG}/intents/fw-deployment-intent"),
+        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "sample": "s"}}}),
+    )
+    .await
+    .expect(StatusCode::OK);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let unknown = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        unknown
+            .message()
+            .contains("controller 'sample', which emco does not have (built in: gac)"),
+        "{}",
+        unknown.message()
+    );
+    assert_eq!(api.states().await.last().map(String::as_str), Some("Approved"));
+}
+
+#[tokio::test]
+async fn customizations_change_the_objects_of_the_clusters_they_select() {
+    let api = Api::new(emco_store::Store::memory());
+    api.onboard_vfw().await;
+    use_gac(&api).await;
+    let resources = format!("{GAC}/site/resources");
+    // A ConfigMap for edge01 only, its data from two files (one renamed), then patched.
+    api.post_form(
+        &resources,
+        Some(&resource("site-cm", "sink", true, "ConfigMap", "site-config")),
+        None,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let edge01_only = json!({"clusterSpecific": "true", "clusterInfo": {"scope": "name", "clusterProvider": "vfw-cluster-provider", "cluster": "edge01", "mode": "allow"},
+        "patchType": "json", "patchJson": [{"op": "add", "path": "/metadata/labels", "value": {"site": "edge01"}}],
+        "configMapOptions": {"dataKeyOptions": [{"fileName": "zone.txt", "keyName": "zone"}]}});
+    send_files(
+        &api,
+        Method::POST,
+        &format!("{resources}/site-cm/customizations"),
+        &customization("edge01", edge01_only),
+        &[("zone.txt", b"east"), ("limits.json", b"{\"max\": 3}")],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    // The firewall's Deployment on every cluster: three replicas and a sidecar merged in by name.
+    api.post_form(
+        &resources,
+        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
+        None,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let mut replicas = everywhere();
+    replicas["patchType"] = json!("json");
+    replicas["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]);
+    send_files(
+        &api,
+        Method::POST,
+        &format!("{resources}/fw/customizations"),
+        &customization("replicas", replicas),
+        &[],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let mut sidecar = everywhere();
+    sidecar["patchType"] = json!("merge");
+    send_files(&api, Method::POST, &format!("{resources}/fw/customizations"), &customization("sidecar", sidecar),
+        &[("sidecar.yaml", b"spec:\n  template:\n    spec:\n      containers:\n      - name: probe\n        image: busybox\n")])
+        .await
+        .expect(StatusCode::CREATED);
+    api.approve_and_instantiate_vfw().await;
+
+    let contexts = AppContexts::new(api.store.clone());
+    let id = contexts.ids().await.unwrap()[0];
+    let records = contexts.clusters(id).await.unwrap();
+    let object = |app: &str, cluster: &str, key: &str| {
+        records
+            .iter()
+            .find(|r| r.app == app && r.cluster == format!("vfw-cluster-provider+{cluster}"))
+            .and_then(|r| r.resources.iter().find(|resource| resource.key() == key))
+            .map(|resource| resource.object())
+    };
+    let config = object("sink", "edge01", "site-config+ConfigMap").expect("the ConfigMap on edge01");
+    assert_eq!(
+        config["data"],
+        json!({"zone": "east", "limits.json": "{\"max\": 3}"})
+    );
+    assert_eq!(config["metadata"]["labels"], json!({"site": "edge01"}));
+    assert_eq!(
+        object("sink", "edge02", "site-config+ConfigMap"),
+        None,
+        "edge02 is not selected"
+    );
+    for cluster in ["edge01", "edge02"] {
+        let firewall = object("firewall", cluster, "fw0-firewall+Deployment").unwrap();
+        assert_eq!(firewall["spec"]["replicas"], 3, "{cluster}");
+        let containers: Vec<&str> = firewall["spec"]["template"]["spec"]["containers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(containers.len(), 2, "{cluster}: {containers:?}");
+        assert_eq!(containers[1], "probe");
+    }
+}
+
+#[tokio::test]
+async fn a_customization_that_cannot_apply_is_refused_naming_where() {
+    let api = Api::new(emco_store::Store::memory());
+    api.onboard_vfw().await;
+    use_gac(&api).await;
+    let resources = format!("{GAC}/site/resources");
+    api.post_form(
+        &resources,
+        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
+        None,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let mut bad_path = everywhere();
+    bad_path["patchType"] = json!("json");
+    bad_path["patchJson"] = json!([{"op": "replace", "path": "/spec/nothing/here", "value": 1}]);
+    send_files(
+        &api,
+        Method::POST,
+        &format!("{resources}/fw/customizations"),
+        &customization("bad", bad_path),
+        &[],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let refused = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert_eq!(refused.code(), "ActionFailed");
+    let message = refused.message();
+    assert!(
+        message.starts_with("controller 'gac': gac intent 'site', resource 'fw', customization 'bad', cluster 'vfw-cluster-provider+edge01': patchJson:"),
+        "{message}"
+    );
+    assert!(message.contains("/spec/nothing/here"), "{message}");
+
+    // An object the app does not render.
+    api.delete(&format!("{resources}/fw/customizations/bad"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    api.post_form(
+        &resources,
+        Some(&resource("ghost", "sink", false, "Deployment", "no-such")),
+        None,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let mut replicas = everywhere();
+    replicas["patchType"] = json!("json");
+    replicas["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 1}]);
+    send_files(
+        &api,
+        Method::POST,
+        &format!("{resources}/ghost/customizations"),
+        &customization("r", replicas),
+        &[],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    let refused = api
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        refused
+            .message()
+            .ends_with("app 'sink' renders no Deployment 'no-such' there"),
+        "{}",
+        refused.message()
+    );
+}
