@@ -142,11 +142,17 @@ pub enum Kind {
     GacResource,
     /// `…/resources/{resource}/customizations/{customization}` (gac: which clusters, which patch)
     GacCustomization,
+    /// `…/deployment-intent-groups/{dig}/network-controller-intent/{intent}` (ovnaction)
+    NetworkControllerIntent,
+    /// `…/network-controller-intent/{intent}/workload-intents/{workload}` (ovnaction: a workload of an app)
+    WorkloadIntent,
+    /// `…/workload-intents/{workload}/interfaces/{interface}` (ovnaction: a network interface of the workload)
+    WorkloadInterface,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 29] = [
+    pub const ALL: [Kind; 32] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -176,6 +182,9 @@ impl Kind {
         Kind::GenericK8sIntent,
         Kind::GacResource,
         Kind::GacCustomization,
+        Kind::NetworkControllerIntent,
+        Kind::WorkloadIntent,
+        Kind::WorkloadInterface,
     ];
 
     fn segment(self) -> &'static str {
@@ -209,6 +218,9 @@ impl Kind {
             Self::GenericK8sIntent => "generick8sintent",
             Self::GacResource => "gacresource",
             Self::GacCustomization => "gaccustomization",
+            Self::NetworkControllerIntent => "netcontrolintent",
+            Self::WorkloadIntent => "workloadintent",
+            Self::WorkloadInterface => "workloadifintent",
         }
     }
 
@@ -245,6 +257,9 @@ impl Kind {
             Self::GenericK8sIntent => "GenericK8sIntent",
             Self::GacResource => "GacResource",
             Self::GacCustomization => "GacCustomization",
+            Self::NetworkControllerIntent => "NetControlIntent",
+            Self::WorkloadIntent => "WorkloadIntent",
+            Self::WorkloadInterface => "WorkloadIfIntent",
         }
     }
 
@@ -268,7 +283,11 @@ impl Kind {
                 Some(Self::Cluster)
             }
             Self::LogicalCloud | Self::StatusCollector => Some(Self::Project),
-            Self::StatusCollectionIntent | Self::GenericK8sIntent => Some(Self::DeploymentIntentGroup),
+            Self::StatusCollectionIntent | Self::GenericK8sIntent | Self::NetworkControllerIntent => {
+                Some(Self::DeploymentIntentGroup)
+            }
+            Self::WorkloadIntent => Some(Self::NetworkControllerIntent),
+            Self::WorkloadInterface => Some(Self::WorkloadIntent),
             Self::GacResource => Some(Self::GenericK8sIntent),
             Self::GacCustomization => Some(Self::GacResource),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {

@@ -20,6 +20,7 @@
 //! - [`status_config`]: per-kind status configurations (`/v2/status-configs`) and their status paths.
 //! - [`status_collector`]: combined status: status collectors (CEL queries) and a DIG's status collection intents.
 //! - [`gac`]: the generic action controller's intents, resources and customizations.
+//! - [`ovnaction`]: ovnaction's network-controller intents, workload intents and interfaces.
 
 pub mod context;
 pub mod dependencies;
@@ -30,6 +31,7 @@ pub mod lifecycle;
 pub mod logical_cloud;
 pub mod names;
 pub mod network;
+pub mod ovnaction;
 pub mod resources;
 pub mod rollout;
 pub mod state;

@@ -97,6 +97,11 @@ pub fn validate_name(what: &str, name: &str) -> Result<(), NameError> {
     check_pattern(what, name, MAX_NAME_LEN)
 }
 
+/// Checks a field that follows EMCO's name rule with its own length limit (a workload's name: 254).
+pub fn validate_name_up_to(what: &str, name: &str, max: usize) -> Result<(), NameError> {
+    check_pattern(what, name, max)
+}
+
 /// Checks a Kubernetes label value (used by status filters and cluster labels).
 pub fn validate_label_value(what: &str, value: &str) -> Result<(), NameError> {
     check_pattern(what, value, MAX_LABEL_VALUE_LEN)

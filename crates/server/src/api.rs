@@ -125,8 +125,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
         CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
         DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC,
-        LOGICAL_CLOUD_KV, NETWORK, PROJECT, PROVIDER_NETWORK, USER_PERMISSION,
-        collection_endpoint as collection, item_endpoint as item,
+        LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK, USER_PERMISSION,
+        WORKLOAD_INTENT, WORKLOAD_INTERFACE, collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -137,6 +137,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     let profiles = format!("{COMPOSITE_APP}/composite-profiles/{{composite_profile}}/profiles");
     let gac_resources = format!("{DIG}/generic-k8s-intents/{{generic_k8s_intent}}/resources");
     let gac_customizations = format!("{gac_resources}/{{gac_resource}}/customizations");
+    let workload_intents =
+        format!("{DIG}/network-controller-intent/{{network_controller_intent}}/workload-intents");
     let (projects, deployment, clusters, clouds, status, controllers, operations) = (
         "projects",
         "deployment",
@@ -286,6 +288,32 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         files::item_endpoint(
             format!("{gac_customizations}/{{customization}}"),
             &files::GAC_CUSTOMIZATION,
+            deployment,
+        ),
+        collection(
+            format!("{DIG}/network-controller-intent"),
+            &NETWORK_CONTROLLER_INTENT,
+            deployment,
+        ),
+        item(
+            format!("{DIG}/network-controller-intent/{{network_controller_intent}}"),
+            &NETWORK_CONTROLLER_INTENT,
+            deployment,
+        ),
+        collection(&workload_intents, &WORKLOAD_INTENT, deployment),
+        item(
+            format!("{workload_intents}/{{workload_intent}}"),
+            &WORKLOAD_INTENT,
+            deployment,
+        ),
+        collection(
+            format!("{workload_intents}/{{workload_intent}}/interfaces"),
+            &WORKLOAD_INTERFACE,
+            deployment,
+        ),
+        item(
+            format!("{workload_intents}/{{workload_intent}}/interfaces/{{interface}}"),
+            &WORKLOAD_INTERFACE,
             deployment,
         ),
         collection(

@@ -26,6 +26,7 @@ mod kube_versions;
 mod logical_clouds;
 mod migrate;
 mod network_intents;
+mod ovnaction;
 mod readiness;
 mod replicas;
 mod rollouts;

@@ -198,6 +198,47 @@ pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+pub(crate) static NETWORK_CONTROLLER_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::NetworkControllerIntent,
+    name: "NetworkControllerIntent",
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| metadata_only("network controller intent")(raw),
+    references: no_references,
+    put_always_created: true,
+};
+
+pub(crate) static WORKLOAD_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::WorkloadIntent,
+    name: "WorkloadIntent",
+    schema: |generator| {
+        <emco_model::ovnaction::WorkloadIntent as schemars::JsonSchema>::json_schema(generator)
+    },
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::ovnaction::WorkloadIntent>(raw, |r| Ok(r.validate_workload_intent()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: true,
+};
+
+pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
+    kind: Kind::WorkloadInterface,
+    name: "WorkloadInterface",
+    schema: |generator| {
+        <emco_model::ovnaction::WorkloadInterface as schemars::JsonSchema>::json_schema(generator)
+    },
+    parse: |raw| {
+        let (mut typed, _) = decode::<emco_model::ovnaction::WorkloadInterface>(raw, |_| Ok(()))?;
+        typed.validate_interface()?;
+        // Stored as validated: `defaultGateway` filled in, as EMCO's handler stores it.
+        let body = serde_json::to_value(&typed).map_err(ApiError::internal)?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: true,
+};
+
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
     name: "GenericPlacementIntent",

@@ -8,11 +8,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
 use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
 
-use super::gac;
 use super::{LifecycleError, Result};
+use super::{gac, ovnaction};
 
 /// The controllers built into emco, by the name they are registered under.
-pub(super) const BUILT_IN: &[&str] = &[gac::CONTROLLER_NAME];
+pub(super) const BUILT_IN: &[&str] = &[gac::CONTROLLER_NAME, ovnaction::CONTROLLER_NAME];
 
 /// An app's objects on each of its clusters while the controllers run.
 #[derive(Debug, Clone, PartialEq)]
@@ -58,11 +58,16 @@ struct Run {
 #[derive(Debug, Clone, PartialEq)]
 enum Work {
     Gac(gac::GacIntent),
+    Ovn(ovnaction::OvnIntent),
 }
 
-/// Reads the controllers the DIG at `dig`'s group intents name, with their intents; refuses a controller that is
-/// not registered, has no type, or is not one emco has.
-pub(super) async fn read_plan(catalog: &Catalog, dig: &ResourcePath) -> Result<Plan> {
+/// Reads the controllers the DIG at `dig`'s group intents name, with their intents (`app_clusters`: where each
+/// app is placed); refuses a controller that is not registered, has no type, or is not one emco has.
+pub(super) async fn read_plan(
+    catalog: &Catalog,
+    dig: &ResourcePath,
+    app_clusters: &BTreeMap<String, Vec<String>>,
+) -> Result<Plan> {
     let mut named: BTreeMap<String, (String, String)> = BTreeMap::new();
     for (intent_path, intent) in catalog
         .list_as::<GroupIntent>(Kind::GroupIntent, dig.names())
@@ -95,6 +100,9 @@ pub(super) async fn read_plan(catalog: &Catalog, dig: &ResourcePath) -> Result<P
         };
         let work = match controller.as_str() {
             gac::CONTROLLER_NAME => Work::Gac(gac::read(catalog, dig, &intent).await?),
+            ovnaction::CONTROLLER_NAME => {
+                Work::Ovn(ovnaction::read(catalog, dig, &intent, app_clusters).await?)
+            }
             _ => {
                 return Err(LifecycleError::Controller(format!(
                     "intent '{group_intent}' names controller '{controller}', which emco does not have (built in: {})",
@@ -120,6 +128,7 @@ pub(super) fn run(plan: &Plan, apps: &mut [Deployed]) -> Result<()> {
     for run in &plan.runs {
         let outcome = match &run.work {
             Work::Gac(intent) => gac::apply(intent, apps),
+            Work::Ovn(intent) => ovnaction::apply(intent, apps),
         };
         outcome.map_err(|message| LifecycleError::Action {
             controller: run.controller.clone(),

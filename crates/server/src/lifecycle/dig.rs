@@ -130,7 +130,11 @@ pub(super) async fn read_inputs(
             dependencies,
         });
     }
-    let controllers = controllers::read_plan(catalog, dig_path).await?;
+    let app_clusters = inputs
+        .iter()
+        .map(|app| (app.name.clone(), app.clusters.clone()))
+        .collect();
+    let controllers = controllers::read_plan(catalog, dig_path, &app_clusters).await?;
     Ok(Inputs {
         dig,
         apps: inputs,

@@ -206,8 +206,18 @@ fn new_object(
             return Err(format!("the resource's file has no {field}"));
         }
     }
-    if object["metadata"]["name"].as_str().is_none_or(str::is_empty) {
-        object["metadata"]["name"] = json!(gvk.name);
+    if object["metadata"].is_null() {
+        object["metadata"] = json!({});
+    }
+    let Some(metadata) = object["metadata"].as_object_mut() else {
+        return Err("the resource's file has a metadata that is not a mapping".into());
+    };
+    if metadata
+        .get("name")
+        .and_then(Json::as_str)
+        .is_none_or(str::is_empty)
+    {
+        metadata.insert("name".into(), json!(gvk.name));
     }
     match kind.as_str() {
         "configmap" => add_data(

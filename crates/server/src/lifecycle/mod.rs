@@ -28,7 +28,8 @@
 //! revision's. A change to an instantiated DIG (or its intents) is allowed and recorded as pending
 //! (`StateInfo::modified`) until the next action; deleting its parts waits for its termination.
 //!
-//! A DIG's context passes through the controllers its intents name (`controllers.rs`; built in: `gac.rs`) after
+//! A DIG's context passes through the controllers its intents name (`controllers.rs`; built in: `gac.rs`,
+//! `ovnaction.rs`) after
 //! its charts render and before it is committed: they add, patch or remove objects per app and cluster.
 //!
 //! No HTTP here: errors are [`LifecycleError`]s, which the API maps to status codes.
@@ -39,6 +40,7 @@ pub(crate) mod gac;
 mod logical_cloud;
 mod merge_patch;
 mod networks;
+mod ovnaction;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

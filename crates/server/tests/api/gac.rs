@@ -274,7 +274,7 @@ async fn a_dig_naming_a_controller_emco_cannot_run_is_refused_at_instantiate() {
     assert!(
         unknown
             .message()
-            .contains("controller 'sample', which emco does not have (built in: gac)"),
+            .contains("controller 'sample', which emco does not have (built in: gac, ovnaction)"),
         "{}",
         unknown.message()
     );
