@@ -125,8 +125,24 @@ struct ReadinessArgs {
 
 #[derive(Debug, clap::Args)]
 struct TemplateArgs {
-    /// A chart directory or .tgz.
-    chart: PathBuf,
+    /// A chart directory or .tgz (offline: no API needed). Not with --dig.
+    #[arg(required_unless_present = "dig", conflicts_with = "dig")]
+    chart: Option<PathBuf>,
+    /// Instead of a chart: a deployment intent group (projects/P/composite-apps/CA/V/deployment-intent-groups/DIG,
+    /// its URL, or P/CA/V/DIG) — each cluster's objects as instantiating or updating it would apply them now, after
+    /// its action controllers ran (asks the API; nothing is stored).
+    #[arg(long, value_name = "DIG")]
+    dig: Option<String>,
+    /// With --dig: only this cluster (provider+cluster).
+    #[arg(long, requires = "dig")]
+    cluster: Option<String>,
+    /// With --dig: only this app.
+    #[arg(long, requires = "dig")]
+    app: Option<String>,
+    /// With --dig: list what differs from what is applied now (+ added, ~ changed, - removed); exit 1 when
+    /// something does.
+    #[arg(long, requires = "dig")]
+    diff: bool,
     /// Values file (repeatable; later files win).
     #[arg(short = 'f', long = "values")]
     values: Vec<PathBuf>,
@@ -237,7 +253,9 @@ fn man(args: &ManArgs) -> ExitCode {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    if let Command::Template(template_args) = &args.command {
+    if let Command::Template(template_args) = &args.command
+        && template_args.dig.is_none()
+    {
         return template(template_args);
     }
     if let Command::Readiness(readiness_args) = &args.command {
@@ -312,6 +330,9 @@ fn main() -> ExitCode {
                     .is_some_and(|anchor| commands::dig_path(anchor).is_ok()) =>
         {
             return dig_command(&client, DigCommand::Update(a.anchor.unwrap_or_default()));
+        }
+        Command::Template(template_args) if template_args.dig.is_some() => {
+            return preview(&client, &template_args);
         }
         Command::Template(template_args) => return template(&template_args),
         Command::Readiness(readiness_args) => return readiness(&readiness_args),
@@ -475,10 +496,48 @@ fn combined_status(client: &emcoctl::client::EmcoClient, digs: &[String]) -> Exi
     }
 }
 
+/// `template --dig`: the DIG's preview as YAML, or with --diff what differs (exit 1 when something does).
+fn preview(client: &emcoctl::client::EmcoClient, args: &TemplateArgs) -> ExitCode {
+    use emcoctl::preview::{PreviewError, fetch, render, render_diff};
+    let Some(runtime) = runtime() else {
+        return ExitCode::FAILURE;
+    };
+    let dig = args.dig.as_deref().unwrap_or_default();
+    let answer = match runtime.block_on(fetch(
+        client,
+        dig,
+        args.cluster.as_deref(),
+        args.app.as_deref(),
+        args.diff,
+    )) {
+        Ok(answer) => answer,
+        Err(PreviewError::Dig(err)) => return usage(&err.to_string()),
+        Err(err) => {
+            eprintln!("emcoctl: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let (text, differs) = if args.diff {
+        render_diff(&answer)
+    } else {
+        (render(&answer), false)
+    };
+    // A closed pipe (`| head`) ends the output; it is not an error of the command.
+    let _ = write!(std::io::stdout().lock(), "{text}");
+    if differs {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
 fn template(args: &TemplateArgs) -> ExitCode {
     use emcoctl::template::{TemplateError, TemplateRequest, run};
+    let Some(chart) = args.chart.clone() else {
+        return usage("give a chart, or --dig");
+    };
     let request = TemplateRequest {
-        chart: args.chart.clone(),
+        chart,
         values: args.values.clone(),
         set: args.set.clone(),
         name: args.name.clone(),

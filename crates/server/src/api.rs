@@ -12,6 +12,7 @@ mod logical_cloud_routes;
 mod ops_routes;
 mod paging;
 mod preconditions;
+mod preview_routes;
 mod replicas_routes;
 mod resources;
 mod status_collector_routes;
@@ -259,6 +260,11 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
             format!("{DIG}/migrate"),
             migrate(),
             vec![lifecycle_routes::migrate_operation()],
+        ),
+        Endpoint::new(
+            format!("{DIG}/preview"),
+            preview_routes::preview(),
+            vec![preview_routes::preview_operation()],
         ),
         Endpoint::new(
             format!("{DIG}/status"),

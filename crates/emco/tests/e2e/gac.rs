@@ -175,6 +175,22 @@ async fn emcos_test_gac_example_runs_unchanged() {
         }
     }
 
+    // `emcoctl template --dig`: what the cluster holds, each object headed by the controllers that changed it;
+    // nothing differs from what is applied.
+    let preview = emcoctl::preview::fetch(&client, DIG, Some("provider1+cluster1"), None, false)
+        .await
+        .unwrap();
+    let text = emcoctl::preview::render(&preview);
+    assert!(text.contains("# cluster provider1+cluster1 · app operator · changed by gac\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-game\n"), "{text}");
+    assert!(
+        text.contains("# cluster provider1+cluster1 · app operator\napiVersion: v1\nkind: ServiceAccount\n"),
+        "{text}"
+    );
+    let diff = emcoctl::preview::fetch(&client, DIG, None, Some("operator"), true)
+        .await
+        .unwrap();
+    assert_eq!(emcoctl::preview::render_diff(&diff), (String::new(), false));
+
     // delete.sh test-gac.yaml (waiting for each termination), then apply.sh test-strategic-merge.yaml.
     emcoctl(&client, Verb::Apply, "terminate.yaml", &values).await;
     emco.http

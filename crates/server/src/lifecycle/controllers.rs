@@ -25,6 +25,8 @@ pub(super) struct Deployed {
     pub(super) objects: Vec<Vec<ResourceRecord>>,
     /// The keys (`name+Kind`) of the objects controllers added, by cluster.
     pub(super) added: HashMap<String, BTreeSet<String>>,
+    /// The controllers that added or changed each object (by cluster, then key), when the run tracks them.
+    pub(super) changed_by: HashMap<String, BTreeMap<String, Vec<String>>>,
 }
 
 impl Deployed {
@@ -35,6 +37,7 @@ impl Deployed {
             clusters: clusters.to_vec(),
             objects,
             added: HashMap::new(),
+            changed_by: HashMap::new(),
         }
     }
 }
@@ -123,9 +126,15 @@ pub(super) async fn read_plan(
     Ok(Plan { runs })
 }
 
-/// Runs the plan's controllers, in order, over the apps' objects.
-pub(super) fn run(plan: &Plan, apps: &mut [Deployed]) -> Result<()> {
+/// Runs the plan's controllers, in order, over the apps' objects; with `track`, records which controller added or
+/// changed each object (`Deployed::changed_by`, for a preview).
+pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool) -> Result<()> {
     for run in &plan.runs {
+        let before: Vec<Vec<Vec<ResourceRecord>>> = if track {
+            apps.iter().map(|app| app.objects.clone()).collect()
+        } else {
+            Vec::new()
+        };
         let outcome = match &run.work {
             Work::Gac(intent) => gac::apply(intent, apps),
             Work::Ovn(intent) => ovnaction::apply(intent, apps),
@@ -134,6 +143,30 @@ pub(super) fn run(plan: &Plan, apps: &mut [Deployed]) -> Result<()> {
             controller: run.controller.clone(),
             message,
         })?;
+        for (app, before) in apps.iter_mut().zip(before) {
+            record_changes(app, &before, &run.controller);
+        }
     }
     Ok(())
+}
+
+/// Notes `controller` against every object of `app` that is new or different since `before`.
+fn record_changes(app: &mut Deployed, before: &[Vec<ResourceRecord>], controller: &str) {
+    for ((cluster, objects), before) in app.clusters.iter().zip(&app.objects).zip(before) {
+        for object in objects {
+            let unchanged = before.iter().any(|old| {
+                old.name == object.name
+                    && old.kind == object.kind
+                    && old.manifest.as_str() == object.manifest.as_str()
+            });
+            if !unchanged {
+                app.changed_by
+                    .entry(cluster.clone())
+                    .or_default()
+                    .entry(object.key())
+                    .or_default()
+                    .push(controller.to_string());
+            }
+        }
+    }
 }

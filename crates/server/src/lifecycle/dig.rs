@@ -317,13 +317,7 @@ pub(super) fn build_rendered(
     known: &HashMap<String, ClusterCapabilities>,
     limits: RenderLimits,
 ) -> Result<Built> {
-    let release = release_of(inputs);
-    let mut deployed = Vec::with_capacity(first.len());
-    for (app, render) in inputs.apps.iter().zip(first) {
-        let objects = objects_per_cluster(app, render, &release, known, limits)?;
-        deployed.push(Deployed::rendered(&app.name, &app.clusters, objects));
-    }
-    controllers::run(&inputs.controllers, &mut deployed)?;
+    let deployed = deployed(inputs, first, known, limits, false)?;
     let rendered = deployed.into_iter().map(|app| app.objects).collect();
     let (meta, records) = build_context(dig_path, inputs, rendered)?;
     Ok(Built {
@@ -331,6 +325,26 @@ pub(super) fn build_rendered(
         records,
         extra: Vec::new(),
     })
+}
+
+/// Every app's objects on each of its clusters, rendered (an app whose objects depend on the capabilities again
+/// for each distinct set among its clusters) and changed by the DIG's controllers (`track`: noting which changed
+/// what).
+pub(super) fn deployed(
+    inputs: &Inputs,
+    first: Vec<FirstRender>,
+    known: &HashMap<String, ClusterCapabilities>,
+    limits: RenderLimits,
+    track: bool,
+) -> Result<Vec<Deployed>> {
+    let release = release_of(inputs);
+    let mut deployed = Vec::with_capacity(first.len());
+    for (app, render) in inputs.apps.iter().zip(first) {
+        let objects = objects_per_cluster(app, render, &release, known, limits)?;
+        deployed.push(Deployed::rendered(&app.name, &app.clusters, objects));
+    }
+    controllers::run(&inputs.controllers, &mut deployed, track)?;
+    Ok(deployed)
 }
 
 /// An app's objects for each of its clusters (in the app's cluster order).

@@ -311,6 +311,35 @@ pub enum LifecycleError {
 /// The result type of lifecycle operations.
 pub type Result<T, E = LifecycleError> = std::result::Result<T, E>;
 
+/// What a DIG would apply now ([`Lifecycle::preview`]).
+#[derive(Debug)]
+pub struct Preview {
+    /// Each (app, cluster) with its objects, apps in order, clusters in placement order.
+    pub cells: Vec<PreviewCell>,
+    /// The context applied now, if the DIG has one that is not terminated.
+    pub applied: Option<ContextId>,
+}
+
+/// An app's objects on one cluster in a preview.
+#[derive(Debug)]
+pub struct PreviewCell {
+    /// The app.
+    pub app: String,
+    /// The cluster (`provider+cluster`).
+    pub cluster: String,
+    /// Its objects in apply order.
+    pub resources: Vec<PreviewResource>,
+}
+
+/// One object of a preview.
+#[derive(Debug)]
+pub struct PreviewResource {
+    /// The object as it would be stored.
+    pub record: ResourceRecord,
+    /// The controllers that added or changed it, in the order they ran.
+    pub changed_by: Vec<String>,
+}
+
 /// Everything an instantiation reads from the catalog: read once to build the context, and again under the write
 /// lock to check that nothing changed in between.
 #[derive(Debug, Clone, PartialEq)]
@@ -1158,6 +1187,56 @@ impl Lifecycle {
         let (path, task_inputs) = (path.clone(), dig_inputs.clone());
         self.on_render_pool(move || dig::build_rendered(&path, &task_inputs, first, &known, limits))
             .await
+    }
+
+    /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
+    /// objects on each of its clusters after its charts rendered and its controllers ran, each with the
+    /// controllers that added or changed it; and the context applied now, if any (to compare with).
+    pub async fn preview(&self, path: &ResourcePath) -> Result<Preview> {
+        let (state, _) = self.state(path).await?;
+        let Inputs::DeploymentIntentGroup(inputs) = self.read_inputs(path, Operation::Instantiate).await?
+        else {
+            return Err(LifecycleError::Invalid(
+                "only a deployment intent group has a preview".into(),
+            ));
+        };
+        let limits = self.render_limits;
+        let task_inputs = inputs.clone();
+        let first = self
+            .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
+            .await?;
+        let to_ask = dig::clusters_to_ask(&inputs, &first);
+        let known = if to_ask.is_empty() {
+            std::collections::HashMap::new()
+        } else {
+            self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
+        };
+        let deployed = self
+            .on_render_pool(move || dig::deployed(&inputs, first, &known, limits, true))
+            .await?;
+        let mut cells = Vec::new();
+        for mut app in deployed {
+            for (cluster, objects) in app.clusters.iter().zip(app.objects) {
+                let mut changes = app.changed_by.remove(cluster).unwrap_or_default();
+                let resources = objects
+                    .into_iter()
+                    .map(|record| PreviewResource {
+                        changed_by: changes.remove(&record.key()).unwrap_or_default(),
+                        record,
+                    })
+                    .collect();
+                cells.push(PreviewCell {
+                    app: app.app.clone(),
+                    cluster: cluster.clone(),
+                    resources,
+                });
+            }
+        }
+        let applied = match state.current() {
+            Some(StateValue::Terminated) | None => None,
+            Some(_) => state.last_context(),
+        };
+        Ok(Preview { cells, applied })
     }
 
     /// Runs `work` on the blocking pool once a render permit is free.

@@ -333,6 +333,47 @@ async fn customizations_change_the_objects_of_the_clusters_they_select() {
         &[("sidecar.yaml", b"spec:\n  template:\n    spec:\n      containers:\n      - name: probe\n        image: busybox\n")])
         .await
         .expect(StatusCode::CREATED);
+    // The preview shows what each cluster would get, and which controller changed it, before anything is stored.
+    let preview = api
+        .get(&format!("{DIG}/preview?cluster=vfw-cluster-provider%2Bedge01"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let edge01 = &preview["clusters"][0];
+    assert_eq!(edge01["cluster"], "vfw-cluster-provider+edge01");
+    assert_eq!(preview["clusters"].as_array().map(Vec::len), Some(1));
+    let changed: Vec<(String, Json)> = edge01["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|app| app["resources"].as_array().unwrap().iter())
+        .map(|r| {
+            (
+                format!("{}+{}", r["name"].as_str().unwrap(), r["kind"].as_str().unwrap()),
+                r["changedBy"].clone(),
+            )
+        })
+        .collect();
+    assert!(
+        changed.contains(&("site-config+ConfigMap".into(), json!(["gac"]))),
+        "{changed:?}"
+    );
+    assert!(
+        changed.contains(&("fw0-firewall+Deployment".into(), json!(["gac"]))),
+        "{changed:?}"
+    );
+    assert!(
+        changed.contains(&("fw0-sink+Deployment".into(), json!([]))),
+        "{changed:?}"
+    );
+    assert!(
+        AppContexts::new(api.store.clone())
+            .ids()
+            .await
+            .unwrap()
+            .is_empty(),
+        "a preview stores nothing"
+    );
     api.approve_and_instantiate_vfw().await;
 
     let contexts = AppContexts::new(api.store.clone());
@@ -368,6 +409,61 @@ async fn customizations_change_the_objects_of_the_clusters_they_select() {
         assert_eq!(containers.len(), 2, "{cluster}: {containers:?}");
         assert_eq!(containers[1], "probe");
     }
+
+    // Compared with what is applied: unchanged, until a customization changes; then only that object differs.
+    let diff_of = |preview: &Json| -> Vec<(String, String)> {
+        let mut diffs: Vec<(String, String)> = preview["clusters"][0]["apps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|app| app["resources"].as_array().unwrap().iter())
+            .filter(|r| r["diff"] != "unchanged")
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap().to_string(),
+                    r["diff"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        diffs.sort();
+        diffs
+    };
+    let same = api
+        .get(&format!(
+            "{DIG}/preview?cluster=vfw-cluster-provider%2Bedge02&diff=true"
+        ))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(diff_of(&same), Vec::<(String, String)>::new());
+    let mut five = everywhere();
+    five["patchType"] = json!("json");
+    five["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]);
+    send_files(
+        &api,
+        Method::PUT,
+        &format!("{resources}/fw/customizations/replicas"),
+        &customization("replicas", five),
+        &[],
+    )
+    .await
+    .expect(StatusCode::OK);
+    let changed = api
+        .get(&format!(
+            "{DIG}/preview?cluster=vfw-cluster-provider%2Bedge02&diff=true"
+        ))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(
+        diff_of(&changed),
+        [("fw0-firewall".to_string(), "changed".to_string())]
+    );
+    let refused = api
+        .get(&format!("{DIG}/preview?diff=maybe"))
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(refused.message().contains("diff"), "{}", refused.message());
 }
 
 #[tokio::test]
