@@ -200,6 +200,12 @@ pub struct ServeArgs {
     /// The most server-sent event streams (status streams, /v2/events) open at once; one more is answered 503.
     #[arg(long, env = "EMCO_MAX_STREAMS", default_value_t = emco_server::DEFAULT_MAX_STREAMS)]
     pub max_streams: usize,
+    /// A URL prefix (`https://values.example.com/emco/`, ending in `/`; comma-separated or repeated) under which
+    /// gac customizations may take patch values (`"value": "$(https://…)$"`, fetched at instantiate within 5 s and
+    /// 64 KiB, redirects not followed). None by default: a customization naming any URL is refused. Plain
+    /// `http://` only where a prefix says so.
+    #[arg(long, env = "EMCO_PATCH_VALUE_URL_PREFIX", value_delimiter = ',', value_parser = parse_url_prefix)]
+    pub patch_value_url_prefix: Vec<String>,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -282,6 +288,20 @@ fn parse_output_bytes(text: &str) -> Result<usize, String> {
 }
 
 /// An origin of `--cors-allowed-origins`, in its normal spelling.
+fn parse_url_prefix(text: &str) -> Result<String, String> {
+    let refused =
+        || format!("'{text}' is not a URL prefix: expected http(s)://host[:port]/path/, ending in '/'");
+    let rest = text
+        .strip_prefix("https://")
+        .or_else(|| text.strip_prefix("http://"))
+        .ok_or_else(refused)?;
+    let host = rest.split('/').next().unwrap_or_default();
+    if host.is_empty() || !rest.contains('/') || !text.ends_with('/') || text.contains(['?', '#', '@', ' ']) {
+        return Err(refused());
+    }
+    Ok(text.to_string())
+}
+
 fn parse_origin(text: &str) -> Result<String, String> {
     emco_server::normalize_origin(text)
         .ok_or_else(|| format!("'{text}' is not an origin: expected http(s)://host[:port], without a path"))
@@ -378,6 +398,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         lease_ttl,
         watch_interval,
         max_streams,
+        patch_value_url_prefix,
         log_format: _,
     } = args;
     check_exposure(
@@ -505,6 +526,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             metrics_without_auth,
             watch_interval,
             max_streams,
+            patch_value_sources: emco_server::PatchValueSources {
+                prefixes: patch_value_url_prefix,
+                ..emco_server::PatchValueSources::default()
+            },
         },
     );
     // Unfinished work resumes once status is served (the index loaded), so a cold restart answers status first and
@@ -667,6 +692,32 @@ mod tests {
             Command::Serve(serve) => Ok(serve),
             other => panic!("not serve: {other:?}"),
         }
+    }
+
+    #[test]
+    fn patch_value_url_prefixes_are_whole_url_prefixes() {
+        let serve = serve_args(&[
+            "--patch-value-url-prefix",
+            "https://values.example.com/emco/,http://10.0.0.1:8080/v/",
+        ])
+        .unwrap();
+        assert_eq!(
+            serve.patch_value_url_prefix,
+            ["https://values.example.com/emco/", "http://10.0.0.1:8080/v/"]
+        );
+        for refused in [
+            "https://values.example.com",
+            "file:///etc/",
+            "https:///path/",
+            "https://u@h/p/",
+        ] {
+            let err = serve_args(&["--patch-value-url-prefix", refused]).unwrap_err();
+            assert!(err.contains("is not a URL prefix"), "{refused}: {err}");
+        }
+        assert!(
+            serve_args(&[]).unwrap().patch_value_url_prefix.is_empty(),
+            "none by default"
+        );
     }
 
     fn chosen_store(args: &[&str]) -> Result<StoreConfig, String> {

@@ -29,6 +29,7 @@ use axum::Router;
 use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
 pub use emco_helm::RenderLimits;
 use emco_store::Store;
+pub use lifecycle::patch_values::PatchValueSources;
 use status::StatusKeeper;
 use tokio::net::TcpListener;
 
@@ -84,6 +85,9 @@ pub struct ServerConfig {
     /// The most server-sent event streams open at once; one more is answered 503 `TooManyStreams`
     /// (`emco serve --max-streams`).
     pub max_streams: usize,
+    /// The URL prefixes gac patch values (`$(https://…)$`) may be fetched from, and the bounds of a fetch
+    /// (`emco serve --patch-value-url-prefix`); none by default, so a customization naming a URL is refused.
+    pub patch_value_sources: lifecycle::patch_values::PatchValueSources,
 }
 
 /// The default of [`ServerConfig::watch_interval`].
@@ -106,6 +110,7 @@ impl Default for ServerConfig {
             metrics_without_auth: false,
             watch_interval: DEFAULT_WATCH_INTERVAL,
             max_streams: DEFAULT_MAX_STREAMS,
+            patch_value_sources: lifecycle::patch_values::PatchValueSources::default(),
         }
     }
 }
@@ -213,7 +218,8 @@ impl Server {
         let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
-            .with_render_limits(config.render_limits);
+            .with_render_limits(config.render_limits)
+            .with_patch_value_sources(config.patch_value_sources.clone());
         let streams = api::Streams::new(config.max_streams);
         let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {

@@ -27,6 +27,9 @@ use super::resources::{
 use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState, ServerConfig};
 
+/// Checks a metadata part against the server's settings; `Err` is the answer.
+type BodyCheck = fn(&ServerConfig, &Json) -> Result<(), ApiError>;
+
 /// Checks a file part, given the server's settings and the resource's own names; `Err` is the 422 message.
 type FileCheck = fn(&ServerConfig, &[String], &[u8]) -> Result<(), String>;
 
@@ -55,6 +58,8 @@ pub(crate) struct FileKind {
     many_files: bool,
     /// When the file is required, as a JSON Schema condition on the form (the API document's `file_required`).
     form_rule: Option<fn() -> Json>,
+    /// Checks the metadata against the server's settings (after `parse`); `Err` is the answer.
+    check_body: Option<BodyCheck>,
 }
 
 fn invalid_file(message: String) -> ApiError {
@@ -85,6 +90,7 @@ pub(crate) static APP: FileKind = FileKind {
     put_always_created: true,
     many_files: false,
     form_rule: None,
+    check_body: None,
 };
 
 pub(crate) static APP_PROFILE: FileKind = FileKind {
@@ -111,6 +117,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
     put_always_created: true,
     many_files: false,
     form_rule: None,
+    check_body: None,
 };
 
 pub(crate) static CLUSTER: FileKind = FileKind {
@@ -140,6 +147,7 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     put_always_created: true,
     many_files: false,
     form_rule: None,
+    check_body: None,
 };
 
 pub(crate) static GAC_RESOURCE: FileKind = FileKind {
@@ -180,6 +188,7 @@ pub(crate) static GAC_RESOURCE: FileKind = FileKind {
             "then": {"required": ["file"]}
         })
     }),
+    check_body: None,
 };
 
 pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
@@ -190,7 +199,6 @@ pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
     parse: |raw| {
         let (typed, body) =
             decode::<emco_model::gac::GacCustomization>(raw, |r| Ok(r.validate_customization()?))?;
-        refuse_external_patch_values(&typed)?;
         Ok((body, vec![typed.metadata.name]))
     },
     references: |_, _| Vec::new(),
@@ -205,18 +213,24 @@ pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
     put_always_created: false,
     many_files: true,
     form_rule: None,
+    check_body: Some(check_patch_value_urls),
 };
 
-/// Refuses a JSON-patch value EMCO would fetch from a URL (`$(http…)$`): emco never opens a URL because a request
-/// names it.
-fn refuse_external_patch_values(customization: &emco_model::gac::GacCustomization) -> Result<(), ApiError> {
-    for (index, operation) in customization.spec.patch_json.iter().enumerate() {
-        if let Some(url) = operation
-            .get("value")
-            .and_then(emco_model::gac::external_patch_url)
-        {
+/// Refuses a JSON-patch value to be fetched from a URL (`$(http…)$`, as EMCO takes them) that is not under a prefix
+/// the operator allowed: emco never opens a URL only because a request names it.
+fn check_patch_value_urls(config: &ServerConfig, body: &Json) -> Result<(), ApiError> {
+    for (index, operation) in body["spec"]["patchJson"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let Some(url) = emco_model::gac::external_patch_url(&operation["value"]) else {
+            continue;
+        };
+        if let Some(refusal) = config.patch_value_sources.refusal(url) {
             return Err(ApiError::invalid(format!(
-                "spec.patchJson[{index}].value: '{}' asks for the value to be fetched from a URL; emco opens no URL a request names",
+                "spec.patchJson[{index}].value: the value would be fetched from '{}': {refusal}",
                 emco_model::shown(url)
             )));
         }
@@ -416,6 +430,9 @@ async fn read_upload(
         .metadata
         .ok_or_else(|| ApiError::invalid("multipart part 'metadata' is missing"))?;
     let (body, own) = (desc.parse)(metadata)?;
+    if let Some(check) = desc.check_body {
+        check(state.config(), &body)?;
+    }
     if desc.many_files {
         let mut files = Vec::with_capacity(parts.files.len());
         for (name, bytes) in parts.files {

@@ -8,6 +8,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
 use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
 
+use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
 use super::{gac, ovnaction};
 
@@ -126,9 +127,22 @@ pub(super) async fn read_plan(
     Ok(Plan { runs })
 }
 
-/// Runs the plan's controllers, in order, over the apps' objects; with `track`, records which controller added or
-/// changed each object (`Deployed::changed_by`, for a preview).
-pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool) -> Result<()> {
+impl Plan {
+    /// The URLs the plan's intents take patch values from, each once.
+    pub(super) fn patch_value_urls(&self) -> Vec<String> {
+        let mut urls = BTreeSet::new();
+        for run in &self.runs {
+            if let Work::Gac(intent) = &run.work {
+                urls.extend(gac::patch_value_urls(intent));
+            }
+        }
+        urls.into_iter().collect()
+    }
+}
+
+/// Runs the plan's controllers, in order, over the apps' objects (`fetched`: the patch values taken from URLs);
+/// with `track`, records which controller added or changed each object (`Deployed::changed_by`, for a preview).
+pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool, fetched: &FetchedValues) -> Result<()> {
     for run in &plan.runs {
         let before: Vec<Vec<Vec<ResourceRecord>>> = if track {
             apps.iter().map(|app| app.objects.clone()).collect()
@@ -136,7 +150,7 @@ pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool) -> Result<()>
             Vec::new()
         };
         let outcome = match &run.work {
-            Work::Gac(intent) => gac::apply(intent, apps),
+            Work::Gac(intent) => gac::apply(intent, apps, fetched),
             Work::Ovn(intent) => ovnaction::apply(intent, apps),
         };
         outcome.map_err(|message| LifecycleError::Action {

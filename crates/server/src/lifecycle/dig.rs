@@ -20,6 +20,7 @@ use emco_model::{
 
 use super::controllers::{self, Deployed};
 use super::logical_cloud::{self, Binding};
+use super::patch_values::FetchedValues;
 use super::{Built, LifecycleError, Result};
 
 /// The namespace a DIG deploys to while it names no logical cloud.
@@ -293,6 +294,11 @@ pub(super) fn render_with_defaults(inputs: &Inputs, limits: RenderLimits) -> Res
         .collect()
 }
 
+/// The URLs the DIG's controllers take patch values from.
+pub(super) fn patch_value_urls(inputs: &Inputs) -> Vec<String> {
+    inputs.controllers.patch_value_urls()
+}
+
 /// The clusters whose capabilities the apps' charts depend on.
 pub(super) fn clusters_to_ask(inputs: &Inputs, first: &[FirstRender]) -> Vec<String> {
     let mut clusters: Vec<String> = inputs
@@ -315,9 +321,10 @@ pub(super) fn build_rendered(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
+    fetched: &FetchedValues,
     limits: RenderLimits,
 ) -> Result<Built> {
-    let deployed = deployed(inputs, first, known, limits, false)?;
+    let deployed = deployed(inputs, first, known, fetched, limits, false)?;
     let rendered = deployed.into_iter().map(|app| app.objects).collect();
     let (meta, records) = build_context(dig_path, inputs, rendered)?;
     Ok(Built {
@@ -334,6 +341,7 @@ pub(super) fn deployed(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
+    fetched: &FetchedValues,
     limits: RenderLimits,
     track: bool,
 ) -> Result<Vec<Deployed>> {
@@ -343,7 +351,7 @@ pub(super) fn deployed(
         let objects = objects_per_cluster(app, render, &release, known, limits)?;
         deployed.push(Deployed::rendered(&app.name, &app.clusters, objects));
     }
-    controllers::run(&inputs.controllers, &mut deployed, track)?;
+    controllers::run(&inputs.controllers, &mut deployed, track, fetched)?;
     Ok(deployed)
 }
 

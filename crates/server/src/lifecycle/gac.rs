@@ -9,10 +9,13 @@ use std::collections::BTreeSet;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
 use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord, ResourceRole};
-use emco_model::gac::{CustomizationSpec, DataOptions, GacCustomization, GacResource, GacResourceSpec};
+use emco_model::gac::{
+    CustomizationSpec, DataOptions, GacCustomization, GacResource, GacResourceSpec, external_patch_url,
+};
 use serde_json::{Map, Value as Json, json};
 
 use super::controllers::Deployed;
+use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
 
 /// The name gac is registered under in EMCO's examples (`/v2/controllers/gac`).
@@ -142,7 +145,11 @@ async fn select(catalog: &Catalog, spec: &CustomizationSpec) -> Result<Selection
 
 /// Applies the intent to the rendered objects of the DIG's apps: each resource, each of its customizations in
 /// creation order, on the clusters it selects.
-pub(super) fn apply(intent: &GacIntent, apps: &mut [Deployed]) -> std::result::Result<(), String> {
+pub(super) fn apply(
+    intent: &GacIntent,
+    apps: &mut [Deployed],
+    fetched: &FetchedValues,
+) -> std::result::Result<(), String> {
     for resource in &intent.resources {
         let failed = |customization: Option<&str>, cluster: Option<&str>, message: String| {
             let mut place = format!("gac intent '{}', resource '{}'", intent.name, resource.name);
@@ -167,12 +174,12 @@ pub(super) fn apply(intent: &GacIntent, apps: &mut [Deployed]) -> std::result::R
         for customization in &resource.customizations {
             let name = Some(customization.name.as_str());
             if resource.spec.is_new_object() {
-                let object =
-                    new_object(resource, customization).map_err(|message| failed(name, None, message))?;
+                let object = new_object(resource, customization, fetched)
+                    .map_err(|message| failed(name, None, message))?;
                 add_object(app, &customization.clusters, &object)
                     .map_err(|(cluster, message)| failed(name, Some(&cluster), message))?;
             } else {
-                customise(app, resource, customization)
+                customise(app, resource, customization, fetched)
                     .map_err(|(cluster, message)| failed(name, cluster.as_deref(), message))?;
             }
         }
@@ -185,6 +192,7 @@ pub(super) fn apply(intent: &GacIntent, apps: &mut [Deployed]) -> std::result::R
 fn new_object(
     resource: &ResourceInput,
     customization: &CustomizationInput,
+    fetched: &FetchedValues,
 ) -> std::result::Result<Json, String> {
     let gvk = &resource.spec.resource_gvk;
     let from_file = match &resource.file {
@@ -239,7 +247,7 @@ fn new_object(
         }
         _ => {}
     }
-    patch(&mut object, &kind, customization)?;
+    patch(&mut object, &kind, customization, fetched)?;
     Ok(object)
 }
 
@@ -303,11 +311,24 @@ fn patch(
     object: &mut Json,
     kind: &str,
     customization: &CustomizationInput,
+    fetched: &FetchedValues,
 ) -> std::result::Result<(), String> {
     let spec = &customization.spec;
     match spec.patch_type.as_str() {
         "json" => {
-            let operations = Json::Array(spec.patch_json.iter().cloned().map(Json::Object).collect());
+            let mut operations = Vec::with_capacity(spec.patch_json.len());
+            for operation in &spec.patch_json {
+                let mut operation = operation.clone();
+                if let Some(url) = operation.get("value").and_then(external_patch_url) {
+                    let url = fetch_url(url, spec);
+                    let value = fetched
+                        .get(&url)
+                        .ok_or_else(|| format!("the patch value of '{url}' was not fetched"))?;
+                    operation.insert("value".into(), value.clone());
+                }
+                operations.push(Json::Object(operation));
+            }
+            let operations = Json::Array(operations);
             let patch: json_patch::Patch = serde_json::from_value(operations)
                 .map_err(|err| format!("patchJson is not an RFC 6902 patch: {err}"))?;
             json_patch::patch(object, &patch).map_err(|err| format!("patchJson: {err}"))
@@ -387,6 +408,7 @@ fn customise(
     app: &mut Deployed,
     resource: &ResourceInput,
     customization: &CustomizationInput,
+    fetched: &FetchedValues,
 ) -> std::result::Result<(), (Option<String>, String)> {
     if customization.spec.patch_type.is_empty() {
         return Err((
@@ -410,11 +432,37 @@ fn customise(
             ));
         };
         let mut object = existing.object();
-        patch(&mut object, &kind, customization).map_err(|message| (Some(cluster.clone()), message))?;
+        patch(&mut object, &kind, customization, fetched)
+            .map_err(|message| (Some(cluster.clone()), message))?;
         let role = existing.role.clone();
         *existing = ResourceRecord::pending_object(object).with_role(role);
     }
     Ok(())
+}
+
+/// The URL a `$(…)$` patch value is fetched from: its placeholders `{clusterProvider}` and `{cluster}` replaced
+/// by the customization's `clusterInfo`, as EMCO does.
+fn fetch_url(url: &str, spec: &CustomizationSpec) -> String {
+    url.replace("{clusterProvider}", &spec.cluster_info.cluster_provider)
+        .replace("{cluster}", &spec.cluster_info.cluster)
+}
+
+/// The URLs the intent's customizations take patch values from (placeholders replaced), each once.
+pub(super) fn patch_value_urls(intent: &GacIntent) -> BTreeSet<String> {
+    intent
+        .resources
+        .iter()
+        .flat_map(|resource| &resource.customizations)
+        .filter(|customization| customization.spec.patch_type == "json")
+        .flat_map(|customization| {
+            customization
+                .spec
+                .patch_json
+                .iter()
+                .filter_map(|operation| operation.get("value").and_then(external_patch_url))
+                .map(|url| fetch_url(url, &customization.spec))
+        })
+        .collect()
 }
 
 /// The object of a resource or merge-patch file: its first YAML document as JSON (`None` when it holds none).

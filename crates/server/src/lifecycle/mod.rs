@@ -41,13 +41,15 @@ mod logical_cloud;
 mod merge_patch;
 mod networks;
 mod ovnaction;
+pub mod patch_values;
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use emco_appcontext::{
-    AppContexts, Catalog, CatalogError, ClusterRecord, ContextError, ContextMeta, Engine, Kind, ResourcePath,
-    ResourceRecord,
+    AppContexts, Catalog, CatalogError, ClusterCapabilities, ClusterRecord, ContextError, ContextMeta,
+    Engine, Kind, ResourcePath, ResourceRecord,
 };
 use emco_helm::RenderLimits;
 use emco_model::lifecycle::{
@@ -397,6 +399,8 @@ pub struct Lifecycle {
     engine: Arc<dyn Engine>,
     /// The bounds of each app's render.
     render_limits: RenderLimits,
+    /// Where gac patch values may be fetched from.
+    patch_value_sources: patch_values::PatchValueSources,
     /// Bounds the builds running at once ([`MAX_CONCURRENT_RENDERS`]).
     renders: Arc<Semaphore>,
 }
@@ -409,6 +413,7 @@ impl Lifecycle {
             contexts,
             engine,
             render_limits: RenderLimits::default(),
+            patch_value_sources: patch_values::PatchValueSources::default(),
             renders: Arc::new(Semaphore::new(MAX_CONCURRENT_RENDERS)),
         }
     }
@@ -417,6 +422,13 @@ impl Lifecycle {
     #[must_use]
     pub fn with_render_limits(mut self, limits: RenderLimits) -> Self {
         self.render_limits = limits;
+        self
+    }
+
+    /// The same lifecycle fetching gac patch values from `sources` only.
+    #[must_use]
+    pub fn with_patch_value_sources(mut self, sources: patch_values::PatchValueSources) -> Self {
+        self.patch_value_sources = sources;
         self
     }
 
@@ -1164,29 +1176,62 @@ impl Lifecycle {
         }
     }
 
-    /// Builds the context of `inputs` on the blocking pool, within the render permits. A DIG renders its charts
-    /// with Helm's defaults, asks the clusters whose capabilities a chart read for their own (holding no permit
-    /// while it waits, at most [`CAPABILITIES_WAIT`]) and renders that chart again for each distinct set; a logical
-    /// cloud makes a key.
+    /// Builds the context of `inputs` on the blocking pool, within the render permits: a DIG as
+    /// [`Lifecycle::render_dig`] prepares it, network intents from their networks, a logical cloud with a key it
+    /// makes.
     async fn build(&self, path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
+        let path = path.clone();
+        match inputs {
+            Inputs::DeploymentIntentGroup(inputs) => {
+                let (first, known, fetched) = self.render_dig(inputs).await?;
+                let (inputs, limits) = (inputs.clone(), self.render_limits);
+                self.on_render_pool(move || {
+                    dig::build_rendered(&path, &inputs, first, &known, &fetched, limits)
+                })
+                .await
+            }
+            Inputs::ClusterNetworks(inputs) => {
+                let inputs = inputs.clone();
+                self.on_render_pool(move || networks::build(&path, &inputs)).await
+            }
+            Inputs::LogicalCloud(inputs) => {
+                let inputs = inputs.clone();
+                self.on_render_pool(move || logical_cloud::build(&path, &inputs))
+                    .await
+            }
+        }
+    }
+
+    /// What a DIG's context is built from besides its inputs: its charts rendered with Helm's defaults (on the
+    /// blocking pool), the capabilities of the clusters whose chart read them (asked holding no permit, at most
+    /// [`CAPABILITIES_WAIT`]; each such chart is rendered again per distinct set), and the patch values its
+    /// controllers take from URLs (fetched within the operator's allowed prefixes and bounds).
+    async fn render_dig(
+        &self,
+        inputs: &dig::Inputs,
+    ) -> Result<(
+        Vec<dig::FirstRender>,
+        HashMap<String, ClusterCapabilities>,
+        patch_values::FetchedValues,
+    )> {
         let limits = self.render_limits;
-        let Inputs::DeploymentIntentGroup(dig_inputs) = inputs else {
-            let (path, inputs) = (path.clone(), inputs.clone());
-            return self.on_render_pool(move || build(&path, &inputs, limits)).await;
-        };
-        let task_inputs = dig_inputs.clone();
+        let task_inputs = inputs.clone();
         let first = self
             .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
             .await?;
-        let to_ask = dig::clusters_to_ask(dig_inputs, &first);
+        let to_ask = dig::clusters_to_ask(inputs, &first);
         let known = if to_ask.is_empty() {
-            std::collections::HashMap::new()
+            HashMap::new()
         } else {
             self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
         };
-        let (path, task_inputs) = (path.clone(), dig_inputs.clone());
-        self.on_render_pool(move || dig::build_rendered(&path, &task_inputs, first, &known, limits))
+        let fetched = patch_values::fetch_all(&self.patch_value_sources, dig::patch_value_urls(inputs))
             .await
+            .map_err(|message| LifecycleError::Action {
+                controller: gac::CONTROLLER_NAME.to_string(),
+                message,
+            })?;
+        Ok((first, known, fetched))
     }
 
     /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
@@ -1200,19 +1245,10 @@ impl Lifecycle {
                 "only a deployment intent group has a preview".into(),
             ));
         };
+        let (first, known, fetched) = self.render_dig(&inputs).await?;
         let limits = self.render_limits;
-        let task_inputs = inputs.clone();
-        let first = self
-            .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
-            .await?;
-        let to_ask = dig::clusters_to_ask(&inputs, &first);
-        let known = if to_ask.is_empty() {
-            std::collections::HashMap::new()
-        } else {
-            self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
-        };
         let deployed = self
-            .on_render_pool(move || dig::deployed(&inputs, first, &known, limits, true))
+            .on_render_pool(move || dig::deployed(&inputs, first, &known, &fetched, limits, true))
             .await?;
         let mut cells = Vec::new();
         for mut app in deployed {
@@ -1297,20 +1333,5 @@ impl Drop for UnfinishedContext {
                 tracing::warn!(context = %id, error = %err, "cannot remove the pages of an unfinished context; the sweep will");
             }
         });
-    }
-}
-
-/// Builds the context of `inputs` (on the blocking pool: a DIG renders its charts, a logical cloud makes a key).
-fn build(path: &ResourcePath, inputs: &Inputs, limits: RenderLimits) -> Result<Built> {
-    match inputs {
-        Inputs::DeploymentIntentGroup(inputs) => dig::build_rendered(
-            path,
-            inputs,
-            dig::render_with_defaults(inputs, limits)?,
-            &Default::default(),
-            limits,
-        ),
-        Inputs::ClusterNetworks(inputs) => networks::build(path, inputs),
-        Inputs::LogicalCloud(inputs) => logical_cloud::build(path, inputs),
     }
 }

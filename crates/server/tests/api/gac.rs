@@ -544,3 +544,133 @@ async fn a_customization_that_cannot_apply_is_refused_naming_where() {
         refused.message()
     );
 }
+
+/// A value server on loopback: `/values/{provider}/{cluster}` answers `{"value": 3}`, `/big` more than 64 KiB,
+/// `/slow` never; the paths asked for are recorded.
+async fn value_server() -> (String, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+    use axum::routing::get;
+    let asked = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = asked.clone();
+    let app = axum::Router::new()
+        .route(
+            "/values/{provider}/{cluster}",
+            get(move |uri: axum::http::Uri| {
+                let seen = seen.clone();
+                async move {
+                    seen.lock().unwrap().push(uri.path().to_string());
+                    axum::Json(json!({"value": 3}))
+                }
+            }),
+        )
+        .route(
+            "/values/big",
+            get(|| async { format!("{{\"value\": \"{}\"}}", "x".repeat(70_000)) }),
+        )
+        .route(
+            "/values/slow",
+            get(|| async {
+                tokio::time::sleep(std::time::Duration::from_secs(30)).await;
+                "{}"
+            }),
+        );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (format!("http://{address}"), asked)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn patch_values_come_only_from_allowed_url_prefixes_within_bounds() {
+    let (server, asked) = value_server().await;
+    let config = emco_server::ServerConfig {
+        patch_value_sources: emco_server::PatchValueSources {
+            prefixes: vec![format!("{server}/values/")],
+            timeout: std::time::Duration::from_secs(1),
+            ..emco_server::PatchValueSources::default()
+        },
+        ..emco_server::ServerConfig::default()
+    };
+    let api = Api::with_config(emco_store::Store::memory(), config);
+    api.onboard_vfw().await;
+    use_gac(&api).await;
+    let resources = format!("{GAC}/site/resources");
+    api.post_form(
+        &resources,
+        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
+        None,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let customizations = format!("{resources}/fw/customizations");
+    let with_value = |value: &str| {
+        let mut spec = json!({"clusterSpecific": "false", "clusterInfo": {"scope": "name", "clusterProvider": "vfw-cluster-provider", "cluster": "edge01", "mode": "allow"}});
+        spec["patchType"] = json!("json");
+        spec["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": value}]);
+        customization("replicas", spec)
+    };
+    // Outside the allowed prefix: refused before anything is stored, naming the URL.
+    let outside = send_files(
+        &api,
+        Method::POST,
+        &customizations,
+        &with_value(&format!("$({server}/elsewhere)$")),
+        &[],
+    )
+    .await
+    .expect(StatusCode::BAD_REQUEST);
+    assert!(
+        outside.message().contains("under none of the URL prefixes"),
+        "{}",
+        outside.message()
+    );
+    // Inside it: fetched at instantiate, with the placeholders filled from clusterInfo, and used.
+    send_files(
+        &api,
+        Method::POST,
+        &customizations,
+        &with_value(&format!("$({server}/values/{{clusterProvider}}/{{cluster}})$")),
+        &[],
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.approve_and_instantiate_vfw().await;
+    assert_eq!(*asked.lock().unwrap(), ["/values/vfw-cluster-provider/edge01"]);
+    let contexts = AppContexts::new(api.store.clone());
+    let id = contexts.ids().await.unwrap()[0];
+    let firewall = contexts
+        .clusters(id)
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|r| r.app == "firewall")
+        .unwrap();
+    assert_eq!(firewall.resources[0].object()["spec"]["replicas"], 3);
+
+    // An answer past the size bound, or none within the time limit: the preview (as an instantiate) is refused
+    // naming the URL and the bound, and the server keeps serving.
+    for (path, expected) in [
+        ("big", "larger than 65536 bytes"),
+        ("slow", "no answer within 1s"),
+    ] {
+        send_files(
+            &api,
+            Method::PUT,
+            &format!("{customizations}/replicas"),
+            &with_value(&format!("$({server}/values/{path})$")),
+            &[],
+        )
+        .await
+        .expect(StatusCode::OK);
+        let refused = api
+            .get(&format!("{DIG}/preview"))
+            .await
+            .expect(StatusCode::CONFLICT);
+        assert!(
+            refused.message().contains(&format!("/values/{path}'")),
+            "{}",
+            refused.message()
+        );
+        assert!(refused.message().contains(expected), "{}", refused.message());
+    }
+    api.get(&format!("{DIG}/status")).await.expect(StatusCode::OK);
+}

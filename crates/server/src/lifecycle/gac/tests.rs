@@ -93,7 +93,7 @@ fn a_secret_gets_its_files_base64_encoded_and_lands_before_the_hooks() {
             Selection::Every,
         )],
     )]);
-    apply(&gac, &mut apps).unwrap();
+    apply(&gac, &mut apps, &FetchedValues::new()).unwrap();
     for objects in &apps[0].objects {
         let secret = objects
             .iter()
@@ -124,7 +124,7 @@ fn a_later_customization_replaces_the_object_an_earlier_one_added_on_its_cluster
             customization("second", every(), &[("y", "2")], only_b),
         ],
     )]);
-    apply(&gac, &mut apps).unwrap();
+    apply(&gac, &mut apps, &FetchedValues::new()).unwrap();
     let data = |cluster: usize| {
         let objects = &apps[0].objects[cluster];
         assert_eq!(objects.len(), 1, "one ConfigMap on cluster {cluster}");
@@ -147,7 +147,7 @@ fn refusals_name_what_cannot_be_done() {
         None,
         vec![customization("c", every(), &[], Selection::Every)],
     )]);
-    let err = apply(&clash, &mut apps).unwrap_err();
+    let err = apply(&clash, &mut apps, &FetchedValues::new()).unwrap_err();
     assert_eq!(
         err,
         "gac intent 'i', resource 'cm', customization 'c', cluster 'p+a': app 'app' already renders ConfigMap 'cm'; a resource with newObject \"false\" customises it"
@@ -162,7 +162,7 @@ fn refusals_name_what_cannot_be_done() {
         vec![customization("c", every(), &[("k", "again")], Selection::Every)],
     )]);
     assert!(
-        apply(&twice, &mut apps)
+        apply(&twice, &mut apps, &FetchedValues::new())
             .unwrap_err()
             .ends_with("file 'k': the object 'cm2' already has the data key 'k'")
     );
@@ -174,7 +174,7 @@ fn refusals_name_what_cannot_be_done() {
         vec![customization("c", every(), &[("a b", "x")], Selection::Every)],
     )]);
     assert!(
-        apply(&bad_key, &mut apps)
+        apply(&bad_key, &mut apps, &FetchedValues::new())
             .unwrap_err()
             .contains("'a b' is not a valid data key")
     );
@@ -188,7 +188,7 @@ fn refusals_name_what_cannot_be_done() {
         vec![customization("c", every(), &[], Selection::Every)],
     )]);
     assert!(
-        apply(&no_patch, &mut apps)
+        apply(&no_patch, &mut apps, &FetchedValues::new())
             .unwrap_err()
             .ends_with("it has no patchType: an object of the app's render is changed only by a patch")
     );
@@ -202,7 +202,7 @@ fn refusals_name_what_cannot_be_done() {
         vec![customization("c", merge, &[("data.txt", "x")], Selection::Every)],
     )]);
     assert!(
-        apply(&no_file, &mut apps)
+        apply(&no_file, &mut apps, &FetchedValues::new())
             .unwrap_err()
             .ends_with("patchType merge, and no file of the customization is a merge patch")
     );
@@ -238,7 +238,7 @@ fn a_configmap_merge_patch_file_patches_rather_than_adds_data_and_deny_selects_n
             ),
         ],
     )]);
-    apply(&gac, &mut apps).unwrap();
+    apply(&gac, &mut apps, &FetchedValues::new()).unwrap();
     assert_eq!(apps[0].objects[0][0].object()["data"], json!({"b": "2"}));
 }
 

@@ -1,0 +1,174 @@
+//! Patch values a gac customization takes from a URL (`"value": "$(https://…)$"`, as EMCO does): fetched only from
+//! the URL prefixes the operator allowed when starting emco (`emco serve --patch-value-url-prefix`; none by
+//! default), over HTTPS unless a prefix itself is `http://`, without following redirects, within a time limit and a
+//! size bound, before the DIG renders — never because a request alone names a URL.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http_body_util::{BodyExt, Empty, Limited};
+use hyper::body::Bytes;
+use hyper_util::client::legacy::Client;
+use hyper_util::rt::TokioExecutor;
+use serde_json::Value as Json;
+
+/// The default time one fetch may take.
+pub const DEFAULT_PATCH_VALUE_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default largest answer read.
+pub const DEFAULT_PATCH_VALUE_MAX_BYTES: usize = 64 * 1024;
+/// The most distinct URLs one instantiation fetches.
+pub const MAX_PATCH_VALUE_URLS: usize = 64;
+
+/// Where patch values may come from, and the bounds of fetching one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatchValueSources {
+    /// URL prefixes (`https://values.example.com/emco/`); a value's URL must start with one.
+    pub prefixes: Vec<String>,
+    /// The longest one fetch may take.
+    pub timeout: Duration,
+    /// The largest answer read.
+    pub max_bytes: usize,
+}
+
+impl Default for PatchValueSources {
+    fn default() -> Self {
+        Self {
+            prefixes: Vec::new(),
+            timeout: DEFAULT_PATCH_VALUE_TIMEOUT,
+            max_bytes: DEFAULT_PATCH_VALUE_MAX_BYTES,
+        }
+    }
+}
+
+impl PatchValueSources {
+    /// Why `url` may not be fetched, or `None` when it may: it must start with an allowed prefix and be `https://`
+    /// (or `http://` under an `http://` prefix).
+    #[must_use]
+    pub fn refusal(&self, url: &str) -> Option<String> {
+        if !url.starts_with("https://") && !url.starts_with("http://") {
+            return Some("only http(s) URLs are fetched".into());
+        }
+        if self.prefixes.is_empty() {
+            return Some(
+                "emco fetches patch values from no URL unless the operator allows its prefix (emco serve --patch-value-url-prefix)"
+                    .into(),
+            );
+        }
+        if !self
+            .prefixes
+            .iter()
+            .any(|prefix| url.starts_with(prefix.as_str()))
+        {
+            return Some(format!(
+                "it is under none of the URL prefixes patch values may come from ({})",
+                self.prefixes.join(", ")
+            ));
+        }
+        None
+    }
+}
+
+/// Fetched values by URL.
+pub(super) type FetchedValues = HashMap<String, Json>;
+
+/// Fetches each of `urls` (at most [`MAX_PATCH_VALUE_URLS`]) and reads its answer's `value`, as EMCO does; the first
+/// failure is the error, naming the URL and what went wrong.
+pub(super) async fn fetch_all(
+    sources: &PatchValueSources,
+    urls: Vec<String>,
+) -> Result<FetchedValues, String> {
+    if urls.len() > MAX_PATCH_VALUE_URLS {
+        return Err(format!(
+            "the DIG's customizations take patch values from {} URLs; at most {MAX_PATCH_VALUE_URLS} are fetched",
+            urls.len()
+        ));
+    }
+    let mut values = HashMap::new();
+    if urls.is_empty() {
+        return Ok(values);
+    }
+    let client = client()?;
+    for url in urls {
+        if let Some(refusal) = sources.refusal(&url) {
+            return Err(format!(
+                "patch value URL '{}': {refusal}",
+                emco_model::shown(&url)
+            ));
+        }
+        let value = tokio::time::timeout(sources.timeout, fetch(&client, &url, sources.max_bytes))
+            .await
+            .unwrap_or_else(|_| Err(format!("no answer within {:?}", sources.timeout)))
+            .map_err(|message| format!("patch value URL '{}': {message}", emco_model::shown(&url)))?;
+        values.insert(url, value);
+    }
+    Ok(values)
+}
+
+type HttpsClient =
+    Client<hyper_rustls::HttpsConnector<hyper_util::client::legacy::connect::HttpConnector>, Empty<Bytes>>;
+
+fn client() -> Result<HttpsClient, String> {
+    let tls = rustls::ClientConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
+        .with_safe_default_protocol_versions()
+        .map_err(|err| err.to_string())?;
+    let tls = hyper_rustls::ConfigBuilderExt::with_native_roots(tls)
+        .map_err(|err| format!("the system's CA certificates cannot be read: {err}"))?
+        .with_no_client_auth();
+    let connector = hyper_rustls::HttpsConnectorBuilder::new()
+        .with_tls_config(tls)
+        .https_or_http()
+        .enable_http1()
+        .build();
+    Ok(Client::builder(TokioExecutor::new()).build(connector))
+}
+
+async fn fetch(client: &HttpsClient, url: &str, max_bytes: usize) -> Result<Json, String> {
+    let uri: hyper::Uri = url.parse().map_err(|err| format!("not a URL: {err}"))?;
+    let response = client.get(uri).await.map_err(|err| err.to_string())?;
+    let status = response.status();
+    if status != hyper::StatusCode::OK {
+        return Err(format!(
+            "answered {status}, not 200 OK (redirects are not followed)"
+        ));
+    }
+    let body = Limited::new(response.into_body(), max_bytes)
+        .collect()
+        .await
+        .map_err(|_| format!("the answer is larger than {max_bytes} bytes, or broke off"))?
+        .to_bytes();
+    let answer: Json =
+        serde_json::from_slice(&body).map_err(|err| format!("the answer is not JSON: {err}"))?;
+    answer
+        .get("value")
+        .cloned()
+        .ok_or_else(|| "the answer has no \"value\"".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_urls_under_an_allowed_prefix_may_be_fetched() {
+        let none = PatchValueSources::default();
+        assert!(
+            none.refusal("https://values.example.com/a")
+                .unwrap()
+                .contains("--patch-value-url-prefix")
+        );
+        let some = PatchValueSources {
+            prefixes: vec!["https://values.example.com/emco/".into()],
+            ..PatchValueSources::default()
+        };
+        assert_eq!(some.refusal("https://values.example.com/emco/p/c"), None);
+        for refused in [
+            "https://values.example.com/other",
+            "http://values.example.com/emco/p/c",
+            "https://values.example.com.evil/emco/",
+            "file:///etc/passwd",
+        ] {
+            assert!(some.refusal(refused).is_some(), "{refused}");
+        }
+    }
+}
