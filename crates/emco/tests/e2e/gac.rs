@@ -11,8 +11,7 @@ use emco_k8s::k8s_openapi::api::apps::v1::{Deployment, StatefulSet};
 use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Secret};
 use emco_k8s::k8s_openapi::api::networking::v1::NetworkPolicy;
 use emcoctl::client::EmcoClient;
-use emcoctl::commands::{self, Options, Verb};
-use emcoctl::documents::read_documents;
+use emcoctl::commands::Verb;
 use serde_json::json;
 
 use crate::support::*;
@@ -33,16 +32,7 @@ fn values(kubeconfig: &Path) -> serde_json::Value {
 }
 
 async fn emcoctl(client: &EmcoClient, verb: Verb, file: &str, values: &serde_json::Value) {
-    let documents = read_documents(&example(file), Some(values)).unwrap();
-    let mut out = Vec::new();
-    let ok = commands::run(client, verb, &documents, &Options::default(), &mut out)
-        .await
-        .unwrap();
-    assert!(
-        ok,
-        "emcoctl {verb:?} -f {file}:\n{}",
-        String::from_utf8_lossy(&out)
-    );
+    emcoctl_file(client, verb, &example(file), values).await;
 }
 
 /// `apply.sh <test>`: every prerequisite, the test's file, instantiate (waiting for the logical cloud as its
@@ -66,16 +56,6 @@ async fn apply_all(client: &EmcoClient, emco: &Emco, values: &serde_json::Value,
     }
 }
 
-async fn wait_ready(emco: &Emco) {
-    emco.http
-        .wait_until(
-            &format!("{DIG}/status?status=ready&output=summary"),
-            Duration::from_secs(60),
-            |a| a["deployedStatus"] == "Instantiated" && a["readyStatus"] == "Ready",
-        )
-        .await;
-}
-
 fn data_keys(data: Option<impl IntoIterator<Item = String>>) -> Vec<String> {
     let mut keys: Vec<String> = data.into_iter().flatten().collect();
     keys.sort();
@@ -93,7 +73,7 @@ async fn emcos_test_gac_example_runs_unchanged() {
     let client = EmcoClient::new(&format!("http://{}", emco.http.address)).unwrap();
 
     apply_all(&client, &emco, &values, "test-gac.yaml").await;
-    wait_ready(&emco).await;
+    emco.http.wait_dig_ready(DIG).await;
 
     let cluster = sim.clusters()[0].client().unwrap();
     let policies: kube::Api<NetworkPolicy> = kube::Api::namespaced(cluster.clone(), "default");
@@ -222,7 +202,7 @@ async fn emcos_test_gac_example_runs_unchanged() {
     }
     emco.http.get("/v2/controllers/gac").await.expect(404);
     apply_all(&client, &emco, &values, "test-strategic-merge.yaml").await;
-    wait_ready(&emco).await;
+    emco.http.wait_dig_ready(DIG).await;
     let deployments: kube::Api<Deployment> = kube::Api::namespaced(cluster.clone(), "default");
     let web = deployments.get("deploy-web").await.unwrap();
     let containers: Vec<String> = web

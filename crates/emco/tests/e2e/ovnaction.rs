@@ -6,12 +6,11 @@
 //! Deployments carry the Multus network and the nfn-network interfaces ovnaction writes.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
 use emcoctl::client::EmcoClient;
-use emcoctl::commands::{self, Options, Verb};
-use emcoctl::documents::{read_documents, read_values};
+use emcoctl::commands::Verb;
+use emcoctl::documents::read_values;
 use serde_json::{Value as Json, json};
 
 use crate::support::*;
@@ -26,12 +25,7 @@ fn example(file: &str) -> PathBuf {
 }
 
 async fn emcoctl(client: &EmcoClient, file: &str, values: &Json) {
-    let documents = read_documents(&example(file), Some(values)).unwrap();
-    let mut out = Vec::new();
-    let ok = commands::run(client, Verb::Apply, &documents, &Options::default(), &mut out)
-        .await
-        .unwrap();
-    assert!(ok, "emcoctl apply -f {file}:\n{}", String::from_utf8_lossy(&out));
+    emcoctl_file(client, Verb::Apply, &example(file), values).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -61,13 +55,7 @@ async fn emcos_single_cluster_vfw_example_runs_unchanged() {
     for file in ["test-vfw-deployment.yaml", "test-vfw-instantiate.yaml"] {
         emcoctl(&client, file, &values).await;
     }
-    emco.http
-        .wait_until(
-            &format!("{DIG}/status?status=ready&output=summary"),
-            Duration::from_secs(60),
-            |a| a["deployedStatus"] == "Instantiated" && a["readyStatus"] == "Ready",
-        )
-        .await;
+    emco.http.wait_dig_ready(DIG).await;
 
     let deployments: kube::Api<Deployment> =
         kube::Api::namespaced(sim.clusters()[0].client().unwrap(), "default");

@@ -807,3 +807,36 @@ pub(crate) fn kubectl() -> Option<std::path::PathBuf> {
             .find(|candidate| candidate.is_file())
     })
 }
+
+/// Runs emcoctl's `verb` on the resource file `file` with `values`, as `emcoctl <verb> -f file -v values`; panics
+/// with emcoctl's output when it fails.
+pub(crate) async fn emcoctl_file(
+    client: &emcoctl::client::EmcoClient,
+    verb: emcoctl::commands::Verb,
+    file: &std::path::Path,
+    values: &Json,
+) {
+    let documents = emcoctl::documents::read_documents(file, Some(values)).unwrap();
+    let mut out = Vec::new();
+    let ok = emcoctl::commands::run(client, verb, &documents, &Default::default(), &mut out)
+        .await
+        .unwrap();
+    assert!(
+        ok,
+        "emcoctl {verb:?} -f {}:\n{}",
+        file.display(),
+        String::from_utf8_lossy(&out)
+    );
+}
+
+impl Http {
+    /// Polls the DIG at `dig` until it is Instantiated and Ready (or panics after a minute).
+    pub(crate) async fn wait_dig_ready(&self, dig: &str) {
+        self.wait_until(
+            &format!("{dig}/status?status=ready&output=summary"),
+            Duration::from_secs(60),
+            |a| a["deployedStatus"] == "Instantiated" && a["readyStatus"] == "Ready",
+        )
+        .await;
+    }
+}

@@ -20,9 +20,9 @@ use super::contract::{Content, Endpoint, QueryParameter, RequestBody, SchemaFn, 
 use super::paging::{self, Page};
 use super::preconditions::{self, IfMatch};
 use super::resources::{
-    LIST_QUERY, Parsed, Reference, check_put_names, check_references, collection_operations, delete_resource,
-    deleted_location, item_operations, list_bodies, list_entries, list_query, location, query_value,
-    replace_operation, write_ops,
+    LIST_QUERY, Parsed, Reference, app_reference, check_put_names, check_references, collection_operations,
+    delete_resource, deleted_location, item_operations, list_bodies, list_entries, list_query, location,
+    query_value, replace_operation, write_ops,
 };
 use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState, ServerConfig};
@@ -105,7 +105,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
         })?;
         Ok((body, vec![typed.metadata.name]))
     },
-    references: |body, parents| app_reference(body, parents),
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     check_file: |_, _, bytes| {
         emco_helm::read_app_profile(bytes)
             .map(|_| ())
@@ -159,7 +159,7 @@ pub(crate) static GAC_RESOURCE: FileKind = FileKind {
         let (typed, body) = decode::<emco_model::gac::GacResource>(raw, |r| Ok(r.validate_gac_resource()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
-    references: |body, parents| app_reference(body, parents),
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     check_file: |_, _, bytes| {
         crate::lifecycle::gac::object_of_file(bytes)
             .map(|_| ())
@@ -236,21 +236,6 @@ fn check_patch_value_urls(config: &ServerConfig, body: &Json) -> Result<(), ApiE
         }
     }
     Ok(())
-}
-
-/// The app a body's `spec.app` names, under the composite app of `parents`.
-fn app_reference(body: &Json, parents: &[String]) -> Vec<Reference> {
-    match body["spec"]["app"].as_str() {
-        Some(app) if parents.len() >= 3 => {
-            let mut names = parents[..3].to_vec();
-            names.push(app.to_string());
-            vec![Reference {
-                field: "spec.app",
-                path: ResourcePath::new(Kind::App, names),
-            }]
-        }
-        _ => Vec::new(),
-    }
 }
 
 /// A collection's route, described: GET lists, POST creates (a multipart form).

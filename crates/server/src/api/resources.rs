@@ -67,7 +67,8 @@ fn metadata_only(what: &'static str) -> impl FnOnce(Json) -> Result<Parsed, ApiE
     }
 }
 
-fn app_reference(field: &'static str, app: Option<&str>, parents: &[String]) -> Vec<Reference> {
+/// The app `app` names under the composite app of `parents` (none when `app` is absent or empty).
+pub(crate) fn app_reference(field: &'static str, app: Option<&str>, parents: &[String]) -> Vec<Reference> {
     match app {
         Some(app) if !app.is_empty() && parents.len() >= 3 => {
             let mut names = parents[..3].to_vec();

@@ -228,21 +228,30 @@ async fn resolve_item(
         }
         return Ok(vec![format!("{provider}+{}", item.cluster)]);
     }
-    let mut matching = Vec::new();
-    for cluster in catalog
-        .list(Kind::Cluster, std::slice::from_ref(provider))
-        .await?
-    {
-        let label = cluster.path.child(Kind::ClusterLabel, &[&item.cluster_label]);
-        if catalog.exists(&label).await? {
-            matching.push(format!("{provider}+{}", cluster.path.name()));
-        }
-    }
+    let matching = clusters_with_label(catalog, provider, &item.cluster_label).await?;
     if matching.is_empty() {
         return Err(LifecycleError::Placement(format!(
             "app intent '{intent}' of app '{app}' selects clusters of provider '{provider}' labelled '{}', and none has that label",
             item.cluster_label
         )));
+    }
+    Ok(matching)
+}
+
+/// The clusters (`provider+cluster`) of `provider` labelled `label`, in creation order.
+pub(super) async fn clusters_with_label(
+    catalog: &Catalog,
+    provider: &str,
+    label: &str,
+) -> Result<Vec<String>> {
+    let mut matching = Vec::new();
+    for cluster in catalog.list(Kind::Cluster, &[provider.to_string()]).await? {
+        if catalog
+            .exists(&cluster.path.child(Kind::ClusterLabel, &[label]))
+            .await?
+        {
+            matching.push(format!("{provider}+{}", cluster.path.name()));
+        }
     }
     Ok(matching)
 }

@@ -131,15 +131,7 @@ async fn select(catalog: &Catalog, spec: &CustomizationSpec) -> Result<Selection
         selected.insert(format!("{provider}+{}", info.cluster));
         return Ok(Selection::Only(selected));
     }
-    for cluster in catalog
-        .list(Kind::Cluster, std::slice::from_ref(provider))
-        .await?
-    {
-        let label = cluster.path.child(Kind::ClusterLabel, &[&info.cluster_label]);
-        if catalog.exists(&label).await? {
-            selected.insert(format!("{provider}+{}", cluster.path.name()));
-        }
-    }
+    selected.extend(super::dig::clusters_with_label(catalog, provider, &info.cluster_label).await?);
     Ok(Selection::Only(selected))
 }
 

@@ -11,32 +11,19 @@ use crate::support::*;
 
 const GAC: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group/generic-k8s-intents";
 
-/// A multipart form with the metadata and `files` parts.
-fn files_form(metadata: &Json, files: &[(&str, &[u8])]) -> Vec<u8> {
-    let mut body =
-        format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"metadata\"\r\n\r\n{metadata}\r\n")
-            .into_bytes();
-    for (name, content) in files {
-        body.extend_from_slice(
-            format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"files\"; filename=\"{name}\"\r\n\r\n"
-            )
-            .as_bytes(),
-        );
-        body.extend_from_slice(content);
-        body.extend_from_slice(b"\r\n");
-    }
-    body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
-    body
-}
-
 async fn send_files(api: &Api, method: Method, uri: &str, metadata: &Json, files: &[(&str, &[u8])]) -> Reply {
     let content_type = format!("multipart/form-data; boundary={BOUNDARY}");
     api.call(
         method,
         uri,
         Some(&content_type),
-        files_form(metadata, files),
+        form_with(
+            Some(metadata),
+            &files
+                .iter()
+                .map(|(name, content)| ("files", *name, *content))
+                .collect::<Vec<_>>(),
+        ),
         None,
     )
     .await
@@ -53,6 +40,44 @@ fn customization(name: &str, spec: Json) -> Json {
 
 fn everywhere() -> Json {
     json!({"clusterSpecific": "false", "clusterInfo": {"scope": "label", "clusterProvider": "vfw-cluster-provider", "clusterLabel": "edge-cluster", "mode": "allow"}})
+}
+
+/// A customization spec for every cluster applying these RFC 6902 operations.
+fn json_patch(operations: Json) -> Json {
+    let mut spec = everywhere();
+    spec["patchType"] = json!("json");
+    spec["patchJson"] = operations;
+    spec
+}
+
+/// Creates a resource of the intent `site` (201).
+async fn add_resource(api: &Api, body: Json) {
+    api.post_form(&format!("{GAC}/site/resources"), Some(&body), None)
+        .await
+        .expect(StatusCode::CREATED);
+}
+
+/// Creates a customization of the resource `resource` of the intent `site`, with these files (201).
+async fn add_customization(api: &Api, resource: &str, body: Json, files: &[(&str, &[u8])]) {
+    send_files(
+        api,
+        Method::POST,
+        &format!("{GAC}/site/resources/{resource}/customizations"),
+        &body,
+        files,
+    )
+    .await
+    .expect(StatusCode::CREATED);
+}
+
+/// Approves the DIG and answers its instantiate, which must be refused (409).
+async fn instantiate_refused(api: &Api) -> Reply {
+    api.post_empty(&format!("{DIG}/approve"))
+        .await
+        .expect(StatusCode::ACCEPTED);
+    api.post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT)
 }
 
 /// Registers gac and names it in the DIG's intents.
@@ -94,46 +119,28 @@ async fn resources_and_customizations_are_kept_with_their_files() {
         api.post_form(&resources, Some(&site_cm), None).await.code(),
         "AlreadyExists"
     );
-    // A new Deployment is its file; a resource of an app the composite app does not have is refused.
-    let missing = api
-        .post_form(
-            &resources,
-            Some(&resource("web", "sink", true, "Deployment", "web")),
-            None,
-        )
-        .await
-        .expect(StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(
-        missing.message().contains("'file' is missing"),
-        "{}",
-        missing.message()
-    );
-    let not_yaml = api
-        .post_form(
-            &resources,
-            Some(&resource("web", "sink", true, "Deployment", "web")),
+    // A new Deployment is its file, one YAML mapping; a resource of an app the composite app does not have is
+    // refused.
+    let web = resource("web", "sink", true, "Deployment", "web");
+    let refusals: [(&Json, Option<&[u8]>, StatusCode, &str); 3] = [
+        (&web, None, StatusCode::UNPROCESSABLE_ENTITY, "'file' is missing"),
+        (
+            &web,
             Some(b"- a list\n"),
-        )
-        .await
-        .expect(StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(
-        not_yaml.message().contains("one YAML mapping"),
-        "{}",
-        not_yaml.message()
-    );
-    let no_app = api
-        .post_form(
-            &resources,
-            Some(&resource("x", "vpn", true, "ConfigMap", "x")),
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "one YAML mapping",
+        ),
+        (
+            &resource("x", "vpn", true, "ConfigMap", "x"),
             None,
-        )
-        .await
-        .expect(StatusCode::CONFLICT);
-    assert!(
-        no_app.message().contains("spec.app names App"),
-        "{}",
-        no_app.message()
-    );
+            StatusCode::CONFLICT,
+            "spec.app names App",
+        ),
+    ];
+    for (body, file, status, needle) in refusals {
+        let refused = api.post_form(&resources, Some(body), file).await.expect(status);
+        assert!(refused.message().contains(needle), "{}", refused.message());
+    }
     let replaced = api
         .put_form(
             &format!("{resources}/site-cm"),
@@ -288,45 +295,29 @@ async fn customizations_change_the_objects_of_the_clusters_they_select() {
     use_gac(&api).await;
     let resources = format!("{GAC}/site/resources");
     // A ConfigMap for edge01 only, its data from two files (one renamed), then patched.
-    api.post_form(
-        &resources,
-        Some(&resource("site-cm", "sink", true, "ConfigMap", "site-config")),
-        None,
+    add_resource(
+        &api,
+        resource("site-cm", "sink", true, "ConfigMap", "site-config"),
     )
-    .await
-    .expect(StatusCode::CREATED);
+    .await;
     let edge01_only = json!({"clusterSpecific": "true", "clusterInfo": {"scope": "name", "clusterProvider": "vfw-cluster-provider", "cluster": "edge01", "mode": "allow"},
         "patchType": "json", "patchJson": [{"op": "add", "path": "/metadata/labels", "value": {"site": "edge01"}}],
         "configMapOptions": {"dataKeyOptions": [{"fileName": "zone.txt", "keyName": "zone"}]}});
-    send_files(
+    add_customization(
         &api,
-        Method::POST,
-        &format!("{resources}/site-cm/customizations"),
-        &customization("edge01", edge01_only),
+        "site-cm",
+        customization("edge01", edge01_only),
         &[("zone.txt", b"east"), ("limits.json", b"{\"max\": 3}")],
     )
-    .await
-    .expect(StatusCode::CREATED);
+    .await;
     // The firewall's Deployment on every cluster: three replicas and a sidecar merged in by name.
-    api.post_form(
-        &resources,
-        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
-        None,
-    )
-    .await
-    .expect(StatusCode::CREATED);
-    let mut replicas = everywhere();
-    replicas["patchType"] = json!("json");
-    replicas["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]);
-    send_files(
+    add_resource(
         &api,
-        Method::POST,
-        &format!("{resources}/fw/customizations"),
-        &customization("replicas", replicas),
-        &[],
+        resource("fw", "firewall", false, "Deployment", "fw0-firewall"),
     )
-    .await
-    .expect(StatusCode::CREATED);
+    .await;
+    let replicas = json_patch(json!([{"op": "replace", "path": "/spec/replicas", "value": 3}]));
+    add_customization(&api, "fw", customization("replicas", replicas), &[]).await;
     let mut sidecar = everywhere();
     sidecar["patchType"] = json!("merge");
     send_files(&api, Method::POST, &format!("{resources}/fw/customizations"), &customization("sidecar", sidecar),
@@ -436,9 +427,7 @@ async fn customizations_change_the_objects_of_the_clusters_they_select() {
         .expect(StatusCode::OK)
         .json();
     assert_eq!(diff_of(&same), Vec::<(String, String)>::new());
-    let mut five = everywhere();
-    five["patchType"] = json!("json");
-    five["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]);
+    let five = json_patch(json!([{"op": "replace", "path": "/spec/replicas", "value": 5}]));
     send_files(
         &api,
         Method::PUT,
@@ -472,32 +461,14 @@ async fn a_customization_that_cannot_apply_is_refused_naming_where() {
     api.onboard_vfw().await;
     use_gac(&api).await;
     let resources = format!("{GAC}/site/resources");
-    api.post_form(
-        &resources,
-        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
-        None,
-    )
-    .await
-    .expect(StatusCode::CREATED);
-    let mut bad_path = everywhere();
-    bad_path["patchType"] = json!("json");
-    bad_path["patchJson"] = json!([{"op": "replace", "path": "/spec/nothing/here", "value": 1}]);
-    send_files(
+    add_resource(
         &api,
-        Method::POST,
-        &format!("{resources}/fw/customizations"),
-        &customization("bad", bad_path),
-        &[],
+        resource("fw", "firewall", false, "Deployment", "fw0-firewall"),
     )
-    .await
-    .expect(StatusCode::CREATED);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    let refused = api
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::CONFLICT);
+    .await;
+    let bad_path = json_patch(json!([{"op": "replace", "path": "/spec/nothing/here", "value": 1}]));
+    add_customization(&api, "fw", customization("bad", bad_path), &[]).await;
+    let refused = instantiate_refused(&api).await;
     assert_eq!(refused.code(), "ActionFailed");
     let message = refused.message();
     assert!(
@@ -510,32 +481,10 @@ async fn a_customization_that_cannot_apply_is_refused_naming_where() {
     api.delete(&format!("{resources}/fw/customizations/bad"))
         .await
         .expect(StatusCode::NO_CONTENT);
-    api.post_form(
-        &resources,
-        Some(&resource("ghost", "sink", false, "Deployment", "no-such")),
-        None,
-    )
-    .await
-    .expect(StatusCode::CREATED);
-    let mut replicas = everywhere();
-    replicas["patchType"] = json!("json");
-    replicas["patchJson"] = json!([{"op": "replace", "path": "/spec/replicas", "value": 1}]);
-    send_files(
-        &api,
-        Method::POST,
-        &format!("{resources}/ghost/customizations"),
-        &customization("r", replicas),
-        &[],
-    )
-    .await
-    .expect(StatusCode::CREATED);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
-    let refused = api
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::CONFLICT);
+    add_resource(&api, resource("ghost", "sink", false, "Deployment", "no-such")).await;
+    let replicas = json_patch(json!([{"op": "replace", "path": "/spec/replicas", "value": 1}]));
+    add_customization(&api, "ghost", customization("r", replicas), &[]).await;
+    let refused = instantiate_refused(&api).await;
     assert!(
         refused
             .message()
@@ -594,13 +543,11 @@ async fn patch_values_come_only_from_allowed_url_prefixes_within_bounds() {
     api.onboard_vfw().await;
     use_gac(&api).await;
     let resources = format!("{GAC}/site/resources");
-    api.post_form(
-        &resources,
-        Some(&resource("fw", "firewall", false, "Deployment", "fw0-firewall")),
-        None,
+    add_resource(
+        &api,
+        resource("fw", "firewall", false, "Deployment", "fw0-firewall"),
     )
-    .await
-    .expect(StatusCode::CREATED);
+    .await;
     let customizations = format!("{resources}/fw/customizations");
     let with_value = |value: &str| {
         let mut spec = json!({"clusterSpecific": "false", "clusterInfo": {"scope": "name", "clusterProvider": "vfw-cluster-provider", "cluster": "edge01", "mode": "allow"}});

@@ -115,6 +115,12 @@ pub(crate) fn kubeconfig(cluster: &str) -> Vec<u8> {
 pub(crate) const BOUNDARY: &str = "test-boundary-7d1f";
 
 pub(crate) fn form(metadata: Option<&Json>, file: Option<&[u8]>) -> Vec<u8> {
+    let files: Vec<(&str, &str, &[u8])> = file.map(|file| ("file", "f.tgz", file)).into_iter().collect();
+    form_with(metadata, &files)
+}
+
+/// A multipart form: the metadata part, then each (part name, file name, content).
+pub(crate) fn form_with(metadata: Option<&Json>, files: &[(&str, &str, &[u8])]) -> Vec<u8> {
     let mut body = Vec::new();
     if let Some(metadata) = metadata {
         body.extend_from_slice(
@@ -124,14 +130,14 @@ pub(crate) fn form(metadata: Option<&Json>, file: Option<&[u8]>) -> Vec<u8> {
             .as_bytes(),
         );
     }
-    if let Some(file) = file {
+    for (part, file_name, content) in files {
         body.extend_from_slice(
             format!(
-                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"f.tgz\"\r\n\r\n"
+                "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{part}\"; filename=\"{file_name}\"\r\n\r\n"
             )
             .as_bytes(),
         );
-        body.extend_from_slice(file);
+        body.extend_from_slice(content);
         body.extend_from_slice(b"\r\n");
     }
     body.extend_from_slice(format!("--{BOUNDARY}--\r\n").as_bytes());
