@@ -137,10 +137,8 @@ impl State {
                     self.watch = None;
                     self.line = Vec::new();
                     self.failures = self.failures.saturating_add(1);
-                    self.unreachable = matches!(
-                        err,
-                        BundleStreamError::Request(kube::Error::HyperError(_) | kube::Error::Service(_))
-                    );
+                    self.unreachable =
+                        matches!(&err, BundleStreamError::Request(err) if crate::error::is_unreachable(err));
                     return Err(err);
                 }
             }

@@ -146,6 +146,12 @@ fn unreachable_reason(err: &(dyn std::error::Error + 'static)) -> String {
     short_message(&innermost).unwrap_or_else(|| "the cluster cannot be reached".to_string())
 }
 
+/// Whether `err` says the cluster could not be reached at all (no connection, no TLS session), as opposed to an
+/// answer it gave: the one split between [`SyncError::Unreachable`] and the others, which bundle watchers use too.
+pub(crate) fn is_unreachable(err: &kube::Error) -> bool {
+    matches!(err, kube::Error::HyperError(_) | kube::Error::Service(_))
+}
+
 impl From<kube::Error> for SyncError {
     fn from(err: kube::Error) -> Self {
         match err {
@@ -163,6 +169,7 @@ impl From<kube::Error> for SyncError {
             }
             kube::Error::HyperError(err) => Self::Unreachable(unreachable_reason(&err)),
             kube::Error::Service(err) => Self::Unreachable(unreachable_reason(err.as_ref())),
+            // (`is_unreachable` names the two arms above.)
             other => Self::Transient {
                 reason: short_message(&other.to_string()).unwrap_or_else(|| "unreadable answer".into()),
                 retry_after: None,

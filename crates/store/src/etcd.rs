@@ -77,9 +77,6 @@ const TOO_LARGE_TO_DECODE: &str = "message length too large";
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long opening waits for the cluster to answer.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(5);
-/// HTTP/2 keep-alive: a dead connection under a watch is noticed within about interval + timeout.
-const KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(10);
-const KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(5);
 /// How many times a transaction with chunked values is tried when its chunks vanish meanwhile.
 const STAGE_ATTEMPTS: usize = 3;
 /// Transactions a caller's watcher may have waiting before etcd's stream is paused.
@@ -324,12 +321,7 @@ impl EtcdStore {
         }
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|_| open_error("opening an etcd store needs a tokio runtime".to_string()))?;
-        let options = ChannelOptions {
-            connect_timeout: OPEN_TIMEOUT,
-            keep_alive_interval: KEEP_ALIVE_INTERVAL,
-            keep_alive_timeout: KEEP_ALIVE_TIMEOUT,
-            tls: tls.map(tls_options).transpose()?,
-        };
+        let options = ChannelOptions::with_keep_alive(OPEN_TIMEOUT, tls.map(tls_options).transpose()?);
         let channel = etcd_api::channel(endpoints, &options).map_err(open_error)?;
         let root = prefix.trim_end_matches('/');
         let (shutdown_sender, shutdown) = watch::channel(());

@@ -37,6 +37,19 @@ pub(crate) struct ChannelOptions {
     pub(crate) tls: Option<ClientTlsConfig>,
 }
 
+impl ChannelOptions {
+    /// The store's HTTP/2 keep-alive (ping every 10 s, dead after 5 s without an answer: a dead connection under
+    /// a watch is noticed within about 15 s), connecting within `connect_timeout`, over `tls` when given.
+    pub(crate) fn with_keep_alive(connect_timeout: Duration, tls: Option<ClientTlsConfig>) -> Self {
+        Self {
+            connect_timeout,
+            keep_alive_interval: Duration::from_secs(10),
+            keep_alive_timeout: Duration::from_secs(5),
+            tls,
+        }
+    }
+}
+
 /// One channel balanced over `endpoints` (`http://host:port` or `https://host:port`); it connects lazily, so the
 /// first request tells whether a cluster answers. Needs a tokio runtime.
 pub(crate) fn channel(endpoints: &[String], options: &ChannelOptions) -> Result<Channel, String> {

@@ -270,15 +270,11 @@ impl EtcdServer {
 
 /// A plain client of one etcd endpoint's KV service (keys as etcd holds them, no store layout).
 fn kv_client(endpoint: &str, tls: Option<&EtcdTls>) -> Result<etcd_api::KvClient, String> {
-    let options = etcd_api::ChannelOptions {
-        connect_timeout: Duration::from_secs(2),
-        keep_alive_interval: Duration::from_secs(10),
-        keep_alive_timeout: Duration::from_secs(5),
-        tls: tls
-            .map(crate::etcd::tls_options)
-            .transpose()
-            .map_err(|err| err.to_string())?,
-    };
+    let tls = tls
+        .map(crate::etcd::tls_options)
+        .transpose()
+        .map_err(|err| err.to_string())?;
+    let options = etcd_api::ChannelOptions::with_keep_alive(Duration::from_secs(2), tls);
     let channel = etcd_api::channel(&[endpoint.to_string()], &options)?;
     Ok(etcd_api::KvClient::new(channel))
 }
