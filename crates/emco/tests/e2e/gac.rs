@@ -1,7 +1,8 @@
 //! EMCO's own generic-action-controller example (`examples/test-gac`, its files unchanged) with emcoctl against
 //! emco and a kubesim cluster, as its README runs it: `test-gac.yaml` ends Instantiated and Ready with the
-//! NetworkPolicies, ConfigMaps, Secrets and StatefulSet the README lists, customised as it says; then, after
-//! a terminate and a delete, `test-strategic-merge.yaml` with its merged container and host aliases. Checked with
+//! NetworkPolicies, ConfigMaps, Secrets and StatefulSet the README lists, customised as it says; the README's update
+//! (`test-gac-update.yaml`, `update.yaml`) and rollback (`rollback.yaml`); then, after its `delete.sh`,
+//! `test-strategic-merge.yaml` with its merged container and host aliases. Checked with
 //! the Kubernetes API, and with the real `kubectl` where this machine has one.
 
 use std::path::{Path, PathBuf};
@@ -170,6 +171,37 @@ async fn emcos_test_gac_example_runs_unchanged() {
         .await
         .unwrap();
     assert_eq!(emcoctl::preview::render_diff(&diff), (String::new(), false));
+
+    // The README's update and rollback: the customization changed (emcoctl update), the DIG updated to revision 2
+    // (etcd gets two replicas), then rolled back to revision 1 (one again).
+    emcoctl(&client, Verb::Update, "test-gac-update.yaml", &values).await;
+    let diff = emcoctl::preview::fetch(&client, DIG, None, None, true)
+        .await
+        .unwrap();
+    assert_eq!(
+        emcoctl::preview::render_diff(&diff),
+        (
+            "~ provider1+cluster1 operator StatefulSet/etcd (changed by gac)\n".to_string(),
+            true
+        )
+    );
+    for (file, replicas) in [("update.yaml", 2), ("rollback.yaml", 1)] {
+        emcoctl(&client, Verb::Apply, file, &values).await;
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            let etcd = stateful_sets.get("etcd").await.unwrap();
+            if etcd.spec.replicas == Some(replicas) {
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{file}: etcd has {:?} replicas",
+                etcd.spec.replicas
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        emco.http.wait_dig_ready(DIG).await;
+    }
 
     // delete.sh test-gac.yaml (waiting for each termination), then apply.sh test-strategic-merge.yaml.
     emcoctl(&client, Verb::Apply, "terminate.yaml", &values).await;
