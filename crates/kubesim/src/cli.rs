@@ -83,6 +83,10 @@ pub struct Args {
     /// Put this label (key=value) on every node of every cluster (repeatable), e.g. extraRuntime=virtlet.
     #[arg(long)]
     pub node_label: Vec<String>,
+    /// Give every node of every cluster this much of a resource (repeatable), RESOURCE=QUANTITY: cpu=8,
+    /// memory=16Gi, hugepages-2Mi=1Gi, intel.com/qat=4 — its capacity and allocatable.
+    #[arg(long, value_name = "RESOURCE=QUANTITY", value_parser = parse_node_capacity)]
+    pub node_capacity: Vec<(String, String)>,
     /// Serve plain HTTP instead of HTTPS; kubeconfigs then carry the admin bearer token.
     #[arg(long, conflicts_with = "shared_listener")]
     pub insecure_http: bool,
@@ -289,6 +293,9 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
                 let (key, value) = label.split_once('=').unwrap_or((label.as_str(), ""));
                 config = config.with_node_label(key, value);
             }
+            for (resource, quantity) in &args.node_capacity {
+                config = config.with_node_capacity(resource, quantity);
+            }
             let cluster = match &shared_listener {
                 Some(listener) => SimCluster::start_shared(config, listener)?,
                 None => {
@@ -392,5 +399,67 @@ mod tests {
             err.contains("--kubernetes-version 1.12") && err.contains("19 to 33"),
             "{err}"
         );
+    }
+}
+
+/// `RESOURCE=QUANTITY` of `--node-capacity`: a resource name (letters, digits, `.`, `/`, `-`, `_`) and a
+/// Kubernetes quantity (digits, an optional fraction, an optional SI or binary suffix: `500m`, `16Gi`, `2`).
+fn parse_node_capacity(text: &str) -> Result<(String, String), String> {
+    let refused =
+        || format!("'{text}' is not RESOURCE=QUANTITY (e.g. cpu=8, memory=16Gi, hugepages-2Mi=1Gi)");
+    let (resource, quantity) = text.split_once('=').ok_or_else(refused)?;
+    let resource_ok = !resource.is_empty()
+        && resource
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-' | b'_'));
+    let number_end = quantity
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(quantity.len());
+    let (number, suffix) = quantity.split_at(number_end);
+    let number_ok = !number.is_empty()
+        && number.bytes().filter(|b| *b == b'.').count() <= 1
+        && !number.starts_with('.')
+        && !number.ends_with('.');
+    let suffix_ok = matches!(
+        suffix,
+        "" | "m" | "k" | "M" | "G" | "T" | "P" | "E" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei"
+    );
+    if resource_ok && number_ok && suffix_ok {
+        Ok((resource.to_string(), quantity.to_string()))
+    } else {
+        Err(refused())
+    }
+}
+
+#[cfg(test)]
+mod node_capacity_tests {
+    use super::parse_node_capacity;
+
+    #[test]
+    fn node_capacity_is_a_resource_and_a_quantity() {
+        for (text, resource, quantity) in [
+            ("cpu=8", "cpu", "8"),
+            ("memory=16Gi", "memory", "16Gi"),
+            ("cpu=500m", "cpu", "500m"),
+            ("intel.com/qat=4", "intel.com/qat", "4"),
+            ("hugepages-2Mi=1.5Gi", "hugepages-2Mi", "1.5Gi"),
+        ] {
+            assert_eq!(
+                parse_node_capacity(text),
+                Ok((resource.to_string(), quantity.to_string()))
+            );
+        }
+        for refused in [
+            "cpu",
+            "=8",
+            "cpu=",
+            "cpu=8x",
+            "cpu=1.2.3",
+            "cpu=.5",
+            "c pu=1",
+            "cpu=Gi",
+        ] {
+            assert!(parse_node_capacity(refused).is_err(), "{refused}");
+        }
     }
 }

@@ -110,6 +110,10 @@ pub struct ClusterConfig {
     /// Labels every node carries besides kubesim's own (a kubelet's `--node-labels`), e.g. `extraRuntime=virtlet`
     /// for workloads whose node affinity asks for it.
     pub node_labels: std::collections::BTreeMap<String, String>,
+    /// Resources every node has (`cpu`, `memory`, `hugepages-2Mi`, an extended resource such as
+    /// `intel.com/qat`), as quantities: each node's `status.capacity` and `status.allocatable`, over kubesim's
+    /// defaults (32 CPUs, 256Gi, 1000 pods).
+    pub node_capacity: std::collections::BTreeMap<String, String>,
     /// Serve plain HTTP (kubeconfigs carry the admin token) instead of HTTPS with a CA of its own and client
     /// certificates.
     pub insecure_http: bool,
@@ -132,6 +136,7 @@ impl ClusterConfig {
             nodes: 1,
             timing: Timing::default(),
             node_labels: std::collections::BTreeMap::new(),
+            node_capacity: std::collections::BTreeMap::new(),
             insecure_http: false,
             change_feed_capacity: crate::store::DEFAULT_CHANGE_FEED_CAPACITY,
             request_log_len: REQUEST_LOG_LEN,
@@ -150,6 +155,14 @@ impl ClusterConfig {
     #[must_use]
     pub fn with_node_label(mut self, key: &str, value: &str) -> Self {
         self.node_labels.insert(key.to_string(), value.to_string());
+        self
+    }
+
+    /// The same cluster whose nodes each have `quantity` of `resource` (capacity and allocatable).
+    #[must_use]
+    pub fn with_node_capacity(mut self, resource: &str, quantity: &str) -> Self {
+        self.node_capacity
+            .insert(resource.to_string(), quantity.to_string());
         self
     }
 }

@@ -171,6 +171,11 @@ pub fn bootstrap(cluster: &Arc<ClusterShared>) {
         for (key, value) in &cluster.config.node_labels {
             node["metadata"]["labels"][key] = serde_json::Value::from(value.as_str());
         }
+        for (resource, quantity) in &cluster.config.node_capacity {
+            for field in ["capacity", "allocatable"] {
+                node["status"][field][resource] = serde_json::Value::from(quantity.as_str());
+            }
+        }
         if let Ok(created) = store.create(
             &nodes,
             None,

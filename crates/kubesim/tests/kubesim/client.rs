@@ -1093,3 +1093,33 @@ async fn a_cluster_plays_its_kubernetes_release() {
     assert_eq!(read.types.unwrap().api_version, "policy/v1");
     assert_eq!(read.data["spec"]["minAvailable"], 1);
 }
+
+#[tokio::test]
+async fn nodes_report_the_capacity_a_cluster_is_given() {
+    let sim = Simulator::start(vec![
+        kubesim::ClusterConfig::new("edge01")
+            .with_node_capacity("cpu", "8")
+            .with_node_capacity("intel.com/qat", "4")
+            .with_node_label("feature.node.kubernetes.io/cpu-cpuid.AVX512F", "true"),
+    ])
+    .await
+    .unwrap();
+    let nodes: Api<emco_k8s::k8s_openapi::api::core::v1::Node> =
+        Api::all(sim.clusters()[0].client().unwrap());
+    let node = nodes.list(&ListParams::default()).await.unwrap().items.remove(0);
+    let status = node.status.unwrap();
+    for resources in [status.capacity.unwrap(), status.allocatable.unwrap()] {
+        let shown: Vec<(String, String)> = resources.into_iter().map(|(k, v)| (k, v.0)).collect();
+        assert_eq!(
+            shown,
+            [
+                ("cpu".to_string(), "8".to_string()),
+                ("intel.com/qat".to_string(), "4".to_string()),
+                ("memory".to_string(), "256Gi".to_string()),
+                ("pods".to_string(), "1000".to_string()),
+            ]
+        );
+    }
+    let labels = node.metadata.labels.unwrap();
+    assert_eq!(labels["feature.node.kubernetes.io/cpu-cpuid.AVX512F"], "true");
+}
