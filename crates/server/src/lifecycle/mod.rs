@@ -32,37 +32,41 @@
 //! `ovnaction.rs`) after
 //! its charts render and before it is committed: they add, patch or remove objects per app and cluster.
 //!
+//! Files: this one holds the engine's operations and guards; `subject.rs` the subjects, `error.rs` the errors,
+//! `build.rs` the building of a context (and a DIG's preview) from the inputs the builders read.
+//!
 //! No HTTP here: errors are [`LifecycleError`]s, which the API maps to status codes.
 
+mod build;
 mod controllers;
 mod dig;
+mod error;
 pub(crate) mod gac;
 mod logical_cloud;
 mod merge_patch;
 mod networks;
 mod ovnaction;
 pub mod patch_values;
+mod subject;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use emco_appcontext::{
-    AppContexts, Catalog, CatalogError, ClusterCapabilities, ClusterRecord, ContextError, ContextMeta,
-    Engine, Kind, ResourcePath, ResourceRecord,
+    AppContexts, Catalog, CatalogError, ClusterRecord, ContextMeta, Engine, ResourcePath, ResourceRecord,
 };
 use emco_helm::RenderLimits;
-use emco_model::lifecycle::{
-    CLUSTER_NETWORK_INTENTS, DEPLOYMENT_INTENT_GROUP, LOGICAL_CLOUD, LifecycleTable, Operation, Outcome,
-    UpdateRecord, revision_context, revisions,
-};
+use emco_model::lifecycle::{Operation, Outcome, UpdateRecord, revision_context, revisions};
 use emco_model::{ContextId, ContextStatus, StateInfo, StateValue, now_timestamp};
 use emco_store::{Op, Txn};
 use tokio::sync::Semaphore;
 
+pub use build::{Preview, PreviewCell, PreviewResource};
 pub use dig::DEFAULT_NAMESPACE;
+pub use error::{LifecycleError, Result};
 pub use logical_cloud::{LOGICAL_CLOUD_APP, user_kubeconfig};
 pub use networks::NETWORK_INTENTS_APP;
+pub use subject::Subject;
 
 /// At most this many instantiations build at once (a DIG holds its charts, values and up to
 /// [`RenderLimits::max_output_bytes`] of output per app in memory); the others wait their turn.
@@ -83,264 +87,6 @@ pub const CAPABILITIES_WAIT: std::time::Duration = std::time::Duration::from_sec
 
 /// How often a stop looks whether the engine has recorded it.
 const STOP_POLL: Duration = Duration::from_millis(20);
-
-/// A kind of resource with a lifecycle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Subject {
-    /// A deployment intent group (its state lives on the DIG).
-    DeploymentIntentGroup,
-    /// The network intents of one cluster (their state lives on the cluster, as ncm keeps it).
-    ClusterNetworks,
-    /// A logical cloud.
-    LogicalCloud,
-}
-
-impl Subject {
-    /// The subject whose state a resource of `kind` holds.
-    #[must_use]
-    pub fn of(kind: Kind) -> Option<Self> {
-        match kind {
-            Kind::DeploymentIntentGroup => Some(Self::DeploymentIntentGroup),
-            Kind::Cluster => Some(Self::ClusterNetworks),
-            Kind::LogicalCloud => Some(Self::LogicalCloud),
-            _ => None,
-        }
-    }
-
-    /// Its lifecycle table.
-    #[must_use]
-    pub fn table(self) -> &'static LifecycleTable {
-        match self {
-            Self::DeploymentIntentGroup => &DEPLOYMENT_INTENT_GROUP,
-            Self::ClusterNetworks => &CLUSTER_NETWORK_INTENTS,
-            Self::LogicalCloud => &LOGICAL_CLOUD,
-        }
-    }
-
-    /// The catalog kind holding the state.
-    #[must_use]
-    pub fn kind(self) -> Kind {
-        match self {
-            Self::DeploymentIntentGroup => Kind::DeploymentIntentGroup,
-            Self::ClusterNetworks => Kind::Cluster,
-            Self::LogicalCloud => Kind::LogicalCloud,
-        }
-    }
-
-    /// The resource whose lifecycle a change to `path` touches: a DIG for the DIG and its intents, a cluster for
-    /// its networks, a logical cloud for itself and its cluster references, permissions, quotas and pairs.
-    #[must_use]
-    pub fn governing(path: &ResourcePath) -> Option<ResourcePath> {
-        let under_dig = std::iter::successors(Some(path.kind()), |kind| kind.parent())
-            .any(|kind| kind == Kind::DeploymentIntentGroup);
-        let (kind, depth) = match path.kind() {
-            _ if under_dig => (Kind::DeploymentIntentGroup, Kind::DeploymentIntentGroup.depth()),
-            Kind::Network | Kind::ProviderNetwork => (Kind::Cluster, Kind::Cluster.depth()),
-            Kind::LogicalCloud
-            | Kind::ClusterReference
-            | Kind::UserPermission
-            | Kind::ClusterQuota
-            | Kind::LogicalCloudKv => (Kind::LogicalCloud, Kind::LogicalCloud.depth()),
-            _ => return None,
-        };
-        Some(ResourcePath::new(kind, path.names()[..depth].to_vec()))
-    }
-
-    /// Whether `kind` is a controller's part of a DIG (its intents, resources and customizations), which the
-    /// DIG's approval does not cover ([`Lifecycle::controller_part_ops`]).
-    #[must_use]
-    pub fn is_controller_part(kind: Kind) -> bool {
-        matches!(
-            kind,
-            Kind::GenericK8sIntent | Kind::GacResource | Kind::GacCustomization
-        )
-    }
-
-    /// How messages and status answers name a resource of this subject: the DIG's or logical cloud's name, and
-    /// `provider+cluster` for network intents.
-    #[must_use]
-    pub fn display(self, path: &ResourcePath) -> String {
-        match self {
-            Self::ClusterNetworks => path.names().join("+"),
-            _ => path.name().to_string(),
-        }
-    }
-}
-
-/// Why a lifecycle operation was refused or failed.
-#[derive(Debug, thiserror::Error)]
-pub enum LifecycleError {
-    /// A catalog lookup or write failed.
-    #[error(transparent)]
-    Catalog(#[from] CatalogError),
-    /// An AppContext lookup or write failed.
-    #[error(transparent)]
-    Context(#[from] ContextError),
-    /// The state does not allow the operation.
-    #[error("{subject} '{name}' is {state}: {reason}")]
-    InvalidState {
-        /// What has the lifecycle (`DeploymentIntentGroup`, `Cluster network intents`, `LogicalCloud`).
-        subject: &'static str,
-        /// Its name (`provider+cluster` for network intents).
-        name: String,
-        /// Its current state (or its context's status).
-        state: String,
-        /// What is refused and what to do.
-        reason: String,
-    },
-    /// The resource lacks what instantiation needs (apps, placement, a user permission).
-    #[error("{0}")]
-    Incomplete(String),
-    /// A body stored earlier cannot be used (it breaks a rule checked when it is used, e.g. a level-0 logical
-    /// cloud naming a namespace its clusters do not have).
-    #[error("{0}")]
-    Invalid(String),
-    /// A placement intent names a cluster or label that resolves to nothing.
-    #[error("{0}")]
-    Placement(String),
-    /// A DIG's logical cloud does not exist or is not instantiated.
-    #[error("{0}")]
-    LogicalCloudNotReady(String),
-    /// A DIG places an app on a cluster its logical cloud does not have.
-    #[error(
-        "app '{app}' is placed on cluster '{cluster}', which logical cloud '{logical_cloud}' does not reference"
-    )]
-    NotInLogicalCloud {
-        /// The app.
-        app: String,
-        /// The cluster (`provider+cluster`).
-        cluster: String,
-        /// The logical cloud.
-        logical_cloud: String,
-    },
-    /// A logical cloud cannot be terminated while a DIG deployed on it is instantiated.
-    #[error(
-        "LogicalCloud '{logical_cloud}' is used by DeploymentIntentGroup '{dig}' (state {state}); terminate the DIG first"
-    )]
-    LogicalCloudInUse {
-        /// The logical cloud.
-        logical_cloud: String,
-        /// The DIG, `composite-app/version/dig`.
-        dig: String,
-        /// The DIG's state.
-        state: StateValue,
-    },
-    /// An update of a logical cloud would remove a cluster a DIG deployed on it uses.
-    #[error(
-        "LogicalCloud '{logical_cloud}' would no longer reference cluster '{cluster}', where DeploymentIntentGroup '{dig}' is deployed; terminate the DIG first or keep the cluster reference"
-    )]
-    LogicalCloudClusterInUse {
-        /// The logical cloud.
-        logical_cloud: String,
-        /// The cluster (`provider+cluster`).
-        cluster: String,
-        /// The DIG, `composite-app/version/dig`.
-        dig: String,
-    },
-    /// The composite app's app dependencies form a cycle (no app of it could ever start).
-    #[error("app dependencies form a cycle: {}", cycle.join(" → "))]
-    DependencyCycle {
-        /// The apps of the cycle, the first repeated at the end.
-        cycle: Vec<String>,
-    },
-    /// An app's values break its chart's `values.schema.json`.
-    #[error("app '{app}': {message}")]
-    Values {
-        /// The app.
-        app: String,
-        /// Helm's message, naming the chart and the path of each violation.
-        message: String,
-    },
-    /// An app's chart could not be rendered.
-    #[error("app '{app}': {message}")]
-    Render {
-        /// The app.
-        app: String,
-        /// The chart, values or template error, naming the file (and line).
-        message: String,
-    },
-    /// Rendering an app's chart exceeded a bound (output size, time, nesting, a function's result size).
-    #[error("app '{app}': {message}")]
-    RenderLimit {
-        /// The app.
-        app: String,
-        /// The template file and line, and the bound (`t/templates/x.yaml:3: rendering exceeded …`).
-        message: String,
-    },
-    /// Building the context failed for a reason of ours (a key could not be made; a task ended without an
-    /// answer).
-    #[error("building the context failed: {0}")]
-    Renderer(String),
-    /// A rollback names a revision the current instantiation does not have.
-    #[error(
-        "{subject} '{name}' has no revision {revision} in its current instantiation (revisions 1 to {latest})"
-    )]
-    UnknownRevision {
-        /// What has the lifecycle.
-        subject: &'static str,
-        /// Its name.
-        name: String,
-        /// The revision asked for.
-        revision: u64,
-        /// The latest revision.
-        latest: u64,
-    },
-    /// A DIG names a controller that cannot run: not registered, of no type that takes intents, or not one emco
-    /// has.
-    #[error("{0}")]
-    Controller(String),
-    /// A controller refused to change the rendered objects (its message names the intent, the object and the
-    /// cluster).
-    #[error("controller '{controller}': {message}")]
-    Action {
-        /// The controller's registered name.
-        controller: String,
-        /// What it refused and why.
-        message: String,
-    },
-    /// The resource or what it instantiates changed while its context was being built.
-    #[error(
-        "{subject} '{name}' or what it is built from changed while it was being instantiated; instantiate it again"
-    )]
-    InputsChanged {
-        /// What has the lifecycle.
-        subject: &'static str,
-        /// Its name.
-        name: String,
-    },
-}
-
-/// The result type of lifecycle operations.
-pub type Result<T, E = LifecycleError> = std::result::Result<T, E>;
-
-/// What a DIG would apply now ([`Lifecycle::preview`]).
-#[derive(Debug)]
-pub struct Preview {
-    /// Each (app, cluster) with its objects, apps in order, clusters in placement order.
-    pub cells: Vec<PreviewCell>,
-    /// The context applied now, if the DIG has one that is not terminated.
-    pub applied: Option<ContextId>,
-}
-
-/// An app's objects on one cluster in a preview.
-#[derive(Debug)]
-pub struct PreviewCell {
-    /// The app.
-    pub app: String,
-    /// The cluster (`provider+cluster`).
-    pub cluster: String,
-    /// Its objects in apply order.
-    pub resources: Vec<PreviewResource>,
-}
-
-/// One object of a preview.
-#[derive(Debug)]
-pub struct PreviewResource {
-    /// The object as it would be stored.
-    pub record: ResourceRecord,
-    /// The controllers that added or changed it, in the order they ran.
-    pub changed_by: Vec<String>,
-}
 
 /// Everything an instantiation reads from the catalog: read once to build the context, and again under the write
 /// lock to check that nothing changed in between.
@@ -1174,143 +920,6 @@ impl Lifecycle {
             }
             tokio::time::sleep(STOP_POLL).await;
         }
-    }
-
-    /// Builds the context of `inputs` on the blocking pool, within the render permits: a DIG as
-    /// [`Lifecycle::render_dig`] prepares it, network intents from their networks, a logical cloud with a key it
-    /// makes.
-    async fn build(&self, path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
-        let path = path.clone();
-        match inputs {
-            Inputs::DeploymentIntentGroup(inputs) => {
-                let (first, known, fetched) = self.render_dig(inputs).await?;
-                let (inputs, limits) = (inputs.clone(), self.render_limits);
-                self.on_render_pool(move || {
-                    dig::build_rendered(&path, &inputs, first, &known, &fetched, limits)
-                })
-                .await
-            }
-            Inputs::ClusterNetworks(inputs) => {
-                let inputs = inputs.clone();
-                self.on_render_pool(move || networks::build(&path, &inputs)).await
-            }
-            Inputs::LogicalCloud(inputs) => {
-                let inputs = inputs.clone();
-                self.on_render_pool(move || logical_cloud::build(&path, &inputs))
-                    .await
-            }
-        }
-    }
-
-    /// What a DIG's context is built from besides its inputs: its charts rendered with Helm's defaults (on the
-    /// blocking pool), the capabilities of the clusters whose chart read them (asked holding no permit, at most
-    /// [`CAPABILITIES_WAIT`]; each such chart is rendered again per distinct set), and the patch values its
-    /// controllers take from URLs (fetched within the operator's allowed prefixes and bounds).
-    async fn render_dig(
-        &self,
-        inputs: &dig::Inputs,
-    ) -> Result<(
-        Vec<dig::FirstRender>,
-        HashMap<String, ClusterCapabilities>,
-        patch_values::FetchedValues,
-    )> {
-        let limits = self.render_limits;
-        let task_inputs = inputs.clone();
-        let first = self
-            .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
-            .await?;
-        let to_ask = dig::clusters_to_ask(inputs, &first);
-        let known = if to_ask.is_empty() {
-            HashMap::new()
-        } else {
-            self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
-        };
-        let fetched = patch_values::fetch_all(&self.patch_value_sources, dig::patch_value_urls(inputs))
-            .await
-            .map_err(|message| LifecycleError::Action {
-                controller: gac::CONTROLLER_NAME.to_string(),
-                message,
-            })?;
-        Ok((first, known, fetched))
-    }
-
-    /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
-    /// objects on each of its clusters after its charts rendered and its controllers ran, each with the
-    /// controllers that added or changed it; and the context applied now, if any (to compare with).
-    pub async fn preview(&self, path: &ResourcePath) -> Result<Preview> {
-        let (state, _) = self.state(path).await?;
-        let Inputs::DeploymentIntentGroup(inputs) = self.read_inputs(path, Operation::Instantiate).await?
-        else {
-            return Err(LifecycleError::Invalid(
-                "only a deployment intent group has a preview".into(),
-            ));
-        };
-        let (first, known, fetched) = self.render_dig(&inputs).await?;
-        let limits = self.render_limits;
-        let deployed = self
-            .on_render_pool(move || dig::deployed(&inputs, first, &known, &fetched, limits, true))
-            .await?;
-        let mut cells = Vec::new();
-        for mut app in deployed {
-            for (cluster, objects) in app.clusters.iter().zip(app.objects) {
-                let mut changes = app.changed_by.remove(cluster).unwrap_or_default();
-                let resources = objects
-                    .into_iter()
-                    .map(|record| PreviewResource {
-                        changed_by: changes.remove(&record.key()).unwrap_or_default(),
-                        record,
-                    })
-                    .collect();
-                cells.push(PreviewCell {
-                    app: app.app.clone(),
-                    cluster: cluster.clone(),
-                    resources,
-                });
-            }
-        }
-        let applied = match state.current() {
-            Some(StateValue::Terminated) | None => None,
-            Some(_) => state.last_context(),
-        };
-        Ok(Preview { cells, applied })
-    }
-
-    /// Runs `work` on the blocking pool once a render permit is free.
-    async fn on_render_pool<T: Send + 'static>(
-        &self,
-        work: impl FnOnce() -> Result<T> + Send + 'static,
-    ) -> Result<T> {
-        let permit = self
-            .renders
-            .clone()
-            .acquire_owned()
-            .await
-            .map_err(|err| LifecycleError::Renderer(err.to_string()))?;
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            work()
-        })
-        .await
-        .map_err(|err| LifecycleError::Renderer(err.to_string()))?
-    }
-
-    /// Reads everything instantiating (or updating) `path` needs, as its subject describes.
-    async fn read_inputs(&self, path: &ResourcePath, operation: Operation) -> Result<Inputs> {
-        Ok(match Self::subject(path) {
-            Subject::DeploymentIntentGroup => {
-                Inputs::DeploymentIntentGroup(dig::read_inputs(&self.catalog, &self.contexts, path).await?)
-            }
-            Subject::ClusterNetworks => {
-                Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?)
-            }
-            Subject::LogicalCloud => {
-                // An update keeps the user's key, so its certificate requests stay the same objects.
-                let keep_key = operation == Operation::Update;
-                Inputs::LogicalCloud(
-                    logical_cloud::read_inputs(&self.catalog, &self.contexts, path, keep_key).await?,
-                )
-            }
-        })
     }
 }
 

@@ -1,0 +1,182 @@
+//! Building a context from a subject's inputs, on the blocking pool within the render permits: a DIG's charts
+//! rendered, its clusters' capabilities asked, its patch values fetched and its controllers run; network intents
+//! and logical clouds from their parts. A DIG's preview is the same build without a context.
+
+use std::collections::HashMap;
+
+use emco_appcontext::{ClusterCapabilities, ResourcePath, ResourceRecord};
+use emco_model::lifecycle::Operation;
+use emco_model::{ContextId, StateValue};
+
+use super::{
+    Built, CAPABILITIES_WAIT, Inputs, Lifecycle, LifecycleError, Result, Subject, dig, gac, logical_cloud,
+    networks, patch_values,
+};
+
+/// What a DIG would apply now ([`Lifecycle::preview`]).
+#[derive(Debug)]
+pub struct Preview {
+    /// Each (app, cluster) with its objects, apps in order, clusters in placement order.
+    pub cells: Vec<PreviewCell>,
+    /// The context applied now, if the DIG has one that is not terminated.
+    pub applied: Option<ContextId>,
+}
+
+/// An app's objects on one cluster in a preview.
+#[derive(Debug)]
+pub struct PreviewCell {
+    /// The app.
+    pub app: String,
+    /// The cluster (`provider+cluster`).
+    pub cluster: String,
+    /// Its objects in apply order.
+    pub resources: Vec<PreviewResource>,
+}
+
+/// One object of a preview.
+#[derive(Debug)]
+pub struct PreviewResource {
+    /// The object as it would be stored.
+    pub record: ResourceRecord,
+    /// The controllers that added or changed it, in the order they ran.
+    pub changed_by: Vec<String>,
+}
+
+impl Lifecycle {
+    /// Builds the context of `inputs` on the blocking pool, within the render permits: a DIG as
+    /// [`Lifecycle::render_dig`] prepares it, network intents from their networks, a logical cloud with a key it
+    /// makes.
+    pub(super) async fn build(&self, path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
+        let path = path.clone();
+        match inputs {
+            Inputs::DeploymentIntentGroup(inputs) => {
+                let (first, known, fetched) = self.render_dig(inputs).await?;
+                let (inputs, limits) = (inputs.clone(), self.render_limits);
+                self.on_render_pool(move || {
+                    dig::build_rendered(&path, &inputs, first, &known, &fetched, limits)
+                })
+                .await
+            }
+            Inputs::ClusterNetworks(inputs) => {
+                let inputs = inputs.clone();
+                self.on_render_pool(move || networks::build(&path, &inputs)).await
+            }
+            Inputs::LogicalCloud(inputs) => {
+                let inputs = inputs.clone();
+                self.on_render_pool(move || logical_cloud::build(&path, &inputs))
+                    .await
+            }
+        }
+    }
+
+    /// What a DIG's context is built from besides its inputs: its charts rendered with Helm's defaults (on the
+    /// blocking pool), the capabilities of the clusters whose chart read them (asked holding no permit, at most
+    /// [`CAPABILITIES_WAIT`]; each such chart is rendered again per distinct set), and the patch values its
+    /// controllers take from URLs (fetched within the operator's allowed prefixes and bounds).
+    async fn render_dig(
+        &self,
+        inputs: &dig::Inputs,
+    ) -> Result<(
+        Vec<dig::FirstRender>,
+        HashMap<String, ClusterCapabilities>,
+        patch_values::FetchedValues,
+    )> {
+        let limits = self.render_limits;
+        let task_inputs = inputs.clone();
+        let first = self
+            .on_render_pool(move || dig::render_with_defaults(&task_inputs, limits))
+            .await?;
+        let to_ask = dig::clusters_to_ask(inputs, &first);
+        let known = if to_ask.is_empty() {
+            HashMap::new()
+        } else {
+            self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
+        };
+        let fetched = patch_values::fetch_all(&self.patch_value_sources, dig::patch_value_urls(inputs))
+            .await
+            .map_err(|message| LifecycleError::Action {
+                controller: gac::CONTROLLER_NAME.to_string(),
+                message,
+            })?;
+        Ok((first, known, fetched))
+    }
+
+    /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
+    /// objects on each of its clusters after its charts rendered and its controllers ran, each with the
+    /// controllers that added or changed it; and the context applied now, if any (to compare with).
+    pub async fn preview(&self, path: &ResourcePath) -> Result<Preview> {
+        let (state, _) = self.state(path).await?;
+        let Inputs::DeploymentIntentGroup(inputs) = self.read_inputs(path, Operation::Instantiate).await?
+        else {
+            return Err(LifecycleError::Invalid(
+                "only a deployment intent group has a preview".into(),
+            ));
+        };
+        let (first, known, fetched) = self.render_dig(&inputs).await?;
+        let limits = self.render_limits;
+        let deployed = self
+            .on_render_pool(move || dig::deployed(&inputs, first, &known, &fetched, limits, true))
+            .await?;
+        let mut cells = Vec::new();
+        for mut app in deployed {
+            for (cluster, objects) in app.clusters.iter().zip(app.objects) {
+                let mut changes = app.changed_by.remove(cluster).unwrap_or_default();
+                let resources = objects
+                    .into_iter()
+                    .map(|record| PreviewResource {
+                        changed_by: changes.remove(&record.key()).unwrap_or_default(),
+                        record,
+                    })
+                    .collect();
+                cells.push(PreviewCell {
+                    app: app.app.clone(),
+                    cluster: cluster.clone(),
+                    resources,
+                });
+            }
+        }
+        let applied = match state.current() {
+            Some(StateValue::Terminated) | None => None,
+            Some(_) => state.last_context(),
+        };
+        Ok(Preview { cells, applied })
+    }
+
+    /// Runs `work` on the blocking pool once a render permit is free.
+    async fn on_render_pool<T: Send + 'static>(
+        &self,
+        work: impl FnOnce() -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        let permit = self
+            .renders
+            .clone()
+            .acquire_owned()
+            .await
+            .map_err(|err| LifecycleError::Renderer(err.to_string()))?;
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            work()
+        })
+        .await
+        .map_err(|err| LifecycleError::Renderer(err.to_string()))?
+    }
+
+    /// Reads everything instantiating (or updating) `path` needs, as its subject describes.
+    pub(super) async fn read_inputs(&self, path: &ResourcePath, operation: Operation) -> Result<Inputs> {
+        Ok(match Self::subject(path) {
+            Subject::DeploymentIntentGroup => {
+                Inputs::DeploymentIntentGroup(dig::read_inputs(&self.catalog, &self.contexts, path).await?)
+            }
+            Subject::ClusterNetworks => {
+                Inputs::ClusterNetworks(networks::read_inputs(&self.catalog, path).await?)
+            }
+            Subject::LogicalCloud => {
+                // An update keeps the user's key, so its certificate requests stay the same objects.
+                let keep_key = operation == Operation::Update;
+                Inputs::LogicalCloud(
+                    logical_cloud::read_inputs(&self.catalog, &self.contexts, path, keep_key).await?,
+                )
+            }
+        })
+    }
+}
