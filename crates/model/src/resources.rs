@@ -301,6 +301,10 @@ pub struct OverrideValues {
     pub app: String,
     /// Dotted keys to values, as Helm's `--set key=value`.
     #[serde(default)]
+    #[schemars(extend(
+        "propertyNames" = {"minLength": 1},
+        "additionalProperties" = {"type": "string", "maxLength": MAX_OVERRIDE_VALUE_LEN}
+    ))]
     pub values: BTreeMap<String, String>,
 }
 
