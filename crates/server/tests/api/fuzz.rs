@@ -412,7 +412,8 @@ fn build(doc: &Json, operation: &Operation, mutation: Mutation, dice: &mut Dice)
     };
     let multipart = media_type == "multipart/form-data";
     let metadata_schema = if multipart {
-        schema["properties"]["metadata"].clone()
+        // A form with a rule of its own is a component (`…Form`), referenced.
+        resolve(doc, &schema)["properties"]["metadata"].clone()
     } else {
         schema
     };
