@@ -148,11 +148,17 @@ pub enum Kind {
     WorkloadIntent,
     /// `…/workload-intents/{workload}/interfaces/{interface}` (ovnaction: a network interface of the workload)
     WorkloadInterface,
+    /// `…/deployment-intent-groups/{dig}/hpa-intents/{intent}` (hpa: an app whose placement needs hardware)
+    HpaIntent,
+    /// `…/hpa-intents/{intent}/hpa-resource-consumers/{consumer}` (hpa: a workload of the app)
+    HpaConsumer,
+    /// `…/hpa-resource-consumers/{consumer}/resource-requirements/{requirement}` (hpa: what it needs of a node)
+    HpaRequirement,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 32] = [
+    pub const ALL: [Kind; 35] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -185,6 +191,9 @@ impl Kind {
         Kind::NetworkControllerIntent,
         Kind::WorkloadIntent,
         Kind::WorkloadInterface,
+        Kind::HpaIntent,
+        Kind::HpaConsumer,
+        Kind::HpaRequirement,
     ];
 
     fn segment(self) -> &'static str {
@@ -221,6 +230,9 @@ impl Kind {
             Self::NetworkControllerIntent => "netcontrolintent",
             Self::WorkloadIntent => "workloadintent",
             Self::WorkloadInterface => "workloadifintent",
+            Self::HpaIntent => "hpaintent",
+            Self::HpaConsumer => "hpaconsumer",
+            Self::HpaRequirement => "hparesource",
         }
     }
 
@@ -260,6 +272,9 @@ impl Kind {
             Self::NetworkControllerIntent => "NetControlIntent",
             Self::WorkloadIntent => "WorkloadIntent",
             Self::WorkloadInterface => "WorkloadIfIntent",
+            Self::HpaIntent => "HpaIntent",
+            Self::HpaConsumer => "HpaConsumer",
+            Self::HpaRequirement => "HpaResource",
         }
     }
 
@@ -283,11 +298,16 @@ impl Kind {
                 Some(Self::Cluster)
             }
             Self::LogicalCloud | Self::StatusCollector => Some(Self::Project),
-            Self::StatusCollectionIntent | Self::GenericK8sIntent | Self::NetworkControllerIntent => {
+            Self::StatusCollectionIntent
+            | Self::GenericK8sIntent
+            | Self::NetworkControllerIntent
+            | Self::HpaIntent => {
                 Some(Self::DeploymentIntentGroup)
             }
             Self::WorkloadIntent => Some(Self::NetworkControllerIntent),
             Self::WorkloadInterface => Some(Self::WorkloadIntent),
+            Self::HpaConsumer => Some(Self::HpaIntent),
+            Self::HpaRequirement => Some(Self::HpaConsumer),
             Self::GacResource => Some(Self::GenericK8sIntent),
             Self::GacCustomization => Some(Self::GacResource),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {

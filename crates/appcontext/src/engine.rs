@@ -23,6 +23,23 @@ pub struct ClusterCapabilities {
     pub api_versions: Vec<String>,
 }
 
+/// A node as its cluster reports it, for placement that needs hardware: its labels, and what it has left of each
+/// allocatable resource once the requests of the pods running on it are taken off (whole units, as
+/// `Quantity.MilliValue() / 1000` counts them: cores for `cpu`, bytes for `memory`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NodeReport {
+    /// The node's name.
+    pub name: String,
+    /// Its labels.
+    pub labels: std::collections::BTreeMap<String, String>,
+    /// Allocatable minus the running pods' requests, by resource name.
+    pub available: std::collections::BTreeMap<String, i128>,
+}
+
+/// Each asked cluster's nodes, or why it could not say (by cluster, `provider+cluster`).
+pub type NodesFuture =
+    Pin<Box<dyn Future<Output = HashMap<String, Result<Vec<NodeReport>, String>>> + Send>>;
+
 /// The capabilities of the clusters that answered, by cluster (`provider+cluster`).
 pub type CapabilitiesFuture = Pin<Box<dyn Future<Output = HashMap<String, ClusterCapabilities>> + Send>>;
 
@@ -41,6 +58,17 @@ pub trait Engine: Send + Sync + 'static {
     fn capabilities(&self, clusters: Vec<String>, wait: Duration) -> CapabilitiesFuture {
         let _ = (clusters, wait);
         Box::pin(async { HashMap::new() })
+    }
+    /// The nodes of each of `clusters` (`provider+cluster`), read now, each cluster within `wait`; a cluster that
+    /// does not answer in time, or cannot be read, is answered with why. The default: no cluster can be read.
+    fn nodes(&self, clusters: Vec<String>, wait: Duration) -> NodesFuture {
+        let _ = wait;
+        Box::pin(async move {
+            clusters
+                .into_iter()
+                .map(|cluster| (cluster, Err("no cluster engine reads clusters".to_string())))
+                .collect()
+        })
     }
 }
 

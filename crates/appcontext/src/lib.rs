@@ -30,7 +30,7 @@ pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, HeardNote,
     MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials, Waiting,
 };
-pub use engine::{CapabilitiesFuture, ClusterCapabilities, Engine, NoopEngine};
+pub use engine::{CapabilitiesFuture, ClusterCapabilities, Engine, NodeReport, NodesFuture, NoopEngine};
 pub use json_text::JsonText;
 pub use record::RecordError;
 pub use replicas::{Claim, Fence, Replica};

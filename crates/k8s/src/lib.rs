@@ -3,7 +3,8 @@
 //! ResourceBundleState resource ([`bundle`]: what a bundle says of an object), per-kind readiness rules
 //! ([`readiness`]) and the redaction of Secret values from anything emco shows ([`secret`]); the ovn4nfv network
 //! resources cluster network intents create ([`network`]); the objects and user credentials of level-1 logical
-//! clouds ([`logical_cloud`]).
+//! clouds ([`logical_cloud`]); and resource quantities as Kubernetes reads them ([`quantity`]: kubesim's quotas,
+//! the node capacity hardware-aware placement reads).
 //!
 //! Architecture invariant: pure data and functions; no client, no I/O.
 
@@ -11,6 +12,7 @@ pub mod bundle;
 pub mod kubeconfig;
 pub mod logical_cloud;
 pub mod network;
+pub mod quantity;
 pub mod readiness;
 pub mod secret;
 

@@ -26,7 +26,6 @@ pub mod http;
 pub mod meta;
 pub mod patch;
 pub mod protobuf;
-pub mod quantity;
 pub mod quota;
 pub mod rbac;
 pub mod request;

@@ -24,7 +24,7 @@ use serde_json::{Value as Json, json};
 
 use crate::catalog::{ResourceType, TypeKey};
 use crate::error::ApiError;
-use crate::quantity::Quantity;
+use emco_k8s::quantity::Quantity;
 use crate::store::Store;
 
 /// Measured usage: resource name (`requests.cpu`) to amount.

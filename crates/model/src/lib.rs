@@ -27,6 +27,7 @@ pub mod dependencies;
 pub mod duration;
 pub mod gac;
 pub mod hooks;
+pub mod hpa;
 pub mod lifecycle;
 pub mod logical_cloud;
 pub mod names;

@@ -125,34 +125,8 @@ fn api_versions(discovery: &Discovery) -> Vec<String> {
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use emco_appcontext::{Catalog, Kind, ResourcePath};
-    use emco_store::Store;
-
     use super::*;
-    use crate::RsyncConfig;
-
-    async fn clients_of(sim: &kubesim::Simulator) -> Clients {
-        let catalog = Catalog::new(Store::memory());
-        let provider = ResourcePath::new(Kind::ClusterProvider, vec!["p".into()]);
-        catalog
-            .create(
-                &provider,
-                &serde_json::json!({"metadata": {"name": "p"}}),
-                None,
-                Vec::new(),
-            )
-            .await
-            .unwrap();
-        for cluster in sim.clusters() {
-            let path = provider.child(Kind::Cluster, &[cluster.name()]);
-            let body = serde_json::json!({"metadata": {"name": cluster.name()}});
-            catalog
-                .create(&path, &body, Some(cluster.kubeconfig().as_bytes()), Vec::new())
-                .await
-                .unwrap();
-        }
-        Clients::new(catalog, RsyncConfig::default())
-    }
+    use crate::clients::clients_of;
 
     #[tokio::test]
     async fn each_cluster_says_its_own_version_and_api_versions_and_a_silent_one_is_left_out() {

@@ -444,6 +444,27 @@ impl Clients {
     }
 }
 
+/// Clients over a catalog holding every cluster of `sim` under provider `p` (for tests).
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+pub(crate) async fn clients_of(sim: &kubesim::Simulator) -> Clients {
+    let catalog = Catalog::new(emco_store::Store::memory());
+    let provider = emco_appcontext::ResourcePath::new(emco_appcontext::Kind::ClusterProvider, vec!["p".into()]);
+    catalog
+        .create(&provider, &serde_json::json!({"metadata": {"name": "p"}}), None, Vec::new())
+        .await
+        .unwrap();
+    for cluster in sim.clusters() {
+        let path = provider.child(emco_appcontext::Kind::Cluster, &[cluster.name()]);
+        let body = serde_json::json!({"metadata": {"name": cluster.name()}});
+        catalog
+            .create(&path, &body, Some(cluster.kubeconfig().as_bytes()), Vec::new())
+            .await
+            .unwrap();
+    }
+    Clients::new(catalog, RsyncConfig::default())
+}
+
 #[cfg(test)]
 mod tests {
     use emco_store::Store;

@@ -987,4 +987,9 @@ impl Engine for Rsync {
         let inner = Arc::clone(&self.inner);
         Box::pin(async move { inner.clients.capabilities(clusters, wait).await })
     }
+
+    fn nodes(&self, clusters: Vec<String>, wait: std::time::Duration) -> emco_appcontext::NodesFuture {
+        let inner = Arc::clone(&self.inner);
+        Box::pin(async move { inner.clients.nodes(clusters, wait).await })
+    }
 }

@@ -19,6 +19,7 @@
 mod apply;
 mod bundle_stream;
 mod capabilities;
+mod nodes;
 mod clients;
 mod config;
 mod engine;

@@ -127,7 +127,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
         DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC,
         LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK, USER_PERMISSION,
-        WORKLOAD_INTENT, WORKLOAD_INTERFACE, collection_endpoint as collection, item_endpoint as item,
+        HPA_CONSUMER, HPA_INTENT, HPA_REQUIREMENT, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
+        collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -140,6 +141,9 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     let gac_customizations = format!("{gac_resources}/{{gac_resource}}/customizations");
     let workload_intents =
         format!("{DIG}/network-controller-intent/{{network_controller_intent}}/workload-intents");
+    let hpa_intents = format!("{DIG}/hpa-intents");
+    let hpa_consumers = format!("{hpa_intents}/{{hpa_intent}}/hpa-resource-consumers");
+    let hpa_requirements = format!("{hpa_consumers}/{{hpa_consumer}}/resource-requirements");
     let (projects, deployment, clusters, clouds, status, controllers, operations) = (
         "projects",
         "deployment",
@@ -320,6 +324,16 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         item(
             format!("{workload_intents}/{{workload_intent}}/interfaces/{{interface}}"),
             &WORKLOAD_INTERFACE,
+            deployment,
+        ),
+        collection(&hpa_intents, &HPA_INTENT, deployment),
+        item(format!("{hpa_intents}/{{hpa_intent}}"), &HPA_INTENT, deployment),
+        collection(&hpa_consumers, &HPA_CONSUMER, deployment),
+        item(format!("{hpa_consumers}/{{hpa_consumer}}"), &HPA_CONSUMER, deployment),
+        collection(&hpa_requirements, &HPA_REQUIREMENT, deployment),
+        item(
+            format!("{hpa_requirements}/{{hpa_requirement}}"),
+            &HPA_REQUIREMENT,
             deployment,
         ),
         collection(

@@ -240,6 +240,44 @@ pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
     put_always_created: true,
 };
 
+pub(crate) static HPA_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::HpaIntent,
+    name: "HpaIntent",
+    schema: |generator| <emco_model::hpa::HpaIntent as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) = decode::<emco_model::hpa::HpaIntent>(raw, |r| Ok(r.validate_hpa_intent()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: false,
+};
+
+pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
+    kind: Kind::HpaConsumer,
+    name: "HpaConsumer",
+    schema: |generator| <emco_model::hpa::HpaConsumer as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::hpa::HpaConsumer>(raw, |r| Ok(r.validate_hpa_consumer()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
+    kind: Kind::HpaRequirement,
+    name: "HpaRequirement",
+    schema: |generator| <emco_model::hpa::HpaRequirement as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::hpa::HpaRequirement>(raw, |r| Ok(r.validate_hpa_requirement()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
     name: "GenericPlacementIntent",

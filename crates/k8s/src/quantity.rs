@@ -220,6 +220,28 @@ impl Quantity {
         })
     }
 
+    /// The difference, in the format of `self`; `None` on overflow.
+    #[must_use]
+    pub fn checked_sub(&self, other: &Self) -> Option<Self> {
+        Some(Self {
+            nanos: self.nanos.checked_sub(other.nanos)?,
+            format: self.format,
+        })
+    }
+
+    /// The whole units in it, as `MilliValue() / 1000` counts them: thousandths rounded up, then whole units
+    /// rounded toward zero (`1500m` is 1, `2` is 2, `1Gi` is 1073741824).
+    #[must_use]
+    pub fn whole_units(&self) -> i128 {
+        let step = NANOS_PER_UNIT / 1000;
+        let millis = if self.nanos >= 0 {
+            (self.nanos + step - 1) / step
+        } else {
+            self.nanos / step
+        };
+        millis / 1000
+    }
+
     /// The sum, saturating at the largest value a quantity holds.
     #[must_use]
     pub fn saturating_add(&self, other: &Self) -> Self {
@@ -284,6 +306,18 @@ mod tests {
 
     fn canonical(text: &str) -> String {
         Quantity::parse(text).unwrap().canonical()
+    }
+
+    #[test]
+    fn whole_units_count_as_milli_value_over_a_thousand() {
+        let units = |text: &str| Quantity::parse(text).unwrap().whole_units();
+        assert_eq!(units("1500m"), 1);
+        assert_eq!(units("2"), 2);
+        assert_eq!(units("999m"), 0);
+        assert_eq!(units("1Gi"), 1_073_741_824);
+        assert_eq!(units("1n"), 0);
+        let difference = Quantity::parse("4").unwrap().checked_sub(&Quantity::parse("1500m").unwrap());
+        assert_eq!(difference.unwrap().whole_units(), 2);
     }
 
     #[test]
