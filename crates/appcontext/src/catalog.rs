@@ -301,9 +301,7 @@ impl Kind {
             Self::StatusCollectionIntent
             | Self::GenericK8sIntent
             | Self::NetworkControllerIntent
-            | Self::HpaIntent => {
-                Some(Self::DeploymentIntentGroup)
-            }
+            | Self::HpaIntent => Some(Self::DeploymentIntentGroup),
             Self::WorkloadIntent => Some(Self::NetworkControllerIntent),
             Self::WorkloadInterface => Some(Self::WorkloadIntent),
             Self::HpaConsumer => Some(Self::HpaIntent),

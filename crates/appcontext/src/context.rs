@@ -259,6 +259,21 @@ pub struct AppMeta {
     pub dependencies: Vec<AppDependencySpec>,
     /// The clusters it is placed on (`provider+cluster`), in placement order.
     pub clusters: Vec<String>,
+    /// The clusters its placement named that a placement controller took away, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<Exclusion>,
+}
+
+/// A cluster a placement controller took away from an app, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Exclusion {
+    /// The cluster (`provider+cluster`).
+    pub cluster: String,
+    /// The controller that took it away.
+    pub controller: String,
+    /// Why: the requirement it does not meet, with what it has.
+    pub reason: String,
 }
 
 /// One app on one cluster: its resources (in apply order) and what rsync and the cluster last reported.
@@ -1186,6 +1201,7 @@ mod tests {
                 name: "sink".into(),
                 dependencies: vec![],
                 clusters: vec!["prov+edge01".into()],
+                excluded: Vec::new(),
             }],
             status: ContextStatus::Instantiating,
             stop_requested: false,

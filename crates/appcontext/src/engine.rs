@@ -37,8 +37,7 @@ pub struct NodeReport {
 }
 
 /// Each asked cluster's nodes, or why it could not say (by cluster, `provider+cluster`).
-pub type NodesFuture =
-    Pin<Box<dyn Future<Output = HashMap<String, Result<Vec<NodeReport>, String>>> + Send>>;
+pub type NodesFuture = Pin<Box<dyn Future<Output = HashMap<String, Result<Vec<NodeReport>, String>>> + Send>>;
 
 /// The capabilities of the clusters that answered, by cluster (`provider+cluster`).
 pub type CapabilitiesFuture = Pin<Box<dyn Future<Output = HashMap<String, ClusterCapabilities>> + Send>>;

@@ -27,8 +27,8 @@ pub mod replicas;
 
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath, STATE_PREFIX, decode_state};
 pub use context::{
-    AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, HeardNote,
-    MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials, Waiting,
+    AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, Exclusion,
+    HeardNote, MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials, Waiting,
 };
 pub use engine::{CapabilitiesFuture, ClusterCapabilities, Engine, NodeReport, NodesFuture, NoopEngine};
 pub use json_text::JsonText;

@@ -531,6 +531,7 @@ mod tests {
                 name: "app".into(),
                 dependencies: vec![],
                 clusters: vec!["p+c".into()],
+                excluded: Vec::new(),
             }],
         );
         let (guard, ops) =

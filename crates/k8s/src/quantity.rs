@@ -316,7 +316,9 @@ mod tests {
         assert_eq!(units("999m"), 0);
         assert_eq!(units("1Gi"), 1_073_741_824);
         assert_eq!(units("1n"), 0);
-        let difference = Quantity::parse("4").unwrap().checked_sub(&Quantity::parse("1500m").unwrap());
+        let difference = Quantity::parse("4")
+            .unwrap()
+            .checked_sub(&Quantity::parse("1500m").unwrap());
         assert_eq!(difference.unwrap().whole_units(), 2);
     }
 

@@ -24,8 +24,8 @@ use serde_json::{Value as Json, json};
 
 use crate::catalog::{ResourceType, TypeKey};
 use crate::error::ApiError;
-use emco_k8s::quantity::Quantity;
 use crate::store::Store;
+use emco_k8s::quantity::Quantity;
 
 /// Measured usage: resource name (`requests.cpu`) to amount.
 pub type Usage = BTreeMap<String, Quantity>;

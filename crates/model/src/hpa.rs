@@ -222,7 +222,8 @@ impl schemars::JsonSchema for HpaRequirementSpec {
 
     fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
         let text = serde_json::json!({"type": "string", "minLength": 1, "maxLength": MAX_HPA_FIELD_LEN});
-        let count = serde_json::json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": MAX_HPA_UNITS});
+        let count =
+            serde_json::json!({"type": "integer", "format": "int64", "minimum": 1, "maximum": MAX_HPA_UNITS});
         let common = serde_json::json!({
             "mandatory": {"type": "boolean", "description": "Kept, not read: every requirement must be met."},
             "weight": {"type": "integer", "format": "int32", "minimum": 1, "maximum": i32::MAX, "description": "Kept, not read."},
@@ -278,11 +279,16 @@ mod tests {
         requirement(json!({"allocatable": false, "resource": {"key": "feature.node.kubernetes.io/intel_qat", "value": "true"}})).unwrap();
         let missing = requirement(json!({"resource": {"name": "cpu", "requests": 1}})).unwrap_err();
         assert!(missing.to_string().contains("spec.allocatable"), "{missing}");
-        let mixed = requirement(json!({"allocatable": false, "resource": {"name": "cpu", "requests": 1}})).unwrap_err();
-        let zero = requirement(json!({"allocatable": true, "resource": {"name": "cpu", "requests": 0}})).unwrap_err();
+        let mixed = requirement(json!({"allocatable": false, "resource": {"name": "cpu", "requests": 1}}))
+            .unwrap_err();
+        let zero = requirement(json!({"allocatable": true, "resource": {"name": "cpu", "requests": 0}}))
+            .unwrap_err();
         assert!(zero.to_string().contains("out of range"), "{zero}");
         assert!(mixed.to_string().contains("spec.resource.key"), "{mixed}");
-        let above = requirement(json!({"allocatable": true, "resource": {"name": "cpu", "requests": 3, "limits": 2}})).unwrap_err();
+        let above = requirement(
+            json!({"allocatable": true, "resource": {"name": "cpu", "requests": 3, "limits": 2}}),
+        )
+        .unwrap_err();
         assert!(above.to_string().contains("less or equal to limits"), "{above}");
         let none = requirement(json!({"allocatable": true, "resource": {"name": "cpu"}})).unwrap_err();
         assert!(none.to_string().contains("spec.resource.requests"), "{none}");

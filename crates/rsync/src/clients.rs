@@ -449,9 +449,15 @@ impl Clients {
 #[allow(clippy::unwrap_used)]
 pub(crate) async fn clients_of(sim: &kubesim::Simulator) -> Clients {
     let catalog = Catalog::new(emco_store::Store::memory());
-    let provider = emco_appcontext::ResourcePath::new(emco_appcontext::Kind::ClusterProvider, vec!["p".into()]);
+    let provider =
+        emco_appcontext::ResourcePath::new(emco_appcontext::Kind::ClusterProvider, vec!["p".into()]);
     catalog
-        .create(&provider, &serde_json::json!({"metadata": {"name": "p"}}), None, Vec::new())
+        .create(
+            &provider,
+            &serde_json::json!({"metadata": {"name": "p"}}),
+            None,
+            Vec::new(),
+        )
         .await
         .unwrap();
     for cluster in sim.clusters() {

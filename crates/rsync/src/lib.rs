@@ -19,13 +19,13 @@
 mod apply;
 mod bundle_stream;
 mod capabilities;
-mod nodes;
 mod clients;
 mod config;
 mod engine;
 mod error;
 mod heartbeats;
 pub mod labels;
+mod nodes;
 mod ownership;
 mod reachability;
 mod retry_after;

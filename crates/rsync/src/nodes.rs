@@ -109,7 +109,9 @@ where
             .map_err(|err| format!("cannot list {what}: {err}"))?;
         objects.extend(page.items);
         if objects.len() > max {
-            return Err(format!("has more than {max} {what}; hardware-aware placement reads at most that many"));
+            return Err(format!(
+                "has more than {max} {what}; hardware-aware placement reads at most that many"
+            ));
         }
         match page.metadata.continue_.filter(|token| !token.is_empty()) {
             Some(token) => params = params.continue_token(&token),
@@ -121,7 +123,9 @@ where
 /// What a pod requests, as Kubernetes accounts it on its node: the sum of its containers' requests, or an init
 /// container's when that is larger, plus the pod's overhead. A request that does not parse counts as nothing.
 fn pod_requests(spec: &PodSpec) -> BTreeMap<String, Quantity> {
-    let parse = |requests: Option<&BTreeMap<String, emco_k8s::k8s_openapi::apimachinery::pkg::api::resource::Quantity>>| {
+    let parse = |requests: Option<
+        &BTreeMap<String, emco_k8s::k8s_openapi::apimachinery::pkg::api::resource::Quantity>,
+    >| {
         requests
             .into_iter()
             .flatten()

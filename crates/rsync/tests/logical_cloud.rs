@@ -147,6 +147,7 @@ fn app(name: &str) -> Vec<AppMeta> {
         name: name.into(),
         dependencies: vec![],
         clusters: vec![CLUSTER.into()],
+        excluded: Vec::new(),
     }]
 }
 

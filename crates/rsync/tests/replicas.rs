@@ -26,6 +26,7 @@ async fn store_instantiating(store: &Store, raw: u64) -> ContextId {
             name: "app".into(),
             dependencies: vec![],
             clusters: vec!["p+nokubeconfig".into()],
+            excluded: Vec::new(),
         }],
     );
     let records = [ClusterRecord::pending("app", "p+nokubeconfig", vec![])];

@@ -26,6 +26,7 @@ async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters:
             name: "app".into(),
             dependencies: vec![],
             clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
+            excluded: Vec::new(),
         }],
         status,
         created: "2026-01-01T00:00:00.000Z".into(),

@@ -125,9 +125,9 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
         CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
-        DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, LOGICAL_CLOUD as LC,
-        LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK, USER_PERMISSION,
-        HPA_CONSUMER, HPA_INTENT, HPA_REQUIREMENT, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
+        DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, HPA_CONSUMER, HPA_INTENT,
+        HPA_REQUIREMENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT,
+        PROVIDER_NETWORK, USER_PERMISSION, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
         collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
@@ -329,7 +329,11 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         collection(&hpa_intents, &HPA_INTENT, deployment),
         item(format!("{hpa_intents}/{{hpa_intent}}"), &HPA_INTENT, deployment),
         collection(&hpa_consumers, &HPA_CONSUMER, deployment),
-        item(format!("{hpa_consumers}/{{hpa_consumer}}"), &HPA_CONSUMER, deployment),
+        item(
+            format!("{hpa_consumers}/{{hpa_consumer}}"),
+            &HPA_CONSUMER,
+            deployment,
+        ),
         collection(&hpa_requirements, &HPA_REQUIREMENT, deployment),
         item(
             format!("{hpa_requirements}/{{hpa_requirement}}"),

@@ -210,6 +210,7 @@ mod tests {
                 name: "web".into(),
                 dependencies: vec![],
                 clusters: vec!["prov+east".into()],
+                excluded: Vec::new(),
             }],
             status,
             stop_requested: false,

@@ -92,6 +92,7 @@ fn records(id: ContextId) -> (ContextMeta, Vec<ClusterRecord>) {
                 name: (*app).into(),
                 dependencies: vec![],
                 clusters: clusters.clone(),
+                excluded: Vec::new(),
             })
             .collect(),
         status: ContextStatus::Instantiated,

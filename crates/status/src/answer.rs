@@ -623,9 +623,12 @@ struct AppView<'a, 'b, 'c> {
 
 impl Serialize for AppView<'_, '_, '_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(2))?;
+        let mut map = serializer.serialize_map(None)?;
         map.serialize_entry("name", &*self.app.name)?;
         map.serialize_entry("clusters", &ClustersView { view: self })?;
+        if !self.app.excluded.is_empty() {
+            map.serialize_entry("excludedClusters", &*self.app.excluded)?;
+        }
         map.end()
     }
 }

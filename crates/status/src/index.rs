@@ -409,6 +409,8 @@ pub struct AppEntry {
     pub clusters: Vec<Arc<ClusterEntry>>,
     /// Counters over every cluster.
     pub counts: Counts,
+    /// The clusters a placement controller took away, each with why (none: most apps).
+    pub excluded: Arc<[emco_appcontext::Exclusion]>,
 }
 
 /// One context.
@@ -478,6 +480,7 @@ impl ContextEntry {
                     name: name.into(),
                     clusters: Vec::new(),
                     counts: Counts::default(),
+                    excluded: Arc::from([]),
                 });
                 self.apps.len() - 1
             }
@@ -678,8 +681,12 @@ impl StatusIndex {
                     name: app_meta.name.as_str().into(),
                     clusters: Vec::new(),
                     counts: Counts::default(),
+                    excluded: Arc::from([]),
                 },
             };
+            if *app.excluded != *app_meta.excluded {
+                app.excluded = Arc::from(app_meta.excluded.as_slice());
+            }
             let mut clusters = Vec::with_capacity(app_meta.clusters.len());
             for cluster_name in &app_meta.clusters {
                 match app
@@ -964,6 +971,7 @@ mod tests {
                     name: (*name).into(),
                     dependencies: vec![],
                     clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
+                    excluded: Vec::new(),
                 })
                 .collect(),
             status: ContextStatus::Instantiated,

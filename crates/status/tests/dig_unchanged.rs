@@ -95,11 +95,13 @@ fn index() -> StatusIndex {
                 name: "packetgen".into(),
                 dependencies: vec![],
                 clusters: vec!["p+e1".into(), "p+e2".into()],
+                excluded: Vec::new(),
             },
             AppMeta {
                 name: "sink".into(),
                 dependencies: vec![],
                 clusters: vec!["p+e1".into()],
+                excluded: Vec::new(),
             },
         ],
         status: ContextStatus::Instantiated,

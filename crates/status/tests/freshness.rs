@@ -42,6 +42,7 @@ fn meta(apps: &[&str], status: ContextStatus) -> ContextMeta {
                 name: (*app).into(),
                 dependencies: vec![],
                 clusters: CLUSTERS.map(String::from).to_vec(),
+                excluded: Vec::new(),
             })
             .collect(),
         status,

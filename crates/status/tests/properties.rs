@@ -53,6 +53,7 @@ fn build(world: &World, id: ContextId) -> StatusIndex {
                 name: format!("app{a}"),
                 dependencies: vec![],
                 clusters: cluster_names.clone(),
+                excluded: Vec::new(),
             })
             .collect(),
         status: ContextStatus::Instantiated,

@@ -93,6 +93,7 @@ fn meta(id: ContextId, app: &str, clusters: &[&str], status: ContextStatus) -> C
             name: app.into(),
             dependencies: vec![],
             clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
+            excluded: Vec::new(),
         }],
         status,
         created: String::new(),

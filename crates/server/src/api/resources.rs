@@ -257,8 +257,7 @@ pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
     name: "HpaConsumer",
     schema: |generator| <emco_model::hpa::HpaConsumer as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
-        let (typed, body) =
-            decode::<emco_model::hpa::HpaConsumer>(raw, |r| Ok(r.validate_hpa_consumer()?))?;
+        let (typed, body) = decode::<emco_model::hpa::HpaConsumer>(raw, |r| Ok(r.validate_hpa_consumer()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,

@@ -459,7 +459,14 @@ fn app_status_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                         "GVK": {"type": "object", "properties": {"Group": {"type": "string"}, "Version": {"type": "string"}, "Kind": {"type": "string"}}}
                     }}}
                 }
-            }}
+            }},
+            "excludedClusters": {
+                "type": "array",
+                "description": "The clusters its placement named that a placement controller (hpa) took away, each with the controller and the requirement it does not meet",
+                "items": {"type": "object", "required": ["cluster", "controller", "reason"], "properties": {
+                    "cluster": {"type": "string"}, "controller": {"type": "string"}, "reason": {"type": "string"}
+                }}
+            }
         }
     })
 }

@@ -8,9 +8,10 @@ use emco_appcontext::{ClusterCapabilities, ResourcePath, ResourceRecord};
 use emco_model::lifecycle::Operation;
 use emco_model::{ContextId, StateValue};
 
+use super::controllers::Asked;
 use super::{
-    Built, CAPABILITIES_WAIT, Inputs, Lifecycle, LifecycleError, Result, Subject, dig, gac, logical_cloud,
-    networks, patch_values,
+    Built, CAPABILITIES_WAIT, Inputs, Lifecycle, LifecycleError, Result, Subject, dig, gac, hpa,
+    logical_cloud, networks, patch_values,
 };
 
 /// What a DIG would apply now ([`Lifecycle::preview`]).
@@ -50,10 +51,10 @@ impl Lifecycle {
         let path = path.clone();
         match inputs {
             Inputs::DeploymentIntentGroup(inputs) => {
-                let (first, known, fetched) = self.render_dig(inputs).await?;
+                let (first, known, asked) = self.render_dig(inputs).await?;
                 let (inputs, limits) = (inputs.clone(), self.render_limits);
                 self.on_render_pool(move || {
-                    dig::build_rendered(&path, &inputs, first, &known, &fetched, limits)
+                    dig::build_rendered(&path, &inputs, first, &known, &asked, limits)
                 })
                 .await
             }
@@ -71,16 +72,13 @@ impl Lifecycle {
 
     /// What a DIG's context is built from besides its inputs: its charts rendered with Helm's defaults (on the
     /// blocking pool), the capabilities of the clusters whose chart read them (asked holding no permit, at most
-    /// [`CAPABILITIES_WAIT`]; each such chart is rendered again per distinct set), and the patch values its
-    /// controllers take from URLs (fetched within the operator's allowed prefixes and bounds).
+    /// [`CAPABILITIES_WAIT`]; each such chart is rendered again per distinct set), the patch values its
+    /// controllers take from URLs (fetched within the operator's allowed prefixes and bounds) and the nodes of the
+    /// clusters its placement controllers read (each within [`hpa::NODES_WAIT`]).
     async fn render_dig(
         &self,
         inputs: &dig::Inputs,
-    ) -> Result<(
-        Vec<dig::FirstRender>,
-        HashMap<String, ClusterCapabilities>,
-        patch_values::FetchedValues,
-    )> {
+    ) -> Result<(Vec<dig::FirstRender>, HashMap<String, ClusterCapabilities>, Asked)> {
         let limits = self.render_limits;
         let task_inputs = inputs.clone();
         let first = self
@@ -92,13 +90,19 @@ impl Lifecycle {
         } else {
             self.engine.capabilities(to_ask, CAPABILITIES_WAIT).await
         };
-        let fetched = patch_values::fetch_all(&self.patch_value_sources, dig::patch_value_urls(inputs))
+        let values = patch_values::fetch_all(&self.patch_value_sources, dig::patch_value_urls(inputs))
             .await
             .map_err(|message| LifecycleError::Action {
                 controller: gac::CONTROLLER_NAME.to_string(),
                 message,
             })?;
-        Ok((first, known, fetched))
+        let node_clusters = dig::node_clusters(inputs);
+        let nodes = if node_clusters.is_empty() {
+            HashMap::new()
+        } else {
+            self.engine.nodes(node_clusters, hpa::NODES_WAIT).await
+        };
+        Ok((first, known, Asked { values, nodes }))
     }
 
     /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
@@ -112,10 +116,10 @@ impl Lifecycle {
                 "only a deployment intent group has a preview".into(),
             ));
         };
-        let (first, known, fetched) = self.render_dig(&inputs).await?;
+        let (first, known, asked) = self.render_dig(&inputs).await?;
         let limits = self.render_limits;
         let deployed = self
-            .on_render_pool(move || dig::deployed(&inputs, first, &known, &fetched, limits, true))
+            .on_render_pool(move || dig::deployed(&inputs, first, &known, &asked, limits, true))
             .await?;
         let mut cells = Vec::new();
         for mut app in deployed {

@@ -5,15 +5,31 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
+use emco_appcontext::{Catalog, Exclusion, Kind, ResourcePath, ResourceRecord};
 use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
 
 use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
-use super::{gac, ovnaction};
+use super::{gac, hpa, ovnaction};
 
-/// The controllers built into emco, by the name they are registered under.
-pub(super) const BUILT_IN: &[&str] = &[gac::CONTROLLER_NAME, ovnaction::CONTROLLER_NAME];
+/// The controllers built into emco, by the name they are registered under (hpa's: [`hpa::PLACEMENT_CONTROLLERS`],
+/// [`hpa::ACTION_CONTROLLERS`]).
+pub(super) const BUILT_IN: &[&str] = &[
+    gac::CONTROLLER_NAME,
+    ovnaction::CONTROLLER_NAME,
+    "hpa-placement-controller-1",
+    "hpa-action-controller-1",
+];
+
+/// What the controllers learned before they run, outside the catalog: the patch values gac takes from URLs and
+/// the nodes of the clusters hpa places on.
+#[derive(Debug, Default)]
+pub(super) struct Asked {
+    /// gac's patch values, by URL.
+    pub(super) values: FetchedValues,
+    /// Each cluster's nodes (hpa), or why they could not be read.
+    pub(super) nodes: hpa::ClusterNodes,
+}
 
 /// An app's objects on each of its clusters while the controllers run.
 #[derive(Debug, Clone, PartialEq)]
@@ -22,6 +38,10 @@ pub(super) struct Deployed {
     pub(super) app: String,
     /// Its clusters (`provider+cluster`).
     pub(super) clusters: Vec<String>,
+    /// The clusters its placement requires (`allOf`): a placement controller may not take them away.
+    pub(super) required: Vec<String>,
+    /// The clusters placement controllers took away, with why.
+    pub(super) excluded: Vec<Exclusion>,
     /// Its objects on each cluster, in the order of `clusters`.
     pub(super) objects: Vec<Vec<ResourceRecord>>,
     /// The keys (`name+Kind`) of the objects controllers added, by cluster.
@@ -32,13 +52,37 @@ pub(super) struct Deployed {
 
 impl Deployed {
     /// An app's rendered objects, before any controller ran.
-    pub(super) fn rendered(app: &str, clusters: &[String], objects: Vec<Vec<ResourceRecord>>) -> Self {
+    pub(super) fn rendered(
+        app: &str,
+        clusters: &[String],
+        required: &[String],
+        objects: Vec<Vec<ResourceRecord>>,
+    ) -> Self {
         Self {
             app: app.to_string(),
             clusters: clusters.to_vec(),
+            required: required.to_vec(),
+            excluded: Vec::new(),
             objects,
             added: HashMap::new(),
             changed_by: HashMap::new(),
+        }
+    }
+}
+
+impl Deployed {
+    /// Keeps the clusters at `kept` (indexes into `clusters`, ascending) with their objects; drops the others.
+    pub(super) fn keep_clusters(&mut self, kept: &[usize]) {
+        let clusters = std::mem::take(&mut self.clusters);
+        let objects = std::mem::take(&mut self.objects);
+        for (index, (cluster, objects)) in clusters.into_iter().zip(objects).enumerate() {
+            if kept.contains(&index) {
+                self.clusters.push(cluster);
+                self.objects.push(objects);
+            } else {
+                self.added.remove(&cluster);
+                self.changed_by.remove(&cluster);
+            }
         }
     }
 }
@@ -63,6 +107,9 @@ struct Run {
 enum Work {
     Gac(gac::GacIntent),
     Ovn(ovnaction::OvnIntent),
+    /// hpa placement, with the clusters whose nodes it reads.
+    HpaPlacement(hpa::HpaIntents, Vec<String>),
+    HpaAction(hpa::HpaIntents),
 }
 
 /// Reads the controllers the DIG at `dig`'s group intents name, with their intents (`app_clusters`: where each
@@ -107,6 +154,21 @@ pub(super) async fn read_plan(
             ovnaction::CONTROLLER_NAME => {
                 Work::Ovn(ovnaction::read(catalog, dig, &intent, app_clusters).await?)
             }
+            name if hpa::PLACEMENT_CONTROLLERS.contains(&name) => {
+                let intents = hpa::read(catalog, dig).await?;
+                let mut clusters: Vec<String> = intents
+                    .apps()
+                    .filter_map(|app| app_clusters.get(app))
+                    .flatten()
+                    .cloned()
+                    .collect();
+                clusters.sort();
+                clusters.dedup();
+                Work::HpaPlacement(intents, clusters)
+            }
+            name if hpa::ACTION_CONTROLLERS.contains(&name) => {
+                Work::HpaAction(hpa::read(catalog, dig).await?)
+            }
             _ => {
                 return Err(LifecycleError::Controller(format!(
                     "intent '{group_intent}' names controller '{controller}', which emco does not have (built in: {})",
@@ -138,20 +200,46 @@ impl Plan {
         }
         urls.into_iter().collect()
     }
+
+    /// The clusters whose nodes the plan's placement controllers read.
+    pub(super) fn node_clusters(&self) -> Vec<String> {
+        let mut clusters: Vec<String> = self
+            .runs
+            .iter()
+            .filter_map(|run| match &run.work {
+                Work::HpaPlacement(_, clusters) => Some(clusters.iter().cloned()),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        clusters.sort();
+        clusters.dedup();
+        clusters
+    }
 }
 
-/// Runs the plan's controllers, in order, over the apps' objects (`fetched`: the patch values taken from URLs);
-/// with `track`, records which controller added or changed each object (`Deployed::changed_by`, for a preview).
-pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool, fetched: &FetchedValues) -> Result<()> {
+/// Runs the plan's controllers, in order, over the apps' objects (`asked`: what they learned beforehand); with
+/// `track`, records which controller added or changed each object (`Deployed::changed_by`, for a preview).
+pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool, asked: &Asked) -> Result<()> {
     for run in &plan.runs {
-        let before: Vec<Vec<Vec<ResourceRecord>>> = if track {
-            apps.iter().map(|app| app.objects.clone()).collect()
+        let before: Vec<HashMap<String, Vec<ResourceRecord>>> = if track {
+            apps.iter()
+                .map(|app| {
+                    app.clusters
+                        .iter()
+                        .cloned()
+                        .zip(app.objects.iter().cloned())
+                        .collect()
+                })
+                .collect()
         } else {
             Vec::new()
         };
         let outcome = match &run.work {
-            Work::Gac(intent) => gac::apply(intent, apps, fetched),
+            Work::Gac(intent) => gac::apply(intent, apps, &asked.values),
             Work::Ovn(intent) => ovnaction::apply(intent, apps),
+            Work::HpaPlacement(intents, _) => hpa::place(intents, apps, &asked.nodes, &run.controller),
+            Work::HpaAction(intents) => hpa::act(intents, apps),
         };
         outcome.map_err(|message| LifecycleError::Action {
             controller: run.controller.clone(),
@@ -164,9 +252,10 @@ pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool, fetched: &Fet
     Ok(())
 }
 
-/// Notes `controller` against every object of `app` that is new or different since `before`.
-fn record_changes(app: &mut Deployed, before: &[Vec<ResourceRecord>], controller: &str) {
-    for ((cluster, objects), before) in app.clusters.iter().zip(&app.objects).zip(before) {
+/// Notes `controller` against every object of `app` that is new or different since `before` (by cluster).
+fn record_changes(app: &mut Deployed, before: &HashMap<String, Vec<ResourceRecord>>, controller: &str) {
+    for (cluster, objects) in app.clusters.iter().zip(&app.objects) {
+        let before = before.get(cluster).map(Vec::as_slice).unwrap_or_default();
         for object in objects {
             let unchanged = before.iter().any(|old| {
                 old.name == object.name

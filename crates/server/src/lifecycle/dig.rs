@@ -18,9 +18,8 @@ use emco_model::{
     GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
 };
 
-use super::controllers::{self, Deployed};
+use super::controllers::{self, Asked, Deployed};
 use super::logical_cloud::{self, Binding};
-use super::patch_values::FetchedValues;
 use super::{Built, LifecycleError, Result};
 
 /// The namespace a DIG deploys to while it names no logical cloud.
@@ -47,6 +46,8 @@ struct AppInput {
     profile: Option<(String, Vec<u8>)>,
     /// Where placement puts it (`provider+cluster`), resolved.
     clusters: Vec<String>,
+    /// The clusters placement requires (`allOf`), resolved.
+    required: Vec<String>,
     dependencies: Vec<AppDependencySpec>,
 }
 
@@ -128,6 +129,7 @@ pub(super) async fn read_inputs(
             chart,
             profile,
             clusters,
+            required: mandatory,
             dependencies,
         });
     }
@@ -308,6 +310,11 @@ pub(super) fn patch_value_urls(inputs: &Inputs) -> Vec<String> {
     inputs.controllers.patch_value_urls()
 }
 
+/// The clusters whose nodes the DIG's placement controllers read.
+pub(super) fn node_clusters(inputs: &Inputs) -> Vec<String> {
+    inputs.controllers.node_clusters()
+}
+
 /// The clusters whose capabilities the apps' charts depend on.
 pub(super) fn clusters_to_ask(inputs: &Inputs, first: &[FirstRender]) -> Vec<String> {
     let mut clusters: Vec<String> = inputs
@@ -330,12 +337,11 @@ pub(super) fn build_rendered(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
-    fetched: &FetchedValues,
+    asked: &Asked,
     limits: RenderLimits,
 ) -> Result<Built> {
-    let deployed = deployed(inputs, first, known, fetched, limits, false)?;
-    let rendered = deployed.into_iter().map(|app| app.objects).collect();
-    let (meta, records) = build_context(dig_path, inputs, rendered)?;
+    let deployed = deployed(inputs, first, known, asked, limits, false)?;
+    let (meta, records) = build_context(dig_path, inputs, deployed)?;
     Ok(Built {
         meta,
         records,
@@ -350,7 +356,7 @@ pub(super) fn deployed(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
-    fetched: &FetchedValues,
+    asked: &Asked,
     limits: RenderLimits,
     track: bool,
 ) -> Result<Vec<Deployed>> {
@@ -358,9 +364,14 @@ pub(super) fn deployed(
     let mut deployed = Vec::with_capacity(first.len());
     for (app, render) in inputs.apps.iter().zip(first) {
         let objects = objects_per_cluster(app, render, &release, known, limits)?;
-        deployed.push(Deployed::rendered(&app.name, &app.clusters, objects));
+        deployed.push(Deployed::rendered(
+            &app.name,
+            &app.clusters,
+            &app.required,
+            objects,
+        ));
     }
-    controllers::run(&inputs.controllers, &mut deployed, track, fetched)?;
+    controllers::run(&inputs.controllers, &mut deployed, track, asked)?;
     Ok(deployed)
 }
 
@@ -554,25 +565,27 @@ fn render_loaded(
     (objects, per_cluster)
 }
 
-/// The AppContext of a rendered instantiation: a new id, the apps in order with their dependencies and clusters,
-/// and one record per (app, cluster). Refuses app dependencies that form a cycle.
+/// The AppContext of a rendered instantiation: a new id, the apps in order with their dependencies, the clusters
+/// the controllers left them (and those placement controllers took away), and one record per (app, cluster).
+/// Refuses app dependencies that form a cycle.
 fn build_context(
     dig_path: &ResourcePath,
     inputs: &Inputs,
-    rendered: Vec<Vec<Vec<ResourceRecord>>>,
+    deployed: Vec<Deployed>,
 ) -> Result<(ContextMeta, Vec<ClusterRecord>)> {
     let dig = &inputs.dig;
     let id = AppContexts::new_id();
     let mut app_metas = Vec::new();
     let mut records = Vec::new();
-    for (app, per_cluster) in inputs.apps.iter().zip(rendered) {
-        for (cluster, resources) in app.clusters.iter().zip(per_cluster) {
+    for (app, deployed) in inputs.apps.iter().zip(deployed) {
+        for (cluster, resources) in deployed.clusters.iter().zip(deployed.objects) {
             records.push(ClusterRecord::pending(&app.name, cluster, resources));
         }
         app_metas.push(AppMeta {
             name: app.name.clone(),
             dependencies: app.dependencies.clone(),
-            clusters: app.clusters.clone(),
+            clusters: deployed.clusters,
+            excluded: deployed.excluded,
         });
     }
     let graph = app_metas

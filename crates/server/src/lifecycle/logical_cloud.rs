@@ -233,6 +233,7 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
             name: LOGICAL_CLOUD_APP.to_string(),
             dependencies: Vec::new(),
             clusters: inputs.clusters.clone(),
+            excluded: Vec::new(),
         }],
     );
     let records = inputs

@@ -42,6 +42,7 @@ mod controllers;
 mod dig;
 mod error;
 pub(crate) mod gac;
+mod hpa;
 mod logical_cloud;
 mod merge_patch;
 mod networks;

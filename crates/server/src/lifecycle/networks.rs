@@ -68,6 +68,7 @@ pub(super) fn build(cluster: &ResourcePath, inputs: &Inputs) -> Result<Built> {
             name: NETWORK_INTENTS_APP.to_string(),
             dependencies: Vec::new(),
             clusters: vec![cluster_name.clone()],
+            excluded: Vec::new(),
         }],
     );
     Ok(Built {

@@ -338,6 +338,7 @@ mod tests {
         let mut apps = vec![Deployed::rendered(
             "sink",
             &["p+a".to_string(), "p+b".to_string()],
+            &[],
             vec![
                 vec![ResourceRecord::pending_object(deployment.clone())],
                 vec![ResourceRecord::pending_object(deployment)],

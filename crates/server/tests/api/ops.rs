@@ -204,6 +204,7 @@ async fn write_context(store: &Store, id: u64, status: ContextStatus, retrying: 
                 name: (*app).into(),
                 dependencies: vec![],
                 clusters: clusters.clone(),
+                excluded: Vec::new(),
             })
             .collect(),
         status,

@@ -114,6 +114,7 @@ async fn write_context_with(
                 name: (*app).into(),
                 dependencies: vec![],
                 clusters: CLUSTERS.map(String::from).to_vec(),
+                excluded: Vec::new(),
             })
             .collect(),
         status,

@@ -23,6 +23,7 @@ pub(crate) fn dig_meta(
             name: app.into(),
             dependencies: vec![],
             clusters: clusters.into_iter().collect(),
+            excluded: Vec::new(),
         }],
         status,
         created: created.into(),

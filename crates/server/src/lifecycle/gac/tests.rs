@@ -15,6 +15,7 @@ fn deployed(objects: Vec<Json>) -> Deployed {
     Deployed::rendered(
         "app",
         &["p+a".to_string(), "p+b".to_string()],
+        &[],
         vec![records, Vec::new()],
     )
 }
