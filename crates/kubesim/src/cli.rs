@@ -80,13 +80,15 @@ pub struct Args {
     /// Refuse create, update and patch of this kind on every cluster (repeatable).
     #[arg(long)]
     pub reject_kind: Vec<String>,
-    /// Put this label (key=value) on every node of every cluster (repeatable), e.g. extraRuntime=virtlet.
-    #[arg(long)]
+    /// Put this label (key=value) on every node of every cluster, or with `CLUSTER:` first of that cluster only
+    /// (repeatable), e.g. extraRuntime=virtlet, edge02:feature.node.kubernetes.io/intel_qat=true.
+    #[arg(long, value_name = "[CLUSTER:]KEY=VALUE")]
     pub node_label: Vec<String>,
-    /// Give every node of every cluster this much of a resource (repeatable), RESOURCE=QUANTITY: cpu=8,
-    /// memory=16Gi, hugepages-2Mi=1Gi, intel.com/qat=4 — its capacity and allocatable.
-    #[arg(long, value_name = "RESOURCE=QUANTITY", value_parser = parse_node_capacity)]
-    pub node_capacity: Vec<(String, String)>,
+    /// Give every node of every cluster, or with `CLUSTER:` first of that cluster only, this much of a resource
+    /// (repeatable), RESOURCE=QUANTITY: cpu=8, memory=16Gi, hugepages-2Mi=1Gi, edge02:intel.com/qat=4 — its
+    /// capacity and allocatable.
+    #[arg(long, value_name = "[CLUSTER:]RESOURCE=QUANTITY", value_parser = parse_node_capacity)]
+    pub node_capacity: Vec<(Option<String>, String, String)>,
     /// Serve plain HTTP instead of HTTPS; kubeconfigs then carry the admin bearer token.
     #[arg(long, conflicts_with = "shared_listener")]
     pub insecure_http: bool,
@@ -290,10 +292,17 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
             // Only the library's users read the request log; the counters the admin endpoint shows stay.
             config.request_log_len = 0;
             for label in &args.node_label {
-                let (key, value) = label.split_once('=').unwrap_or((label.as_str(), ""));
+                let (only, label) = for_cluster(label);
+                if only.is_some_and(|only| only != name) {
+                    continue;
+                }
+                let (key, value) = label.split_once('=').unwrap_or((label, ""));
                 config = config.with_node_label(key, value);
             }
-            for (resource, quantity) in &args.node_capacity {
+            for (only, resource, quantity) in &args.node_capacity {
+                if only.as_ref().is_some_and(|only| only != name) {
+                    continue;
+                }
                 config = config.with_node_capacity(resource, quantity);
             }
             let cluster = match &shared_listener {
@@ -402,30 +411,35 @@ mod tests {
     }
 }
 
-/// `RESOURCE=QUANTITY` of `--node-capacity`: a resource name (letters, digits, `.`, `/`, `-`, `_`) and a
-/// Kubernetes quantity (digits, an optional fraction, an optional SI or binary suffix: `500m`, `16Gi`, `2`).
-fn parse_node_capacity(text: &str) -> Result<(String, String), String> {
-    let refused =
-        || format!("'{text}' is not RESOURCE=QUANTITY (e.g. cpu=8, memory=16Gi, hugepages-2Mi=1Gi)");
-    let (resource, quantity) = text.split_once('=').ok_or_else(refused)?;
+/// The cluster a node option names (`CLUSTER:` before the first `=`), if any, and the rest.
+fn for_cluster(text: &str) -> (Option<&str>, &str) {
+    match text.split_once(':') {
+        Some((cluster, rest)) if !cluster.is_empty() && !cluster.contains('=') => (Some(cluster), rest),
+        _ => (None, text),
+    }
+}
+
+/// `[CLUSTER:]RESOURCE=QUANTITY` of `--node-capacity`: a resource name (letters, digits, `.`, `/`, `-`, `_`) and a
+/// non-negative Kubernetes quantity (`500m`, `16Gi`, `2`).
+fn parse_node_capacity(text: &str) -> Result<(Option<String>, String, String), String> {
+    let refused = || {
+        format!(
+            "'{text}' is not [CLUSTER:]RESOURCE=QUANTITY (e.g. cpu=8, memory=16Gi, edge02:intel.com/qat=4)"
+        )
+    };
+    let (cluster, rest) = for_cluster(text);
+    let (resource, quantity) = rest.split_once('=').ok_or_else(refused)?;
     let resource_ok = !resource.is_empty()
         && resource
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-' | b'_'));
-    let number_end = quantity
-        .find(|c: char| !c.is_ascii_digit() && c != '.')
-        .unwrap_or(quantity.len());
-    let (number, suffix) = quantity.split_at(number_end);
-    let number_ok = !number.is_empty()
-        && number.bytes().filter(|b| *b == b'.').count() <= 1
-        && !number.starts_with('.')
-        && !number.ends_with('.');
-    let suffix_ok = matches!(
-        suffix,
-        "" | "m" | "k" | "M" | "G" | "T" | "P" | "E" | "Ki" | "Mi" | "Gi" | "Ti" | "Pi" | "Ei"
-    );
-    if resource_ok && number_ok && suffix_ok {
-        Ok((resource.to_string(), quantity.to_string()))
+    let quantity_ok = emco_k8s::quantity::Quantity::parse(quantity).is_ok_and(|q| !q.is_negative());
+    if resource_ok && quantity_ok {
+        Ok((
+            cluster.map(str::to_string),
+            resource.to_string(),
+            quantity.to_string(),
+        ))
     } else {
         Err(refused())
     }
@@ -433,7 +447,17 @@ fn parse_node_capacity(text: &str) -> Result<(String, String), String> {
 
 #[cfg(test)]
 mod node_capacity_tests {
-    use super::parse_node_capacity;
+    use super::{for_cluster, parse_node_capacity};
+
+    #[test]
+    fn a_node_label_may_name_its_cluster_first() {
+        assert_eq!(
+            for_cluster("edge01:feature.node.kubernetes.io/intel_qat=true"),
+            (Some("edge01"), "feature.node.kubernetes.io/intel_qat=true")
+        );
+        assert_eq!(for_cluster("extraRuntime=virtlet"), (None, "extraRuntime=virtlet"));
+        assert_eq!(for_cluster("key=a:b"), (None, "key=a:b"));
+    }
 
     #[test]
     fn node_capacity_is_a_resource_and_a_quantity() {
@@ -446,16 +470,25 @@ mod node_capacity_tests {
         ] {
             assert_eq!(
                 parse_node_capacity(text),
-                Ok((resource.to_string(), quantity.to_string()))
+                Ok((None, resource.to_string(), quantity.to_string()))
             );
         }
+        assert_eq!(
+            parse_node_capacity("edge02:intel.com/qat=4"),
+            Ok((
+                Some("edge02".to_string()),
+                "intel.com/qat".to_string(),
+                "4".to_string()
+            ))
+        );
         for refused in [
             "cpu",
             "=8",
             "cpu=",
             "cpu=8x",
             "cpu=1.2.3",
-            "cpu=.5",
+            "cpu=-1",
+            ":cpu=1",
             "c pu=1",
             "cpu=Gi",
         ] {

@@ -22,6 +22,7 @@ mod etcd;
 mod gac;
 mod helm_chart;
 mod hooks;
+mod hpa;
 mod kube_versions;
 mod logical_clouds;
 mod migrate;
