@@ -455,7 +455,10 @@ mod node_capacity_tests {
             for_cluster("edge01:feature.node.kubernetes.io/intel_qat=true"),
             (Some("edge01"), "feature.node.kubernetes.io/intel_qat=true")
         );
-        assert_eq!(for_cluster("extraRuntime=virtlet"), (None, "extraRuntime=virtlet"));
+        assert_eq!(
+            for_cluster("extraRuntime=virtlet"),
+            (None, "extraRuntime=virtlet")
+        );
         assert_eq!(for_cluster("key=a:b"), (None, "key=a:b"));
     }
 

@@ -12,14 +12,13 @@ use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
 use super::{gac, hpa, ovnaction};
 
-/// The controllers built into emco, by the name they are registered under (hpa's: [`hpa::PLACEMENT_CONTROLLERS`],
-/// [`hpa::ACTION_CONTROLLERS`]).
-pub(super) const BUILT_IN: &[&str] = &[
-    gac::CONTROLLER_NAME,
-    ovnaction::CONTROLLER_NAME,
-    "hpa-placement-controller-1",
-    "hpa-action-controller-1",
-];
+/// The names emco's built-in controllers are registered under, for messages.
+fn built_in() -> String {
+    let mut names = vec![gac::CONTROLLER_NAME, ovnaction::CONTROLLER_NAME];
+    names.extend(hpa::PLACEMENT_CONTROLLERS);
+    names.extend(hpa::ACTION_CONTROLLERS);
+    names.join(", ")
+}
 
 /// What the controllers learned before they run, outside the catalog: the patch values gac takes from URLs and
 /// the nodes of the clusters hpa places on.
@@ -172,7 +171,7 @@ pub(super) async fn read_plan(
             _ => {
                 return Err(LifecycleError::Controller(format!(
                     "intent '{group_intent}' names controller '{controller}', which emco does not have (built in: {})",
-                    BUILT_IN.join(", ")
+                    built_in()
                 )));
             }
         };

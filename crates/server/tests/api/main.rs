@@ -11,6 +11,7 @@ mod contract;
 mod conventions;
 mod fuzz;
 mod gac;
+mod hpa;
 mod integrity;
 mod kubeconfig;
 mod lifecycles;
