@@ -300,6 +300,10 @@ pub struct ClusterRecord {
     /// What rsync deliberately waits for before it goes on with this app on this cluster, while it waits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting: Option<Waiting>,
+    /// The controllers that added or changed each resource (by key, `name+Kind`), in the order they ran; empty when
+    /// no controller touched the app here.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub changed_by: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// What rsync waits for, since when and until when (a hook to complete, a CRD to be established, an app it depends
@@ -351,6 +355,7 @@ impl ClusterRecord {
             cluster_status: None,
             heard_at: None,
             waiting: None,
+            changed_by: std::collections::BTreeMap::new(),
         }
     }
 

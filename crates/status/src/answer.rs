@@ -757,12 +757,18 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
             } else {
                 None
             };
+            let changed_by = view.cluster.changed_by.as_deref().and_then(|changes| {
+                changes
+                    .get(&format!("{}+{}", resource.name, resource.gvk.kind))
+                    .map(Vec::as_slice)
+            });
             seq.serialize_element(&ResourceView {
                 resource,
                 query,
                 detail,
                 stale,
                 waiting: waiting.as_deref(),
+                changed_by,
             })?;
         }
         seq.end()
@@ -777,6 +783,8 @@ struct ResourceView<'a> {
     stale: bool,
     /// What rsync waits for on its cluster (detail views), said of a resource it has not applied yet.
     waiting: Option<&'a str>,
+    /// The controllers that added or changed it, in the order they ran.
+    changed_by: Option<&'a [String]>,
 }
 
 impl Serialize for ResourceView<'_> {
@@ -786,6 +794,9 @@ impl Serialize for ResourceView<'_> {
         // Written as the index wrote it once (answers are serde_json's: it writes a raw value as it is).
         map.serialize_entry("GVK", resource.gvk.json())?;
         map.serialize_entry("name", &*resource.name)?;
+        if let Some(controllers) = self.changed_by {
+            map.serialize_entry("changedBy", controllers)?;
+        }
         match (self.query.shape, self.query.measure) {
             (Shape::Seed, Measure::Deployed) => {
                 map.serialize_entry("rsync-status", &resource.rsync)?;

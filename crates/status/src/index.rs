@@ -286,7 +286,12 @@ pub struct ClusterEntry {
     /// longer than a grace, so it is dropped); at most [`MAX_HEARD_GAPS`]. From them, when the cluster last became
     /// fresh again is known for any grace.
     pub heard_gaps: Vec<(jiff::Timestamp, i64)>,
+    /// The controllers that added or changed each resource (by `name+Kind`), when any did.
+    pub changed_by: Option<Arc<std::collections::BTreeMap<String, Vec<String>>>>,
 }
+
+/// No controller changed anything.
+static EMPTY_CHANGES: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
 
 /// How many silences each (app, cluster) remembers (the longest ones, which only a grace as long would not count).
 pub const MAX_HEARD_GAPS: usize = 16;
@@ -381,6 +386,7 @@ impl ClusterEntry {
             propagated: true,
             first_heard: None,
             heard_gaps: Vec::new(),
+            changed_by: None,
         }
     }
 
@@ -843,6 +849,10 @@ impl StatusIndex {
         cluster.waiting_recorded = record.waiting.is_some();
         cluster.waiting = record.waiting.clone().or(derived_waiting).map(Box::new);
         cluster.has_bundle = bundle.is_some();
+        let changed_by = cluster.changed_by.as_deref().unwrap_or(&EMPTY_CHANGES);
+        if *changed_by != record.changed_by {
+            cluster.changed_by = (!record.changed_by.is_empty()).then(|| Arc::new(record.changed_by.clone()));
+        }
         app.counts.subtract(&old);
         app.counts.add(&counts);
         entry.counts.subtract(&old);

@@ -76,6 +76,34 @@ async fn emcos_test_gac_example_runs_unchanged() {
     apply_all(&client, &emco, &values, "test-gac.yaml").await;
     emco.http.wait_dig_ready(DIG).await;
 
+    // The status (and so the page) says which controller added or changed each object; the chart's own objects
+    // gac did not touch say nothing.
+    let status = emco
+        .http
+        .get(&format!("{DIG}/status?status=ready"))
+        .await
+        .expect(200)
+        .json();
+    let resources: Vec<&serde_json::Value> = status["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|app| app["clusters"].as_array().unwrap())
+        .flat_map(|cluster| cluster["resources"].as_array().unwrap())
+        .collect();
+    let changed_by = |name: &str, kind: &str| {
+        resources
+            .iter()
+            .find(|r| r["name"] == name && r["GVK"]["Kind"] == kind)
+            .map(|r| r["changedBy"].clone())
+    };
+    assert_eq!(changed_by("netpol-db", "NetworkPolicy"), Some(json!(["gac"])));
+    assert_eq!(changed_by("etcd", "StatefulSet"), Some(json!(["gac"])));
+    assert!(
+        resources.iter().any(|r| r.get("changedBy").is_none()),
+        "{resources:?}"
+    );
+
     let cluster = sim.clusters()[0].client().unwrap();
     let policies: kube::Api<NetworkPolicy> = kube::Api::namespaced(cluster.clone(), "default");
     let db = policies.get("netpol-db").await.unwrap();

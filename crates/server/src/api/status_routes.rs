@@ -456,7 +456,8 @@ fn app_status_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                     "connectivity": {"type": "string"},
                     "resources": {"type": "array", "items": {"type": "object", "properties": {
                         "name": {"type": "string"},
-                        "GVK": {"type": "object", "properties": {"Group": {"type": "string"}, "Version": {"type": "string"}, "Kind": {"type": "string"}}}
+                        "GVK": {"type": "object", "properties": {"Group": {"type": "string"}, "Version": {"type": "string"}, "Kind": {"type": "string"}}},
+                        "changedBy": {"type": "array", "items": {"type": "string"}, "description": "The controllers that added or changed it, in the order they ran"}
                     }}}
                 }
             }},

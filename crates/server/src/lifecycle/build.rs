@@ -119,7 +119,7 @@ impl Lifecycle {
         let (first, known, asked) = self.render_dig(&inputs).await?;
         let limits = self.render_limits;
         let deployed = self
-            .on_render_pool(move || dig::deployed(&inputs, first, &known, &asked, limits, true))
+            .on_render_pool(move || dig::deployed(&inputs, first, &known, &asked, limits))
             .await?;
         let mut cells = Vec::new();
         for mut app in deployed {

@@ -45,7 +45,7 @@ pub(super) struct Deployed {
     pub(super) objects: Vec<Vec<ResourceRecord>>,
     /// The keys (`name+Kind`) of the objects controllers added, by cluster.
     pub(super) added: HashMap<String, BTreeSet<String>>,
-    /// The controllers that added or changed each object (by cluster, then key), when the run tracks them.
+    /// The controllers that added or changed each object (by cluster, then key).
     pub(super) changed_by: HashMap<String, BTreeMap<String, Vec<String>>>,
 }
 
@@ -217,23 +217,20 @@ impl Plan {
     }
 }
 
-/// Runs the plan's controllers, in order, over the apps' objects (`asked`: what they learned beforehand); with
-/// `track`, records which controller added or changed each object (`Deployed::changed_by`, for a preview).
-pub(super) fn run(plan: &Plan, apps: &mut [Deployed], track: bool, asked: &Asked) -> Result<()> {
+/// Runs the plan's controllers, in order, over the apps' objects (`asked`: what they learned beforehand), noting
+/// which controller added or changed each object (`Deployed::changed_by`: kept in the context, shown by a preview).
+pub(super) fn run(plan: &Plan, apps: &mut [Deployed], asked: &Asked) -> Result<()> {
     for run in &plan.runs {
-        let before: Vec<HashMap<String, Vec<ResourceRecord>>> = if track {
-            apps.iter()
-                .map(|app| {
-                    app.clusters
-                        .iter()
-                        .cloned()
-                        .zip(app.objects.iter().cloned())
-                        .collect()
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let before: Vec<HashMap<String, Vec<ResourceRecord>>> = apps
+            .iter()
+            .map(|app| {
+                app.clusters
+                    .iter()
+                    .cloned()
+                    .zip(app.objects.iter().cloned())
+                    .collect()
+            })
+            .collect();
         let outcome = match &run.work {
             Work::Gac(intent) => gac::apply(intent, apps, &asked.values),
             Work::Ovn(intent) => ovnaction::apply(intent, apps),

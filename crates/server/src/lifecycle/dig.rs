@@ -340,7 +340,7 @@ pub(super) fn build_rendered(
     asked: &Asked,
     limits: RenderLimits,
 ) -> Result<Built> {
-    let deployed = deployed(inputs, first, known, asked, limits, false)?;
+    let deployed = deployed(inputs, first, known, asked, limits)?;
     let (meta, records) = build_context(dig_path, inputs, deployed)?;
     Ok(Built {
         meta,
@@ -350,15 +350,13 @@ pub(super) fn build_rendered(
 }
 
 /// Every app's objects on each of its clusters, rendered (an app whose objects depend on the capabilities again
-/// for each distinct set among its clusters) and changed by the DIG's controllers (`track`: noting which changed
-/// what).
+/// for each distinct set among its clusters) and changed by the DIG's controllers, noting which changed what.
 pub(super) fn deployed(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
     asked: &Asked,
     limits: RenderLimits,
-    track: bool,
 ) -> Result<Vec<Deployed>> {
     let release = release_of(inputs);
     let mut deployed = Vec::with_capacity(first.len());
@@ -371,7 +369,7 @@ pub(super) fn deployed(
             objects,
         ));
     }
-    controllers::run(&inputs.controllers, &mut deployed, track, asked)?;
+    controllers::run(&inputs.controllers, &mut deployed, asked)?;
     Ok(deployed)
 }
 
@@ -566,7 +564,8 @@ fn render_loaded(
 }
 
 /// The AppContext of a rendered instantiation: a new id, the apps in order with their dependencies, the clusters
-/// the controllers left them (and those placement controllers took away), and one record per (app, cluster).
+/// the controllers left them (and those placement controllers took away), and one record per (app, cluster) with
+/// the controllers that added or changed each of its resources.
 /// Refuses app dependencies that form a cycle.
 fn build_context(
     dig_path: &ResourcePath,
@@ -577,9 +576,11 @@ fn build_context(
     let id = AppContexts::new_id();
     let mut app_metas = Vec::new();
     let mut records = Vec::new();
-    for (app, deployed) in inputs.apps.iter().zip(deployed) {
+    for (app, mut deployed) in inputs.apps.iter().zip(deployed) {
         for (cluster, resources) in deployed.clusters.iter().zip(deployed.objects) {
-            records.push(ClusterRecord::pending(&app.name, cluster, resources));
+            let mut record = ClusterRecord::pending(&app.name, cluster, resources);
+            record.changed_by = deployed.changed_by.remove(cluster).unwrap_or_default();
+            records.push(record);
         }
         app_metas.push(AppMeta {
             name: app.name.clone(),
