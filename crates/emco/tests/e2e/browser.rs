@@ -597,6 +597,50 @@ fn generated_answer(clusters: usize) -> Json {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cells_detail_names_the_controllers_that_changed_its_objects() {
+    let Some((chromium, chromedriver)) = browser_programs() else {
+        return;
+    };
+    let example = crate::hpa::run_hpa_example().await;
+    let browser = Browser::start(&chromium, &chromedriver).await;
+    let dig = crate::hpa::DIG
+        .trim_start_matches("/v2/projects/")
+        .replace("/composite-apps/", "/")
+        .replace("/deployment-intent-groups/", "/");
+    browser
+        .goto(&format!("http://{}/ui/#/dig/{dig}", example.emco.http.address))
+        .await;
+    browser
+        .wait_for(
+            "the client's cell on edge01",
+            PAGE_LOADS,
+            "return document.querySelector(arguments[0]) ? true : null;",
+            json!([cell_selector("http-client", "edge01")]),
+        )
+        .await;
+    browser.click(&cell_selector("http-client", "edge01")).await;
+    let changed = browser
+        .wait_for(
+            "the client Deployment's row",
+            PAGE_LOADS,
+            "const row = document.querySelector('#detail-resources tr[data-kind=\"Deployment\"][data-name=\"r1-http-client\"]'); \
+             return row ? row.querySelector('td.changed-by').textContent : null;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(changed, "hpa-action-controller-1");
+    let untouched = browser
+        .execute(
+            "const row = document.querySelector('#detail-resources tr[data-kind=\"ServiceAccount\"]'); \
+             return row ? row.querySelector('td.changed-by').textContent : null;",
+            json!([]),
+        )
+        .await;
+    assert_eq!(untouched, "—");
+    browser.quit().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_thousand_clusters_render_one_page_filter_and_page() {
     let Some((chromium, chromedriver)) = browser_programs() else {
         return;

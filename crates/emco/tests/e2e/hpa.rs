@@ -15,7 +15,7 @@ use serde_json::{Value as Json, json};
 
 use crate::support::*;
 
-const DIG: &str = "/v2/projects/proj1/composite-apps/http-composite-app/v1/deployment-intent-groups/http-deployment-intent-group";
+pub(crate) const DIG: &str = "/v2/projects/proj1/composite-apps/http-composite-app/v1/deployment-intent-groups/http-deployment-intent-group";
 const QAT: &str = "feature.node.kubernetes.io/intel_qat";
 
 fn example(file: &str) -> PathBuf {
@@ -24,8 +24,17 @@ fn example(file: &str) -> PathBuf {
         .join(file)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn hpa_keeps_the_client_on_the_cluster_whose_nodes_meet_its_requirements() {
+/// The example running: its clusters, emco, the clusters' kubeconfigs; the DIG is Instantiated and Ready.
+pub(crate) struct HpaExample {
+    pub(crate) sim: kubesim::Simulator,
+    pub(crate) emco: Emco,
+    pub(crate) kubeconfigs: Vec<PathBuf>,
+    _monitors: Monitors,
+    _dir: tempfile::TempDir,
+}
+
+/// Starts the example's clusters and emco and applies the example as its README does.
+pub(crate) async fn run_hpa_example() -> HpaExample {
     let sim = kubesim::Simulator::start(vec![
         kubesim::ClusterConfig::new("edge01").with_node_label(QAT, "true"),
         kubesim::ClusterConfig::new("edge02")
@@ -35,7 +44,7 @@ async fn hpa_keeps_the_client_on_the_cluster_whose_nodes_meet_its_requirements()
     ])
     .await
     .unwrap();
-    let _monitors = start_monitors(&sim);
+    let monitors = start_monitors(&sim);
     let emco = Emco::start().await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfigs = sim.write_kubeconfigs(dir.path()).unwrap();
@@ -48,7 +57,19 @@ async fn hpa_keeps_the_client_on_the_cluster_whose_nodes_meet_its_requirements()
         emcoctl_file(&client, Verb::Apply, &example(file), &values).await;
     }
     emco.http.wait_dig_ready(DIG).await;
+    HpaExample {
+        sim,
+        emco,
+        kubeconfigs,
+        _monitors: monitors,
+        _dir: dir,
+    }
+}
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hpa_keeps_the_client_on_the_cluster_whose_nodes_meet_its_requirements() {
+    let example = run_hpa_example().await;
+    let (sim, emco, kubeconfigs) = (&example.sim, &example.emco, &example.kubeconfigs);
     let deployments = |cluster: &str| -> kube::Api<Deployment> {
         kube::Api::namespaced(sim.cluster(cluster).unwrap().client().unwrap(), "default")
     };
@@ -121,6 +142,11 @@ async fn hpa_keeps_the_client_on_the_cluster_whose_nodes_meet_its_requirements()
             ])
             .output()
             .unwrap();
-        assert_eq!(String::from_utf8_lossy(&listed.stdout), "4");
+        assert_eq!(
+            String::from_utf8_lossy(&listed.stdout),
+            "4",
+            "{}",
+            String::from_utf8_lossy(&listed.stderr)
+        );
     }
 }
