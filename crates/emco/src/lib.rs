@@ -206,6 +206,12 @@ pub struct ServeArgs {
     /// `http://` only where a prefix says so.
     #[arg(long, env = "EMCO_PATCH_VALUE_URL_PREFIX", value_delimiter = ',', value_parser = parse_url_prefix)]
     pub patch_value_url_prefix: Vec<String>,
+    /// An https:// URL prefix (`https://controllers.example.com/`, ending in `/`; comma-separated or repeated)
+    /// under which webhook controllers (a controller registered with a `url`) may be called, at instantiate and
+    /// update, within 10 s, 32 MiB sent and 8 MiB answered, redirects not followed. None by default: a DIG naming a
+    /// webhook controller is refused.
+    #[arg(long, env = "EMCO_CONTROLLER_URL_PREFIX", value_delimiter = ',', value_parser = parse_https_url_prefix)]
+    pub controller_url_prefix: Vec<String>,
 }
 
 /// Refuses settings that would expose the API: unauthenticated on a non-loopback address without
@@ -300,6 +306,15 @@ fn parse_url_prefix(text: &str) -> Result<String, String> {
         return Err(refused());
     }
     Ok(text.to_string())
+}
+
+fn parse_https_url_prefix(text: &str) -> Result<String, String> {
+    if !text.starts_with("https://") {
+        return Err(format!(
+            "'{text}' is not an https:// URL prefix: webhook controllers are called over HTTPS only"
+        ));
+    }
+    parse_url_prefix(text)
 }
 
 fn parse_origin(text: &str) -> Result<String, String> {
@@ -399,6 +414,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         watch_interval,
         max_streams,
         patch_value_url_prefix,
+        controller_url_prefix,
         log_format: _,
     } = args;
     check_exposure(
@@ -529,6 +545,10 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             patch_value_sources: emco_server::PatchValueSources {
                 prefixes: patch_value_url_prefix,
                 ..emco_server::PatchValueSources::default()
+            },
+            webhook_targets: emco_server::WebhookTargets {
+                prefixes: controller_url_prefix,
+                ..emco_server::WebhookTargets::default()
             },
         },
     );
@@ -718,6 +738,15 @@ mod tests {
             serve_args(&[]).unwrap().patch_value_url_prefix.is_empty(),
             "none by default"
         );
+    }
+
+    #[test]
+    fn controller_url_prefixes_are_https_only() {
+        let serve = serve_args(&["--controller-url-prefix", "https://controllers.example.com/"]).unwrap();
+        assert_eq!(serve.controller_url_prefix, ["https://controllers.example.com/"]);
+        let err = serve_args(&["--controller-url-prefix", "http://controllers.example.com/"]).unwrap_err();
+        assert!(err.contains("over HTTPS only"), "{err}");
+        assert!(serve_args(&[]).unwrap().controller_url_prefix.is_empty());
     }
 
     fn chosen_store(args: &[&str]) -> Result<StoreConfig, String> {

@@ -185,6 +185,50 @@ pub struct ControllerSpec {
     /// Ordering among controllers of one type.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub priority: i64,
+    /// A webhook controller's HTTPS URL: emco POSTs the DIG's objects there and applies what it answers (empty
+    /// for EMCO's gRPC controllers and emco's built-in ones).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = MAX_CONTROLLER_URL_LEN), pattern(r"^(https://\S+)?$"))]
+    pub url: String,
+    /// The PEM certificates of the CAs the webhook's certificate is checked against (empty: the system's).
+    #[serde(default, rename = "caCert", skip_serializing_if = "String::is_empty")]
+    #[schemars(length(max = MAX_CONTROLLER_CA_LEN), pattern(r"^(-----BEGIN CERTIFICATE-----[\s\S]*)?$"))]
+    pub ca_cert: String,
+}
+
+/// The longest webhook URL of a controller.
+pub const MAX_CONTROLLER_URL_LEN: usize = 2048;
+/// The longest CA bundle of a webhook controller.
+pub const MAX_CONTROLLER_CA_LEN: usize = 65_536;
+
+impl Controller {
+    /// Checks the metadata and a webhook's URL (`https://`, no blanks) and CA (PEM certificates).
+    pub fn validate_controller(&self) -> Result<(), ValidationError> {
+        self.metadata.validate("controller")?;
+        let spec = &self.spec;
+        check_len("spec.url", &spec.url, MAX_CONTROLLER_URL_LEN)?;
+        check_len("spec.caCert", &spec.ca_cert, MAX_CONTROLLER_CA_LEN)?;
+        if !spec.url.is_empty()
+            && (!spec.url.starts_with("https://")
+                || spec.url.len() == "https://".len()
+                || spec.url.chars().any(char::is_whitespace))
+        {
+            return Err(ValidationError::invalid(
+                "spec.url",
+                format!(
+                    "'{}' is not an https:// URL (a webhook controller is called over HTTPS only)",
+                    crate::names::shown(&spec.url)
+                ),
+            ));
+        }
+        if !spec.ca_cert.is_empty() && !spec.ca_cert.starts_with("-----BEGIN CERTIFICATE-----") {
+            return Err(ValidationError::invalid(
+                "spec.caCert",
+                "not PEM certificates (-----BEGIN CERTIFICATE-----…)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 fn is_zero(value: &i64) -> bool {

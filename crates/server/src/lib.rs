@@ -30,6 +30,7 @@ use emco_appcontext::{AppContexts, Catalog, Engine, NoopEngine};
 pub use emco_helm::RenderLimits;
 use emco_store::Store;
 pub use lifecycle::patch_values::PatchValueSources;
+pub use lifecycle::webhooks::WebhookTargets;
 use status::StatusKeeper;
 use tokio::net::TcpListener;
 
@@ -88,6 +89,8 @@ pub struct ServerConfig {
     /// The URL prefixes gac patch values (`$(https://…)$`) may be fetched from, and the bounds of a fetch
     /// (`emco serve --patch-value-url-prefix`); none by default, so a customization naming a URL is refused.
     pub patch_value_sources: lifecycle::patch_values::PatchValueSources,
+    /// Where webhook controllers may be called (`emco serve --controller-url-prefix`), and the bounds of a call.
+    pub webhook_targets: lifecycle::webhooks::WebhookTargets,
 }
 
 /// The default of [`ServerConfig::watch_interval`].
@@ -111,6 +114,7 @@ impl Default for ServerConfig {
             watch_interval: DEFAULT_WATCH_INTERVAL,
             max_streams: DEFAULT_MAX_STREAMS,
             patch_value_sources: lifecycle::patch_values::PatchValueSources::default(),
+            webhook_targets: lifecycle::webhooks::WebhookTargets::default(),
         }
     }
 }
@@ -219,7 +223,8 @@ impl Server {
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
         let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
             .with_render_limits(config.render_limits)
-            .with_patch_value_sources(config.patch_value_sources.clone());
+            .with_patch_value_sources(config.patch_value_sources.clone())
+            .with_webhook_targets(config.webhook_targets.clone());
         let streams = api::Streams::new(config.max_streams);
         let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {

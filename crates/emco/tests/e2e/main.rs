@@ -41,3 +41,4 @@ mod streams;
 mod support;
 mod tls;
 mod updates;
+mod webhooks;

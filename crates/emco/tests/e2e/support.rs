@@ -801,9 +801,14 @@ impl KubesimProcess {
 
 /// The real `kubectl`, when this machine has one.
 pub(crate) fn kubectl() -> Option<std::path::PathBuf> {
+    program("kubectl")
+}
+
+/// The program `name` on the PATH, if there is one.
+pub(crate) fn program(name: &str) -> Option<std::path::PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)
-            .map(|dir| dir.join("kubectl"))
+            .map(|dir| dir.join(name))
             .find(|candidate| candidate.is_file())
     })
 }

@@ -87,7 +87,7 @@ pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
     name: "Controller",
     schema: |generator| <Controller as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
-        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("controller")?))?;
+        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.validate_controller()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,

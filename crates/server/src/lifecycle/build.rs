@@ -3,15 +3,16 @@
 //! and logical clouds from their parts. A DIG's preview is the same build without a context.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use emco_appcontext::{ClusterCapabilities, ResourcePath, ResourceRecord};
 use emco_model::lifecycle::Operation;
 use emco_model::{ContextId, StateValue};
 
-use super::controllers::Asked;
+use super::controllers::{self, Asked};
 use super::{
     Built, CAPABILITIES_WAIT, Inputs, Lifecycle, LifecycleError, Result, Subject, dig, gac, hpa,
-    logical_cloud, networks, patch_values,
+    logical_cloud, networks, patch_values, webhooks,
 };
 
 /// What a DIG would apply now ([`Lifecycle::preview`]).
@@ -51,12 +52,10 @@ impl Lifecycle {
         let path = path.clone();
         match inputs {
             Inputs::DeploymentIntentGroup(inputs) => {
-                let (first, known, asked) = self.render_dig(inputs).await?;
-                let (inputs, limits) = (inputs.clone(), self.render_limits);
-                self.on_render_pool(move || {
-                    dig::build_rendered(&path, &inputs, first, &known, &asked, limits)
-                })
-                .await
+                let inputs = Arc::new(inputs.clone());
+                let deployed = self.deployed(&inputs).await?;
+                self.on_render_pool(move || dig::build(&path, &inputs, deployed))
+                    .await
             }
             Inputs::ClusterNetworks(inputs) => {
                 let inputs = inputs.clone();
@@ -116,11 +115,7 @@ impl Lifecycle {
                 "only a deployment intent group has a preview".into(),
             ));
         };
-        let (first, known, asked) = self.render_dig(&inputs).await?;
-        let limits = self.render_limits;
-        let deployed = self
-            .on_render_pool(move || dig::deployed(&inputs, first, &known, &asked, limits))
-            .await?;
+        let deployed = self.deployed(&Arc::new(inputs)).await?;
         let mut cells = Vec::new();
         for mut app in deployed {
             for (cluster, objects) in app.clusters.iter().zip(app.objects) {
@@ -144,6 +139,59 @@ impl Lifecycle {
             Some(_) => state.last_context(),
         };
         Ok(Preview { cells, applied })
+    }
+
+    /// Every app's objects on each of its clusters, rendered ([`Lifecycle::render_dig`]) and then changed by the
+    /// DIG's controllers in their order: the built-in ones on the blocking pool, each webhook called in its place
+    /// between them (its request built and its answer applied on the blocking pool, the call holding no permit).
+    async fn deployed(&self, inputs: &Arc<dig::Inputs>) -> Result<Vec<controllers::Deployed>> {
+        let (first, known, asked) = self.render_dig(inputs).await?;
+        let limits = self.render_limits;
+        let asked = Arc::new(asked);
+        let (task_inputs, task_asked) = (inputs.clone(), asked.clone());
+        let (mut apps, mut next) = self
+            .on_render_pool(move || {
+                let mut apps = dig::rendered(&task_inputs, first, &known, limits)?;
+                let next = controllers::run_built_in(task_inputs.controllers(), 0, &mut apps, &task_asked)?;
+                Ok((apps, next))
+            })
+            .await?;
+        while next < inputs.controllers().len() {
+            let max_request = self.webhook_targets.max_request_bytes;
+            let task_inputs = inputs.clone();
+            let (body, taken) = self
+                .on_render_pool(move || {
+                    let plan = task_inputs.controllers();
+                    let (controller, webhook) = plan.webhook(next).expect("run_built_in stops at a webhook");
+                    let body =
+                        webhooks::request(webhook, controller, &apps, max_request).map_err(|message| {
+                            LifecycleError::Action {
+                                controller: controller.to_string(),
+                                message,
+                            }
+                        })?;
+                    Ok((body, apps))
+                })
+                .await?;
+            apps = taken;
+            let (controller, webhook) = inputs.controllers().webhook(next).expect("a webhook");
+            let answer = webhooks::call(&self.webhook_targets, webhook, body)
+                .await
+                .map_err(|message| LifecycleError::Action {
+                    controller: controller.to_string(),
+                    message,
+                })?;
+            let (task_inputs, task_asked) = (inputs.clone(), asked.clone());
+            (apps, next) = self
+                .on_render_pool(move || {
+                    let plan = task_inputs.controllers();
+                    controllers::apply_webhook_answer(plan, next, &mut apps, &answer)?;
+                    let next = controllers::run_built_in(plan, next + 1, &mut apps, &task_asked)?;
+                    Ok((apps, next))
+                })
+                .await?;
+        }
+        Ok(apps)
     }
 
     /// Runs `work` on the blocking pool once a render permit is free.

@@ -10,7 +10,7 @@ use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
 
 use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
-use super::{gac, hpa, ovnaction};
+use super::{gac, hpa, ovnaction, webhooks};
 
 /// The names emco's built-in controllers are registered under, for messages.
 fn built_in() -> String {
@@ -70,6 +70,45 @@ impl Deployed {
 }
 
 impl Deployed {
+    /// Adds `record` to the app's objects on its cluster at `index`, before the hooks (EMCO appends an added
+    /// object to the cluster's resource order); an object a controller added before under the same key is
+    /// replaced; one the app renders itself is refused (a controller changes that one instead).
+    pub(super) fn add_object(
+        &mut self,
+        index: usize,
+        record: ResourceRecord,
+    ) -> std::result::Result<(), String> {
+        let cluster = &self.clusters[index];
+        let objects = &mut self.objects[index];
+        let same = |existing: &ResourceRecord| {
+            existing.name == record.name && existing.kind.eq_ignore_ascii_case(&record.kind)
+        };
+        if let Some(position) = self.added.get(cluster).and_then(|added| {
+            objects
+                .iter()
+                .position(|existing| same(existing) && added.contains(&existing.key()))
+        }) {
+            objects[position] = record;
+            return Ok(());
+        }
+        if objects.iter().any(same) {
+            return Err(format!(
+                "app '{}' already renders {} '{}'",
+                self.app, record.kind, record.name
+            ));
+        }
+        let position = objects
+            .iter()
+            .position(|existing| matches!(existing.role, emco_appcontext::ResourceRole::Hook(_)))
+            .unwrap_or(objects.len());
+        self.added
+            .entry(cluster.clone())
+            .or_default()
+            .insert(record.key());
+        objects.insert(position, record);
+        Ok(())
+    }
+
     /// Keeps the clusters at `kept` (indexes into `clusters`, ascending) with their objects; drops the others.
     pub(super) fn keep_clusters(&mut self, kept: &[usize]) {
         let clusters = std::mem::take(&mut self.clusters);
@@ -109,6 +148,8 @@ enum Work {
     /// hpa placement, with the clusters whose nodes it reads.
     HpaPlacement(hpa::HpaIntents, Vec<String>),
     HpaAction(hpa::HpaIntents),
+    /// A controller of the user's own, called over HTTPS.
+    Webhook(webhooks::Webhook),
 }
 
 /// Reads the controllers the DIG at `dig`'s group intents name, with their intents (`app_clusters`: where each
@@ -149,6 +190,12 @@ pub(super) async fn read_plan(
             }
         };
         let work = match controller.as_str() {
+            _ if !registered.spec.url.is_empty() => Work::Webhook(webhooks::Webhook::registered(
+                &registered.spec,
+                &intent,
+                dig,
+                placement,
+            )),
             gac::CONTROLLER_NAME => Work::Gac(gac::read(catalog, dig, &intent).await?),
             ovnaction::CONTROLLER_NAME => {
                 Work::Ovn(ovnaction::read(catalog, dig, &intent, app_clusters).await?)
@@ -215,35 +262,82 @@ impl Plan {
         clusters.dedup();
         clusters
     }
+    /// How many controllers the plan runs.
+    pub(super) fn len(&self) -> usize {
+        self.runs.len()
+    }
+
+    /// The webhook controller at `index` of the plan, with its name, if that run is one.
+    pub(super) fn webhook(&self, index: usize) -> Option<(&str, &webhooks::Webhook)> {
+        match &self.runs.get(index)?.work {
+            Work::Webhook(webhook) => Some((self.runs[index].controller.as_str(), webhook)),
+            _ => None,
+        }
+    }
 }
 
-/// Runs the plan's controllers, in order, over the apps' objects (`asked`: what they learned beforehand), noting
-/// which controller added or changed each object (`Deployed::changed_by`: kept in the context, shown by a preview).
-pub(super) fn run(plan: &Plan, apps: &mut [Deployed], asked: &Asked) -> Result<()> {
-    for run in &plan.runs {
-        let before: Vec<HashMap<String, Vec<ResourceRecord>>> = apps
-            .iter()
-            .map(|app| {
-                app.clusters
-                    .iter()
-                    .cloned()
-                    .zip(app.objects.iter().cloned())
-                    .collect()
-            })
-            .collect();
+/// Runs the plan's built-in controllers from run `from` on, in order, over the apps' objects (`asked`: what they
+/// learned beforehand), up to the first webhook controller (whose index it answers; the plan's length when none is
+/// left), noting which controller added or changed each object (`Deployed::changed_by`).
+pub(super) fn run_built_in(plan: &Plan, from: usize, apps: &mut [Deployed], asked: &Asked) -> Result<usize> {
+    for (index, run) in plan.runs.iter().enumerate().skip(from) {
         let outcome = match &run.work {
-            Work::Gac(intent) => gac::apply(intent, apps, &asked.values),
-            Work::Ovn(intent) => ovnaction::apply(intent, apps),
-            Work::HpaPlacement(intents, _) => hpa::place(intents, apps, &asked.nodes, &run.controller),
-            Work::HpaAction(intents) => hpa::act(intents, apps),
+            Work::Webhook(_) => return Ok(index),
+            Work::Gac(intent) => noting(apps, &run.controller, |apps| {
+                gac::apply(intent, apps, &asked.values)
+            }),
+            Work::Ovn(intent) => noting(apps, &run.controller, |apps| ovnaction::apply(intent, apps)),
+            Work::HpaPlacement(intents, _) => noting(apps, &run.controller, |apps| {
+                hpa::place(intents, apps, &asked.nodes, &run.controller)
+            }),
+            Work::HpaAction(intents) => noting(apps, &run.controller, |apps| hpa::act(intents, apps)),
         };
         outcome.map_err(|message| LifecycleError::Action {
             controller: run.controller.clone(),
             message,
         })?;
-        for (app, before) in apps.iter_mut().zip(before) {
-            record_changes(app, &before, &run.controller);
-        }
+    }
+    Ok(plan.runs.len())
+}
+
+/// Applies the answer of the webhook controller at `index` of the plan to the apps' objects.
+pub(super) fn apply_webhook_answer(
+    plan: &Plan,
+    index: usize,
+    apps: &mut [Deployed],
+    answer: &[u8],
+) -> Result<()> {
+    let Some((controller, webhook)) = plan.webhook(index) else {
+        return Ok(());
+    };
+    noting(apps, controller, |apps| {
+        webhooks::apply(webhook, controller, answer, apps)
+    })
+    .map_err(|message| LifecycleError::Action {
+        controller: controller.to_string(),
+        message,
+    })
+}
+
+/// Runs `change` over the apps, then notes `controller` against every object it added or changed.
+fn noting(
+    apps: &mut [Deployed],
+    controller: &str,
+    change: impl FnOnce(&mut [Deployed]) -> std::result::Result<(), String>,
+) -> std::result::Result<(), String> {
+    let before: Vec<HashMap<String, Vec<ResourceRecord>>> = apps
+        .iter()
+        .map(|app| {
+            app.clusters
+                .iter()
+                .cloned()
+                .zip(app.objects.iter().cloned())
+                .collect()
+        })
+        .collect();
+    change(apps)?;
+    for (app, before) in apps.iter_mut().zip(before) {
+        record_changes(app, &before, controller);
     }
     Ok(())
 }

@@ -18,7 +18,7 @@ use emco_model::{
     GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
 };
 
-use super::controllers::{self, Asked, Deployed};
+use super::controllers::{self, Deployed};
 use super::logical_cloud::{self, Binding};
 use super::{Built, LifecycleError, Result};
 
@@ -329,18 +329,8 @@ pub(super) fn clusters_to_ask(inputs: &Inputs, first: &[FirstRender]) -> Vec<Str
     clusters
 }
 
-/// Builds the DIG's context from the first renders: an app whose objects depend on the capabilities is rendered
-/// again for each distinct set among its clusters (`known`: what the clusters said; a cluster that said nothing
-/// keeps Helm's defaults), on the blocking pool.
-pub(super) fn build_rendered(
-    dig_path: &ResourcePath,
-    inputs: &Inputs,
-    first: Vec<FirstRender>,
-    known: &HashMap<String, ClusterCapabilities>,
-    asked: &Asked,
-    limits: RenderLimits,
-) -> Result<Built> {
-    let deployed = deployed(inputs, first, known, asked, limits)?;
+/// Builds the DIG's context from its apps' objects after its controllers ran (on the blocking pool).
+pub(super) fn build(dig_path: &ResourcePath, inputs: &Inputs, deployed: Vec<Deployed>) -> Result<Built> {
     let (meta, records) = build_context(dig_path, inputs, deployed)?;
     Ok(Built {
         meta,
@@ -349,13 +339,20 @@ pub(super) fn build_rendered(
     })
 }
 
-/// Every app's objects on each of its clusters, rendered (an app whose objects depend on the capabilities again
-/// for each distinct set among its clusters) and changed by the DIG's controllers, noting which changed what.
-pub(super) fn deployed(
+impl Inputs {
+    /// The controllers the DIG's intents name, in the order they run.
+    pub(super) fn controllers(&self) -> &controllers::Plan {
+        &self.controllers
+    }
+}
+
+/// Every app's objects on each of its clusters from the first renders, before any controller ran: an app whose
+/// objects depend on the capabilities is rendered again for each distinct set among its clusters (`known`: what the
+/// clusters said; a cluster that said nothing keeps Helm's defaults), on the blocking pool.
+pub(super) fn rendered(
     inputs: &Inputs,
     first: Vec<FirstRender>,
     known: &HashMap<String, ClusterCapabilities>,
-    asked: &Asked,
     limits: RenderLimits,
 ) -> Result<Vec<Deployed>> {
     let release = release_of(inputs);
@@ -369,7 +366,6 @@ pub(super) fn deployed(
             objects,
         ));
     }
-    controllers::run(&inputs.controllers, &mut deployed, asked)?;
     Ok(deployed)
 }
 

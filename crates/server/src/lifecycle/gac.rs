@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as BASE64;
-use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord, ResourceRole};
+use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
 use emco_model::gac::{
     CustomizationSpec, DataOptions, GacCustomization, GacResource, GacResourceSpec, external_patch_url,
 };
@@ -361,36 +361,17 @@ fn add_object(
     object: &Json,
 ) -> std::result::Result<(), (String, String)> {
     let record = ResourceRecord::pending_object(object.clone());
-    for (cluster, objects) in app.clusters.iter().zip(app.objects.iter_mut()) {
-        if !clusters.contains(cluster) {
+    for index in 0..app.clusters.len() {
+        let cluster = app.clusters[index].clone();
+        if !clusters.contains(&cluster) {
             continue;
         }
-        let same = |existing: &ResourceRecord| {
-            existing.name == record.name && existing.kind.eq_ignore_ascii_case(&record.kind)
-        };
-        if let Some(index) = app.added.get(cluster).and_then(|added| {
-            objects
-                .iter()
-                .position(|existing| same(existing) && added.contains(&existing.key()))
-        }) {
-            objects[index] = record.clone();
-            continue;
-        }
-        if objects.iter().any(same) {
-            return Err((
-                cluster.clone(),
-                format!(
-                    "app '{}' already renders {} '{}'; a resource with newObject \"false\" customises it",
-                    app.app, record.kind, record.name
-                ),
-            ));
-        }
-        let position = objects
-            .iter()
-            .position(|existing| matches!(existing.role, ResourceRole::Hook(_)))
-            .unwrap_or(objects.len());
-        objects.insert(position, record.clone());
-        app.added.entry(cluster.clone()).or_default().insert(record.key());
+        app.add_object(index, record.clone()).map_err(|message| {
+            (
+                cluster,
+                format!("{message}; a resource with newObject \"false\" customises it"),
+            )
+        })?;
     }
     Ok(())
 }

@@ -49,6 +49,7 @@ mod networks;
 mod ovnaction;
 pub mod patch_values;
 mod subject;
+pub(crate) mod webhooks;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -148,6 +149,8 @@ pub struct Lifecycle {
     render_limits: RenderLimits,
     /// Where gac patch values may be fetched from.
     patch_value_sources: patch_values::PatchValueSources,
+    /// Where webhook controllers may be called, and the bounds of a call.
+    webhook_targets: webhooks::WebhookTargets,
     /// Bounds the builds running at once ([`MAX_CONCURRENT_RENDERS`]).
     renders: Arc<Semaphore>,
 }
@@ -161,6 +164,7 @@ impl Lifecycle {
             engine,
             render_limits: RenderLimits::default(),
             patch_value_sources: patch_values::PatchValueSources::default(),
+            webhook_targets: webhooks::WebhookTargets::default(),
             renders: Arc::new(Semaphore::new(MAX_CONCURRENT_RENDERS)),
         }
     }
@@ -176,6 +180,13 @@ impl Lifecycle {
     #[must_use]
     pub fn with_patch_value_sources(mut self, sources: patch_values::PatchValueSources) -> Self {
         self.patch_value_sources = sources;
+        self
+    }
+
+    /// The same lifecycle calling webhook controllers within `targets` only.
+    #[must_use]
+    pub fn with_webhook_targets(mut self, targets: webhooks::WebhookTargets) -> Self {
+        self.webhook_targets = targets;
         self
     }
 

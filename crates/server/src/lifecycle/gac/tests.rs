@@ -71,7 +71,7 @@ fn a_secret_gets_its_files_base64_encoded_and_lands_before_the_hooks() {
     let hook = ResourceRecord::pending_object(
         json!({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "h"}}),
     )
-    .with_role(ResourceRole::Hook(emco_model::Hook {
+    .with_role(emco_appcontext::ResourceRole::Hook(emco_model::Hook {
         events: Vec::new(),
         weight: 0,
         delete_policies: Vec::new(),
