@@ -211,6 +211,42 @@ mod tests {
         assert_eq!(node.available["nvidia.com/gpu"], 2);
     }
 
+    #[tokio::test]
+    async fn a_list_past_its_bound_is_refused_naming_the_bound() {
+        let mut config = kubesim::ClusterConfig::new("big");
+        config.nodes = 3;
+        let sim = kubesim::Simulator::start(vec![config]).await.unwrap();
+        let client = sim.cluster("big").unwrap().client().unwrap();
+        let nodes: Vec<Node> = list_all(Api::all(client.clone()), 3, "nodes").await.unwrap();
+        assert_eq!(nodes.len(), 3);
+        let refused = list_all::<Node>(Api::all(client), 2, "nodes").await.unwrap_err();
+        assert!(refused.contains("has more than 2 nodes"), "{refused}");
+    }
+
+    #[tokio::test]
+    async fn a_cluster_slower_than_the_wait_is_answered_with_why() {
+        let sim = kubesim::Simulator::start(vec![kubesim::ClusterConfig::new("slow")])
+            .await
+            .unwrap();
+        sim.cluster("slow")
+            .unwrap()
+            .set_faults(kubesim::Faults {
+                latency_ms: 2_000,
+                ..kubesim::Faults::default()
+            })
+            .await
+            .unwrap();
+        let clients = crate::clients::clients_of(&sim).await;
+        let answers = clients
+            .nodes(vec!["p+slow".into()], Duration::from_millis(200))
+            .await;
+        let why = answers["p+slow"].as_ref().unwrap_err();
+        assert!(
+            why.contains("did not list its nodes and pods within 200ms"),
+            "{why}"
+        );
+    }
+
     #[test]
     fn a_pod_requests_its_containers_sum_or_its_largest_init_container_plus_overhead() {
         let spec: PodSpec = serde_json::from_value(serde_json::json!({

@@ -191,3 +191,112 @@ async fn a_webhook_controller_changes_every_cluster_s_objects() {
     let config_map = resources.iter().find(|r| r["name"] == "sink-sample").unwrap();
     assert_eq!(config_map["changedBy"], json!(["sample"]));
 }
+
+/// A webhook that misbehaves by path, over TLS with `cert` and `key`: `/slow` never answers, `/big` answers more
+/// than a kilobyte, `/moved` redirects. Answers its port.
+async fn start_misbehaving_webhook(cert: &str, key: &str) -> u16 {
+    use rustls::pki_types::pem::PemObject as _;
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let chain = vec![rustls::pki_types::CertificateDer::from_pem_slice(cert.as_bytes()).unwrap()];
+    let key = rustls::pki_types::PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap();
+    let config = rustls::ServerConfig::builder_with_provider(std::sync::Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .unwrap()
+    .with_no_client_auth()
+    .with_single_cert(chain, key)
+    .unwrap();
+    let acceptor = tokio_rustls::TlsAcceptor::from(std::sync::Arc::new(config));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let acceptor = acceptor.clone();
+            tokio::spawn(async move {
+                let Ok(mut tls) = acceptor.accept(stream).await else {
+                    return;
+                };
+                let mut head = Vec::new();
+                let mut byte = [0u8; 1];
+                while !head.ends_with(b"\r\n\r\n") && tls.read(&mut byte).await.unwrap_or(0) == 1 {
+                    head.push(byte[0]);
+                }
+                let head = String::from_utf8_lossy(&head).to_string();
+                let path = head.split_whitespace().nth(1).unwrap_or_default().to_string();
+                let answer = match path.as_str() {
+                    "/slow" => {
+                        tokio::time::sleep(std::time::Duration::from_secs(3600)).await;
+                        return;
+                    }
+                    "/big" => {
+                        let body = format!("{{\"patches\": [], \"padding\": \"{}\"}}", "x".repeat(4096));
+                        format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}", body.len())
+                    }
+                    _ => "HTTP/1.1 302 Found\r\nLocation: https://elsewhere.example.com/\r\nContent-Length: 0\r\n\r\n".to_string(),
+                };
+                let _ = tls.write_all(answer.as_bytes()).await;
+                let _ = tls.shutdown().await;
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_webhook_that_hangs_answers_too_much_or_redirects_fails_the_instantiate_and_emco_keeps_serving() {
+    let (ca, cert, key) = certificates();
+    let port = start_misbehaving_webhook(&cert, &key).await;
+    let sim = vfw_clusters(1).await;
+    let emco = Emco::start_with_configs(
+        Store::memory(),
+        test_rsync_config(),
+        ServerConfig {
+            webhook_targets: WebhookTargets {
+                prefixes: vec![format!("https://127.0.0.1:{port}/")],
+                timeout: std::time::Duration::from_secs(1),
+                max_answer_bytes: 1024,
+                ..WebhookTargets::default()
+            },
+            ..ServerConfig::default()
+        },
+    )
+    .await;
+    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    for (path, expected) in [
+        ("slow", "no answer within 1s"),
+        ("big", "the answer is larger than 1024 bytes"),
+        ("moved", "302 Found, not 200 OK (redirects are not followed)"),
+    ] {
+        let registration = json!({"metadata": {"name": path}, "spec": {"host": "h", "port": 1, "type": "action", "priority": 1,
+            "url": format!("https://127.0.0.1:{port}/{path}"), "caCert": ca}});
+        emco.http.post("/v2/controllers", registration).await.expect(201);
+        let intents = json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi", path: "x"}}});
+        emco.http
+            .request(
+                "PUT",
+                &format!("{DIG}/intents/i"),
+                Some("application/json"),
+                intents.to_string().as_bytes(),
+            )
+            .await
+            .expect(200);
+        emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+        let refused = emco
+            .http
+            .post_empty(&format!("{DIG}/instantiate"))
+            .await
+            .expect(409)
+            .json();
+        let message = refused["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!("controller '{path}'")) && message.contains(expected),
+            "{path}: {message}"
+        );
+        // The process keeps serving.
+        emco.http.get("/v2/projects").await.expect(200);
+    }
+}
