@@ -338,7 +338,7 @@ pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     name: "DtcController",
     schema: |generator| <Controller as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| {
-        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.metadata.validate("dtc controller")?))?;
+        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.validate_controller()?))?;
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
