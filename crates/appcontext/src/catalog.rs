@@ -154,11 +154,19 @@ pub enum Kind {
     HpaConsumer,
     /// `…/hpa-resource-consumers/{consumer}/resource-requirements/{requirement}` (hpa: what it needs of a node)
     HpaRequirement,
+    /// `…/deployment-intent-groups/{dig}/traffic-group-intents/{intent}` (dtc)
+    TrafficGroupIntent,
+    /// `…/traffic-group-intents/{intent}/inbound-intents/{server}` (dtc: an app that serves)
+    InboundServerIntent,
+    /// `…/inbound-intents/{server}/clients/{clients}` (dtc: who may reach it)
+    InboundClientsIntent,
+    /// `…/clients/{clients}/access-points/{access}` (dtc: what they may reach)
+    InboundClientsAccessIntent,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 35] = [
+    pub const ALL: [Kind; 39] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -194,6 +202,10 @@ impl Kind {
         Kind::HpaIntent,
         Kind::HpaConsumer,
         Kind::HpaRequirement,
+        Kind::TrafficGroupIntent,
+        Kind::InboundServerIntent,
+        Kind::InboundClientsIntent,
+        Kind::InboundClientsAccessIntent,
     ];
 
     fn segment(self) -> &'static str {
@@ -233,6 +245,10 @@ impl Kind {
             Self::HpaIntent => "hpaintent",
             Self::HpaConsumer => "hpaconsumer",
             Self::HpaRequirement => "hparesource",
+            Self::TrafficGroupIntent => "trafficgroupintent",
+            Self::InboundServerIntent => "inboundserverintent",
+            Self::InboundClientsIntent => "inboundclientsintent",
+            Self::InboundClientsAccessIntent => "inboundclientsaccessintent",
         }
     }
 
@@ -275,6 +291,10 @@ impl Kind {
             Self::HpaIntent => "HpaIntent",
             Self::HpaConsumer => "HpaConsumer",
             Self::HpaRequirement => "HpaResource",
+            Self::TrafficGroupIntent => "TrafficGroupIntent",
+            Self::InboundServerIntent => "InboundServerIntent",
+            Self::InboundClientsIntent => "InboundClientsIntent",
+            Self::InboundClientsAccessIntent => "InboundClientsAccessIntent",
         }
     }
 
@@ -301,11 +321,15 @@ impl Kind {
             Self::StatusCollectionIntent
             | Self::GenericK8sIntent
             | Self::NetworkControllerIntent
-            | Self::HpaIntent => Some(Self::DeploymentIntentGroup),
+            | Self::HpaIntent
+            | Self::TrafficGroupIntent => Some(Self::DeploymentIntentGroup),
             Self::WorkloadIntent => Some(Self::NetworkControllerIntent),
             Self::WorkloadInterface => Some(Self::WorkloadIntent),
             Self::HpaConsumer => Some(Self::HpaIntent),
             Self::HpaRequirement => Some(Self::HpaConsumer),
+            Self::InboundServerIntent => Some(Self::TrafficGroupIntent),
+            Self::InboundClientsIntent => Some(Self::InboundServerIntent),
+            Self::InboundClientsAccessIntent => Some(Self::InboundClientsIntent),
             Self::GacResource => Some(Self::GenericK8sIntent),
             Self::GacCustomization => Some(Self::GacResource),
             Self::ClusterReference | Self::UserPermission | Self::ClusterQuota | Self::LogicalCloudKv => {

@@ -24,6 +24,7 @@
 
 pub mod context;
 pub mod dependencies;
+pub mod dtc;
 pub mod duration;
 pub mod gac;
 pub mod hooks;

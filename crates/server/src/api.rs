@@ -126,8 +126,9 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
         CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
         DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, HPA_CONSUMER, HPA_INTENT,
-        HPA_REQUIREMENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT,
-        PROVIDER_NETWORK, USER_PERMISSION, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
+        HPA_REQUIREMENT, INBOUND_CLIENTS_ACCESS_INTENT, INBOUND_CLIENTS_INTENT, INBOUND_SERVER_INTENT,
+        LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK,
+        TRAFFIC_GROUP_INTENT, USER_PERMISSION, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
         collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
@@ -144,6 +145,10 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     let hpa_intents = format!("{DIG}/hpa-intents");
     let hpa_consumers = format!("{hpa_intents}/{{hpa_intent}}/hpa-resource-consumers");
     let hpa_requirements = format!("{hpa_consumers}/{{hpa_consumer}}/resource-requirements");
+    let traffic_groups = format!("{DIG}/traffic-group-intents");
+    let servers = format!("{traffic_groups}/{{traffic_group_intent}}/inbound-intents");
+    let clients_of = format!("{servers}/{{inbound_intent}}/clients");
+    let access_points = format!("{clients_of}/{{clients_intent}}/access-points");
     let (projects, deployment, clusters, clouds, status, controllers, operations) = (
         "projects",
         "deployment",
@@ -324,6 +329,30 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         item(
             format!("{workload_intents}/{{workload_intent}}/interfaces/{{interface}}"),
             &WORKLOAD_INTERFACE,
+            deployment,
+        ),
+        collection(&traffic_groups, &TRAFFIC_GROUP_INTENT, deployment),
+        item(
+            format!("{traffic_groups}/{{traffic_group_intent}}"),
+            &TRAFFIC_GROUP_INTENT,
+            deployment,
+        ),
+        collection(&servers, &INBOUND_SERVER_INTENT, deployment),
+        item(
+            format!("{servers}/{{inbound_intent}}"),
+            &INBOUND_SERVER_INTENT,
+            deployment,
+        ),
+        collection(&clients_of, &INBOUND_CLIENTS_INTENT, deployment),
+        item(
+            format!("{clients_of}/{{clients_intent}}"),
+            &INBOUND_CLIENTS_INTENT,
+            deployment,
+        ),
+        collection(&access_points, &INBOUND_CLIENTS_ACCESS_INTENT, deployment),
+        item(
+            format!("{access_points}/{{access_point}}"),
+            &INBOUND_CLIENTS_ACCESS_INTENT,
             deployment,
         ),
         collection(&hpa_intents, &HPA_INTENT, deployment),

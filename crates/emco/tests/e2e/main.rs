@@ -17,6 +17,7 @@ mod cluster_status;
 mod combined_status;
 mod connections;
 mod demo;
+mod dtc;
 mod emcoctl;
 mod etcd;
 mod gac;

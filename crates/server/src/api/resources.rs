@@ -277,6 +277,60 @@ pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+pub(crate) static TRAFFIC_GROUP_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::TrafficGroupIntent,
+    name: "TrafficGroupIntent",
+    schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| metadata_only("traffic group intent")(raw),
+    references: no_references,
+    put_always_created: false,
+};
+
+pub(crate) static INBOUND_SERVER_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::InboundServerIntent,
+    name: "InboundServerIntent",
+    schema: |generator| {
+        <emco_model::dtc::InboundServerIntent as schemars::JsonSchema>::json_schema(generator)
+    },
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::dtc::InboundServerIntent>(raw, |r| Ok(r.validate_inbound_server()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: false,
+};
+
+pub(crate) static INBOUND_CLIENTS_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::InboundClientsIntent,
+    name: "InboundClientsIntent",
+    schema: |generator| {
+        <emco_model::dtc::InboundClientsIntent as schemars::JsonSchema>::json_schema(generator)
+    },
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::dtc::InboundClientsIntent>(raw, |r| Ok(r.validate_inbound_clients()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
+    put_always_created: false,
+};
+
+pub(crate) static INBOUND_CLIENTS_ACCESS_INTENT: ResourceKind = ResourceKind {
+    kind: Kind::InboundClientsAccessIntent,
+    name: "InboundClientsAccessIntent",
+    schema: |generator| {
+        <emco_model::dtc::InboundClientsAccessIntent as schemars::JsonSchema>::json_schema(generator)
+    },
+    parse: |raw| {
+        let (typed, body) =
+            decode::<emco_model::dtc::InboundClientsAccessIntent>(raw, |r| Ok(r.validate_inbound_access()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     kind: Kind::GenericPlacementIntent,
     name: "GenericPlacementIntent",

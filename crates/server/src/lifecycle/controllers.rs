@@ -10,11 +10,15 @@ use emco_model::{Controller, GENERIC_PLACEMENT_INTENT_KEY, GroupIntent};
 
 use super::patch_values::FetchedValues;
 use super::{LifecycleError, Result};
-use super::{gac, hpa, ovnaction, webhooks};
+use super::{dtc, gac, hpa, ovnaction, webhooks};
 
 /// The names emco's built-in controllers are registered under, for messages.
 fn built_in() -> String {
-    let mut names = vec![gac::CONTROLLER_NAME, ovnaction::CONTROLLER_NAME];
+    let mut names = vec![
+        gac::CONTROLLER_NAME,
+        ovnaction::CONTROLLER_NAME,
+        dtc::CONTROLLER_NAME,
+    ];
     names.extend(hpa::PLACEMENT_CONTROLLERS);
     names.extend(hpa::ACTION_CONTROLLERS);
     names.join(", ")
@@ -140,7 +144,7 @@ struct Run {
     work: Work,
 }
 
-/// What a built-in controller does, with the intent it read.
+/// What a controller does, with the intent it read.
 #[derive(Debug, Clone, PartialEq)]
 enum Work {
     Gac(gac::GacIntent),
@@ -148,6 +152,7 @@ enum Work {
     /// hpa placement, with the clusters whose nodes it reads.
     HpaPlacement(hpa::HpaIntents, Vec<String>),
     HpaAction(hpa::HpaIntents),
+    Dtc(dtc::DtcIntent),
     /// A controller of the user's own, called over HTTPS.
     Webhook(webhooks::Webhook),
 }
@@ -200,6 +205,7 @@ pub(super) async fn read_plan(
             ovnaction::CONTROLLER_NAME => {
                 Work::Ovn(ovnaction::read(catalog, dig, &intent, app_clusters).await?)
             }
+            dtc::CONTROLLER_NAME => Work::Dtc(dtc::read(catalog, dig, &intent, app_clusters).await?),
             name if hpa::PLACEMENT_CONTROLLERS.contains(&name) => {
                 let intents = hpa::read(catalog, dig).await?;
                 let mut clusters: Vec<String> = intents
@@ -291,6 +297,7 @@ pub(super) fn run_built_in(plan: &Plan, from: usize, apps: &mut [Deployed], aske
                 hpa::place(intents, apps, &asked.nodes, &run.controller)
             }),
             Work::HpaAction(intents) => noting(apps, &run.controller, |apps| hpa::act(intents, apps)),
+            Work::Dtc(intent) => noting(apps, &run.controller, |apps| dtc::apply(intent, apps)),
         };
         outcome.map_err(|message| LifecycleError::Action {
             controller: run.controller.clone(),

@@ -40,6 +40,7 @@
 mod build;
 mod controllers;
 mod dig;
+mod dtc;
 mod error;
 pub(crate) mod gac;
 mod hpa;

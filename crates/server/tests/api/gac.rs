@@ -281,7 +281,7 @@ async fn a_dig_naming_a_controller_emco_cannot_run_is_refused_at_instantiate() {
     assert!(
         unknown
             .message()
-            .contains("controller 'sample', which emco does not have (built in: gac, ovnaction, hpa, hpa-placement-controller, hpa-placement-controller-1, hpa-action-controller, hpa-action-controller-1)"),
+            .contains("controller 'sample', which emco does not have (built in: gac, ovnaction, dtc, hpa, hpa-placement-controller, hpa-placement-controller-1, hpa-action-controller, hpa-action-controller-1)"),
         "{}",
         unknown.message()
     );

@@ -1,0 +1,277 @@
+//! EMCO's distributed traffic controller (`dtc`) with its network-policy sub-controller (`nps`): the DIG's intents
+//! name a traffic-group-intent (`"dtc": "<intent>"`); for each of its inbound (server) intents that has clients,
+//! nps adds to the server app, on each of its clusters labelled `networkpolicy-supported`, the NetworkPolicy
+//! `<intent>-<server>` EMCO writes (`src/nps/internal/networkpolicy`): ingress to the pods of the server's label,
+//! from each client's pods (by label) and — with `externalSupport` — its address ranges, else from anywhere
+//! (`0.0.0.0/0`), on the server's protocol and port. dtc runs the sub-controllers registered under
+//! `/v2/dtc-controllers`; one emco does not have is refused at instantiate, naming it.
+
+use std::collections::BTreeSet;
+
+use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
+use emco_model::dtc::{InboundClientsIntent, InboundClientsSpec, InboundServerIntent, InboundServerSpec};
+use emco_model::{Controller, shown};
+use serde_json::{Value as Json, json};
+
+use super::controllers::Deployed;
+use super::{LifecycleError, Result};
+
+/// The name dtc is registered under in EMCO's examples.
+pub(super) const CONTROLLER_NAME: &str = "dtc";
+/// The network-policy sub-controller.
+const NPS: &str = "nps";
+/// The cluster label that says a cluster enforces NetworkPolicies (nps writes them only there).
+pub(super) const NETWORK_POLICY_LABEL: &str = "networkpolicy-supported";
+
+/// A traffic-group-intent, read for an instantiation.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct DtcIntent {
+    name: String,
+    servers: Vec<Server>,
+    /// Whether the nps sub-controller is registered.
+    nps: bool,
+    /// The clusters (`provider+cluster`) labelled [`NETWORK_POLICY_LABEL`], among the servers' apps' clusters.
+    policy_clusters: BTreeSet<String>,
+}
+
+/// An inbound intent with its clients.
+#[derive(Debug, Clone, PartialEq)]
+struct Server {
+    name: String,
+    spec: InboundServerSpec,
+    clients: Vec<InboundClientsSpec>,
+}
+
+/// Reads the traffic-group-intent `intent` of the DIG at `dig`: its inbound intents and their clients in creation
+/// order, the sub-controllers registered under `/v2/dtc-controllers`, and which of the servers' clusters
+/// (`app_clusters`) enforce NetworkPolicies.
+pub(super) async fn read(
+    catalog: &Catalog,
+    dig: &ResourcePath,
+    intent: &str,
+    app_clusters: &std::collections::BTreeMap<String, Vec<String>>,
+) -> Result<DtcIntent> {
+    let intent_path = dig.child(Kind::TrafficGroupIntent, &[intent]);
+    if !catalog.exists(&intent_path).await? {
+        return Err(LifecycleError::Incomplete(format!(
+            "DeploymentIntentGroup '{}' names traffic group intent '{intent}', which does not exist (create it under …/traffic-group-intents)",
+            dig.name()
+        )));
+    }
+    let mut sub_controllers: Vec<(i64, String)> = catalog
+        .list_as::<Controller>(Kind::DtcController, &[])
+        .await?
+        .into_iter()
+        .map(|(path, controller)| (controller.spec.priority, path.name().to_string()))
+        .collect();
+    sub_controllers.sort();
+    if let Some((_, other)) = sub_controllers.iter().find(|(_, name)| name != NPS) {
+        return Err(LifecycleError::Controller(format!(
+            "dtc sub-controller '{}' is registered under /v2/dtc-controllers, and emco's dtc runs only '{NPS}' (network policies)",
+            shown(other)
+        )));
+    }
+    let mut servers = Vec::new();
+    let mut policy_clusters = BTreeSet::new();
+    for (server_path, server) in catalog
+        .list_as::<InboundServerIntent>(Kind::InboundServerIntent, intent_path.names())
+        .await?
+    {
+        let clients = catalog
+            .list_as::<InboundClientsIntent>(Kind::InboundClientsIntent, server_path.names())
+            .await?
+            .into_iter()
+            .map(|(_, clients)| clients.spec)
+            .collect();
+        for cluster in app_clusters.get(&server.spec.app).into_iter().flatten() {
+            let Some((provider, name)) = cluster.split_once('+') else {
+                continue;
+            };
+            let label = ResourcePath::new(
+                Kind::ClusterLabel,
+                vec![
+                    provider.to_string(),
+                    name.to_string(),
+                    NETWORK_POLICY_LABEL.to_string(),
+                ],
+            );
+            if catalog.exists(&label).await? {
+                policy_clusters.insert(cluster.clone());
+            }
+        }
+        servers.push(Server {
+            name: server_path.name().to_string(),
+            spec: server.spec,
+            clients,
+        });
+    }
+    Ok(DtcIntent {
+        name: intent.to_string(),
+        servers,
+        nps: !sub_controllers.is_empty(),
+        policy_clusters,
+    })
+}
+
+/// Runs the registered sub-controllers over the apps' objects: nps adds each server's NetworkPolicy.
+pub(super) fn apply(intent: &DtcIntent, apps: &mut [Deployed]) -> std::result::Result<(), String> {
+    if !intent.nps {
+        return Ok(());
+    }
+    if intent.servers.is_empty() {
+        return Err(format!(
+            "traffic group intent '{}' has no inbound intents",
+            intent.name
+        ));
+    }
+    for server in &intent.servers {
+        if server.clients.is_empty() {
+            // EMCO's nps leaves a server without clients alone.
+            continue;
+        }
+        let failed = |message: String| {
+            format!(
+                "traffic group intent '{}', inbound intent '{}': {message}",
+                intent.name, server.name
+            )
+        };
+        let policy = network_policy(&intent.name, server).map_err(failed)?;
+        let Some(app) = apps.iter_mut().find(|app| app.app == server.spec.app) else {
+            return Err(failed(format!(
+                "the composite app has no app '{}'",
+                server.spec.app
+            )));
+        };
+        for index in 0..app.clusters.len() {
+            if !intent.policy_clusters.contains(&app.clusters[index]) {
+                continue;
+            }
+            let cluster = app.clusters[index].clone();
+            app.add_object(index, ResourceRecord::pending_object(policy.clone()))
+                .map_err(|message| failed(format!("cluster '{cluster}': {message}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// `key=value` of an app label as a one-entry selector.
+fn selector(field: &str, label: &str) -> std::result::Result<Json, String> {
+    match label.split('=').collect::<Vec<_>>()[..] {
+        [key, value] => Ok(json!({ key: value })),
+        _ => Err(format!(
+            "{field} '{}' is not a valid app label (key=value)",
+            shown(label)
+        )),
+    }
+}
+
+/// The NetworkPolicy nps writes for `server` of the traffic group intent `intent`, field for field.
+fn network_policy(intent: &str, server: &Server) -> std::result::Result<Json, String> {
+    let spec = &server.spec;
+    let mut from = Vec::new();
+    for clients in &server.clients {
+        if !clients.app_label.is_empty() {
+            from.push(json!({"podSelector": {"matchLabels": selector("the clients' appLabel", &clients.app_label)?}}));
+        }
+        if spec.external_support {
+            for cidr in clients.cidrs.iter().flatten() {
+                from.push(json!({"ipBlock": {"cidr": cidr}}));
+            }
+        }
+    }
+    if !spec.external_support {
+        from.push(json!({"ipBlock": {"cidr": "0.0.0.0/0"}}));
+    }
+    Ok(json!({
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": format!("{intent}-{}", server.name)},
+        "spec": {
+            "podSelector": {"matchLabels": selector("appLabel", &spec.app_label)?},
+            "policyTypes": ["Ingress"],
+            "ingress": [{
+                "from": from,
+                "ports": [{"protocol": spec.protocol}, {"port": spec.port}],
+            }],
+        },
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(external: bool) -> Server {
+        Server {
+            name: "http-server-intent".into(),
+            spec: serde_json::from_value(
+                json!({"app": "http-server", "appLabel": "app=http-server", "serviceName": "http-service",
+                "port": 3550, "protocol": "TCP", "externalSupport": external}),
+            )
+            .unwrap(),
+            clients: vec![
+                serde_json::from_value(json!({"app": "http-client", "appLabel": "app=http-client",
+                "serviceName": "http-client", "namespaces": [], "cidrs": ["10.10.0.0/16"]}))
+                .unwrap(),
+            ],
+        }
+    }
+
+    #[test]
+    fn the_policy_is_the_one_nps_writes() {
+        let policy = network_policy("tgi", &server(false)).unwrap();
+        assert_eq!(
+            policy,
+            json!({"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": {"name": "tgi-http-server-intent"},
+                "spec": {"podSelector": {"matchLabels": {"app": "http-server"}}, "policyTypes": ["Ingress"],
+                    "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "http-client"}}}, {"ipBlock": {"cidr": "0.0.0.0/0"}}],
+                        "ports": [{"protocol": "TCP"}, {"port": 3550}]}]}})
+        );
+        let external = network_policy("tgi", &server(true)).unwrap();
+        assert_eq!(
+            external["spec"]["ingress"][0]["from"],
+            json!([{"podSelector": {"matchLabels": {"app": "http-client"}}}, {"ipBlock": {"cidr": "10.10.0.0/16"}}])
+        );
+        let mut broken = server(false);
+        broken.spec.app_label = "app=a=b".into();
+        assert!(
+            network_policy("tgi", &broken)
+                .unwrap_err()
+                .contains("not a valid app label")
+        );
+    }
+
+    #[test]
+    fn policies_go_to_the_clusters_that_enforce_them_only() {
+        let deployment =
+            json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "r1-http-server"}});
+        let mut apps = vec![Deployed::rendered(
+            "http-server",
+            &["p+a".to_string(), "p+b".to_string()],
+            &[],
+            vec![
+                vec![ResourceRecord::pending_object(deployment.clone())],
+                vec![ResourceRecord::pending_object(deployment)],
+            ],
+        )];
+        let intent = DtcIntent {
+            name: "tgi".into(),
+            servers: vec![server(false)],
+            nps: true,
+            policy_clusters: BTreeSet::from(["p+b".to_string()]),
+        };
+        apply(&intent, &mut apps).unwrap();
+        assert_eq!(apps[0].objects[0].len(), 1);
+        assert_eq!(apps[0].objects[1].len(), 2);
+        assert_eq!(apps[0].objects[1][1].kind, "NetworkPolicy");
+        let none = DtcIntent {
+            servers: Vec::new(),
+            ..intent
+        };
+        assert!(
+            apply(&none, &mut apps)
+                .unwrap_err()
+                .contains("has no inbound intents")
+        );
+    }
+}
