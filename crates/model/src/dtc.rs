@@ -23,18 +23,12 @@ pub const APP_LABEL_PATTERN: &str = "^([A-Za-z0-9][-A-Za-z0-9_.=]*)?[A-Za-z0-9]$
 /// EMCO's pattern of an access-point URL (`/status/*`).
 pub const ACCESS_URL_PATTERN: &str = "^(/)([A-Za-z0-9][-A-Za-z0-9_./]*)?[A-Za-z0-9*]$";
 
-/// A traffic-group-intent (`…/deployment-intent-groups/{dig}/traffic-group-intents/{intent}`).
-pub type TrafficGroupIntent = MetadataOnly;
-
-/// An inbound (server) intent (`…/traffic-group-intents/{intent}/inbound-intents/{server}`).
-pub type InboundServerIntent = Resource<InboundServerSpec>;
-
-/// Spec of an inbound intent.
+/// An app in a traffic intent: the app, the label of its pods (`key=value`) and its service.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["app", "appLabel", "serviceName", "port", "protocol"]))]
-pub struct InboundServerSpec {
-    /// The app that serves.
+#[schemars(extend("required" = ["app", "appLabel", "serviceName"]))]
+pub struct AppService {
+    /// The app.
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_DTC_FIELD_LEN), pattern(NAME_PATTERN))]
     pub app: String,
@@ -46,6 +40,30 @@ pub struct InboundServerSpec {
     #[serde(default)]
     #[schemars(length(min = 1, max = MAX_DTC_FIELD_LEN), pattern(NAME_PATTERN))]
     pub service_name: String,
+}
+
+impl AppService {
+    fn validate(&self) -> Result<(), ValidationError> {
+        validate_name("spec.app", &self.app)?;
+        app_label("spec.appLabel", &self.app_label)?;
+        Ok(validate_name("spec.serviceName", &self.service_name)?)
+    }
+}
+
+/// A traffic-group-intent (`…/deployment-intent-groups/{dig}/traffic-group-intents/{intent}`).
+pub type TrafficGroupIntent = MetadataOnly;
+
+/// An inbound (server) intent (`…/traffic-group-intents/{intent}/inbound-intents/{server}`).
+pub type InboundServerIntent = Resource<InboundServerSpec>;
+
+/// Spec of an inbound intent.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["port", "protocol"]))]
+pub struct InboundServerSpec {
+    /// The app that serves, its pods' label and its service.
+    #[serde(flatten)]
+    pub service: AppService,
     /// The name it is reached by from outside.
     #[serde(default)]
     #[schemars(length(max = MAX_DTC_FIELD_LEN))]
@@ -124,9 +142,7 @@ impl InboundServerIntent {
     pub fn validate_inbound_server(&self) -> Result<(), ValidationError> {
         self.metadata.validate("inbound server intent")?;
         let spec = &self.spec;
-        validate_name("spec.app", &spec.app)?;
-        app_label("spec.appLabel", &spec.app_label)?;
-        validate_name("spec.serviceName", &spec.service_name)?;
+        spec.service.validate()?;
         check_len("spec.externalName", &spec.external_name, MAX_DTC_FIELD_LEN)?;
         if !(1..=65535).contains(&spec.port) {
             return Err(ValidationError::invalid(
@@ -201,20 +217,11 @@ pub type InboundClientsIntent = Resource<InboundClientsSpec>;
 /// Spec of an inbound clients intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["app", "appLabel", "serviceName", "namespaces", "cidrs"]))]
+#[schemars(extend("required" = ["namespaces", "cidrs"]))]
 pub struct InboundClientsSpec {
-    /// The client app.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = MAX_DTC_FIELD_LEN), pattern(NAME_PATTERN))]
-    pub app: String,
-    /// The label of its pods, `key=value`.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = MAX_DTC_FIELD_LEN), pattern(APP_LABEL_PATTERN))]
-    pub app_label: String,
-    /// Its service.
-    #[serde(default)]
-    #[schemars(length(min = 1, max = MAX_DTC_FIELD_LEN), pattern(NAME_PATTERN))]
-    pub service_name: String,
+    /// The client app, its pods' label and its service.
+    #[serde(flatten)]
+    pub service: AppService,
     /// The namespaces it runs in.
     #[serde(default)]
     #[schemars(with = "Vec<String>", length(max = MAX_DTC_LIST_LEN), inner(length(max = MAX_DTC_ITEM_LEN)))]
@@ -230,9 +237,7 @@ impl InboundClientsIntent {
     pub fn validate_inbound_clients(&self) -> Result<(), ValidationError> {
         self.metadata.validate("inbound clients intent")?;
         let spec = &self.spec;
-        validate_name("spec.app", &spec.app)?;
-        app_label("spec.appLabel", &spec.app_label)?;
-        validate_name("spec.serviceName", &spec.service_name)?;
+        spec.service.validate()?;
         for (field, list) in [("spec.namespaces", &spec.namespaces), ("spec.cidrs", &spec.cidrs)] {
             let Some(list) = list else {
                 return Err(ValidationError::Missing {
@@ -369,7 +374,7 @@ mod tests {
         .unwrap();
         server.validate_inbound_server().unwrap();
         let mut bad = server.clone();
-        bad.spec.app_label = "app=".into();
+        bad.spec.service.app_label = "app=".into();
         assert!(
             bad.validate_inbound_server()
                 .unwrap_err()

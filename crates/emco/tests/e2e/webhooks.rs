@@ -73,6 +73,22 @@ fn start_webhook(python: &Path, dir: &Path, cert: &str, key: &str) -> (Webhook, 
     (Webhook(child), port)
 }
 
+/// Names `controller` (with intent `sample-intent`) beside the vFW's placement in its DIG's intents, approves the
+/// DIG and answers its instantiate.
+async fn instantiate_naming(http: &Http, controller: &str) -> Reply {
+    let intents = json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi", controller: "sample-intent"}}});
+    http.request(
+        "PUT",
+        &format!("{DIG}/intents/i"),
+        Some("application/json"),
+        intents.to_string().as_bytes(),
+    )
+    .await
+    .expect(200);
+    http.post_empty(&format!("{DIG}/approve")).await.expect(202);
+    http.post_empty(&format!("{DIG}/instantiate")).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_webhook_controller_changes_every_cluster_s_objects() {
     let Some(python) = program("python3") else {
@@ -110,22 +126,8 @@ async fn a_webhook_controller_changes_every_cluster_s_objects() {
         )
         .await
         .expect(201);
-    let name_in_intents = |controller: &str| json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi", controller: "sample-intent"}}});
-
     // A webhook outside the allowed prefixes is never called.
-    emco.http
-        .request(
-            "PUT",
-            &format!("{DIG}/intents/i"),
-            Some("application/json"),
-            name_in_intents("elsewhere").to_string().as_bytes(),
-        )
-        .await
-        .expect(200);
-    emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
-    let refused = emco
-        .http
-        .post_empty(&format!("{DIG}/instantiate"))
+    let refused = instantiate_naming(&emco.http, "elsewhere")
         .await
         .expect(409)
         .json();
@@ -136,20 +138,7 @@ async fn a_webhook_controller_changes_every_cluster_s_objects() {
         "{message}"
     );
 
-    emco.http
-        .request(
-            "PUT",
-            &format!("{DIG}/intents/i"),
-            Some("application/json"),
-            name_in_intents("sample").to_string().as_bytes(),
-        )
-        .await
-        .expect(200);
-    emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
+    instantiate_naming(&emco.http, "sample").await.expect(202);
     emco.http.wait_dig_ready(DIG).await;
 
     for cluster in sim.clusters() {
@@ -274,23 +263,7 @@ async fn a_webhook_that_hangs_answers_too_much_or_redirects_fails_the_instantiat
         let registration = json!({"metadata": {"name": path}, "spec": {"host": "h", "port": 1, "type": "action", "priority": 1,
             "url": format!("https://127.0.0.1:{port}/{path}"), "caCert": ca}});
         emco.http.post("/v2/controllers", registration).await.expect(201);
-        let intents = json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi", path: "x"}}});
-        emco.http
-            .request(
-                "PUT",
-                &format!("{DIG}/intents/i"),
-                Some("application/json"),
-                intents.to_string().as_bytes(),
-            )
-            .await
-            .expect(200);
-        emco.http.post_empty(&format!("{DIG}/approve")).await.expect(202);
-        let refused = emco
-            .http
-            .post_empty(&format!("{DIG}/instantiate"))
-            .await
-            .expect(409)
-            .json();
+        let refused = instantiate_naming(&emco.http, path).await.expect(409).json();
         let message = refused["message"].as_str().unwrap();
         assert!(
             message.contains(&format!("controller '{path}'")) && message.contains(expected),

@@ -129,6 +129,18 @@ impl Deployed {
     }
 }
 
+/// An app rendering `object` on two clusters, `p+a` and `p+b` (for the controllers' tests).
+#[cfg(test)]
+pub(super) fn on_two_clusters(app: &str, object: &serde_json::Value) -> Deployed {
+    let record = ResourceRecord::pending_object(object.clone());
+    Deployed::rendered(
+        app,
+        &["p+a".to_string(), "p+b".to_string()],
+        &[],
+        vec![vec![record.clone()], vec![record]],
+    )
+}
+
 /// The controllers an instantiation runs, in order.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub(super) struct Plan {

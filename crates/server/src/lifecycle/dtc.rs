@@ -83,7 +83,7 @@ pub(super) async fn read(
             .into_iter()
             .map(|(_, clients)| clients.spec)
             .collect();
-        for cluster in app_clusters.get(&server.spec.app).into_iter().flatten() {
+        for cluster in app_clusters.get(&server.spec.service.app).into_iter().flatten() {
             let Some((provider, name)) = cluster.split_once('+') else {
                 continue;
             };
@@ -136,10 +136,10 @@ pub(super) fn apply(intent: &DtcIntent, apps: &mut [Deployed]) -> std::result::R
             )
         };
         let policy = network_policy(&intent.name, server).map_err(failed)?;
-        let Some(app) = apps.iter_mut().find(|app| app.app == server.spec.app) else {
+        let Some(app) = apps.iter_mut().find(|app| app.app == server.spec.service.app) else {
             return Err(failed(format!(
                 "the composite app has no app '{}'",
-                server.spec.app
+                server.spec.service.app
             )));
         };
         for index in 0..app.clusters.len() {
@@ -170,8 +170,8 @@ fn network_policy(intent: &str, server: &Server) -> std::result::Result<Json, St
     let spec = &server.spec;
     let mut from = Vec::new();
     for clients in &server.clients {
-        if !clients.app_label.is_empty() {
-            from.push(json!({"podSelector": {"matchLabels": selector("the clients' appLabel", &clients.app_label)?}}));
+        if !clients.service.app_label.is_empty() {
+            from.push(json!({"podSelector": {"matchLabels": selector("the clients' appLabel", &clients.service.app_label)?}}));
         }
         if spec.external_support {
             for cidr in clients.cidrs.iter().flatten() {
@@ -187,7 +187,7 @@ fn network_policy(intent: &str, server: &Server) -> std::result::Result<Json, St
         "kind": "NetworkPolicy",
         "metadata": {"name": format!("{intent}-{}", server.name)},
         "spec": {
-            "podSelector": {"matchLabels": selector("appLabel", &spec.app_label)?},
+            "podSelector": {"matchLabels": selector("appLabel", &spec.service.app_label)?},
             "policyTypes": ["Ingress"],
             "ingress": [{
                 "from": from,
@@ -233,7 +233,7 @@ mod tests {
             json!([{"podSelector": {"matchLabels": {"app": "http-client"}}}, {"ipBlock": {"cidr": "10.10.0.0/16"}}])
         );
         let mut broken = server(false);
-        broken.spec.app_label = "app=a=b".into();
+        broken.spec.service.app_label = "app=a=b".into();
         assert!(
             network_policy("tgi", &broken)
                 .unwrap_err()
@@ -245,14 +245,9 @@ mod tests {
     fn policies_go_to_the_clusters_that_enforce_them_only() {
         let deployment =
             json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "r1-http-server"}});
-        let mut apps = vec![Deployed::rendered(
+        let mut apps = vec![super::super::controllers::on_two_clusters(
             "http-server",
-            &["p+a".to_string(), "p+b".to_string()],
-            &[],
-            vec![
-                vec![ResourceRecord::pending_object(deployment.clone())],
-                vec![ResourceRecord::pending_object(deployment)],
-            ],
+            &deployment,
         )];
         let intent = DtcIntent {
             name: "tgi".into(),

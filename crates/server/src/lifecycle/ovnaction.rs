@@ -335,15 +335,7 @@ mod tests {
     fn workloads_get_the_annotations_in_their_pod_template_and_a_missing_one_is_refused() {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "r1-sink"},
             "spec": {"template": {"metadata": {"labels": {"app": "sink"}}, "spec": {"containers": []}}}});
-        let mut apps = vec![Deployed::rendered(
-            "sink",
-            &["p+a".to_string(), "p+b".to_string()],
-            &[],
-            vec![
-                vec![ResourceRecord::pending_object(deployment.clone())],
-                vec![ResourceRecord::pending_object(deployment)],
-            ],
-        )];
+        let mut apps = vec![super::super::controllers::on_two_clusters("sink", &deployment)];
         let mut intent = OvnIntent {
             name: "vfw".into(),
             workloads: vec![Workload {

@@ -363,15 +363,7 @@ mod tests {
     fn apps() -> Vec<Deployed> {
         let deployment = json!({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "r1-sink"},
             "spec": {"template": {"metadata": {"labels": {"app": "sink"}}, "spec": {"containers": []}}}});
-        vec![Deployed::rendered(
-            "sink",
-            &["p+a".to_string(), "p+b".to_string()],
-            &[],
-            vec![
-                vec![ResourceRecord::pending_object(deployment.clone())],
-                vec![ResourceRecord::pending_object(deployment)],
-            ],
-        )]
+        vec![super::super::controllers::on_two_clusters("sink", &deployment)]
     }
 
     fn webhook() -> Webhook {
