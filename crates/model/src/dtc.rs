@@ -59,7 +59,7 @@ pub type InboundServerIntent = Resource<InboundServerSpec>;
 /// Spec of an inbound intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["port", "protocol"]))]
+#[schemars(extend("required" = ["app", "appLabel", "serviceName", "port", "protocol"]))]
 pub struct InboundServerSpec {
     /// The app that serves, its pods' label and its service.
     #[serde(flatten)]
@@ -217,7 +217,7 @@ pub type InboundClientsIntent = Resource<InboundClientsSpec>;
 /// Spec of an inbound clients intent.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
-#[schemars(extend("required" = ["namespaces", "cidrs"]))]
+#[schemars(extend("required" = ["app", "appLabel", "serviceName", "namespaces", "cidrs"]))]
 pub struct InboundClientsSpec {
     /// The client app, its pods' label and its service.
     #[serde(flatten)]
