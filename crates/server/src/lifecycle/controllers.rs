@@ -190,12 +190,16 @@ pub(super) async fn read_plan(
     let mut runs = Vec::with_capacity(named.len());
     for (controller, (group_intent, intent)) in named {
         let registration = ResourcePath::new(Kind::Controller, vec![controller.clone()]);
-        if !catalog.exists(&registration).await? {
+        let Some(entry) = catalog.find(&registration).await? else {
             return Err(LifecycleError::Controller(format!(
                 "intent '{group_intent}' names controller '{controller}', which is not registered: register it under /v2/controllers"
             )));
-        }
-        let registered: Controller = catalog.get_as(&registration).await?;
+        };
+        let registered: Controller = serde_json::from_value(entry.body).map_err(|err| {
+            LifecycleError::Controller(format!(
+                "the registration of controller '{controller}' does not read: {err}"
+            ))
+        })?;
         let placement = match registered.spec.controller_type.as_str() {
             "placement" => true,
             "action" => false,

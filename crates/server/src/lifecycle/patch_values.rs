@@ -7,6 +7,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt as _;
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper_util::client::legacy::Client;
@@ -19,6 +20,8 @@ pub const DEFAULT_PATCH_VALUE_TIMEOUT: Duration = Duration::from_secs(5);
 pub const DEFAULT_PATCH_VALUE_MAX_BYTES: usize = 64 * 1024;
 /// The most distinct URLs one instantiation fetches.
 pub const MAX_PATCH_VALUE_URLS: usize = 64;
+/// How many patch values are fetched at once.
+const CONCURRENT_FETCHES: usize = 8;
 
 /// Where patch values may come from, and the bounds of fetching one.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -107,18 +110,30 @@ pub(super) async fn fetch_all(
     if urls.is_empty() {
         return Ok(values);
     }
-    let client = client()?;
-    for url in urls {
-        if let Some(refusal) = sources.refusal(&url) {
+    for url in &urls {
+        if let Some(refusal) = sources.refusal(url) {
             return Err(format!(
                 "patch value URL '{}': {refusal}",
-                emco_model::shown(&url)
+                emco_model::shown(url)
             ));
         }
-        let value = tokio::time::timeout(sources.timeout, fetch(&client, &url, sources.max_bytes))
-            .await
-            .unwrap_or_else(|_| Err(format!("no answer within {:?}", sources.timeout)))
-            .map_err(|message| format!("patch value URL '{}': {message}", emco_model::shown(&url)))?;
+    }
+    let client = client()?;
+    // Fetched [`CONCURRENT_FETCHES`] at a time: the instantiation waits for the slowest, not their sum.
+    let mut answers = futures::stream::iter(urls)
+        .map(|url| {
+            let client = &client;
+            async move {
+                let value = tokio::time::timeout(sources.timeout, fetch(client, &url, sources.max_bytes))
+                    .await
+                    .unwrap_or_else(|_| Err(format!("no answer within {:?}", sources.timeout)))
+                    .map_err(|message| format!("patch value URL '{}': {message}", emco_model::shown(&url)))?;
+                Ok::<_, String>((url, value))
+            }
+        })
+        .buffer_unordered(CONCURRENT_FETCHES);
+    while let Some(answer) = answers.next().await {
+        let (url, value) = answer?;
         values.insert(url, value);
     }
     Ok(values)
