@@ -130,6 +130,8 @@ pub enum Kind {
     LogicalCloudKv,
     /// `/dtc-controllers/{c}`
     DtcController,
+    /// `/clm-controllers/{c}` (cluster-event listeners, as EMCO's clm registers them)
+    ClmController,
     /// `/status-configs/{name}` (per-kind status configuration, issue #16 §4)
     StatusConfig,
     /// `/projects/{p}/status-collectors/{name}` (a combined-status query, issue #17)
@@ -166,7 +168,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 39] = [
+    pub const ALL: [Kind; 40] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -190,6 +192,7 @@ impl Kind {
         Kind::ClusterQuota,
         Kind::LogicalCloudKv,
         Kind::DtcController,
+        Kind::ClmController,
         Kind::StatusConfig,
         Kind::StatusCollector,
         Kind::StatusCollectionIntent,
@@ -233,6 +236,7 @@ impl Kind {
             Self::ClusterQuota => "clusterquota",
             Self::LogicalCloudKv => "logicalcloudkv",
             Self::DtcController => "dtccontroller",
+            Self::ClmController => "clmcontroller",
             Self::StatusConfig => "statusconfig",
             Self::StatusCollector => "statuscollector",
             Self::StatusCollectionIntent => "statuscollectionintent",
@@ -279,6 +283,7 @@ impl Kind {
             Self::ClusterQuota => "ClusterQuota",
             Self::LogicalCloudKv => "LogicalCloudKeyValue",
             Self::DtcController => "DtcController",
+            Self::ClmController => "ClmController",
             Self::StatusConfig => "StatusConfig",
             Self::StatusCollector => "StatusCollector",
             Self::StatusCollectionIntent => "StatusCollectionIntent",
@@ -306,6 +311,7 @@ impl Kind {
             | Self::Project
             | Self::ClusterProvider
             | Self::DtcController
+            | Self::ClmController
             | Self::StatusConfig => None,
             Self::CompositeApp => Some(Self::Project),
             Self::App | Self::CompositeProfile | Self::DeploymentIntentGroup => Some(Self::CompositeApp),

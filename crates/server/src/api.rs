@@ -123,13 +123,13 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         update_dig,
     };
     use resources::{
-        APP_DEPENDENCY, APP_INTENT, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER, CLUSTER_QUOTA,
-        CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER, DEPLOYMENT_INTENT_GROUP,
-        DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT, HPA_CONSUMER, HPA_INTENT,
-        HPA_REQUIREMENT, INBOUND_CLIENTS_ACCESS_INTENT, INBOUND_CLIENTS_INTENT, INBOUND_SERVER_INTENT,
-        LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK,
-        TRAFFIC_GROUP_INTENT, USER_PERMISSION, WORKLOAD_INTENT, WORKLOAD_INTERFACE,
-        collection_endpoint as collection, item_endpoint as item,
+        APP_DEPENDENCY, APP_INTENT, CLM_CONTROLLER, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER,
+        CLUSTER_QUOTA, CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER,
+        DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT,
+        HPA_CONSUMER, HPA_INTENT, HPA_REQUIREMENT, INBOUND_CLIENTS_ACCESS_INTENT, INBOUND_CLIENTS_INTENT,
+        INBOUND_SERVER_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT,
+        PROJECT, PROVIDER_NETWORK, TRAFFIC_GROUP_INTENT, USER_PERMISSION, WORKLOAD_INTENT,
+        WORKLOAD_INTERFACE, collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -529,6 +529,8 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         ),
         collection("/v2/dtc-controllers", &DTC_CONTROLLER, controllers),
         item("/v2/dtc-controllers/{controller}", &DTC_CONTROLLER, controllers),
+        collection("/v2/clm-controllers", &CLM_CONTROLLER, controllers),
+        item("/v2/clm-controllers/{controller}", &CLM_CONTROLLER, controllers),
         status_config_routes::collection_endpoint("/v2/status-configs"),
         resources::item_endpoint(
             "/v2/status-configs/{name}",

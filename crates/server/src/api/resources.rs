@@ -387,6 +387,20 @@ pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
     put_always_created: false,
 };
 
+/// A cluster-event listener registered as EMCO's clm registers one (kept and shown; emco's own controllers read
+/// clusters when they run).
+pub(crate) static CLM_CONTROLLER: ResourceKind = ResourceKind {
+    kind: Kind::ClmController,
+    name: "ClmController",
+    schema: |generator| <Controller as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) = decode::<Controller>(raw, |r| Ok(r.validate_controller()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_always_created: false,
+};
+
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     kind: Kind::DtcController,
     name: "DtcController",

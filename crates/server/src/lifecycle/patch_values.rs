@@ -112,10 +112,7 @@ pub(super) async fn fetch_all(
     }
     for url in &urls {
         if let Some(refusal) = sources.refusal(url) {
-            return Err(format!(
-                "patch value URL '{}': {refusal}",
-                emco_model::shown(url)
-            ));
+            return Err(format!("patch value URL '{}': {refusal}", emco_model::shown(url)));
         }
     }
     let client = client()?;

@@ -86,6 +86,14 @@ async fn hpa_intents_consumers_and_requirements_are_kept_and_checked() {
         1
     );
 
+    // EMCO's hpa examples also register the placement controller as a cluster-event listener (clm): kept.
+    let clm = json!({"metadata": {"name": "hpa-placement-controller-1"}, "spec": {"host": "hpaplc", "port": 9099, "priority": 1}});
+    api.post("/v2/clm-controllers", clm)
+        .await
+        .expect(StatusCode::CREATED);
+    let listed = api.get("/v2/clm-controllers").await.expect(StatusCode::OK).json();
+    assert_eq!(listed[0]["spec"]["host"], "hpaplc");
+
     // Named in the DIG's intents, hpa reads the clusters' nodes; none can be read here (no cluster engine): the
     // instantiation is refused naming the app, each cluster and why.
     api.post(
