@@ -1,6 +1,8 @@
-//! The traffic-control example (`examples/dtc`) with emcoctl against emco and a kubesim cluster labelled
-//! `networkpolicy-supported`: dtc's nps sub-controller adds the NetworkPolicy EMCO writes to the server app, the
-//! DIG ends Instantiated and Ready, and the status says dtc added it.
+//! The traffic-control examples with emcoctl against emco and kubesim clusters: `examples/dtc` on a cluster
+//! labelled `networkpolicy-supported` (dtc's nps sub-controller adds the NetworkPolicy EMCO writes to the server
+//! app) and `examples/dtc-istio` on two clusters with Istio's CRDs (its adds the Istio objects EMCO's
+//! istio_traffic README lists, on the client's cluster and the server's); the DIGs end Instantiated and Ready,
+//! and the status says dtc added the objects.
 
 use std::path::{Path, PathBuf};
 
@@ -8,15 +10,26 @@ use emco_k8s::k8s_openapi::api::networking::v1::NetworkPolicy;
 use emcoctl::client::EmcoClient;
 use emcoctl::commands::Verb;
 use emcoctl::documents::read_values;
+use kube::api::{Api, DynamicObject, ListParams};
+use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
 
 use crate::support::*;
 
 const DIG: &str = "/v2/projects/proj1/composite-apps/http-dtc-app/v1/deployment-intent-groups/http-dtc-dig";
 
+const ISTIO_DIG: &str =
+    "/v2/projects/proj1/composite-apps/http-istio-app/v1/deployment-intent-groups/http-istio-dig";
+
 fn example(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../examples/dtc")
+        .join(file)
+}
+
+fn istio_example(file: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/dtc-istio")
         .join(file)
 }
 
@@ -35,8 +48,7 @@ async fn dtc_writes_the_network_policy_of_the_traffic_group_intent() {
     }
     emco.http.wait_dig_ready(DIG).await;
 
-    let policies: kube::Api<NetworkPolicy> =
-        kube::Api::namespaced(sim.clusters()[0].client().unwrap(), "default");
+    let policies: kube::Api<NetworkPolicy> = Api::namespaced(sim.clusters()[0].client().unwrap(), "default");
     let policy = policies.get("http-traffic-http-server-inbound").await.unwrap();
     let spec = serde_json::to_value(policy.spec.unwrap()).unwrap();
     assert_eq!(
@@ -55,6 +67,150 @@ async fn dtc_writes_the_network_policy_of_the_traffic_group_intent() {
     let added = resources
         .iter()
         .find(|r| r["name"] == "http-traffic-http-server-inbound")
+        .unwrap();
+    assert_eq!(added["changedBy"], json!(["dtc"]));
+}
+
+/// The Istio object `kind` (`group`, plural) named `name` in `namespace` of `cluster`, as JSON, if there is one.
+async fn istio_object(
+    cluster: &kubesim::SimCluster,
+    (group, kind, plural): (&str, &str, &str),
+    namespace: &str,
+    name: &str,
+) -> Option<serde_json::Value> {
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1beta1", kind), plural);
+    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client().unwrap(), namespace, &resource);
+    let object = api.get_opt(name).await.unwrap()?;
+    Some(object.data)
+}
+
+const GATEWAY: (&str, &str, &str) = ("networking.istio.io", "Gateway", "gateways");
+const SERVICE_ENTRY: (&str, &str, &str) = ("networking.istio.io", "ServiceEntry", "serviceentries");
+const DESTINATION_RULE: (&str, &str, &str) = ("networking.istio.io", "DestinationRule", "destinationrules");
+const AUTHORIZATION_POLICY: (&str, &str, &str) = (
+    "security.istio.io",
+    "AuthorizationPolicy",
+    "authorizationpolicies",
+);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gateway() {
+    let sim = kubesim::Simulator::start_named(2).await.unwrap();
+    let _monitors = start_monitors(&sim);
+    for cluster in sim.clusters() {
+        let istio = include_str!("../../../../deploy/istio-crds.yaml");
+        assert_eq!(
+            install_cluster_objects(cluster, istio).await,
+            6,
+            "istio-system and five CRDs"
+        );
+    }
+    let emco = Emco::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let kubeconfigs = sim.write_kubeconfigs(dir.path()).unwrap();
+    let mut values = read_values(&istio_example("values.yaml")).unwrap();
+    values["KubeConfig1"] = json!(kubeconfigs[0].display().to_string());
+    values["KubeConfig2"] = json!(kubeconfigs[1].display().to_string());
+    let client = EmcoClient::new(&format!("http://{}", emco.http.address)).unwrap();
+    for file in ["prerequisites.yaml", "istio-traffic.yaml"] {
+        emcoctl_file(&client, Verb::Apply, &istio_example(file), &values).await;
+    }
+    emco.http.wait_dig_ready(ISTIO_DIG).await;
+
+    // The client's cluster (edge01), as EMCO's istio_traffic README lists it: two ServiceEntries, two
+    // DestinationRules, taking the server's hosts to the server cluster's ingress gateway.
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let server_host = "http-service.default.provider1.edge02";
+    let entry = istio_object(edge01, SERVICE_ENTRY, "default", "http-service-se-client0")
+        .await
+        .expect("the client's ServiceEntry of the server's cluster host");
+    assert_eq!(
+        entry["spec"],
+        json!({"hosts": [server_host], "addresses": ["240.0.0.2"], "location": "MESH_INTERNAL", "resolution": "DNS",
+            "ports": [{"name": "tcp", "number": 30083, "protocol": "TCP"}],
+            "endpoints": [{"address": "192.168.121.15", "ports": {"tcp": 32001}}]})
+    );
+    let named = istio_object(edge01, SERVICE_ENTRY, "default", "http-service-se-client1")
+        .await
+        .unwrap();
+    assert_eq!(named["spec"]["hosts"], json!(["http-service"]));
+    for (name, host) in [
+        ("http-service-dr-client0", server_host),
+        ("http-service-dr-client-svcname", "http-service"),
+    ] {
+        let rule = istio_object(edge01, DESTINATION_RULE, "default", name)
+            .await
+            .unwrap();
+        assert_eq!(
+            rule["spec"],
+            json!({"host": host, "trafficPolicy": {"tls": {"mode": "ISTIO_MUTUAL"}}})
+        );
+    }
+    assert!(
+        istio_object(edge01, GATEWAY, "istio-system", "http-service-gateway")
+            .await
+            .is_none()
+    );
+
+    // The server's cluster (edge02): the passthrough Gateway, ServiceEntry and DestinationRule in istio-system, and
+    // the AuthorizationPolicy of the client's access point.
+    let gateway = istio_object(edge02, GATEWAY, "istio-system", "http-service-gateway")
+        .await
+        .unwrap();
+    assert_eq!(
+        gateway["spec"],
+        json!({"servers": [{"port": {"name": "tls", "number": 15443, "protocol": "TLS"}, "hosts": [server_host],
+            "tls": {"mode": "AUTO_PASSTHROUGH"}, "name": "tls"}], "selector": {"istio": "ingressgateway"}})
+    );
+    let entry = istio_object(edge02, SERVICE_ENTRY, "istio-system", "http-service-se-server")
+        .await
+        .unwrap();
+    assert_eq!(
+        entry["spec"]["endpoints"],
+        json!([{"address": "http-service.default"}])
+    );
+    let rule = istio_object(
+        edge02,
+        DESTINATION_RULE,
+        "istio-system",
+        "http-service-se-server-dr",
+    )
+    .await
+    .unwrap();
+    assert_eq!(rule["spec"]["host"], server_host);
+    let policy = istio_object(edge02, AUTHORIZATION_POLICY, "default", "http-server")
+        .await
+        .unwrap();
+    assert_eq!(
+        policy["spec"],
+        json!({"action": "ALLOW", "rules": [{"to": [{"operation": {"methods": ["GET"], "paths": ["/*"],
+            "hosts": ["http-service.default", "http-service.default.svc.cluster.local", "http-service"]}}]}]})
+    );
+    let resource = ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk(SERVICE_ENTRY.0, "v1beta1", SERVICE_ENTRY.1),
+        SERVICE_ENTRY.2,
+    );
+    let entries: Api<DynamicObject> = Api::namespaced_with(edge02.client().unwrap(), "default", &resource);
+    assert!(
+        entries
+            .list(&ListParams::default())
+            .await
+            .unwrap()
+            .items
+            .is_empty(),
+        "the server's cluster gets no client ServiceEntries"
+    );
+
+    let status = emco
+        .http
+        .get(&format!("{ISTIO_DIG}/status?app=http-client"))
+        .await
+        .expect(200)
+        .json();
+    let resources = status["apps"][0]["clusters"][0]["resources"].as_array().unwrap();
+    let added = resources
+        .iter()
+        .find(|r| r["name"] == "http-service-se-client0")
         .unwrap();
     assert_eq!(added["changedBy"], json!(["dtc"]));
 }

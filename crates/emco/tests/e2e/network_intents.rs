@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use kube::api::{Api, DynamicObject, ListParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kubesim::Faults;
 use serde_json::{Value as Json, json};
@@ -17,30 +17,12 @@ pub(crate) const EDGE01: &str = "/v2/cluster-providers/vfw-cluster-provider/clus
 
 /// Installs the ovn4nfv Network and ProviderNetwork CRDs emco ships into `cluster`.
 pub(crate) async fn install_network_crds(cluster: &kubesim::SimCluster) {
-    let client = cluster.client().unwrap();
-    let crds: Api<DynamicObject> = Api::all_with(
-        client,
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
     let text = include_str!("../../../../deploy/ovn4nfv-network-crds.yaml");
-    let mut installed = 0;
-    for document in serde_saphyr::from_multiple::<Json>(text).unwrap() {
-        if document.is_null() {
-            continue;
-        }
-        let object: DynamicObject = serde_json::from_value(document).unwrap();
-        crds.create(&PostParams::default(), &object).await.unwrap();
-        installed += 1;
-    }
     assert_eq!(
-        installed, 2,
+        install_cluster_objects(cluster, text).await,
+        2,
         "the file holds the Network and ProviderNetwork CRDs"
     );
-    // The CRDs are served once established (kubesim establishes them at once; discovery follows the write).
-    tokio::time::sleep(Duration::from_millis(100)).await;
 }
 
 /// Onboards provider and cluster `edge01` (no DIG) and seed 000's three networks.

@@ -845,3 +845,37 @@ impl Http {
         .await;
     }
 }
+
+/// Creates the cluster-scoped objects of the YAML stream `text` (Namespaces and CustomResourceDefinitions, as
+/// installing an add-on leaves them) in `cluster`, and answers how many; CRDs are served once established
+/// (kubesim establishes them at once; discovery follows the write).
+pub(crate) async fn install_cluster_objects(cluster: &kubesim::SimCluster, text: &str) -> usize {
+    use kube::api::{Api, DynamicObject, PostParams};
+    use kube::core::{ApiResource, GroupVersionKind};
+
+    let client = cluster.client().unwrap();
+    let mut installed = 0;
+    for document in serde_saphyr::from_multiple::<Json>(text).unwrap() {
+        if document.is_null() {
+            continue;
+        }
+        let resource = match document["kind"].as_str() {
+            Some("Namespace") => {
+                ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Namespace"), "namespaces")
+            }
+            Some("CustomResourceDefinition") => ApiResource::from_gvk_with_plural(
+                &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+                "customresourcedefinitions",
+            ),
+            other => panic!("install_cluster_objects creates Namespaces and CRDs, not {other:?}"),
+        };
+        let object: DynamicObject = serde_json::from_value(document).unwrap();
+        Api::<DynamicObject>::all_with(client.clone(), &resource)
+            .create(&PostParams::default(), &object)
+            .await
+            .unwrap();
+        installed += 1;
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    installed
+}

@@ -169,11 +169,12 @@ enum Work {
     Webhook(webhooks::Webhook),
 }
 
-/// Reads the controllers the DIG at `dig`'s group intents name, with their intents (`app_clusters`: where each
-/// app is placed); refuses a controller that is not registered, has no type, or is not one emco has.
+/// Reads the controllers the DIG at `dig`'s group intents name, with their intents (`namespace`: where the DIG
+/// deploys; `app_clusters`: where each app is placed); refuses a controller that is not registered, has no type, or is not one emco has.
 pub(super) async fn read_plan(
     catalog: &Catalog,
     dig: &ResourcePath,
+    namespace: &str,
     app_clusters: &BTreeMap<String, Vec<String>>,
 ) -> Result<Plan> {
     let mut named: BTreeMap<String, (String, String)> = BTreeMap::new();
@@ -221,7 +222,9 @@ pub(super) async fn read_plan(
             ovnaction::CONTROLLER_NAME => {
                 Work::Ovn(ovnaction::read(catalog, dig, &intent, app_clusters).await?)
             }
-            dtc::CONTROLLER_NAME => Work::Dtc(dtc::read(catalog, dig, &intent, app_clusters).await?),
+            dtc::CONTROLLER_NAME => {
+                Work::Dtc(dtc::read(catalog, dig, &intent, namespace, app_clusters).await?)
+            }
             name if hpa::PLACEMENT_CONTROLLERS.contains(&name) => {
                 let intents = hpa::read(catalog, dig).await?;
                 let mut clusters: Vec<String> = intents

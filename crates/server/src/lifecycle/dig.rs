@@ -137,7 +137,10 @@ pub(super) async fn read_inputs(
         .iter()
         .map(|app| (app.name.clone(), app.clusters.clone()))
         .collect();
-    let controllers = controllers::read_plan(catalog, dig_path, &app_clusters).await?;
+    let namespace = binding
+        .as_ref()
+        .map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str());
+    let controllers = controllers::read_plan(catalog, dig_path, namespace, &app_clusters).await?;
     Ok(Inputs {
         dig,
         apps: inputs,

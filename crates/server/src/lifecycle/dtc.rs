@@ -1,15 +1,22 @@
-//! EMCO's distributed traffic controller (`dtc`) with its network-policy sub-controller (`nps`): the DIG's intents
-//! name a traffic-group-intent (`"dtc": "<intent>"`); for each of its inbound (server) intents that has clients,
-//! nps adds to the server app, on each of its clusters labelled `networkpolicy-supported`, the NetworkPolicy
+//! EMCO's distributed traffic controller (`dtc`): the DIG's intents name a traffic-group-intent
+//! (`"dtc": "<intent>"`); dtc runs the sub-controllers registered under `/v2/dtc-controllers` over it, by priority.
+//! The network-policy sub-controller (`nps`): for each of its inbound (server) intents that has clients, nps adds
+//! to the server app, on each of its clusters labelled `networkpolicy-supported`, the NetworkPolicy
 //! `<intent>-<server>` EMCO writes (`src/nps/internal/networkpolicy`): ingress to the pods of the server's label,
 //! from each client's pods (by label) and — with `externalSupport` — its address ranges, else from anywhere
-//! (`0.0.0.0/0`), on the server's protocol and port. dtc runs the sub-controllers registered under
-//! `/v2/dtc-controllers`; one emco does not have is refused at instantiate, naming it.
+//! (`0.0.0.0/0`), on the server's protocol and port. The Istio traffic sub-controller (`its`, in `dtc/its.rs`)
+//! adds the Istio objects that let clients on other clusters reach the server through its cluster's ingress
+//! gateway. A sub-controller emco does not have is refused at instantiate, naming it.
 
-use std::collections::BTreeSet;
+mod its;
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use emco_appcontext::{Catalog, Kind, ResourcePath, ResourceRecord};
-use emco_model::dtc::{InboundClientsIntent, InboundClientsSpec, InboundServerIntent, InboundServerSpec};
+use emco_model::dtc::{
+    InboundClientsAccessIntent, InboundClientsAccessSpec, InboundClientsIntent, InboundClientsSpec,
+    InboundServerIntent, InboundServerSpec,
+};
 use emco_model::{Controller, shown};
 use serde_json::{Value as Json, json};
 
@@ -20,6 +27,8 @@ use super::{LifecycleError, Result};
 pub(super) const CONTROLLER_NAME: &str = "dtc";
 /// The network-policy sub-controller.
 const NPS: &str = "nps";
+/// The Istio traffic sub-controller.
+const ITS: &str = "its";
 /// The cluster label that says a cluster enforces NetworkPolicies (nps writes them only there).
 pub(super) const NETWORK_POLICY_LABEL: &str = "networkpolicy-supported";
 
@@ -28,10 +37,14 @@ pub(super) const NETWORK_POLICY_LABEL: &str = "networkpolicy-supported";
 pub(super) struct DtcIntent {
     name: String,
     servers: Vec<Server>,
-    /// Whether the nps sub-controller is registered.
-    nps: bool,
+    /// The sub-controllers registered under `/v2/dtc-controllers` ([`NPS`], [`ITS`]), in the order they run.
+    sub_controllers: Vec<String>,
     /// The clusters (`provider+cluster`) labelled [`NETWORK_POLICY_LABEL`], among the servers' apps' clusters.
     policy_clusters: BTreeSet<String>,
+    /// The namespace the DIG deploys to.
+    namespace: String,
+    /// The Istio ingress gateway kv-pairs of the servers' apps' clusters (read when `its` is registered).
+    gateway_kv: BTreeMap<String, BTreeMap<String, String>>,
 }
 
 /// An inbound intent with its clients.
@@ -39,17 +52,26 @@ pub(super) struct DtcIntent {
 struct Server {
     name: String,
     spec: InboundServerSpec,
-    clients: Vec<InboundClientsSpec>,
+    clients: Vec<Client>,
 }
 
-/// Reads the traffic-group-intent `intent` of the DIG at `dig`: its inbound intents and their clients in creation
-/// order, the sub-controllers registered under `/v2/dtc-controllers`, and which of the servers' clusters
-/// (`app_clusters`) enforce NetworkPolicies.
+/// An inbound clients intent with its access points.
+#[derive(Debug, Clone, PartialEq)]
+struct Client {
+    spec: InboundClientsSpec,
+    access: Vec<InboundClientsAccessSpec>,
+}
+
+/// Reads the traffic-group-intent `intent` of the DIG at `dig` (deploying to `namespace`): its inbound intents,
+/// their clients and access points in creation order, the sub-controllers registered under
+/// `/v2/dtc-controllers`, which of the servers' clusters (`app_clusters`) enforce NetworkPolicies and, for `its`,
+/// their Istio ingress gateway kv-pairs.
 pub(super) async fn read(
     catalog: &Catalog,
     dig: &ResourcePath,
     intent: &str,
-    app_clusters: &std::collections::BTreeMap<String, Vec<String>>,
+    namespace: &str,
+    app_clusters: &BTreeMap<String, Vec<String>>,
 ) -> Result<DtcIntent> {
     let intent_path = dig.child(Kind::TrafficGroupIntent, &[intent]);
     if !catalog.exists(&intent_path).await? {
@@ -65,28 +87,47 @@ pub(super) async fn read(
         .map(|(path, controller)| (controller.spec.priority, path.name().to_string()))
         .collect();
     sub_controllers.sort();
-    if let Some((_, other)) = sub_controllers.iter().find(|(_, name)| name != NPS) {
+    if let Some((_, other)) = sub_controllers
+        .iter()
+        .find(|(_, name)| name != NPS && name != ITS)
+    {
         return Err(LifecycleError::Controller(format!(
-            "dtc sub-controller '{}' is registered under /v2/dtc-controllers, and emco's dtc runs only '{NPS}' (network policies)",
+            "dtc sub-controller '{}' is registered under /v2/dtc-controllers, and emco's dtc runs '{NPS}' (network policies) and '{ITS}' (Istio traffic) only",
             shown(other)
         )));
     }
+    let sub_controllers: Vec<String> = sub_controllers.into_iter().map(|(_, name)| name).collect();
+    let istio = sub_controllers.iter().any(|name| name == ITS);
     let mut servers = Vec::new();
     let mut policy_clusters = BTreeSet::new();
+    let mut gateway_kv = BTreeMap::new();
     for (server_path, server) in catalog
         .list_as::<InboundServerIntent>(Kind::InboundServerIntent, intent_path.names())
         .await?
     {
-        let clients = catalog
+        let mut clients = Vec::new();
+        for (clients_path, client) in catalog
             .list_as::<InboundClientsIntent>(Kind::InboundClientsIntent, server_path.names())
             .await?
-            .into_iter()
-            .map(|(_, clients)| clients.spec)
-            .collect();
+        {
+            let access = catalog
+                .list_as::<InboundClientsAccessIntent>(Kind::InboundClientsAccessIntent, clients_path.names())
+                .await?
+                .into_iter()
+                .map(|(_, access)| access.spec)
+                .collect();
+            clients.push(Client {
+                spec: client.spec,
+                access,
+            });
+        }
         for cluster in app_clusters.get(&server.spec.service.app).into_iter().flatten() {
             let Some((provider, name)) = cluster.split_once('+') else {
                 continue;
             };
+            if istio && !gateway_kv.contains_key(cluster) {
+                gateway_kv.insert(cluster.clone(), its::gateway_kv(catalog, provider, name).await?);
+            }
             let label = ResourcePath::new(
                 Kind::ClusterLabel,
                 vec![
@@ -108,14 +149,17 @@ pub(super) async fn read(
     Ok(DtcIntent {
         name: intent.to_string(),
         servers,
-        nps: !sub_controllers.is_empty(),
+        sub_controllers,
         policy_clusters,
+        namespace: namespace.to_string(),
+        gateway_kv,
     })
 }
 
-/// Runs the registered sub-controllers over the apps' objects: nps adds each server's NetworkPolicy.
+/// Runs the registered sub-controllers over the apps' objects, in order: nps adds each server's NetworkPolicy,
+/// its the Istio objects.
 pub(super) fn apply(intent: &DtcIntent, apps: &mut [Deployed]) -> std::result::Result<(), String> {
-    if !intent.nps {
+    if intent.sub_controllers.is_empty() {
         return Ok(());
     }
     if intent.servers.is_empty() {
@@ -124,24 +168,41 @@ pub(super) fn apply(intent: &DtcIntent, apps: &mut [Deployed]) -> std::result::R
             intent.name
         ));
     }
+    for sub_controller in &intent.sub_controllers {
+        if sub_controller == ITS {
+            its::apply(intent, apps)?;
+        } else {
+            network_policies(intent, apps)?;
+        }
+    }
+    Ok(())
+}
+
+/// `traffic group intent '<intent>', inbound intent '<server>': <message>`.
+fn failed_at(intent: &DtcIntent, server: &Server, message: &str) -> String {
+    format!(
+        "traffic group intent '{}', inbound intent '{}': {message}",
+        intent.name, server.name
+    )
+}
+
+/// The index of `app` among the apps, or why not.
+fn app_index(apps: &[Deployed], app: &str) -> std::result::Result<usize, String> {
+    apps.iter()
+        .position(|deployed| deployed.app == app)
+        .ok_or_else(|| format!("the composite app has no app '{app}'"))
+}
+
+/// nps: adds each server's NetworkPolicy on its clusters that enforce them.
+fn network_policies(intent: &DtcIntent, apps: &mut [Deployed]) -> std::result::Result<(), String> {
     for server in &intent.servers {
         if server.clients.is_empty() {
             // EMCO's nps leaves a server without clients alone.
             continue;
         }
-        let failed = |message: String| {
-            format!(
-                "traffic group intent '{}', inbound intent '{}': {message}",
-                intent.name, server.name
-            )
-        };
+        let failed = |message: String| failed_at(intent, server, &message);
         let policy = network_policy(&intent.name, server).map_err(failed)?;
-        let Some(app) = apps.iter_mut().find(|app| app.app == server.spec.service.app) else {
-            return Err(failed(format!(
-                "the composite app has no app '{}'",
-                server.spec.service.app
-            )));
-        };
+        let app = &mut apps[app_index(apps, &server.spec.service.app).map_err(failed)?];
         for index in 0..app.clusters.len() {
             if !intent.policy_clusters.contains(&app.clusters[index]) {
                 continue;
@@ -169,7 +230,8 @@ fn selector(field: &str, label: &str) -> std::result::Result<Json, String> {
 fn network_policy(intent: &str, server: &Server) -> std::result::Result<Json, String> {
     let spec = &server.spec;
     let mut from = Vec::new();
-    for clients in &server.clients {
+    for client in &server.clients {
+        let clients = &client.spec;
         if !clients.service.app_label.is_empty() {
             from.push(json!({"podSelector": {"matchLabels": selector("the clients' appLabel", &clients.service.app_label)?}}));
         }
@@ -209,11 +271,12 @@ mod tests {
                 "port": 3550, "protocol": "TCP", "externalSupport": external}),
             )
             .unwrap(),
-            clients: vec![
-                serde_json::from_value(json!({"app": "http-client", "appLabel": "app=http-client",
+            clients: vec![Client {
+                spec: serde_json::from_value(json!({"app": "http-client", "appLabel": "app=http-client",
                 "serviceName": "http-client", "namespaces": [], "cidrs": ["10.10.0.0/16"]}))
                 .unwrap(),
-            ],
+                access: Vec::new(),
+            }],
         }
     }
 
@@ -252,8 +315,10 @@ mod tests {
         let intent = DtcIntent {
             name: "tgi".into(),
             servers: vec![server(false)],
-            nps: true,
+            sub_controllers: vec![NPS.to_string()],
             policy_clusters: BTreeSet::from(["p+b".to_string()]),
+            namespace: "default".into(),
+            gateway_kv: BTreeMap::new(),
         };
         apply(&intent, &mut apps).unwrap();
         assert_eq!(apps[0].objects[0].len(), 1);

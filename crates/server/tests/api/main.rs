@@ -9,6 +9,7 @@ mod auth;
 mod browser;
 mod contract;
 mod conventions;
+mod dtc;
 mod fuzz;
 mod gac;
 mod hpa;
