@@ -58,18 +58,11 @@ async fn answer(
             )));
         }
     };
-    let preview = state.lifecycle().preview(&dig).await?;
-    let cells: Vec<_> = preview
-        .cells
-        .into_iter()
-        .filter(|cell| cluster.is_none_or(|c| cell.cluster == c) && app.is_none_or(|a| cell.app == a))
-        .collect();
-    if cells.len() > MAX_PREVIEW_CELLS {
-        return Err(ApiError::invalid(format!(
-            "the preview holds {} app-cluster cells; at most {MAX_PREVIEW_CELLS} are shown at once: name a cluster (cluster=<provider>+<cluster>) or an app",
-            cells.len()
-        )));
-    }
+    let wanted = |cell_app: &str, cell_cluster: &str| {
+        cluster.is_none_or(|c| cell_cluster == c) && app.is_none_or(|a| cell_app == a)
+    };
+    let preview = state.lifecycle().preview(&dig, wanted, MAX_PREVIEW_CELLS).await?;
+    let cells = preview.cells;
     // What is applied now, by (app, cluster), when asked to compare.
     let mut applied: HashMap<(String, String), Vec<ResourceRecord>> = HashMap::new();
     if diff && let Some(context) = preview.applied {

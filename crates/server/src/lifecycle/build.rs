@@ -104,10 +104,16 @@ impl Lifecycle {
         Ok((first, known, Asked { values, nodes }))
     }
 
-    /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: every app's
-    /// objects on each of its clusters after its charts rendered and its controllers ran, each with the
-    /// controllers that added or changed it; and the context applied now, if any (to compare with).
-    pub async fn preview(&self, path: &ResourcePath) -> Result<Preview> {
+    /// What instantiating (or updating) the DIG at `path` would apply now, without storing anything: the objects
+    /// of every (app, cluster) cell `wanted` keeps, after the charts rendered and the controllers ran, each with
+    /// the controllers that added or changed it; and the context applied now, if any (to compare with). More than
+    /// `max_cells` wanted cells are refused before anything renders.
+    pub async fn preview(
+        &self,
+        path: &ResourcePath,
+        wanted: impl Fn(&str, &str) -> bool,
+        max_cells: usize,
+    ) -> Result<Preview> {
         let (state, _) = self.state(path).await?;
         let Inputs::DeploymentIntentGroup(inputs) = self.read_inputs(path, Operation::Instantiate).await?
         else {
@@ -115,10 +121,22 @@ impl Lifecycle {
                 "only a deployment intent group has a preview".into(),
             ));
         };
+        let placed = inputs
+            .cells()
+            .filter(|(app, cluster)| wanted(app, cluster))
+            .count();
+        if placed > max_cells {
+            return Err(LifecycleError::Invalid(format!(
+                "the preview holds {placed} app-cluster cells; at most {max_cells} are shown at once: name a cluster (cluster=<provider>+<cluster>) or an app"
+            )));
+        }
         let deployed = self.deployed(&Arc::new(inputs)).await?;
         let mut cells = Vec::new();
         for mut app in deployed {
             for (cluster, objects) in app.clusters.iter().zip(app.objects) {
+                if !wanted(&app.app, cluster) {
+                    continue;
+                }
                 let mut changes = app.changed_by.remove(cluster).unwrap_or_default();
                 let resources = objects
                     .into_iter()

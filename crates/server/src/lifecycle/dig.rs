@@ -347,6 +347,16 @@ impl Inputs {
     pub(super) fn controllers(&self) -> &controllers::Plan {
         &self.controllers
     }
+
+    /// Every (app, cluster) its placement intents place, before any placement controller narrowed them: what a
+    /// preview shows at most.
+    pub(super) fn cells(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.apps.iter().flat_map(|app| {
+            app.clusters
+                .iter()
+                .map(move |cluster| (app.name.as_str(), cluster.as_str()))
+        })
+    }
 }
 
 /// Every app's objects on each of its clusters from the first renders, before any controller ran: an app whose

@@ -621,3 +621,58 @@ async fn patch_values_come_only_from_allowed_url_prefixes_within_bounds() {
     }
     api.get(&format!("{DIG}/status")).await.expect(StatusCode::OK);
 }
+
+#[tokio::test]
+async fn a_preview_of_more_cells_than_its_bound_is_refused_and_a_narrower_one_answers() {
+    let api = Api::new(emco_store::Store::memory());
+    api.onboard_vfw().await;
+    // 128 more clusters labelled edge-cluster: packetgen and sink (placed by the label) are on 130 each.
+    for index in 0..128 {
+        let cluster = format!("site{index:03}");
+        let metadata = json!({"metadata": {"name": cluster}});
+        api.post_form(
+            &format!("{PROVIDER}/clusters"),
+            Some(&metadata),
+            Some(&kubeconfig(&cluster)),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+        api.post(
+            &format!("{PROVIDER}/clusters/{cluster}/labels"),
+            json!({"clusterLabel": "edge-cluster"}),
+        )
+        .await
+        .expect(StatusCode::CREATED);
+    }
+    let refused = api
+        .get(&format!("{DIG}/preview"))
+        .await
+        .expect(StatusCode::BAD_REQUEST);
+    assert!(
+        refused.message().contains("262 app-cluster cells; at most 256"),
+        "{}",
+        refused.message()
+    );
+    let sink = api
+        .get(&format!("{DIG}/preview?app=sink"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    assert_eq!(sink["clusters"].as_array().map(Vec::len), Some(130));
+    let one = api
+        .get(&format!("{DIG}/preview?cluster=vfw-cluster-provider%2Bsite007"))
+        .await
+        .expect(StatusCode::OK)
+        .json();
+    let apps: Vec<&str> = one["clusters"][0]["apps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|app| app["app"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        apps,
+        ["packetgen", "sink"],
+        "the firewall is placed on edge01 and edge02 only"
+    );
+}
