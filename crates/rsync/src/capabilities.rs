@@ -2,7 +2,7 @@
 //! serves, as `helm install` reads them from a live cluster — for rendering a chart per cluster version. Asked
 //! through the cluster's own client (aggregated discovery where the cluster serves it, else one read per group
 //! version), kept for [`CAPABILITIES_TTL`] and forgotten when the cluster's kubeconfig changes; many clusters are
-//! asked at once, [`CONCURRENT_CLUSTERS`] at a time, and the whole question is bounded by the caller's wait.
+//! asked at once (`Clients::ask_each`), and the whole question is bounded by the caller's wait.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -17,8 +17,6 @@ use crate::lock;
 
 /// How long what a cluster said is reused before it is asked again (an upgraded cluster is seen after this).
 pub(crate) const CAPABILITIES_TTL: Duration = Duration::from_secs(600);
-/// How many clusters are asked at once.
-const CONCURRENT_CLUSTERS: usize = 32;
 /// The most API versions and kinds kept of one cluster (a cluster answering more is cut here).
 const MAX_API_VERSIONS: usize = 20_000;
 
@@ -46,12 +44,11 @@ impl Clients {
             }
         }
         let deadline = tokio::time::Instant::now() + wait;
-        let mut answers = futures::stream::iter(to_ask)
-            .map(|cluster| async move {
-                let answer = self.ask(&cluster).await;
-                (cluster, answer)
-            })
-            .buffer_unordered(CONCURRENT_CLUSTERS);
+        let answers = self.ask_each(to_ask, |clients, cluster| async move {
+            let answer = clients.ask(&cluster).await;
+            (cluster, answer)
+        });
+        let mut answers = std::pin::pin!(answers);
         loop {
             match tokio::time::timeout_at(deadline, answers.next()).await {
                 Ok(Some((cluster, Ok(capabilities)))) => {

@@ -149,7 +149,26 @@ fn kubeconfig_error(cluster: &str, message: impl std::fmt::Display) -> SyncError
     }
 }
 
+/// How many clusters a question put to many clusters asks at once.
+const CONCURRENT_CLUSTERS: usize = 32;
+
 impl Clients {
+    /// `ask` put to each of `clusters`, [`CONCURRENT_CLUSTERS`] at a time: each cluster with its answer, as they come.
+    pub(crate) fn ask_each<'a, T, F, Fut>(
+        &'a self,
+        clusters: Vec<String>,
+        ask: F,
+    ) -> impl futures::Stream<Item = (String, T)> + 'a
+    where
+        F: Fn(&'a Self, String) -> Fut + 'a,
+        Fut: std::future::Future<Output = (String, T)> + 'a,
+    {
+        use futures::StreamExt as _;
+        futures::stream::iter(clusters)
+            .map(move |cluster| ask(self, cluster))
+            .buffer_unordered(CONCURRENT_CLUSTERS)
+    }
+
     pub(crate) fn new(catalog: Catalog, config: RsyncConfig) -> Self {
         Self {
             catalog,

@@ -14,8 +14,6 @@ use kube::api::{Api, ListParams};
 
 use crate::clients::Clients;
 
-/// How many clusters are read at once.
-const CONCURRENT_CLUSTERS: usize = 32;
 /// The most nodes read of one cluster.
 const MAX_NODES: usize = 5_000;
 /// The most pods read of one cluster (their requests are taken off their nodes).
@@ -31,17 +29,15 @@ impl Clients {
         clusters: Vec<String>,
         wait: Duration,
     ) -> HashMap<String, Result<Vec<NodeReport>, String>> {
-        futures::stream::iter(clusters)
-            .map(|cluster| async move {
-                let answer = match tokio::time::timeout(wait, self.read_nodes(&cluster)).await {
-                    Ok(answer) => answer,
-                    Err(_) => Err(format!("did not list its nodes and pods within {wait:?}")),
-                };
-                (cluster, answer)
-            })
-            .buffer_unordered(CONCURRENT_CLUSTERS)
-            .collect()
-            .await
+        self.ask_each(clusters, move |clients, cluster| async move {
+            let answer = match tokio::time::timeout(wait, clients.read_nodes(&cluster)).await {
+                Ok(answer) => answer,
+                Err(_) => Err(format!("did not list its nodes and pods within {wait:?}")),
+            };
+            (cluster, answer)
+        })
+        .collect()
+        .await
     }
 
     async fn read_nodes(&self, cluster: &str) -> Result<Vec<NodeReport>, String> {

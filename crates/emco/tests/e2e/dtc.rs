@@ -57,18 +57,23 @@ async fn dtc_writes_the_network_policy_of_the_traffic_group_intent() {
             "ingress": [{"from": [{"podSelector": {"matchLabels": {"app": "http-client"}}}, {"ipBlock": {"cidr": "0.0.0.0/0"}}],
                 "ports": [{"protocol": "TCP"}, {"port": 3550}]}]})
     );
+    assert_eq!(
+        changed_by(&emco, DIG, "http-server", "http-traffic-http-server-inbound").await,
+        json!(["dtc"])
+    );
+}
+
+/// The `changedBy` of the resource `name` of `app` on its first cluster, as the status of the DIG at `dig` says.
+async fn changed_by(emco: &Emco, dig: &str, app: &str, name: &str) -> serde_json::Value {
     let status = emco
         .http
-        .get(&format!("{DIG}/status?app=http-server"))
+        .get(&format!("{dig}/status?app={app}"))
         .await
         .expect(200)
         .json();
     let resources = status["apps"][0]["clusters"][0]["resources"].as_array().unwrap();
-    let added = resources
-        .iter()
-        .find(|r| r["name"] == "http-traffic-http-server-inbound")
-        .unwrap();
-    assert_eq!(added["changedBy"], json!(["dtc"]));
+    let resource = resources.iter().find(|r| r["name"] == name).unwrap();
+    resource["changedBy"].clone()
 }
 
 /// The Istio object `kind` (`group`, plural) named `name` in `namespace` of `cluster`, as JSON, if there is one.
@@ -78,9 +83,7 @@ async fn istio_object(
     namespace: &str,
     name: &str,
 ) -> Option<serde_json::Value> {
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, "v1beta1", kind), plural);
-    let api: Api<DynamicObject> = Api::namespaced_with(cluster.client().unwrap(), namespace, &resource);
-    let object = api.get_opt(name).await.unwrap()?;
+    let object = get_object(cluster, (group, "v1beta1", kind), plural, Some(namespace), name).await?;
     Some(object.data)
 }
 
@@ -201,16 +204,8 @@ async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gatewa
         "the server's cluster gets no client ServiceEntries"
     );
 
-    let status = emco
-        .http
-        .get(&format!("{ISTIO_DIG}/status?app=http-client"))
-        .await
-        .expect(200)
-        .json();
-    let resources = status["apps"][0]["clusters"][0]["resources"].as_array().unwrap();
-    let added = resources
-        .iter()
-        .find(|r| r["name"] == "http-service-se-client0")
-        .unwrap();
-    assert_eq!(added["changedBy"], json!(["dtc"]));
+    assert_eq!(
+        changed_by(&emco, ISTIO_DIG, "http-client", "http-service-se-client0").await,
+        json!(["dtc"])
+    );
 }

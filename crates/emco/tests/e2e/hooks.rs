@@ -237,14 +237,8 @@ async fn get(
     plural: &str,
     name: &str,
 ) -> Option<DynamicObject> {
-    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2), plural);
-    let client = cluster.client().unwrap();
-    let api: Api<DynamicObject> = if gvk.2 == "CustomResourceDefinition" {
-        Api::all_with(client, &resource)
-    } else {
-        Api::namespaced_with(client, "default", &resource)
-    };
-    api.get_opt(name).await.unwrap()
+    let namespace = (gvk.2 != "CustomResourceDefinition").then_some("default");
+    get_object(cluster, gvk, plural, namespace, name).await
 }
 
 fn revision(object: &DynamicObject) -> u64 {

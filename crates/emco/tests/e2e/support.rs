@@ -879,3 +879,24 @@ pub(crate) async fn install_cluster_objects(cluster: &kubesim::SimCluster, text:
     tokio::time::sleep(Duration::from_millis(100)).await;
     installed
 }
+
+/// The object `name` of kind `gvk` (`(group, version, kind)`, served as `plural`) in `cluster`: in `namespace`,
+/// or cluster-scoped when none; `None` when there is none.
+pub(crate) async fn get_object(
+    cluster: &kubesim::SimCluster,
+    gvk: (&str, &str, &str),
+    plural: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Option<kube::api::DynamicObject> {
+    use kube::api::{Api, DynamicObject};
+    use kube::core::{ApiResource, GroupVersionKind};
+
+    let resource = ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(gvk.0, gvk.1, gvk.2), plural);
+    let client = cluster.client().unwrap();
+    let api: Api<DynamicObject> = match namespace {
+        Some(namespace) => Api::namespaced_with(client, namespace, &resource),
+        None => Api::all_with(client, &resource),
+    };
+    api.get_opt(name).await.unwrap()
+}

@@ -75,6 +75,21 @@ fn start_webhook(python: &Path, dir: &Path, cert: &str, key: &str) -> (Webhook, 
 
 /// Names `controller` (with intent `sample-intent`) beside the vFW's placement in its DIG's intents, approves the
 /// DIG and answers its instantiate.
+/// emco allowed to call webhooks on the loopback `port` (within `bounds`), with the vFW onboarded on `sim`'s
+/// clusters.
+async fn emco_calling(port: u16, bounds: WebhookTargets, sim: &kubesim::Simulator) -> Emco {
+    let config = ServerConfig {
+        webhook_targets: WebhookTargets {
+            prefixes: vec![format!("https://127.0.0.1:{port}/")],
+            ..bounds
+        },
+        ..ServerConfig::default()
+    };
+    let emco = Emco::start_with_configs(Store::memory(), test_rsync_config(), config).await;
+    onboard_vfw(&emco.http, &kubeconfigs(sim)).await;
+    emco
+}
+
 async fn instantiate_naming(http: &Http, controller: &str) -> Reply {
     let intents = json!({"metadata": {"name": "i"}, "spec": {"intent": {"genericPlacementIntent": "pi", controller: "sample-intent"}}});
     http.request(
@@ -101,19 +116,7 @@ async fn a_webhook_controller_changes_every_cluster_s_objects() {
     let url = format!("https://127.0.0.1:{port}/sample");
     let sim = vfw_clusters(2).await;
     let _monitors = start_monitors(&sim);
-    let emco = Emco::start_with_configs(
-        Store::memory(),
-        test_rsync_config(),
-        ServerConfig {
-            webhook_targets: WebhookTargets {
-                prefixes: vec![format!("https://127.0.0.1:{port}/")],
-                ..WebhookTargets::default()
-            },
-            ..ServerConfig::default()
-        },
-    )
-    .await;
-    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let emco = emco_calling(port, WebhookTargets::default(), &sim).await;
     let register = |name: &str, url: &str| json!({"metadata": {"name": name}, "spec": {"host": "sample", "port": 9099, "type": "action", "priority": 5, "url": url, "caCert": ca}});
     emco.http
         .post("/v2/controllers", register("sample", &url))
@@ -240,21 +243,12 @@ async fn a_webhook_that_hangs_answers_too_much_or_redirects_fails_the_instantiat
     let (ca, cert, key) = certificates();
     let port = start_misbehaving_webhook(&cert, &key).await;
     let sim = vfw_clusters(1).await;
-    let emco = Emco::start_with_configs(
-        Store::memory(),
-        test_rsync_config(),
-        ServerConfig {
-            webhook_targets: WebhookTargets {
-                prefixes: vec![format!("https://127.0.0.1:{port}/")],
-                timeout: std::time::Duration::from_secs(1),
-                max_answer_bytes: 1024,
-                ..WebhookTargets::default()
-            },
-            ..ServerConfig::default()
-        },
-    )
-    .await;
-    onboard_vfw(&emco.http, &kubeconfigs(&sim)).await;
+    let bounds = WebhookTargets {
+        timeout: std::time::Duration::from_secs(1),
+        max_answer_bytes: 1024,
+        ..WebhookTargets::default()
+    };
+    let emco = emco_calling(port, bounds, &sim).await;
     for (path, expected) in [
         ("slow", "no answer within 1s"),
         ("big", "the answer is larger than 1024 bytes"),

@@ -189,6 +189,8 @@ pub(super) async fn read_plan(
         }
     }
     let mut runs = Vec::with_capacity(named.len());
+    // hpa's placement and action controllers read the same intents: read once.
+    let mut hpa_intents = None;
     for (controller, (group_intent, intent)) in named {
         let registration = ResourcePath::new(Kind::Controller, vec![controller.clone()]);
         let Some(entry) = catalog.find(&registration).await? else {
@@ -226,7 +228,7 @@ pub(super) async fn read_plan(
                 Work::Dtc(dtc::read(catalog, dig, &intent, namespace, app_clusters).await?)
             }
             name if hpa::PLACEMENT_CONTROLLERS.contains(&name) => {
-                let intents = hpa::read(catalog, dig).await?;
+                let intents = read_hpa_once(&mut hpa_intents, catalog, dig).await?;
                 let mut clusters: Vec<String> = intents
                     .apps()
                     .filter_map(|app| app_clusters.get(app))
@@ -238,7 +240,7 @@ pub(super) async fn read_plan(
                 Work::HpaPlacement(intents, clusters)
             }
             name if hpa::ACTION_CONTROLLERS.contains(&name) => {
-                Work::HpaAction(hpa::read(catalog, dig).await?)
+                Work::HpaAction(read_hpa_once(&mut hpa_intents, catalog, dig).await?)
             }
             _ => {
                 return Err(LifecycleError::Controller(format!(
@@ -258,6 +260,20 @@ pub(super) async fn read_plan(
         (!a.placement, a.priority, &a.controller).cmp(&(!b.placement, b.priority, &b.controller))
     });
     Ok(Plan { runs })
+}
+
+/// The DIG's hpa intents, read from the catalog the first time they are asked for.
+async fn read_hpa_once(
+    read: &mut Option<hpa::HpaIntents>,
+    catalog: &Catalog,
+    dig: &ResourcePath,
+) -> Result<hpa::HpaIntents> {
+    if let Some(intents) = read {
+        return Ok(intents.clone());
+    }
+    let intents = hpa::read(catalog, dig).await?;
+    *read = Some(intents.clone());
+    Ok(intents)
 }
 
 impl Plan {

@@ -47,6 +47,7 @@ mod hpa;
 mod logical_cloud;
 mod merge_patch;
 mod networks;
+mod outbound;
 mod ovnaction;
 pub mod patch_values;
 mod subject;

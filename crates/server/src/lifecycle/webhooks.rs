@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde_json::{Value as Json, json};
 
 use super::controllers::Deployed;
-use super::patch_values::{https_client, url_refusal};
+use super::outbound::{https_client, url_refusal};
 
 /// The default time a webhook has to answer.
 pub(crate) const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);

@@ -36,15 +36,8 @@ async fn its_is_refused_without_the_gateway_kv_pairs_and_runs_with_them() {
     )
     .await
     .expect(StatusCode::CREATED);
-    api.put(
-        &format!("{DIG}/intents/fw-deployment-intent"),
-        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "dtc": "testdtc"}}}),
-    )
-    .await
-    .expect(StatusCode::OK);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.name_controller("dtc", "testdtc").await;
+    api.approve_vfw().await;
 
     let refused = api
         .post_empty(&format!("{DIG}/instantiate"))

@@ -72,9 +72,7 @@ async fn add_customization(api: &Api, resource: &str, body: Json, files: &[(&str
 
 /// Approves the DIG and answers its instantiate, which must be refused (409).
 async fn instantiate_refused(api: &Api) -> Reply {
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.approve_vfw().await;
     api.post_empty(&format!("{DIG}/instantiate"))
         .await
         .expect(StatusCode::CONFLICT)
@@ -88,12 +86,7 @@ async fn use_gac(api: &Api) {
     )
     .await
     .expect(StatusCode::CREATED);
-    api.put(
-        &format!("{DIG}/intents/fw-deployment-intent"),
-        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "gac": "site"}}}),
-    )
-    .await
-    .expect(StatusCode::OK);
+    api.name_controller("gac", "site").await;
     api.post(GAC, json!({"metadata": {"name": "site"}}))
         .await
         .expect(StatusCode::CREATED);
@@ -225,15 +218,8 @@ async fn resources_and_customizations_are_kept_with_their_files() {
 async fn a_dig_naming_a_controller_emco_cannot_run_is_refused_at_instantiate() {
     let api = Api::new(emco_store::Store::memory());
     api.onboard_vfw().await;
-    api.put(
-        &format!("{DIG}/intents/fw-deployment-intent"),
-        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "gac": "site"}}}),
-    )
-    .await
-    .expect(StatusCode::OK);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.name_controller("gac", "site").await;
+    api.approve_vfw().await;
     let unregistered = api
         .post_empty(&format!("{DIG}/instantiate"))
         .await
@@ -265,15 +251,8 @@ async fn a_dig_naming_a_controller_emco_cannot_run_is_refused_at_instantiate() {
     api.post("/v2/controllers", json!({"metadata": {"name": "sample"}, "spec": {"host": "s", "port": 9099, "type": "action", "priority": 2}}))
         .await
         .expect(StatusCode::CREATED);
-    api.put(
-        &format!("{DIG}/intents/fw-deployment-intent"),
-        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "sample": "s"}}}),
-    )
-    .await
-    .expect(StatusCode::OK);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.name_controller("sample", "s").await;
+    api.approve_vfw().await;
     let unknown = api
         .post_empty(&format!("{DIG}/instantiate"))
         .await
@@ -627,23 +606,7 @@ async fn a_preview_of_more_cells_than_its_bound_is_refused_and_a_narrower_one_an
     let api = Api::new(emco_store::Store::memory());
     api.onboard_vfw().await;
     // 128 more clusters labelled edge-cluster: packetgen and sink (placed by the label) are on 130 each.
-    for index in 0..128 {
-        let cluster = format!("site{index:03}");
-        let metadata = json!({"metadata": {"name": cluster}});
-        api.post_form(
-            &format!("{PROVIDER}/clusters"),
-            Some(&metadata),
-            Some(&kubeconfig(&cluster)),
-        )
-        .await
-        .expect(StatusCode::CREATED);
-        api.post(
-            &format!("{PROVIDER}/clusters/{cluster}/labels"),
-            json!({"clusterLabel": "edge-cluster"}),
-        )
-        .await
-        .expect(StatusCode::CREATED);
-    }
+    api.add_labelled_clusters("site", 128).await;
     let refused = api
         .get(&format!("{DIG}/preview"))
         .await

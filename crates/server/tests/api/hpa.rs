@@ -102,15 +102,9 @@ async fn hpa_intents_consumers_and_requirements_are_kept_and_checked() {
     )
     .await
     .expect(StatusCode::CREATED);
-    api.put(
-        &format!("{DIG}/intents/fw-deployment-intent"),
-        json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent": {"genericPlacementIntent": "fw-placement-intent", "hpa-placement-controller-1": "hpa-placement-intent"}}}),
-    )
-    .await
-    .expect(StatusCode::OK);
-    api.post_empty(&format!("{DIG}/approve"))
-        .await
-        .expect(StatusCode::ACCEPTED);
+    api.name_controller("hpa-placement-controller-1", "hpa-placement-intent")
+        .await;
+    api.approve_vfw().await;
     let refused = api
         .post_empty(&format!("{DIG}/instantiate"))
         .await

@@ -9,7 +9,7 @@ use emco_store::Store;
 use emco_store::etcd_testing::EtcdServer;
 use serde_json::json;
 
-use crate::support::{Api, CA, DIG, PROJECT, PROVIDER, Reply, kubeconfig};
+use crate::support::{Api, CA, DIG, PROJECT, Reply};
 
 /// Runs `calls` requests at once (each on its own task), `call(i)` for i in 0..calls.
 async fn race<F, Fut>(calls: usize, call: F) -> Vec<Reply>
@@ -240,22 +240,7 @@ async fn a_dig_over_450_app_cluster_pairs_instantiates_on_an_etcd_with_default_l
     api.onboard_vfw().await;
     // 150 labeled clusters; all three apps go on every one of them (sink's `anyOf` of a label names them all):
     // 450 (app, cluster) pairs, far more than etcd's 128 operations per transaction.
-    for index in 0..148 {
-        let cluster = format!("more{index:03}");
-        api.post_form(
-            &format!("{PROVIDER}/clusters"),
-            Some(&json!({"metadata": {"name": cluster}})),
-            Some(&kubeconfig(&cluster)),
-        )
-        .await
-        .expect(StatusCode::CREATED);
-        api.post(
-            &format!("{PROVIDER}/clusters/{cluster}/labels"),
-            json!({"clusterLabel": "edge-cluster"}),
-        )
-        .await
-        .expect(StatusCode::CREATED);
-    }
+    api.add_labelled_clusters("more", 148).await;
     api.put(
         &format!("{DIG}/generic-placement-intents/fw-placement-intent/app-intents/firewall-placement"),
         json!({"metadata": {"name": "firewall-placement"}, "spec": {"app": "firewall", "intent":

@@ -266,6 +266,45 @@ impl Api {
         .await
     }
 
+    /// Names `controller` with its `intent` in the vFW DIG's group intent, beside its placement intent.
+    pub(crate) async fn name_controller(&self, controller: &str, intent: &str) {
+        self.put(
+            &format!("{DIG}/intents/fw-deployment-intent"),
+            json!({"metadata": {"name": "fw-deployment-intent"}, "spec": {"intent":
+                {"genericPlacementIntent": "fw-placement-intent", controller: intent}}}),
+        )
+        .await
+        .expect(StatusCode::OK);
+    }
+
+    /// Approves the vFW DIG.
+    pub(crate) async fn approve_vfw(&self) {
+        self.post_empty(&format!("{DIG}/approve"))
+            .await
+            .expect(StatusCode::ACCEPTED);
+    }
+
+    /// Adds `count` clusters `<prefix>000`… to the vFW cluster provider, each labelled `edge-cluster` (so the
+    /// apps placed by that label go on them too).
+    pub(crate) async fn add_labelled_clusters(&self, prefix: &str, count: usize) {
+        for index in 0..count {
+            let cluster = format!("{prefix}{index:03}");
+            self.post_form(
+                &format!("{PROVIDER}/clusters"),
+                Some(&json!({"metadata": {"name": cluster}})),
+                Some(&kubeconfig(&cluster)),
+            )
+            .await
+            .expect(StatusCode::CREATED);
+            self.post(
+                &format!("{PROVIDER}/clusters/{cluster}/labels"),
+                json!({"clusterLabel": "edge-cluster"}),
+            )
+            .await
+            .expect(StatusCode::CREATED);
+        }
+    }
+
     /// Onboards the vFW example of the seeds up to the DIG with its intents (state Created).
     pub(crate) async fn onboard_vfw(&self) {
         self.post(
