@@ -20,9 +20,9 @@ use super::contract::{Content, Endpoint, QueryParameter, RequestBody, SchemaFn, 
 use super::paging::{self, Page};
 use super::preconditions::{self, IfMatch};
 use super::resources::{
-    LIST_QUERY, Parsed, Reference, app_reference, check_put_names, check_references, collection_operations,
-    delete_resource, deleted_location, item_operations, list_bodies, list_entries, list_query, location,
-    query_value, replace_operation, write_ops,
+    LIST_QUERY, Parsed, PutAnswer, Reference, app_reference, check_put_names, check_references,
+    collection_operations, delete_resource, deleted_location, item_operations, list_bodies, list_entries,
+    list_query, location, query_value, replace_operation, write_ops,
 };
 use crate::optimistic::{optimistic, resource_name};
 use crate::{ApiError, AppState, ServerConfig};
@@ -52,8 +52,8 @@ pub(crate) struct FileKind {
     file_readable: bool,
     /// PUT is allowed.
     replaceable: bool,
-    /// EMCO answers every PUT with 201, even one that replaced (apps, app profiles); else 200 for a replacement.
-    put_always_created: bool,
+    /// What EMCO answers a PUT that succeeded (apps and app profiles: 201 even when it replaced).
+    put_answer: PutAnswer,
     /// The files travel as parts named `files` (any number, kept with their names), not one part `file`.
     many_files: bool,
     /// When the file is required, as a JSON Schema condition on the form (the API document's `file_required`).
@@ -87,7 +87,7 @@ pub(crate) static APP: FileKind = FileKind {
     file_required: |_| true,
     file_readable: true,
     replaceable: true,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
     many_files: false,
     form_rule: None,
     check_body: None,
@@ -114,7 +114,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
     file_required: |_| true,
     file_readable: true,
     replaceable: true,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
     many_files: false,
     form_rule: None,
     check_body: None,
@@ -144,7 +144,7 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     },
     file_readable: false,
     replaceable: false,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
     many_files: false,
     form_rule: None,
     check_body: None,
@@ -174,7 +174,7 @@ pub(crate) static GAC_RESOURCE: FileKind = FileKind {
     },
     file_readable: true,
     replaceable: true,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
     many_files: false,
     form_rule: Some(|| {
         json!({
@@ -210,7 +210,7 @@ pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
     file_required: |_| false,
     file_readable: true,
     replaceable: true,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
     many_files: true,
     form_rule: None,
     check_body: Some(check_patch_value_urls),
@@ -290,7 +290,10 @@ pub(crate) fn item_endpoint(path: impl Into<String>, desc: &'static FileKind, ta
             many: desc.many_files,
             rule: desc.form_rule,
         };
-        operations.insert(1, replace_operation(desc.kind, desc.name, desc.schema, tag, body));
+        operations.insert(
+            1,
+            replace_operation(desc.kind, (desc.name, desc.schema), tag, body, desc.put_answer),
+        );
     }
     Endpoint::new(path, item(desc), operations)
 }
@@ -503,11 +506,7 @@ async fn replace(
             .await?)
     })
     .await?;
-    let status = if created || desc.put_always_created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
+    let status = desc.put_answer.status(created);
     Ok((status, location(uri.path()), JsonResponse(upload.body)).into_response())
 }
 

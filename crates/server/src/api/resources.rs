@@ -52,8 +52,29 @@ pub(crate) struct ResourceKind {
     pub(crate) parse: fn(Json) -> Result<Parsed, ApiError>,
     /// The resources a body refers to (given the parent's path names).
     pub(crate) references: fn(&Json, &[String]) -> Vec<Reference>,
-    /// EMCO answers every PUT of this kind with 201, even when it replaced.
-    pub(crate) put_always_created: bool,
+    /// What EMCO answers a PUT of this kind that succeeded.
+    pub(crate) put_answer: PutAnswer,
+}
+
+/// What EMCO answers a PUT that succeeded, by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PutAnswer {
+    /// 201 when it created, 200 when it replaced.
+    CreatedOrReplaced,
+    /// 201 either way (apps, app profiles, composite apps…).
+    AlwaysCreated,
+    /// 200 either way (hpa's intents, consumers and requirements).
+    AlwaysOk,
+}
+
+impl PutAnswer {
+    /// The status of a PUT that `created` (else replaced).
+    pub(crate) fn status(self, created: bool) -> StatusCode {
+        match (self, created) {
+            (Self::AlwaysCreated, _) | (Self::CreatedOrReplaced, true) => StatusCode::CREATED,
+            (Self::AlwaysOk, _) | (Self::CreatedOrReplaced, false) => StatusCode::OK,
+        }
+    }
 }
 
 fn no_references(_: &Json, _: &[String]) -> Vec<Reference> {
@@ -91,7 +112,7 @@ pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static PROJECT: ResourceKind = ResourceKind {
@@ -100,7 +121,7 @@ pub(crate) static PROJECT: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("project")(raw),
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
@@ -118,7 +139,7 @@ pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name, typed.spec.composite_app_version]))
     },
     references: no_references,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
 };
 
 pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
@@ -130,7 +151,7 @@ pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
@@ -139,7 +160,7 @@ pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("composite profile")(raw),
     references: no_references,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
 };
 
 pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
@@ -169,7 +190,7 @@ pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
         }
         references
     },
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
@@ -187,7 +208,7 @@ pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
@@ -196,7 +217,7 @@ pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("generic k8s intent")(raw),
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static NETWORK_CONTROLLER_INTENT: ResourceKind = ResourceKind {
@@ -205,7 +226,7 @@ pub(crate) static NETWORK_CONTROLLER_INTENT: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("network controller intent")(raw),
     references: no_references,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
 };
 
 pub(crate) static WORKLOAD_INTENT: ResourceKind = ResourceKind {
@@ -220,7 +241,7 @@ pub(crate) static WORKLOAD_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
 };
 
 pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
@@ -237,7 +258,7 @@ pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: true,
+    put_answer: PutAnswer::AlwaysCreated,
 };
 
 pub(crate) static HPA_INTENT: ResourceKind = ResourceKind {
@@ -249,7 +270,7 @@ pub(crate) static HPA_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: false,
+    put_answer: PutAnswer::AlwaysOk,
 };
 
 pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
@@ -261,7 +282,7 @@ pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::AlwaysOk,
 };
 
 pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
@@ -274,7 +295,7 @@ pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::AlwaysOk,
 };
 
 pub(crate) static TRAFFIC_GROUP_INTENT: ResourceKind = ResourceKind {
@@ -283,7 +304,7 @@ pub(crate) static TRAFFIC_GROUP_INTENT: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("traffic group intent")(raw),
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static INBOUND_SERVER_INTENT: ResourceKind = ResourceKind {
@@ -298,7 +319,7 @@ pub(crate) static INBOUND_SERVER_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static INBOUND_CLIENTS_INTENT: ResourceKind = ResourceKind {
@@ -313,7 +334,7 @@ pub(crate) static INBOUND_CLIENTS_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static INBOUND_CLIENTS_ACCESS_INTENT: ResourceKind = ResourceKind {
@@ -328,7 +349,7 @@ pub(crate) static INBOUND_CLIENTS_ACCESS_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
@@ -337,7 +358,7 @@ pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("generic placement intent")(raw),
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
@@ -349,7 +370,7 @@ pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
@@ -358,7 +379,7 @@ pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
     schema: |generator| <MetadataOnly as schemars::JsonSchema>::json_schema(generator),
     parse: |raw| metadata_only("cluster provider")(raw),
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
@@ -372,7 +393,7 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
         Ok((body, vec![typed.cluster_label]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
@@ -384,7 +405,7 @@ pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 /// A cluster-event listener registered as EMCO's clm registers one (kept and shown; emco's own controllers read
@@ -398,7 +419,7 @@ pub(crate) static CLM_CONTROLLER: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
@@ -410,7 +431,7 @@ pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static NETWORK: ResourceKind = ResourceKind {
@@ -422,7 +443,7 @@ pub(crate) static NETWORK: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
@@ -434,7 +455,7 @@ pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
@@ -446,7 +467,7 @@ pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
@@ -467,7 +488,7 @@ pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
         }],
         _ => Vec::new(),
     },
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
@@ -479,7 +500,7 @@ pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
@@ -491,7 +512,7 @@ pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
@@ -503,7 +524,7 @@ pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: no_references,
-    put_always_created: false,
+    put_answer: PutAnswer::CreatedOrReplaced,
 };
 
 /// A collection's route, described: GET lists, POST creates.
@@ -590,10 +611,10 @@ pub(crate) fn item_endpoint(
         1,
         replace_operation(
             desc.kind,
-            desc.name,
-            desc.schema,
+            (desc.name, desc.schema),
             tag,
             RequestBody::Json(desc.name, desc.schema),
+            desc.put_answer,
         ),
     );
     Endpoint::new(path, item(desc), operations)
@@ -627,27 +648,29 @@ pub(crate) fn item_operations(
 /// The PUT of one resource of `kind`.
 pub(crate) fn replace_operation(
     kind: Kind,
-    name: &'static str,
-    schema: SchemaFn,
+    (name, schema): (&'static str, SchemaFn),
     tag: &'static str,
     body: RequestBody,
+    answer: PutAnswer,
 ) -> Operation {
     let what = kind.type_name();
-    Operation::put(
+    let mut operation = Operation::put(
         format!("replace{name}"),
         tag,
         format!("Create or replace a {what}"),
     )
-    .body(body)
-    .answer(200, "Replaced", Content::Json(name, schema))
-    .header("Location", "The resource's URL")
-    .answer(
-        201,
-        "Created (EMCO answers 201 for every PUT of some kinds)",
-        Content::Json(name, schema),
-    )
-    .header("Location", "The resource's URL")
-    .errors(&[
+    .body(body);
+    let answers: &[(u16, &str)] = match answer {
+        PutAnswer::CreatedOrReplaced => &[(200, "Replaced"), (201, "Created")],
+        PutAnswer::AlwaysCreated => &[(201, "Created or replaced (EMCO answers 201 either way)")],
+        PutAnswer::AlwaysOk => &[(200, "Created or replaced (EMCO answers 200 either way)")],
+    };
+    for (status, description) in answers {
+        operation = operation
+            .answer(*status, *description, Content::Json(name, schema))
+            .header("Location", "The resource's URL");
+    }
+    operation.errors(&[
         (
             400,
             "The body is malformed, a field is invalid, or its name differs from the URL's",
@@ -979,11 +1002,7 @@ async fn replace(
         Ok(state.catalog().upsert(&path, &body, None, extra).await?)
     })
     .await?;
-    let status = if created || desc.put_always_created {
-        StatusCode::CREATED
-    } else {
-        StatusCode::OK
-    };
+    let status = desc.put_answer.status(created);
     Ok((status, location(uri.path()), JsonResponse(body)).into_response())
 }
 

@@ -58,7 +58,7 @@ pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |_, _| Vec::new(),
-    put_always_created: false,
+    put_answer: super::resources::PutAnswer::CreatedOrReplaced,
 };
 
 /// A DIG's status collection intent: the collectors it names (in the DIG's project) and its app must exist.
@@ -100,7 +100,7 @@ pub(crate) static STATUS_COLLECTION_INTENT: ResourceKind = ResourceKind {
         }
         references
     },
-    put_always_created: false,
+    put_answer: super::resources::PutAnswer::CreatedOrReplaced,
 };
 
 /// `GET …/deployment-intent-groups/{dig}/combined-status`: the answer, or a stream of it (`Accept:

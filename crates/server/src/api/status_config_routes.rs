@@ -36,7 +36,7 @@ pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
         Ok((body, vec![typed.metadata.name]))
     },
     references: |_, _| Vec::new(),
-    put_always_created: false,
+    put_answer: super::resources::PutAnswer::CreatedOrReplaced,
 };
 
 /// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist). The count

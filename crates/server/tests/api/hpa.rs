@@ -24,6 +24,17 @@ async fn hpa_intents_consumers_and_requirements_are_kept_and_checked() {
         .await
         .expect(StatusCode::CONFLICT);
     assert!(refused.message().contains("spec.app"), "{}", refused.message());
+    // EMCO's hpa answers every PUT 200, one that creates too.
+    let put = json!({"metadata": {"name": "packetgen-hpa"}, "spec": {"app": "packetgen"}});
+    api.put(&format!("{HPA}/packetgen-hpa"), put.clone())
+        .await
+        .expect(StatusCode::OK);
+    api.put(&format!("{HPA}/packetgen-hpa"), put)
+        .await
+        .expect(StatusCode::OK);
+    api.delete(&format!("{HPA}/packetgen-hpa"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
     let consumers = format!("{HPA}/sink-hpa/hpa-resource-consumers");
     let refused = api
         .post(
