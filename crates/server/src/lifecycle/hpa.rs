@@ -119,8 +119,9 @@ pub(super) fn place(
     nodes: &ClusterNodes,
     controller: &str,
 ) -> std::result::Result<(), String> {
-    // What each node has left, by cluster: replicas placed by one intent take their share before the next.
-    let mut left: HashMap<String, Vec<NodeReport>> = HashMap::new();
+    // What each node has left, by app and cluster: replicas placed by one intent take their share before the
+    // next intent of the same app; each app starts from what the clusters reported, as EMCO's placement does.
+    let mut left: HashMap<(String, String), Vec<NodeReport>> = HashMap::new();
     for intent in &intents.intents {
         let Some(app) = apps.iter_mut().find(|app| app.app == intent.app) else {
             return Err(format!(
@@ -142,10 +143,11 @@ pub(super) fn place(
                     continue;
                 }
             };
-            let mut trial = left.get(cluster).cloned().unwrap_or_else(|| reported.clone());
+            let key = (intent.app.clone(), cluster.clone());
+            let mut trial = left.get(&key).cloned().unwrap_or_else(|| reported.clone());
             match fit(intent, &mut trial) {
                 Ok(()) => {
-                    left.insert(cluster.clone(), trial);
+                    left.insert(key, trial);
                     kept.push(index);
                 }
                 Err(why) => excluded.push((cluster.clone(), why)),
@@ -500,6 +502,30 @@ mod tests {
         let mut apps = vec![app(&["p+edge1", "p+edge2", "p+edge3"], &[])];
         place(&intents(1), &mut apps, &reports(), "hpa").unwrap();
         assert_eq!(apps[0].clusters, ["p+edge1", "p+edge2"]);
+    }
+
+    #[test]
+    fn the_intents_of_one_app_share_what_nodes_have_left_and_each_app_starts_afresh() {
+        // edge2's one labelled node has 6 cores: one replica of 4 fits, a second does not.
+        let mut second = intents(1).intents.remove(0);
+        second.intent = "hpa-placement-intent-2".into();
+        let same_app = HpaIntents {
+            intents: vec![intents(1).intents.remove(0), second.clone()],
+        };
+        let mut apps = vec![app(&["p+edge2"], &[])];
+        let refused = place(&same_app, &mut apps, &reports(), "hpa").unwrap_err();
+        assert!(refused.contains("hpa intent 'hpa-placement-intent-2'"), "{refused}");
+        assert!(refused.contains("the most any node has left is 2"), "{refused}");
+
+        second.app = "sink".into();
+        let other_app = HpaIntents {
+            intents: vec![intents(1).intents.remove(0), second],
+        };
+        let mut sink = app(&["p+edge2"], &[]);
+        sink.app = "sink".into();
+        let mut apps = vec![app(&["p+edge2"], &[]), sink];
+        place(&other_app, &mut apps, &reports(), "hpa").unwrap();
+        assert_eq!(apps[1].clusters, ["p+edge2"]);
     }
 
     #[test]
