@@ -1,8 +1,8 @@
 //! The traffic-control examples with emcoctl against emco and kubesim clusters: `examples/dtc` on a cluster
 //! labelled `networkpolicy-supported` (dtc's nps sub-controller adds the NetworkPolicy EMCO writes to the server
-//! app) and `examples/dtc-istio` on two clusters with Istio's CRDs (its adds the Istio objects EMCO's
-//! istio_traffic README lists, on the client's cluster and the server's); the DIGs end Instantiated and Ready,
-//! and the status says dtc added the objects.
+//! app) and EMCO's own `examples/dtc/istio_traffic` (its files unchanged, its `setup.sh` run) on two clusters with
+//! Istio's CRDs (its adds the Istio objects that example's README lists, on the client's cluster and the
+//! server's); the DIGs end Instantiated and Ready, and the status says dtc added the objects.
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +18,7 @@ use crate::support::*;
 
 const DIG: &str = "/v2/projects/proj1/composite-apps/http-dtc-app/v1/deployment-intent-groups/http-dtc-dig";
 
-const ISTIO_DIG: &str =
-    "/v2/projects/proj1/composite-apps/http-istio-app/v1/deployment-intent-groups/http-istio-dig";
+const ISTIO_DIG: &str = "/v2/projects/proj1/composite-apps/collection-composite-app/v1/deployment-intent-groups/collection-deployment-intent-group";
 
 fn example(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -27,10 +26,38 @@ fn example(file: &str) -> PathBuf {
         .join(file)
 }
 
-fn istio_example(file: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/dtc-istio")
-        .join(file)
+/// A copy of EMCO's istio_traffic example where its `setup.sh` finds the charts (`../../helm_charts`), after
+/// `setup.sh create` packed them into `output/` and wrote `values.yaml` for the clusters' `kubeconfigs`.
+fn istio_example_set_up(root: &Path, kubeconfigs: &[PathBuf]) -> PathBuf {
+    let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let dir = root.join("examples/dtc/istio_traffic");
+    std::fs::create_dir_all(&dir).unwrap();
+    for entry in std::fs::read_dir(examples.join("dtc/istio_traffic")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            std::fs::copy(&path, dir.join(path.file_name().unwrap())).unwrap();
+        }
+    }
+    std::os::unix::fs::symlink(
+        examples.join("helm_charts").canonicalize().unwrap(),
+        root.join("examples/helm_charts"),
+    )
+    .unwrap();
+    let setup = std::process::Command::new("bash")
+        .args(["setup.sh", "create"])
+        .current_dir(&dir)
+        .env("HOST_IP", "127.0.0.1")
+        .env("KUBE_PATH1", &kubeconfigs[0])
+        .env("KUBE_PATH2", &kubeconfigs[1])
+        .env("IMAGE_REPOSITORY", "registry.example")
+        .output()
+        .unwrap();
+    assert!(
+        setup.status.success(),
+        "setup.sh create: {}",
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    dir
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -97,7 +124,7 @@ const AUTHORIZATION_POLICY: (&str, &str, &str) = (
 );
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gateway() {
+async fn emcos_istio_traffic_example_runs_unchanged_and_its_writes_what_its_readme_lists() {
     let sim = kubesim::Simulator::start_named(2).await.unwrap();
     let _monitors = start_monitors(&sim);
     for cluster in sim.clusters() {
@@ -111,19 +138,46 @@ async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gatewa
     let emco = Emco::start().await;
     let dir = tempfile::tempdir().unwrap();
     let kubeconfigs = sim.write_kubeconfigs(dir.path()).unwrap();
-    let mut values = read_values(&istio_example("values.yaml")).unwrap();
-    values["KubeConfig1"] = json!(kubeconfigs[0].display().to_string());
-    values["KubeConfig2"] = json!(kubeconfigs[1].display().to_string());
+    let example = istio_example_set_up(dir.path(), &kubeconfigs);
+    let values = read_values(&example.join("values.yaml")).unwrap();
     let client = EmcoClient::new(&format!("http://{}", emco.http.address)).unwrap();
-    for file in ["prerequisites.yaml", "istio-traffic.yaml"] {
-        emcoctl_file(&client, Verb::Apply, &istio_example(file), &values).await;
+    // In the order of EMCO's apply.sh, waiting for the logical cloud as its get_logical_cloud_apply_status does.
+    for file in [
+        "controllers",
+        "projects",
+        "clusters",
+        "logicalclouds",
+        "instantiatelc",
+    ] {
+        emcoctl_file(
+            &client,
+            Verb::Apply,
+            &example.join(format!("{file}.yaml")),
+            &values,
+        )
+        .await;
+    }
+    crate::logical_clouds::wait_lc_at(
+        &emco.http,
+        "/v2/projects/proj1/logical-clouds/default",
+        |answer| answer["deployedStatus"] == "Instantiated",
+    )
+    .await;
+    for file in ["apps", "intents", "instantiate"] {
+        emcoctl_file(
+            &client,
+            Verb::Apply,
+            &example.join(format!("{file}.yaml")),
+            &values,
+        )
+        .await;
     }
     emco.http.wait_dig_ready(ISTIO_DIG).await;
 
-    // The client's cluster (edge01), as EMCO's istio_traffic README lists it: two ServiceEntries, two
+    // The client's cluster (cluster1: kubesim's edge01), as EMCO's istio_traffic README lists it: two ServiceEntries, two
     // DestinationRules, taking the server's hosts to the server cluster's ingress gateway.
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
-    let server_host = "http-service.default.provider1.edge02";
+    let server_host = "http-service.default.provider1.cluster2";
     let entry = istio_object(edge01, SERVICE_ENTRY, "default", "http-service-se-client0")
         .await
         .expect("the client's ServiceEntry of the server's cluster host");
@@ -155,8 +209,8 @@ async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gatewa
             .is_none()
     );
 
-    // The server's cluster (edge02): the passthrough Gateway, ServiceEntry and DestinationRule in istio-system, and
-    // the AuthorizationPolicy of the client's access point.
+    // The server's cluster (cluster2: kubesim's edge02): the passthrough Gateway, ServiceEntry and DestinationRule
+    // in istio-system.
     let gateway = istio_object(edge02, GATEWAY, "istio-system", "http-service-gateway")
         .await
         .unwrap();
@@ -181,13 +235,11 @@ async fn its_writes_the_istio_objects_that_take_the_client_to_the_servers_gatewa
     .await
     .unwrap();
     assert_eq!(rule["spec"]["host"], server_host);
-    let policy = istio_object(edge02, AUTHORIZATION_POLICY, "default", "http-server")
-        .await
-        .unwrap();
-    assert_eq!(
-        policy["spec"],
-        json!({"action": "ALLOW", "rules": [{"to": [{"operation": {"methods": ["GET"], "paths": ["/*"],
-            "hosts": ["http-service.default", "http-service.default.svc.cluster.local", "http-service"]}}]}]})
+    assert!(
+        istio_object(edge02, AUTHORIZATION_POLICY, "default", "http-server")
+            .await
+            .is_none(),
+        "the example's client has no access points"
     );
     let resource = ApiResource::from_gvk_with_plural(
         &GroupVersionKind::gvk(SERVICE_ENTRY.0, "v1beta1", SERVICE_ENTRY.1),

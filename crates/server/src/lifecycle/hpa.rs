@@ -514,7 +514,10 @@ mod tests {
         };
         let mut apps = vec![app(&["p+edge2"], &[])];
         let refused = place(&same_app, &mut apps, &reports(), "hpa").unwrap_err();
-        assert!(refused.contains("hpa intent 'hpa-placement-intent-2'"), "{refused}");
+        assert!(
+            refused.contains("hpa intent 'hpa-placement-intent-2'"),
+            "{refused}"
+        );
         assert!(refused.contains("the most any node has left is 2"), "{refused}");
 
         second.app = "sink".into();
