@@ -114,6 +114,9 @@ pub enum Kind {
     ClusterLabel,
     /// `…/clusters/{c}/kv-pairs/{kv}` (clm: key-value pairs of a cluster, read by action controllers)
     ClusterKv,
+    /// `/cluster-providers/{cp}/cluster-sync-objects/{o}` (clm: key-value pairs of a provider — a GitOps
+    /// cluster's repository and agent)
+    ClusterSyncObject,
     /// `…/clusters/{c}/networks/{n}` (ncm)
     Network,
     /// `…/clusters/{c}/provider-networks/{n}` (ncm)
@@ -168,7 +171,7 @@ pub enum Kind {
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 40] = [
+    pub const ALL: [Kind; 41] = [
         Kind::Controller,
         Kind::Project,
         Kind::CompositeApp,
@@ -184,6 +187,7 @@ impl Kind {
         Kind::Cluster,
         Kind::ClusterLabel,
         Kind::ClusterKv,
+        Kind::ClusterSyncObject,
         Kind::Network,
         Kind::ProviderNetwork,
         Kind::LogicalCloud,
@@ -228,6 +232,7 @@ impl Kind {
             Self::Cluster => "cluster",
             Self::ClusterLabel => "clusterlabel",
             Self::ClusterKv => "clusterkv",
+            Self::ClusterSyncObject => "clustersyncobject",
             Self::Network => "network",
             Self::ProviderNetwork => "providernetwork",
             Self::LogicalCloud => "logicalcloud",
@@ -275,6 +280,7 @@ impl Kind {
             Self::Cluster => "Cluster",
             Self::ClusterLabel => "ClusterLabel",
             Self::ClusterKv => "ClusterKvPairs",
+            Self::ClusterSyncObject => "ClusterSyncObject",
             Self::Network => "Network",
             Self::ProviderNetwork => "ProviderNetwork",
             Self::LogicalCloud => "LogicalCloud",
@@ -319,7 +325,7 @@ impl Kind {
             Self::AppProfile => Some(Self::CompositeProfile),
             Self::GroupIntent | Self::GenericPlacementIntent => Some(Self::DeploymentIntentGroup),
             Self::AppIntent => Some(Self::GenericPlacementIntent),
-            Self::Cluster => Some(Self::ClusterProvider),
+            Self::Cluster | Self::ClusterSyncObject => Some(Self::ClusterProvider),
             Self::ClusterLabel | Self::ClusterKv | Self::Network | Self::ProviderNetwork => {
                 Some(Self::Cluster)
             }

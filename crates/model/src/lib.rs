@@ -47,9 +47,9 @@ pub use dependencies::dependency_cycle;
 pub use hooks::{Hook, HookDeletePolicy, HookEvent};
 pub use lifecycle::{LifecycleTable, Operation, Outcome};
 pub use logical_cloud::{
-    ClusterKvPairs, ClusterQuota, ClusterQuotaSpec, ClusterReference, ClusterReferenceSpec, KvSpec,
-    LogicalCloud, LogicalCloudKv, LogicalCloudLevel, LogicalCloudSpec, LogicalCloudUser, UserPermission,
-    UserPermissionSpec,
+    ClusterKvPairs, ClusterQuota, ClusterQuotaSpec, ClusterReference, ClusterReferenceSpec,
+    ClusterSyncObjects, KvSpec, LogicalCloud, LogicalCloudKv, LogicalCloudLevel, LogicalCloudSpec,
+    LogicalCloudUser, SECRET_SYNC_KEYS, UserPermission, UserPermissionSpec,
 };
 pub use names::{MAX_LABEL_VALUE_LEN, MAX_NAME_LEN, NameError, shown, validate_label_value, validate_name};
 pub use network::{

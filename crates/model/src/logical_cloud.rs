@@ -250,6 +250,43 @@ pub type LogicalCloudKv = Resource<KvSpec>;
 /// logical cloud's; action controllers read them (a cluster's gateway address, its CNI, …).
 pub type ClusterKvPairs = Resource<KvSpec>;
 
+/// Key-value pairs of a cluster provider (`/cluster-providers/{p}/cluster-sync-objects`, EMCO's clm): what a GitOps
+/// cluster's agent and repository need (`gitType`, `userName`, `gitToken`, `repoName`, `branch`, `url`; `timeOut`,
+/// `syncInterval`, `retryInterval`). The same body as a cluster's kv-pairs.
+pub type ClusterSyncObjects = Resource<KvSpec>;
+
+/// The keys of a cluster sync object whose values are secrets: kept, used, never answered.
+pub const SECRET_SYNC_KEYS: [&str; 2] = ["gitToken", "clientSecret"];
+
+impl KvSpec {
+    /// The pairs without the values of [`SECRET_SYNC_KEYS`] (an entry left empty goes).
+    #[must_use]
+    pub fn without_secrets(&self) -> Self {
+        let kv = self
+            .kv
+            .iter()
+            .map(|entry| {
+                entry
+                    .iter()
+                    .filter(|(key, _)| !SECRET_SYNC_KEYS.contains(&key.as_str()))
+                    .map(|(key, value)| (key.clone(), value.clone()))
+                    .collect::<BTreeMap<_, _>>()
+            })
+            .filter(|entry| !entry.is_empty())
+            .collect();
+        Self { kv }
+    }
+
+    /// The first value of `key` among the pairs.
+    #[must_use]
+    pub fn value(&self, key: &str) -> Option<&str> {
+        self.kv
+            .iter()
+            .find_map(|entry| entry.get(key))
+            .map(String::as_str)
+    }
+}
+
 /// Spec of key-value pairs: `{"kv":[{"k":"v"},...]}`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[schemars(extend("required" = ["kv"]))]

@@ -530,19 +530,94 @@ pub struct ClusterSpec {
     pub git_ops: Option<GitOps>,
 }
 
-/// GitOps settings of a cluster.
+/// GitOps settings of a cluster: all three fields, or none (EMCO's `cluster-gitops.json`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct GitOps {
-    /// The GitOps kind; empty means "use the kubeconfig".
+    /// The GitOps agent of the cluster: `fluxv2` (EMCO's examples also write `fluxcd`); EMCO's `anthos` and
+    /// `azureArcV2` are not served yet.
     #[serde(default)]
+    #[schemars(extend("enum" = ["fluxv2", "fluxcd", "anthos", "azureArcV2"]))]
     pub git_ops_type: String,
-    /// Reference object.
+    /// The cluster sync object (`…/cluster-sync-objects/{name}`) that configures the agent (Flux: the Git
+    /// repository it reads).
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub git_ops_reference_object: String,
-    /// Resource object.
+    /// The cluster sync object of the Git repository emco writes the cluster's resources to.
     #[serde(default)]
+    #[schemars(length(min = 1, max = 128), pattern(crate::names::NAME_PATTERN))]
     pub git_ops_resource_object: String,
+}
+
+/// The GitOps types emco serves: Flux v2, as EMCO names it and as its examples also spell it.
+pub const SERVED_GITOPS_TYPES: [&str; 2] = ["fluxv2", "fluxcd"];
+/// The GitOps types EMCO has that emco does not serve yet.
+pub const UNSERVED_GITOPS_TYPES: [&str; 2] = ["anthos", "azureArcV2"];
+
+impl Cluster {
+    /// Checks the metadata and the GitOps settings: all three fields or none, a GitOps type EMCO has, object names
+    /// by the name rule. (A type EMCO has that emco does not serve yet passes here: see [`GitOps::served`].)
+    pub fn validate_cluster(&self) -> Result<(), ValidationError> {
+        self.metadata.validate("cluster")?;
+        let Some(git_ops) = &self.spec.git_ops else {
+            return Ok(());
+        };
+        let fields = [
+            ("spec.gitOps.gitOpsType", &git_ops.git_ops_type),
+            (
+                "spec.gitOps.gitOpsReferenceObject",
+                &git_ops.git_ops_reference_object,
+            ),
+            (
+                "spec.gitOps.gitOpsResourceObject",
+                &git_ops.git_ops_resource_object,
+            ),
+        ];
+        if fields.iter().all(|(_, value)| value.is_empty()) {
+            return Ok(());
+        }
+        for (field, value) in fields {
+            require(field, value)?;
+        }
+        let known = SERVED_GITOPS_TYPES
+            .iter()
+            .chain(&UNSERVED_GITOPS_TYPES)
+            .any(|known| *known == git_ops.git_ops_type);
+        if !known {
+            return Err(not_allowed(
+                "spec.gitOps.gitOpsType",
+                &git_ops.git_ops_type,
+                "fluxv2 (or fluxcd), anthos, azureArcV2",
+            ));
+        }
+        validate_name(
+            "spec.gitOps.gitOpsReferenceObject",
+            &git_ops.git_ops_reference_object,
+        )?;
+        validate_name(
+            "spec.gitOps.gitOpsResourceObject",
+            &git_ops.git_ops_resource_object,
+        )?;
+        Ok(())
+    }
+
+    /// The cluster's GitOps settings, when it is a GitOps cluster (its `gitOpsType` set).
+    #[must_use]
+    pub fn git_ops(&self) -> Option<&GitOps> {
+        self.spec
+            .git_ops
+            .as_ref()
+            .filter(|git_ops| !git_ops.git_ops_type.is_empty())
+    }
+}
+
+impl GitOps {
+    /// Whether emco serves this GitOps type (Flux v2).
+    #[must_use]
+    pub fn served(&self) -> bool {
+        SERVED_GITOPS_TYPES.contains(&self.git_ops_type.as_str())
+    }
 }
 
 /// A cluster label.

@@ -124,12 +124,12 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
     };
     use resources::{
         APP_DEPENDENCY, APP_INTENT, CLM_CONTROLLER, CLUSTER_KV, CLUSTER_LABEL, CLUSTER_PROVIDER,
-        CLUSTER_QUOTA, CLUSTER_REFERENCE, COMPOSITE_APP as CA, COMPOSITE_PROFILE, CONTROLLER,
-        DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT, GROUP_INTENT,
-        HPA_CONSUMER, HPA_INTENT, HPA_REQUIREMENT, INBOUND_CLIENTS_ACCESS_INTENT, INBOUND_CLIENTS_INTENT,
-        INBOUND_SERVER_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK, NETWORK_CONTROLLER_INTENT,
-        PROJECT, PROVIDER_NETWORK, TRAFFIC_GROUP_INTENT, USER_PERMISSION, WORKLOAD_INTENT,
-        WORKLOAD_INTERFACE, collection_endpoint as collection, item_endpoint as item,
+        CLUSTER_QUOTA, CLUSTER_REFERENCE, CLUSTER_SYNC_OBJECT, COMPOSITE_APP as CA, COMPOSITE_PROFILE,
+        CONTROLLER, DEPLOYMENT_INTENT_GROUP, DTC_CONTROLLER, GENERIC_K8S_INTENT, GENERIC_PLACEMENT_INTENT,
+        GROUP_INTENT, HPA_CONSUMER, HPA_INTENT, HPA_REQUIREMENT, INBOUND_CLIENTS_ACCESS_INTENT,
+        INBOUND_CLIENTS_INTENT, INBOUND_SERVER_INTENT, LOGICAL_CLOUD as LC, LOGICAL_CLOUD_KV, NETWORK,
+        NETWORK_CONTROLLER_INTENT, PROJECT, PROVIDER_NETWORK, TRAFFIC_GROUP_INTENT, USER_PERMISSION,
+        WORKLOAD_INTENT, WORKLOAD_INTERFACE, collection_endpoint as collection, item_endpoint as item,
     };
     use status_collector_routes::{STATUS_COLLECTION_INTENT, STATUS_COLLECTOR};
     let dig = Subject::DeploymentIntentGroup;
@@ -401,6 +401,16 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
         ),
         collection("/v2/cluster-providers", &CLUSTER_PROVIDER, clusters),
         item("/v2/cluster-providers/{provider}", &CLUSTER_PROVIDER, clusters),
+        collection(
+            "/v2/cluster-providers/{provider}/cluster-sync-objects",
+            &CLUSTER_SYNC_OBJECT,
+            clusters,
+        ),
+        item(
+            "/v2/cluster-providers/{provider}/cluster-sync-objects/{sync_object}",
+            &CLUSTER_SYNC_OBJECT,
+            clusters,
+        ),
         files::collection_endpoint(
             "/v2/cluster-providers/{provider}/clusters",
             &files::CLUSTER,

@@ -152,7 +152,9 @@ impl From<UsageError> for ApiError {
         match err {
             UsageError::Catalog(inner) => inner.into(),
             UsageError::Context(inner) => inner.into(),
-            in_use @ UsageError::InUse { .. } => Self::conflict("InUse", in_use.to_string()),
+            in_use @ (UsageError::InUse { .. } | UsageError::NamedByCluster { .. }) => {
+                Self::conflict("InUse", in_use.to_string())
+            }
         }
     }
 }

@@ -1,6 +1,6 @@
 //! What live deployments stand on: the guard that keeps a cluster provider, a cluster or a cluster label from
 //! being deleted while an AppContext still uses it (without the cluster, the engine could neither finish applying
-//! nor ever delete what it applied).
+//! nor ever delete what it applied), and a cluster sync object while a GitOps cluster names it.
 //!
 //! A context is live from its instantiation until its termination has finished
 //! ([`ContextStatus::is_terminate_finished`]): Instantiating, Instantiated, InstantiateFailed (what was applied is
@@ -16,13 +16,14 @@
 //!   app, in any generic placement intent of the context's DIG, selects clusters of that provider by that label
 //!   (the placement that put the app there came through the label). The intents are read as they are now; they
 //!   cannot change while the DIG is instantiated. A label no live placement selects by can go, even from a
-//!   cluster in use.
+//!   cluster in use;
+//! - a **cluster sync object** is in use while a cluster of its provider names it (`spec.gitOps`), deployed or not.
 //!
 //! The histories and metas read here are in the request's read set (`emco_appcontext::read_set`): a context that
 //! becomes live between the check and the delete (its history changes) fails the delete's transaction.
 
 use emco_appcontext::{AppContexts, Catalog, CatalogError, ContextError, ContextMeta, Kind, ResourcePath};
-use emco_model::{AppIntent, ContextStatus, PlacementItem};
+use emco_model::{AppIntent, Cluster, ContextStatus, PlacementItem};
 
 /// Why a resource cannot be deleted now.
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +45,18 @@ pub(crate) enum UsageError {
         status: ContextStatus,
         /// How it uses the resource (`, app 'x' is placed on cluster 'p+c' by app intent 'y'`), or empty.
         how: String,
+    },
+    /// A GitOps cluster names the cluster sync object.
+    #[error(
+        "cannot delete ClusterSyncObject '{name}': cluster '{cluster}' names it ({field}); delete the cluster first"
+    )]
+    NamedByCluster {
+        /// The sync object's path names.
+        name: String,
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+        /// The field that names it.
+        field: &'static str,
     },
     /// A catalog read failed.
     #[error(transparent)]
@@ -107,6 +120,29 @@ pub(crate) async fn check_unused(
                         return Err(in_use(&dig, &meta, how));
                     }
                 }
+            }
+        }
+        Kind::ClusterSyncObject => {
+            let (provider, object) = (&names[0], &names[1]);
+            for (cluster, body) in catalog
+                .list_as::<Cluster>(Kind::Cluster, std::slice::from_ref(provider))
+                .await?
+            {
+                let Some(git_ops) = body.git_ops() else {
+                    continue;
+                };
+                let field = if git_ops.git_ops_reference_object == *object {
+                    "spec.gitOps.gitOpsReferenceObject"
+                } else if git_ops.git_ops_resource_object == *object {
+                    "spec.gitOps.gitOpsResourceObject"
+                } else {
+                    continue;
+                };
+                return Err(UsageError::NamedByCluster {
+                    name: path.display_name(),
+                    cluster: format!("{provider}+{}", cluster.name()),
+                    field,
+                });
             }
         }
         _ => {}

@@ -48,6 +48,9 @@ pub(crate) struct FileKind {
     check_file: FileCheck,
     /// Whether a file is required given the metadata.
     file_required: fn(&Json) -> bool,
+    /// Whether a file part is left unread given the metadata (a GitOps cluster's: EMCO's emcoctl sends its values
+    /// file there, and EMCO keeps nothing of it).
+    file_ignored: fn(&Json) -> bool,
     /// GET may return the file (by Accept header).
     file_readable: bool,
     /// PUT is allowed.
@@ -85,6 +88,7 @@ pub(crate) static APP: FileKind = FileKind {
             .map_err(|err| format!("Error in file format: chart: {err}"))
     },
     file_required: |_| true,
+    file_ignored: |_| false,
     file_readable: true,
     replaceable: true,
     put_answer: PutAnswer::AlwaysCreated,
@@ -112,6 +116,7 @@ pub(crate) static APP_PROFILE: FileKind = FileKind {
             .map_err(|err| format!("Error in file format: {err}"))
     },
     file_required: |_| true,
+    file_ignored: |_| false,
     file_readable: true,
     replaceable: true,
     put_answer: PutAnswer::AlwaysCreated,
@@ -126,22 +131,28 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     schema: |generator| <Cluster as schemars::JsonSchema>::json_schema(generator),
     file: "The cluster's kubeconfig (required unless spec.gitOps names a GitOps type)",
     parse: |raw| {
-        let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.metadata.validate("cluster")?))?;
+        let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.validate_cluster()?))?;
+        if let Some(git_ops) = typed.git_ops().filter(|git_ops| !git_ops.served()) {
+            return Err(ApiError::new(
+                StatusCode::UNPROCESSABLE_ENTITY,
+                "GitOpsTypeNotServed",
+                format!(
+                    "cluster '{}': spec.gitOps.gitOpsType '{}' is not served yet; emco serves GitOps clusters with Flux v2 (fluxv2, fluxcd)",
+                    typed.metadata.name, git_ops.git_ops_type
+                ),
+            ));
+        }
         Ok((body, vec![typed.metadata.name]))
     },
-    references: |_, _| Vec::new(),
+    references: git_ops_objects,
     // emco-k8s's kubeconfig policy (rsync checks the stored file again before it builds a client).
     check_file: |config, own, bytes| {
         emco_k8s::kubeconfig::check_kubeconfig(bytes, config.kubeconfig_policy)
             .map(|_| ())
             .map_err(|err| emco_k8s::kubeconfig::refusal_message(own.last().map_or("", String::as_str), &err))
     },
-    file_required: |body| {
-        body["spec"]["gitOps"]["gitOpsType"]
-            .as_str()
-            .unwrap_or_default()
-            .is_empty()
-    },
+    file_required: |body| !is_git_ops_cluster(body),
+    file_ignored: is_git_ops_cluster,
     file_readable: false,
     replaceable: false,
     put_answer: PutAnswer::AlwaysCreated,
@@ -149,6 +160,37 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     form_rule: None,
     check_body: None,
 };
+
+/// Whether a cluster body names a GitOps type (then it has no kubeconfig).
+fn is_git_ops_cluster(body: &Json) -> bool {
+    !body["spec"]["gitOps"]["gitOpsType"]
+        .as_str()
+        .unwrap_or_default()
+        .is_empty()
+}
+
+/// The cluster sync objects a GitOps cluster names (under its provider, `parents`), which must exist.
+fn git_ops_objects(body: &Json, parents: &[String]) -> Vec<Reference> {
+    if !is_git_ops_cluster(body) {
+        return Vec::new();
+    }
+    let git_ops = &body["spec"]["gitOps"];
+    [
+        ("spec.gitOps.gitOpsReferenceObject", "gitOpsReferenceObject"),
+        ("spec.gitOps.gitOpsResourceObject", "gitOpsResourceObject"),
+    ]
+    .into_iter()
+    .filter_map(|(field, key)| {
+        let name = git_ops[key].as_str()?;
+        let mut names = parents.to_vec();
+        names.push(name.to_string());
+        Some(Reference {
+            field,
+            path: ResourcePath::new(Kind::ClusterSyncObject, names),
+        })
+    })
+    .collect()
+}
 
 pub(crate) static GAC_RESOURCE: FileKind = FileKind {
     kind: Kind::GacResource,
@@ -172,6 +214,7 @@ pub(crate) static GAC_RESOURCE: FileKind = FileKind {
             .to_ascii_lowercase();
         body["spec"]["newObject"] == "true" && kind != "configmap" && kind != "secret"
     },
+    file_ignored: |_| false,
     file_readable: true,
     replaceable: true,
     put_answer: PutAnswer::CreatedOrReplaced,
@@ -208,6 +251,7 @@ pub(crate) static GAC_CUSTOMIZATION: FileKind = FileKind {
             .map_err(|_| "Error in file format: a customization file must be UTF-8 text".to_string())
     },
     file_required: |_| false,
+    file_ignored: |_| false,
     file_readable: true,
     replaceable: true,
     put_answer: PutAnswer::CreatedOrReplaced,
@@ -432,6 +476,7 @@ async fn read_upload(
         return Ok(Upload { body, own, file });
     }
     let file = match parts.file {
+        Some(_) if (desc.file_ignored)(&body) => None,
         Some(bytes) => {
             (desc.check_file)(state.config(), &own, &bytes).map_err(invalid_file)?;
             Some(bytes.to_vec())

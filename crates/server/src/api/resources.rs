@@ -54,6 +54,13 @@ pub(crate) struct ResourceKind {
     pub(crate) references: fn(&Json, &[String]) -> Vec<Reference>,
     /// What EMCO answers a PUT of this kind that succeeded.
     pub(crate) put_answer: PutAnswer,
+    /// What an answer shows of a stored body ([`as_stored`]: all of it; a kind holding secrets leaves them out).
+    pub(crate) shown: fn(Json) -> Json,
+}
+
+/// An answer shows the whole stored body.
+pub(crate) fn as_stored(body: Json) -> Json {
+    body
 }
 
 /// What EMCO answers a PUT that succeeded, by kind.
@@ -113,6 +120,7 @@ pub(crate) static CONTROLLER: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static PROJECT: ResourceKind = ResourceKind {
@@ -122,6 +130,7 @@ pub(crate) static PROJECT: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("project")(raw),
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
@@ -140,6 +149,7 @@ pub(crate) static COMPOSITE_APP: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::AlwaysCreated,
+    shown: as_stored,
 };
 
 pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
@@ -152,6 +162,7 @@ pub(crate) static APP_DEPENDENCY: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
@@ -161,6 +172,7 @@ pub(crate) static COMPOSITE_PROFILE: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("composite profile")(raw),
     references: no_references,
     put_answer: PutAnswer::AlwaysCreated,
+    shown: as_stored,
 };
 
 pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
@@ -191,6 +203,7 @@ pub(crate) static DEPLOYMENT_INTENT_GROUP: ResourceKind = ResourceKind {
         references
     },
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
@@ -209,6 +222,7 @@ pub(crate) static GROUP_INTENT: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
@@ -218,6 +232,7 @@ pub(crate) static GENERIC_K8S_INTENT: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("generic k8s intent")(raw),
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static NETWORK_CONTROLLER_INTENT: ResourceKind = ResourceKind {
@@ -227,6 +242,7 @@ pub(crate) static NETWORK_CONTROLLER_INTENT: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("network controller intent")(raw),
     references: no_references,
     put_answer: PutAnswer::AlwaysCreated,
+    shown: as_stored,
 };
 
 pub(crate) static WORKLOAD_INTENT: ResourceKind = ResourceKind {
@@ -242,6 +258,7 @@ pub(crate) static WORKLOAD_INTENT: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::AlwaysCreated,
+    shown: as_stored,
 };
 
 pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
@@ -259,6 +276,7 @@ pub(crate) static WORKLOAD_INTERFACE: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::AlwaysCreated,
+    shown: as_stored,
 };
 
 pub(crate) static HPA_INTENT: ResourceKind = ResourceKind {
@@ -271,6 +289,7 @@ pub(crate) static HPA_INTENT: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::AlwaysOk,
+    shown: as_stored,
 };
 
 pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
@@ -283,6 +302,7 @@ pub(crate) static HPA_CONSUMER: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::AlwaysOk,
+    shown: as_stored,
 };
 
 pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
@@ -296,6 +316,7 @@ pub(crate) static HPA_REQUIREMENT: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::AlwaysOk,
+    shown: as_stored,
 };
 
 pub(crate) static TRAFFIC_GROUP_INTENT: ResourceKind = ResourceKind {
@@ -305,6 +326,7 @@ pub(crate) static TRAFFIC_GROUP_INTENT: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("traffic group intent")(raw),
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static INBOUND_SERVER_INTENT: ResourceKind = ResourceKind {
@@ -320,6 +342,7 @@ pub(crate) static INBOUND_SERVER_INTENT: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static INBOUND_CLIENTS_INTENT: ResourceKind = ResourceKind {
@@ -335,6 +358,7 @@ pub(crate) static INBOUND_CLIENTS_INTENT: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static INBOUND_CLIENTS_ACCESS_INTENT: ResourceKind = ResourceKind {
@@ -350,6 +374,7 @@ pub(crate) static INBOUND_CLIENTS_ACCESS_INTENT: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
@@ -359,6 +384,7 @@ pub(crate) static GENERIC_PLACEMENT_INTENT: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("generic placement intent")(raw),
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
@@ -371,6 +397,7 @@ pub(crate) static APP_INTENT: ResourceKind = ResourceKind {
     },
     references: |body, parents| app_reference("spec.app", body["spec"]["app"].as_str(), parents),
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
@@ -380,6 +407,7 @@ pub(crate) static CLUSTER_PROVIDER: ResourceKind = ResourceKind {
     parse: |raw| metadata_only("cluster provider")(raw),
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
@@ -394,6 +422,7 @@ pub(crate) static CLUSTER_LABEL: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
@@ -406,7 +435,33 @@ pub(crate) static CLUSTER_KV: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
+
+/// A cluster provider's sync object: key-value pairs a GitOps cluster names (its repository, its agent); the
+/// values of [`emco_model::SECRET_SYNC_KEYS`] are kept and never answered. EMCO answers every PUT 201.
+pub(crate) static CLUSTER_SYNC_OBJECT: ResourceKind = ResourceKind {
+    kind: Kind::ClusterSyncObject,
+    name: "ClusterSyncObject",
+    schema: |generator| <emco_model::ClusterSyncObjects as schemars::JsonSchema>::json_schema(generator),
+    parse: |raw| {
+        let (typed, body) = decode::<emco_model::ClusterSyncObjects>(raw, |r| Ok(r.validate_kv()?))?;
+        Ok((body, vec![typed.metadata.name]))
+    },
+    references: no_references,
+    put_answer: PutAnswer::AlwaysCreated,
+    shown: without_secrets,
+};
+
+/// A sync object's body without its secret values.
+fn without_secrets(mut body: Json) -> Json {
+    if let Ok(spec) = serde_json::from_value::<emco_model::KvSpec>(body["spec"].clone())
+        && let Ok(shown) = serde_json::to_value(spec.without_secrets())
+    {
+        body["spec"] = shown;
+    }
+    body
+}
 
 /// A cluster-event listener registered as EMCO's clm registers one (kept and shown; emco's own controllers read
 /// clusters when they run).
@@ -420,6 +475,7 @@ pub(crate) static CLM_CONTROLLER: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
@@ -432,6 +488,7 @@ pub(crate) static DTC_CONTROLLER: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static NETWORK: ResourceKind = ResourceKind {
@@ -444,6 +501,7 @@ pub(crate) static NETWORK: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
@@ -456,6 +514,7 @@ pub(crate) static PROVIDER_NETWORK: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
@@ -468,6 +527,7 @@ pub(crate) static LOGICAL_CLOUD: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
@@ -489,6 +549,7 @@ pub(crate) static CLUSTER_REFERENCE: ResourceKind = ResourceKind {
         _ => Vec::new(),
     },
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
@@ -501,6 +562,7 @@ pub(crate) static USER_PERMISSION: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
@@ -513,6 +575,7 @@ pub(crate) static CLUSTER_QUOTA: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
@@ -525,6 +588,7 @@ pub(crate) static LOGICAL_CLOUD_KV: ResourceKind = ResourceKind {
     },
     references: no_references,
     put_answer: PutAnswer::CreatedOrReplaced,
+    shown: as_stored,
 };
 
 /// A collection's route, described: GET lists, POST creates.
@@ -704,7 +768,7 @@ pub(crate) fn collection(desc: &'static ResourceKind) -> MethodRouter<AppState> 
 
 /// The routes of one resource: GET, PUT, DELETE.
 pub(crate) fn item(desc: &'static ResourceKind) -> MethodRouter<AppState> {
-    get(move |state: State<AppState>, path: PathNames| read(desc.kind, state, path))
+    get(move |state: State<AppState>, path: PathNames| read(desc, state, path))
         .put(
             move |state: State<AppState>,
                   uri: OriginalUri,
@@ -741,7 +805,10 @@ async fn list(
     let page = Page::from_query(&query)?;
     let entries = list_entries(&state, desc.kind, &parents, query_value(&query, "app")).await?;
     let (entries, next) = page.select(entries, |entry| entry);
-    let bodies: Vec<Json> = entries.into_iter().map(|entry| entry.body).collect();
+    let bodies: Vec<Json> = entries
+        .into_iter()
+        .map(|entry| (desc.shown)(entry.body))
+        .collect();
     Ok(paging::answer(bodies, next, &uri))
 }
 
@@ -897,7 +964,12 @@ pub(crate) async fn create(
         create_checked(desc, &state, &path, &parents, &body)
     })
     .await?;
-    Ok((StatusCode::CREATED, location(&created_url), JsonResponse(body)).into_response())
+    Ok((
+        StatusCode::CREATED,
+        location(&created_url),
+        JsonResponse((desc.shown)(body)),
+    )
+        .into_response())
 }
 
 /// The checks and the write of a create, run again when a concurrent write wins the race.
@@ -939,12 +1011,16 @@ async fn create_checked(
     Ok(())
 }
 
-async fn read(kind: Kind, State(state): State<AppState>, path: PathNames) -> Result<Response, ApiError> {
-    let path = ResourcePath::new(kind, path_names(path)?);
+async fn read(
+    desc: &'static ResourceKind,
+    State(state): State<AppState>,
+    path: PathNames,
+) -> Result<Response, ApiError> {
+    let path = ResourcePath::new(desc.kind, path_names(path)?);
     let entry = state.catalog().get(&path).await?;
     let tag = preconditions::etag(&entry);
     // A resource with a lifecycle shows its state object beside what was stored (seed 002).
-    let body = super::status_routes::with_state(&state, &path, entry.body).await?;
+    let body = super::status_routes::with_state(&state, &path, (desc.shown)(entry.body)).await?;
     Ok(([(header::ETAG, tag)], JsonResponse(body)).into_response())
 }
 
@@ -1003,7 +1079,7 @@ async fn replace(
     })
     .await?;
     let status = desc.put_answer.status(created);
-    Ok((status, location(uri.path()), JsonResponse(body)).into_response())
+    Ok((status, location(uri.path()), JsonResponse((desc.shown)(body))).into_response())
 }
 
 async fn remove(

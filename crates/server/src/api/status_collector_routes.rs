@@ -59,6 +59,7 @@ pub(crate) static STATUS_COLLECTOR: ResourceKind = ResourceKind {
     },
     references: |_, _| Vec::new(),
     put_answer: super::resources::PutAnswer::CreatedOrReplaced,
+    shown: super::resources::as_stored,
 };
 
 /// A DIG's status collection intent: the collectors it names (in the DIG's project) and its app must exist.
@@ -101,6 +102,7 @@ pub(crate) static STATUS_COLLECTION_INTENT: ResourceKind = ResourceKind {
         references
     },
     put_answer: super::resources::PutAnswer::CreatedOrReplaced,
+    shown: super::resources::as_stored,
 };
 
 /// `GET …/deployment-intent-groups/{dig}/combined-status`: the answer, or a stream of it (`Accept:

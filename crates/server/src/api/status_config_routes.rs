@@ -37,6 +37,7 @@ pub(crate) static STATUS_CONFIG: ResourceKind = ResourceKind {
     },
     references: |_, _| Vec::new(),
     put_answer: super::resources::PutAnswer::CreatedOrReplaced,
+    shown: super::resources::as_stored,
 };
 
 /// GET lists, POST creates (refused with 409 `TooManyStatusConfigs` once [`MAX_STATUS_CONFIGS`] exist). The count

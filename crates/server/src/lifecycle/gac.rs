@@ -131,7 +131,12 @@ async fn select(catalog: &Catalog, spec: &CustomizationSpec) -> Result<Selection
         selected.insert(format!("{provider}+{}", info.cluster));
         return Ok(Selection::Only(selected));
     }
-    selected.extend(super::dig::clusters_with_label(catalog, provider, &info.cluster_label).await?);
+    selected.extend(
+        super::dig::clusters_with_label(catalog, provider, &info.cluster_label)
+            .await?
+            .into_iter()
+            .map(|(cluster, _)| cluster),
+    );
     Ok(Selection::Only(selected))
 }
 

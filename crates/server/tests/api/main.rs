@@ -12,6 +12,7 @@ mod conventions;
 mod dtc;
 mod fuzz;
 mod gac;
+mod gitops;
 mod hpa;
 mod integrity;
 mod kubeconfig;
