@@ -11,7 +11,7 @@ mod remote;
 mod server;
 mod transport;
 
-pub use mirror::{Change, Mirror, Published, Snapshot};
+pub use mirror::{Base, Change, Mirror, Published, Snapshot};
 pub use remote::{Limits, Remote, Secret};
 pub use server::GitServer;
 

@@ -59,6 +59,52 @@ pub struct Snapshot {
     pub files: Vec<(String, Vec<u8>)>,
 }
 
+/// The branch as the server has it, when [`Mirror::publish`] asks what to change.
+pub struct Base<'r> {
+    repository: &'r Repository,
+    tree: Option<git2::Tree<'r>>,
+}
+
+impl Base<'_> {
+    /// Whether the branch exists.
+    #[must_use]
+    pub fn exists(&self) -> bool {
+        self.tree.is_some()
+    }
+
+    /// The content of the file at `path`, if there is one.
+    #[must_use]
+    pub fn file(&self, path: &str) -> Option<Vec<u8>> {
+        let entry = self.tree.as_ref()?.get_path(Path::new(path)).ok()?;
+        let blob = self.repository.find_blob(entry.id()).ok()?;
+        Some(blob.content().to_vec())
+    }
+
+    /// The paths (from the root) of the files under `folder`.
+    pub fn files_under(&self, folder: &str) -> Result<Vec<String>> {
+        let folder = checked_path(folder, false)?;
+        let Some(tree) = &self.tree else {
+            return Ok(Vec::new());
+        };
+        let Ok(entry) = tree.get_path(Path::new(&folder)) else {
+            return Ok(Vec::new());
+        };
+        if entry.kind() != Some(git2::ObjectType::Tree) {
+            return Ok(Vec::new());
+        }
+        let subtree = self.repository.find_tree(entry.id())?;
+        let mut paths = Vec::new();
+        subtree.walk(git2::TreeWalkMode::PreOrder, |parent, entry| {
+            if entry.kind() == Some(git2::ObjectType::Blob) {
+                let name = entry.name().unwrap_or_default();
+                paths.push(format!("{folder}/{parent}{name}"));
+            }
+            git2::TreeWalkResult::Ok
+        })?;
+        Ok(paths)
+    }
+}
+
 /// A local mirror of `remote`'s branch.
 pub struct Mirror {
     repository: Mutex<Repository>,
@@ -147,12 +193,12 @@ impl Mirror {
         Ok(advertised)
     }
 
-    /// Commits what `change` says (given the branch's tree as the server has it; none while the branch does not
-    /// exist) with `message`, and pushes it; see the module's doc.
+    /// Commits what `change` says (given the branch as the server has it) with `message`, and pushes it; see the
+    /// module's doc.
     pub fn publish(
         &self,
         message: &str,
-        change: impl Fn(Option<&git2::Tree<'_>>) -> Vec<Change>,
+        change: impl Fn(&Base<'_>) -> Result<Vec<Change>>,
     ) -> Result<Published> {
         let repository = self.repository();
         for attempt in 1..=self.limits.push_attempts.max(1) {
@@ -165,7 +211,10 @@ impl Mirror {
                     repository.find_tree(empty)?
                 }
             };
-            let changes = change(parent.as_ref().map(|_| &base));
+            let changes = change(&Base {
+                repository: &repository,
+                tree: parent.as_ref().map(|_| base.clone()),
+            })?;
             let tree = apply(&repository, &base, &changes)?;
             if parent.is_some() && tree == base.id() {
                 return Ok(Published::Unchanged);
@@ -186,6 +235,34 @@ impl Mirror {
         Err(GitError::Contended {
             branch: self.remote.branch.clone(),
             attempts: self.limits.push_attempts.max(1),
+        })
+    }
+
+    /// Makes `folder` hold exactly `files` (paths from the root, each under `folder`), in one commit with
+    /// `message`: what differs is written, what is no longer there removed; nothing is committed when the folder
+    /// already holds them.
+    pub fn publish_folder(
+        &self,
+        message: &str,
+        folder: &str,
+        files: &std::collections::BTreeMap<String, Vec<u8>>,
+    ) -> Result<Published> {
+        let folder = checked_path(folder, false)?;
+        if let Some(outside) = files.keys().find(|path| !path.starts_with(&format!("{folder}/"))) {
+            return Err(GitError::Path(format!("'{outside}' is not under '{folder}'")));
+        }
+        self.publish(message, |base| {
+            let mut changes: Vec<Change> = base
+                .files_under(&folder)?
+                .into_iter()
+                .filter(|path| !files.contains_key(path))
+                .map(|path| Change::Remove { path })
+                .collect();
+            changes.extend(files.iter().map(|(path, content)| Change::Write {
+                path: path.clone(),
+                content: content.clone(),
+            }));
+            Ok(changes)
         })
     }
 

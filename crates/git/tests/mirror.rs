@@ -70,13 +70,13 @@ async fn a_step_is_one_commit_that_git_reads_back_and_a_lost_race_is_retried() {
     let (first, second, unchanged, removed, snapshot) = blocking(move || {
         let mirror = Mirror::open(&mirror_dir, remote(&url, TOKEN), Limits::default()).unwrap();
         let first = mirror
-            .publish("instantiate p/ca/v1/dig context 1", |tree| {
-                assert!(tree.is_none(), "the branch does not exist yet");
-                vec![
+            .publish("instantiate p/ca/v1/dig context 1", |base| {
+                assert!(!base.exists(), "the branch does not exist yet");
+                Ok(vec![
                     write("clusters/p+c/context/1/app/web/deploy.yaml", "kind: Deployment\n"),
                     write("clusters/p+c/context/1/app/web/svc.yaml", "kind: Service\n"),
                     write("clusters/p+c/1-kcust.yaml", "kind: Kustomization\n"),
-                ]
+                ])
             })
             .unwrap();
         // Another emco pushes between this one's fetch and push: the push is rejected, fetched, made again.
@@ -87,27 +87,27 @@ async fn a_step_is_one_commit_that_git_reads_back_and_a_lost_race_is_retried() {
                 if !raced.replace(true) {
                     other
                         .publish("status", |_| {
-                            vec![write("clusters/p+c/status/1/web.yaml", "ready\n")]
+                            Ok(vec![write("clusters/p+c/status/1/web.yaml", "ready\n")])
                         })
                         .unwrap();
                 }
-                vec![write(
+                Ok(vec![write(
                     "clusters/p+c/context/1/app/web/deploy.yaml",
                     "kind: Deployment\nreplicas: 2\n",
-                )]
+                )])
             })
             .unwrap();
         let unchanged = mirror
             .publish("again", |_| {
-                vec![write(
+                Ok(vec![write(
                     "clusters/p+c/context/1/app/web/deploy.yaml",
                     "kind: Deployment\nreplicas: 2\n",
-                )]
+                )])
             })
             .unwrap();
         let removed = mirror
             .publish("terminate context 1", |_| {
-                vec![
+                Ok(vec![
                     Change::Remove {
                         path: "clusters/p+c/context/1".into(),
                     },
@@ -117,7 +117,7 @@ async fn a_step_is_one_commit_that_git_reads_back_and_a_lost_race_is_retried() {
                     Change::Remove {
                         path: "clusters/p+c/never-there.yaml".into(),
                     },
-                ]
+                ])
             })
             .unwrap();
         let snapshot = other.read("clusters/p+c").unwrap();
@@ -173,7 +173,9 @@ async fn wrong_credentials_a_server_that_is_down_and_reads_past_a_bound_are_name
             Limits::default(),
         )
         .unwrap();
-        mirror.publish("x", |_| vec![write("a.yaml", "a")]).unwrap_err()
+        mirror
+            .publish("x", |_| Ok(vec![write("a.yaml", "a")]))
+            .unwrap_err()
     })
     .await;
     assert!(
@@ -204,11 +206,11 @@ async fn wrong_credentials_a_server_that_is_down_and_reads_past_a_bound_are_name
         let mirror = Mirror::open(&root.join("bounded"), remote(&url, TOKEN), limits).unwrap();
         mirror
             .publish("two files", |_| {
-                vec![write("s/a.yaml", "a"), write("s/b.yaml", "b")]
+                Ok(vec![write("s/a.yaml", "a"), write("s/b.yaml", "b")])
             })
             .unwrap();
         let bad_path = mirror
-            .publish("escape", |_| vec![write("../outside.yaml", "x")])
+            .publish("escape", |_| Ok(vec![write("../outside.yaml", "x")]))
             .unwrap_err();
         (mirror.read("s").unwrap_err(), bad_path)
     })

@@ -24,9 +24,14 @@
 //! bundle names them (at most [`MAX_DYNAMIC_KINDS`]). A kind no bundle needs any more stops being watched and its
 //! objects are forgotten.
 //!
-//! Architecture invariant: its only output is ResourceBundleState status in its own cluster.
+//! With Git settings (a GitOps cluster, which emco cannot reach), [`git`] also commits the bundles to the cluster's
+//! status branch, from where emco reads them.
+//!
+//! Architecture invariant: its only outputs are ResourceBundleState status in its own cluster and, for a GitOps
+//! cluster, the same bundles in its status folder of the repository.
 
 pub mod bundle;
+pub mod git;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
