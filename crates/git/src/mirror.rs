@@ -381,10 +381,25 @@ fn checked_path(path: &str, empty_ok: bool) -> Result<String> {
     Ok(trimmed.to_string())
 }
 
-/// The tree `base` with `changes` made (a removal of what is not there changes nothing).
+/// The tree `base` with `changes` made (a removal of what is not there, or of what a removal of its folder removes
+/// already, changes nothing).
 fn apply(repository: &Repository, base: &git2::Tree<'_>, changes: &[Change]) -> Result<Oid> {
+    let removed_folders: Vec<String> = changes
+        .iter()
+        .filter_map(|change| match change {
+            Change::Remove { path } => Some(format!("{}/", path.trim_matches('/'))),
+            Change::Write { .. } => None,
+        })
+        .collect();
     let mut builder = TreeUpdateBuilder::new();
     for change in changes {
+        if let Change::Remove { path } = change
+            && removed_folders
+                .iter()
+                .any(|folder| path.starts_with(folder.as_str()))
+        {
+            continue;
+        }
         match change {
             Change::Write { path, content } => {
                 let path = checked_path(path, false)?;

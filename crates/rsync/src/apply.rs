@@ -250,13 +250,13 @@ fn verdict(group: &str, kind: &str, object: &Json) -> Verdict {
 }
 
 /// One resource's result: its status and, when it failed, why.
-type Outcome = (RsyncStatus, Option<String>);
+pub(crate) type Outcome = (RsyncStatus, Option<String>);
 
 /// The result of each resource in a batch; `None` for resources the batch did not act on.
-type Results = Vec<Option<Outcome>>;
+pub(crate) type Results = Vec<Option<Outcome>>;
 
 /// The certificate (PEM) each certificate request of a batch was issued; `None` for every other resource.
-type Certificates = Vec<Option<String>>;
+pub(crate) type Certificates = Vec<Option<String>>;
 
 /// What became of a certificate request after it was applied.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -354,7 +354,7 @@ fn approval_body(object: &Json) -> Json {
 
 /// How an attempt ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum End {
+pub(crate) enum End {
     /// Every phase ran.
     Done,
     /// A resource the batch depends on failed (a CRD, a hook, a main resource).
@@ -1217,6 +1217,18 @@ async fn attempt(
     hooks_done: &mut HashSet<(usize, HookEvent)>,
 ) -> Result<Attempt, SyncError> {
     let cluster = record.cluster.as_str();
+    if let Some(target) = inner.clients.git_target(cluster).await? {
+        if cancel.is_cancelled() {
+            let unchanged = vec![None; record.resources.len()];
+            return Ok(Attempt {
+                certificates: vec![None; unchanged.len()],
+                results: unchanged,
+                end: End::Cancelled,
+                heard: None,
+            });
+        }
+        return crate::gitops::attempt(inner, id, label_id, record, namespace, direction, &target).await;
+    }
     let client = inner.clients.client(cluster).await?;
     let user_client = match credentials {
         Some(credentials) => Some(
@@ -1303,13 +1315,13 @@ async fn attempt(
 }
 
 /// What one attempt at a batch did.
-struct Attempt {
-    results: Results,
-    certificates: Certificates,
-    end: End,
+pub(crate) struct Attempt {
+    pub(crate) results: Results,
+    pub(crate) certificates: Certificates,
+    pub(crate) end: End,
     /// The cluster's status of objects the batch found unchanged, and when it was heard (an update that wrote
     /// nothing on the cluster).
-    heard: Option<(JsonText, Option<String>)>,
+    pub(crate) heard: Option<(JsonText, Option<String>)>,
 }
 
 /// At most this many contexts back an update looks for the one that last applied a cluster.
@@ -1513,7 +1525,8 @@ pub(crate) async fn sync_cluster(
             Err(
                 err @ (SyncError::Kubeconfig { .. }
                 | SyncError::KubeconfigRefused(_)
-                | SyncError::Credentials { .. }),
+                | SyncError::Credentials { .. }
+                | SyncError::GitOps { .. }),
             ) => {
                 let message = err.to_string();
                 let results: Results =

@@ -31,6 +31,12 @@ pub(crate) struct Resolved {
     pub(crate) namespaced: bool,
 }
 
+/// Whether a built-in kind is namespaced (`None` for a kind not among them).
+pub(crate) fn built_in_namespaced(gvk: &emco_model::Gvk) -> Option<bool> {
+    let gvk = GroupVersionKind::gvk(&gvk.group, &gvk.version, &gvk.kind);
+    BUILT_IN.get(&gvk).map(|resolved| resolved.namespaced)
+}
+
 /// Built-in kinds that every Kubernetes version still supported serves under the same group version, with their
 /// plural and scope (from k8s-openapi): resolving them costs no discovery read — two or three round trips fewer
 /// per cluster, which at the edge are the slowest part of a first apply. A cluster that does not serve one after
@@ -112,6 +118,8 @@ pub(crate) struct Clients {
     bundles_installed: Mutex<HashMap<String, Arc<BundleCrd>>>,
     /// Per cluster, its version and API versions as last asked ([`crate::capabilities`]).
     pub(crate) capabilities: Mutex<crate::capabilities::Learned>,
+    /// The GitOps clusters' repositories.
+    git: crate::gitops::GitTargets,
 }
 
 type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
@@ -171,6 +179,7 @@ impl Clients {
 
     pub(crate) fn new(catalog: Catalog, config: RsyncConfig) -> Self {
         Self {
+            git: crate::gitops::GitTargets::new(config.git_dir.clone()),
             catalog,
             config,
             clients: Mutex::new(HashMap::new()),
@@ -178,6 +187,14 @@ impl Clients {
             bundles_installed: Mutex::new(HashMap::new()),
             capabilities: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Where `cluster` (`provider+cluster`) is in Git when it is a GitOps cluster; `None` for a cluster emco dials.
+    pub(crate) async fn git_target(
+        &self,
+        cluster: &str,
+    ) -> Result<Option<Arc<crate::gitops::GitTarget>>, SyncError> {
+        self.git.target(&self.catalog, cluster).await
     }
 
     /// The client of `cluster` (`provider+cluster`), for its requests and its watches alike (one connection when

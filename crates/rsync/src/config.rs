@@ -39,6 +39,11 @@ pub struct RsyncConfig {
     pub field_manager: String,
     /// What the kubeconfig policy allows beyond inline credentials (checked before every client is built).
     pub kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy,
+    /// Where the local mirrors of GitOps clusters' repositories are kept (none: a folder of this process under the
+    /// system's temporary folder).
+    pub git_dir: Option<std::path::PathBuf>,
+    /// How often a GitOps cluster's status branch is read for what its monitor committed.
+    pub git_status_poll: Duration,
 }
 
 impl Default for RsyncConfig {
@@ -61,6 +66,8 @@ impl Default for RsyncConfig {
             hook_poll: Duration::from_millis(200),
             field_manager: "emco".into(),
             kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy::default(),
+            git_dir: None,
+            git_status_poll: Duration::from_secs(1),
         }
     }
 }

@@ -48,6 +48,15 @@ pub enum SyncError {
         /// What is missing or wrong.
         message: String,
     },
+    /// A GitOps cluster's settings are unusable (a sync object missing, a key it needs absent, a URL refused) or
+    /// what would be written to its repository is: every resource of the batch fails.
+    #[error("GitOps cluster {cluster}: {message}")]
+    GitOps {
+        /// The cluster (`provider+cluster`).
+        cluster: String,
+        /// What is wrong.
+        message: String,
+    },
     /// The operation was stopped or superseded.
     #[error("cancelled")]
     Cancelled,

@@ -11,7 +11,8 @@
 //! showing `Retrying` with the reason and the next attempt's time, and probed meanwhile so that a cluster that
 //! answers again is retried at once; `/stop` ends an attempt; a terminate cancels a running
 //! instantiation first. Every operation is recorded in the store before it starts, so [`Rsync::resume`] picks up
-//! unfinished ones after a restart.
+//! unfinished ones after a restart. A GitOps cluster (its body's `spec.gitOps`) is never dialled: its batches are
+//! commits to its repository and its status is read from its status branch (`gitops.rs`).
 //!
 //! Architecture invariant: one of the three crates that build a `kube::Client`; status goes to the AppContext in one
 //! write per (app, cluster) batch, never one write per resource.
@@ -23,6 +24,7 @@ mod clients;
 mod config;
 mod engine;
 mod error;
+mod gitops;
 mod heartbeats;
 pub mod labels;
 mod nodes;

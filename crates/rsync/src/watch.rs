@@ -326,6 +326,25 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         let Some(inner) = engine.upgrade() else {
             return;
         };
+        // A GitOps cluster is never dialled: its monitor's status is read from its status branch.
+        match inner.clients.git_target(&cluster).await {
+            Ok(Some(target)) => {
+                let poll = inner.config.git_status_poll;
+                drop(inner);
+                if watch_git(&engine, &cluster, &target, poll, &mut fence).await == Claimed::Lost {
+                    continue;
+                }
+                tokio::time::sleep(RESTART_PAUSE).await;
+                continue;
+            }
+            Ok(None) => {}
+            Err(err) => {
+                drop(inner);
+                tracing::debug!(cluster, error = %err, "the GitOps cluster's settings cannot be read yet");
+                tokio::time::sleep(RESTART_PAUSE).await;
+                continue;
+            }
+        }
         let client = inner.clients.client(&cluster).await;
         drop(inner);
         let client = match client {
@@ -391,6 +410,53 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
             RESTART_PAUSE
         };
         tokio::time::sleep(pause).await;
+    }
+}
+
+/// The status of a GitOps cluster, read from its status branch every `poll` while it has a new commit, each bundle
+/// file stored as a watched bundle would be; ends when the cluster's Git settings change (or it stops being a GitOps
+/// cluster), or when the claim is lost (answered `Lost`).
+async fn watch_git(
+    engine: &Weak<Inner>,
+    cluster: &str,
+    target: &Arc<crate::gitops::GitTarget>,
+    poll: Duration,
+    fence: &mut Option<Fence>,
+) -> Claimed {
+    let mut stored = Stored::new();
+    let mut last: Option<String> = None;
+    loop {
+        let Some(inner) = engine.upgrade() else {
+            return Claimed::Still;
+        };
+        match inner.clients.git_target(cluster).await {
+            Ok(Some(current)) if Arc::ptr_eq(&current, target) => {}
+            _ => return Claimed::Still,
+        }
+        match crate::gitops::read_status(target, cluster, last.as_deref()).await {
+            Ok(Some((commit, files))) => {
+                for content in files {
+                    let Ok(bundle) = serde_json::from_slice::<BundleState>(&content) else {
+                        tracing::debug!(cluster, "a status file that is not a bundle; ignored");
+                        continue;
+                    };
+                    if store(engine, &inner, cluster, &bundle, fence.as_ref(), &mut stored).await
+                        == Claimed::Lost
+                    {
+                        if let Some(ownership) = &inner.ownership {
+                            ownership.forget_cluster(cluster);
+                        }
+                        *fence = None;
+                        return Claimed::Lost;
+                    }
+                }
+                last = Some(commit);
+            }
+            Ok(None) => {}
+            Err(err) => tracing::debug!(cluster, error = %err, "cannot read the cluster's status branch yet"),
+        }
+        drop(inner);
+        tokio::time::sleep(poll).await;
     }
 }
 

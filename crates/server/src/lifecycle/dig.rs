@@ -17,7 +17,6 @@ use emco_model::{
     AppDependency, AppDependencySpec, AppIntent, ContextStatus, DeploymentIntentGroup,
     GENERIC_PLACEMENT_INTENT_KEY, GroupIntent, PlacementItem, dependency_cycle, now_timestamp,
 };
-use serde_json::Value as Json;
 
 use super::controllers::{self, Deployed};
 use super::logical_cloud::{self, Binding};
@@ -226,20 +225,15 @@ async fn resolve_item(
     let provider = &item.cluster_provider;
     if !item.cluster.is_empty() {
         let path = ResourcePath::new(Kind::Cluster, vec![provider.clone(), item.cluster.clone()]);
-        let Some(entry) = catalog.find(&path).await? else {
+        if !catalog.exists(&path).await? {
             return Err(LifecycleError::Placement(format!(
                 "app intent '{intent}' of app '{app}' places it on cluster '{provider}+{}', which does not exist",
                 item.cluster
             )));
-        };
-        refuse_git_ops(&entry.body, app, &format!("{provider}+{}", item.cluster))?;
+        }
         return Ok(vec![format!("{provider}+{}", item.cluster)]);
     }
     let matching = clusters_with_label(catalog, provider, &item.cluster_label).await?;
-    for (cluster, body) in &matching {
-        refuse_git_ops(body, app, cluster)?;
-    }
-    let matching: Vec<String> = matching.into_iter().map(|(cluster, _)| cluster).collect();
     if matching.is_empty() {
         return Err(LifecycleError::Placement(format!(
             "app intent '{intent}' of app '{app}' selects clusters of provider '{provider}' labelled '{}', and none has that label",
@@ -249,36 +243,22 @@ async fn resolve_item(
     Ok(matching)
 }
 
-/// The clusters (`provider+cluster`) of `provider` labelled `label`, in creation order, with their bodies.
+/// The clusters (`provider+cluster`) of `provider` labelled `label`, in creation order.
 pub(super) async fn clusters_with_label(
     catalog: &Catalog,
     provider: &str,
     label: &str,
-) -> Result<Vec<(String, Json)>> {
+) -> Result<Vec<String>> {
     let mut matching = Vec::new();
     for cluster in catalog.list(Kind::Cluster, &[provider.to_string()]).await? {
         if catalog
             .exists(&cluster.path.child(Kind::ClusterLabel, &[label]))
             .await?
         {
-            matching.push((format!("{provider}+{}", cluster.path.name()), cluster.body));
+            matching.push(format!("{provider}+{}", cluster.path.name()));
         }
     }
     Ok(matching)
-}
-
-/// Refuses placing `app` on `cluster` when its body (`cluster_body`) makes it a GitOps cluster: emco applies to
-/// the clusters it reaches with their kubeconfigs.
-fn refuse_git_ops(cluster_body: &Json, app: &str, cluster: &str) -> Result<()> {
-    let git_ops_type = cluster_body["spec"]["gitOps"]["gitOpsType"]
-        .as_str()
-        .unwrap_or_default();
-    if git_ops_type.is_empty() {
-        return Ok(());
-    }
-    Err(LifecycleError::Placement(format!(
-        "app '{app}' is placed on cluster '{cluster}', a GitOps cluster ({git_ops_type}); emco applies only to clusters it reaches with a kubeconfig so far"
-    )))
 }
 
 /// The namespace the DIG deploys to: its logical cloud's, else `default`.

@@ -131,12 +131,7 @@ async fn select(catalog: &Catalog, spec: &CustomizationSpec) -> Result<Selection
         selected.insert(format!("{provider}+{}", info.cluster));
         return Ok(Selection::Only(selected));
     }
-    selected.extend(
-        super::dig::clusters_with_label(catalog, provider, &info.cluster_label)
-            .await?
-            .into_iter()
-            .map(|(cluster, _)| cluster),
-    );
+    selected.extend(super::dig::clusters_with_label(catalog, provider, &info.cluster_label).await?);
     Ok(Selection::Only(selected))
 }
 

@@ -1,8 +1,7 @@
 //! GitOps clusters through the API, with the bodies of EMCO's `examples/test-flux`: cluster sync objects kept with
 //! their token never answered; a cluster with `spec.gitOps` created from emcoctl's multipart (its values file in
 //! place of a kubeconfig, left unread); the GitOps fields refused when partial, unknown, not served yet or naming
-//! a sync object that does not exist; a sync object a cluster names kept from deletion; and a DIG placing an app
-//! on a GitOps cluster refused at instantiate, naming the cluster.
+//! a sync object that does not exist; and a sync object a cluster names kept from deletion.
 
 use axum::http::StatusCode;
 use serde_json::json;
@@ -110,29 +109,6 @@ async fn sync_objects_and_gitops_clusters_are_kept_as_emco_keeps_them_and_the_to
         refused.message()
     );
 
-    // Placed on the GitOps cluster (by the label the vFW's sink is placed by), the DIG is refused naming it.
-    api.post(
-        &format!("{PROVIDER}/clusters/cluster2/labels"),
-        json!({"clusterLabel": "edge-cluster"}),
-    )
-    .await
-    .expect(StatusCode::CREATED);
-    api.approve_vfw().await;
-    let refused = api
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(StatusCode::CONFLICT);
-    assert!(
-        refused
-            .message()
-            .contains("cluster 'vfw-cluster-provider+cluster2', a GitOps cluster (fluxcd)"),
-        "{}",
-        refused.message()
-    );
-
-    api.delete(&format!("{PROVIDER}/clusters/cluster2/labels/edge-cluster"))
-        .await
-        .expect(StatusCode::NO_CONTENT);
     api.delete(&format!("{PROVIDER}/clusters/cluster2"))
         .await
         .expect(StatusCode::NO_CONTENT);
