@@ -46,5 +46,18 @@ pub enum GitError {
     Io(#[from] std::io::Error),
 }
 
+impl GitError {
+    /// Whether trying again later may help: the server down, refusing or failing, others pushing first, or a lock
+    /// in the local mirror held for a moment.
+    #[must_use]
+    pub fn is_transient(&self) -> bool {
+        match self {
+            Self::Server(_) | Self::Contended { .. } => true,
+            Self::Git(err) => err.code() == git2::ErrorCode::Locked,
+            _ => false,
+        }
+    }
+}
+
 /// The result of a Git operation.
 pub type Result<T> = std::result::Result<T, GitError>;

@@ -6,7 +6,7 @@
 //! subset of `reference/kube-api-subset.md` ([`http`], [`watch`]: discovery, OpenAPI, CRUD, every patch type,
 //! server-side apply with field ownership, selectors, pagination, watches with bookmarks and 410 expiry), simulated
 //! controllers that move workloads through their lifecycle ([`controllers`]), switchable faults ([`cluster`]) and the
-//! Kubernetes minor version each cluster plays ([`version`]).
+//! Kubernetes minor version each cluster plays ([`version`]); a cluster may play Flux v2 for GitOps ([`flux`]).
 //! [`sim::Simulator`] starts many clusters in-process and hands out kubeconfigs and `kube::Client`s.
 //!
 //! Architecture invariant: kubesim is a normal dependency only of the `kubesim` binary and of `emco demo`; other
@@ -22,6 +22,7 @@ pub mod csr;
 pub mod defaults;
 pub mod error;
 pub mod fields;
+pub mod flux;
 pub mod http;
 pub mod meta;
 pub mod patch;

@@ -47,11 +47,17 @@ pub(crate) struct GitTarget {
     flux: FluxTimes,
 }
 
-/// The GitOps clusters' targets, kept while their settings stay the same.
+/// The GitOps clusters' targets, kept while their settings stay the same, and one mirror per repository branch
+/// (clusters sharing a repository share its mirror: one local copy, its operations one at a time).
 #[derive(Debug)]
 pub(crate) struct GitTargets {
     dir: PathBuf,
     known: Mutex<HashMap<String, (String, Arc<GitTarget>)>>,
+    /// Per mirror folder: the settings it was opened with, and the mirror.
+    mirrors: Mutex<HashMap<PathBuf, (String, Arc<Mirror>)>>,
+    /// Held while targets are made, so that the batches and the watcher of a cluster asking at once open its
+    /// mirrors once.
+    opening: tokio::sync::Mutex<()>,
 }
 
 fn gitops_error(cluster: &str, message: impl std::fmt::Display) -> SyncError {
@@ -61,15 +67,16 @@ fn gitops_error(cluster: &str, message: impl std::fmt::Display) -> SyncError {
     }
 }
 
-/// A Git failure as rsync treats it: the server's (down, refusing the credentials, others pushing) retried, the
-/// rest failing the batch.
+/// A Git failure as rsync treats it: a transient one (the server down or refusing the credentials, others pushing,
+/// a lock held a moment) retried, the rest failing the batch.
 fn git_failure(cluster: &str, err: GitError) -> SyncError {
-    match err {
-        GitError::Server(_) | GitError::Contended { .. } => SyncError::Transient {
+    if err.is_transient() {
+        SyncError::Transient {
             reason: err.to_string(),
             retry_after: None,
-        },
-        other => gitops_error(cluster, other),
+        }
+    } else {
+        gitops_error(cluster, err)
     }
 }
 
@@ -81,6 +88,8 @@ impl GitTargets {
         Self {
             dir,
             known: Mutex::new(HashMap::new()),
+            mirrors: Mutex::new(HashMap::new()),
+            opening: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -162,34 +171,52 @@ impl GitTargets {
             remote.username,
             remote.token.expose()
         );
-        if let Some((known, target)) = lock(&self.known).get(cluster)
-            && *known == fingerprint
-        {
-            return Ok(Some(target.clone()));
+        let known = |targets: &Self| {
+            lock(&targets.known)
+                .get(cluster)
+                .filter(|(known, _)| *known == fingerprint)
+                .map(|(_, target)| target.clone())
+        };
+        if let Some(target) = known(self) {
+            return Ok(Some(target));
+        }
+        let _opening = self.opening.lock().await;
+        if let Some(target) = known(self) {
+            return Ok(Some(target));
         }
         let status_remote = Remote {
             branch: cluster.to_string(),
             ..remote.clone()
         };
-        let (resources_dir, status_dir) = (self.mirror_dir(&remote), self.mirror_dir(&status_remote));
-        let (resources_remote, task_status) = (remote.clone(), status_remote);
-        let opened = tokio::task::spawn_blocking(move || {
-            let resources = Mirror::open(&resources_dir, resources_remote, Limits::default())?;
-            let status = Mirror::open(&status_dir, task_status, Limits::default())?;
-            Ok::<_, GitError>((resources, status))
-        })
-        .await
-        .map_err(|err| gitops_error(cluster, err))?
-        .map_err(|err| git_failure(cluster, err))?;
+        let resources = self.mirror(cluster, remote.clone(), &fingerprint).await?;
+        let status = self.mirror(cluster, status_remote, &fingerprint).await?;
         let target = Arc::new(GitTarget {
-            resources: Arc::new(opened.0),
-            status: Arc::new(opened.1),
+            resources,
+            status,
             url: remote.url,
             branch: remote.branch,
             flux,
         });
         lock(&self.known).insert(cluster.to_string(), (fingerprint, target.clone()));
         Ok(Some(target))
+    }
+
+    /// The mirror of `remote`'s branch: the one open for it, else a new one (`settings`: what it is opened with).
+    async fn mirror(&self, cluster: &str, remote: Remote, settings: &str) -> Result<Arc<Mirror>, SyncError> {
+        let dir = self.mirror_dir(&remote);
+        if let Some((opened_with, mirror)) = lock(&self.mirrors).get(&dir)
+            && opened_with == settings
+        {
+            return Ok(mirror.clone());
+        }
+        let task_dir = dir.clone();
+        let mirror = tokio::task::spawn_blocking(move || Mirror::open(&task_dir, remote, Limits::default()))
+            .await
+            .map_err(|err| gitops_error(cluster, err))?
+            .map_err(|err| git_failure(cluster, err))?;
+        let mirror = Arc::new(mirror);
+        lock(&self.mirrors).insert(dir, (settings.to_string(), mirror.clone()));
+        Ok(mirror)
     }
 
     fn mirror_dir(&self, remote: &Remote) -> PathBuf {

@@ -21,6 +21,7 @@ mod dtc;
 mod emcoctl;
 mod etcd;
 mod gac;
+mod gitops;
 mod helm_chart;
 mod hooks;
 mod hpa;

@@ -1,0 +1,204 @@
+//! A direct cluster and a GitOps cluster side by side (EMCO's `examples/test-flux` arrangement): the vFW on both,
+//! emco given no kubeconfig for the GitOps one and never opening a connection to it (asserted from its request
+//! log); the GitOps cluster plays Flux (kubesim's `flux`) from a real Git server (`git http-backend`) and runs the
+//! monitor that commits its status to the status branch; both are Ready in one status answer; a terminate leaves
+//! the repository without the context's folder.
+
+use std::time::Duration;
+
+use emco_git::{GitServer, Limits, Mirror, Remote, Secret};
+use kube::api::{Api, DynamicObject, PostParams};
+use kube::core::{ApiResource, GroupVersionKind};
+use serde_json::json;
+
+use crate::support::*;
+
+const TOKEN: &str = "fleet-token";
+const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
+const GITOPS_CLUSTER: &str = "vfw-cluster-provider+edge02";
+
+fn git_installed() -> bool {
+    let installed = std::process::Command::new("git")
+        .arg("--version")
+        .output()
+        .is_ok();
+    assert!(
+        installed || std::env::var_os("EMCO_REQUIRE_GIT").is_none(),
+        "EMCO_REQUIRE_GIT is set and git is not installed"
+    );
+    installed
+}
+
+fn remote(url: &str, branch: &str) -> Remote {
+    Remote {
+        url: url.to_string(),
+        branch: branch.to_string(),
+        username: "edge02".into(),
+        token: Secret::new(TOKEN),
+        ca_pem: None,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
+    if !git_installed() {
+        eprintln!("git is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = GitServer::start(&dir.path().join("served"), TOKEN).await.unwrap();
+    let url = server.create_repository("fleet").unwrap();
+    let sim = vfw_clusters(2).await;
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let _direct_monitor = start_monitor(edge01);
+
+    // The GitOps cluster as its owner set it up: the bundles' CRD (the monitor's chart), Flux bootstrapped on
+    // clusters/<provider>+<cluster>, the monitor committing status to Git — all from inside the cluster.
+    let inside = edge02.in_cluster_client();
+    Api::<DynamicObject>::all_with(
+        inside.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    )
+    .create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let flux = kubesim::flux::FluxConfig {
+        remote: remote(&url, "main"),
+        path: format!("clusters/{GITOPS_CLUSTER}"),
+        interval: Duration::from_millis(300),
+        mirror_dir: dir.path().join("flux"),
+    };
+    let _flux = tokio::spawn(kubesim::flux::run(inside.clone(), flux, std::future::pending()));
+    let _monitor = tokio::spawn(emco_monitor::run(
+        inside.clone(),
+        quick_monitor_config(),
+        std::future::pending(),
+    ));
+    let git_status = emco_monitor::git::GitStatusConfig {
+        remote: remote(&url, "main"),
+        cluster: GITOPS_CLUSTER.into(),
+        interval: Duration::from_millis(300),
+        mirror_dir: dir.path().join("monitor"),
+    };
+    let _publisher = tokio::spawn(emco_monitor::git::publish_status(
+        inside,
+        git_status,
+        std::future::pending(),
+    ));
+
+    // emco: the vFW on the direct cluster (label "edge"), then the GitOps cluster with the same label, as EMCO's
+    // emcoctl sends it (its values file in place of a kubeconfig).
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
+    for (name, kv) in [
+        (
+            "GitObjectFluxRepo",
+            json!([{"userName": "emco"}, {"gitToken": TOKEN}, {"repoName": "fleet"},
+            {"branch": "main"}, {"url": url}]),
+        ),
+        (
+            "GitObjectFluxRes",
+            json!([{"timeOut": "60"}, {"syncInterval": "1"}, {"retryInterval": "1"}]),
+        ),
+    ] {
+        emco.http
+            .post(
+                &format!("{PROVIDER}/cluster-sync-objects"),
+                json!({"metadata": {"name": name}, "spec": {"kv": kv}}),
+            )
+            .await
+            .expect(201);
+    }
+    emco.http
+        .post_form(
+            &format!("{PROVIDER}/clusters"),
+            json!({"metadata": {"name": "edge02"}, "spec": {"gitOps": {"gitOpsType": "fluxcd",
+                "gitOpsReferenceObject": "GitObjectFluxRepo", "gitOpsResourceObject": "GitObjectFluxRes"}}}),
+            b"PackagesPath: output\n",
+        )
+        .await
+        .expect(201);
+    emco.http
+        .post(
+            &format!("{PROVIDER}/clusters/edge02/labels"),
+            json!({"clusterLabel": "edge"}),
+        )
+        .await
+        .expect(201);
+    let outside_before = edge02
+        .shared()
+        .requests()
+        .iter()
+        .filter(|request| !request.in_cluster)
+        .count();
+
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let ready = emco
+        .http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(90),
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    let status = emco.http.get(&format!("{DIG}/status")).await.expect(200).json();
+    let clusters: Vec<String> = status["apps"][0]["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cluster| {
+            format!(
+                "{}+{}",
+                cluster["cluster-provider"].as_str().unwrap(),
+                cluster["cluster"].as_str().unwrap()
+            )
+        })
+        .collect();
+    assert!(
+        clusters.contains(&GITOPS_CLUSTER.to_string()),
+        "{clusters:?} {ready}"
+    );
+    assert_eq!(
+        edge02
+            .shared()
+            .requests()
+            .iter()
+            .filter(|request| !request.in_cluster)
+            .count(),
+        outside_before,
+        "emco never opens a connection to the GitOps cluster"
+    );
+
+    // Terminated: the repository keeps no context folder for the cluster.
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(60),
+            |answer| answer["deployedStatus"] == "Terminated",
+        )
+        .await;
+    let reader = dir.path().join("reader");
+    let left = tokio::task::spawn_blocking(move || {
+        Mirror::open(&reader, remote(&url, "main"), Limits::default())
+            .unwrap()
+            .read(&format!("clusters/{GITOPS_CLUSTER}/context"))
+            .unwrap()
+            .files
+    })
+    .await
+    .unwrap();
+    assert!(left.is_empty(), "{left:?}");
+}
