@@ -146,6 +146,13 @@ impl Mirror {
         })
     }
 
+    /// [`Mirror::open`] on a blocking thread, for async callers.
+    pub async fn open_async(dir: PathBuf, remote: Remote, limits: Limits) -> Result<Self> {
+        tokio::task::spawn_blocking(move || Self::open(&dir, remote, limits))
+            .await
+            .map_err(|err| GitError::Io(std::io::Error::other(err)))?
+    }
+
     /// The folder of the mirror's repository.
     #[must_use]
     pub fn dir(&self) -> PathBuf {

@@ -80,6 +80,45 @@ impl GitServer {
         })
     }
 
+    /// Whether Debian's `git` is here to serve repositories. With `EMCO_REQUIRE_GIT` set (CI), its absence is a
+    /// failure, not a reason to skip: this panics.
+    #[must_use]
+    pub fn git_available() -> bool {
+        let available = std::process::Command::new("git")
+            .arg("--version")
+            .output()
+            .is_ok_and(|output| output.status.success());
+        assert!(
+            available || std::env::var_os("EMCO_REQUIRE_GIT").is_none(),
+            "EMCO_REQUIRE_GIT is set and git is not installed"
+        );
+        available
+    }
+
+    /// For tests: a server under `root` behind `token` with the repository `name`, and its URL; `None` (said on
+    /// stderr, the test skipped) when git is not here — see [`GitServer::git_available`].
+    pub async fn start_if_available(root: &Path, token: &str, name: &str) -> Option<(Self, String)> {
+        if !Self::git_available() {
+            eprintln!("git is not installed: skipped");
+            return None;
+        }
+        let server = Self::start(root, token).await.ok()?;
+        let url = server.create_repository(name).ok()?;
+        Some((server, url))
+    }
+
+    /// The remote of repository `name`'s `branch` on this server, as `user` with the server's token.
+    #[must_use]
+    pub fn remote(&self, name: &str, branch: &str, user: &str) -> crate::Remote {
+        crate::Remote {
+            url: self.url(name),
+            branch: branch.to_string(),
+            username: user.to_string(),
+            token: crate::Secret::new(self.state.token.clone()),
+            ca_pem: None,
+        }
+    }
+
     /// Makes the bare repository `name` (its default branch `main`) and answers its URL.
     pub fn create_repository(&self, name: &str) -> std::io::Result<String> {
         let status = std::process::Command::new("git")

@@ -91,13 +91,16 @@ pub async fn run(client: kube::Client, config: FluxConfig, shutdown: impl std::f
     ) {
         let _ = namespaces.create(&PostParams::default(), &namespace).await;
     }
-    let (remote, dir) = (config.remote.clone(), config.mirror_dir.clone());
-    let mirror =
-        match tokio::task::spawn_blocking(move || Mirror::open(&dir, remote, Limits::default())).await {
-            Ok(Ok(mirror)) => std::sync::Arc::new(mirror),
-            Ok(Err(err)) => return tracing::error!(error = %err, "flux: cannot open the repository"),
-            Err(err) => return tracing::error!(error = %err, "flux: cannot open the repository"),
-        };
+    let mirror = match Mirror::open_async(
+        config.mirror_dir.clone(),
+        config.remote.clone(),
+        Limits::default(),
+    )
+    .await
+    {
+        Ok(mirror) => std::sync::Arc::new(mirror),
+        Err(err) => return tracing::error!(error = %err, "flux: cannot open the repository"),
+    };
     let mut applied: BTreeSet<Applied> = BTreeSet::new();
     let mut revision: Option<String> = None;
     let mut ticks = tokio::time::interval(config.interval);

@@ -92,19 +92,10 @@ pub async fn publish_status(
         branch: config.cluster.clone(),
         ..config.remote.clone()
     };
-    let mirror_dir = config.mirror_dir.clone();
-    let mirror = match tokio::task::spawn_blocking(move || {
-        Mirror::open(&mirror_dir, remote, Limits::default())
-    })
-    .await
-    {
-        Ok(Ok(mirror)) => Arc::new(mirror),
-        Ok(Err(err)) => {
-            tracing::error!(error = %err, "cannot open the status repository: status is not committed to Git");
-            return;
-        }
+    let mirror = match Mirror::open_async(config.mirror_dir.clone(), remote, Limits::default()).await {
+        Ok(mirror) => Arc::new(mirror),
         Err(err) => {
-            tracing::error!(error = %err, "cannot open the status repository");
+            tracing::error!(error = %err, "cannot open the status repository: status is not committed to Git");
             return;
         }
     };

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use emco_git::{GitServer, Limits, Mirror, Remote, Secret, Snapshot};
+use emco_git::{GitServer, Limits, Mirror, Snapshot};
 use emco_monitor::MonitorConfig;
 use emco_monitor::git::{GitStatusConfig, publish_status};
 use kube::api::{Api, DeleteParams, DynamicObject, PostParams};
@@ -16,33 +16,11 @@ use kube::core::{ApiResource, GroupVersionKind};
 const TOKEN: &str = "monitor-token";
 const CLUSTER: &str = "provider1+edge01";
 
-fn git_installed() -> bool {
-    let installed = std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok();
-    assert!(
-        installed || std::env::var_os("EMCO_REQUIRE_GIT").is_none(),
-        "EMCO_REQUIRE_GIT is set and git is not installed"
-    );
-    installed
-}
-
-fn remote(url: &str, branch: &str) -> Remote {
-    Remote {
-        url: url.to_string(),
-        branch: branch.to_string(),
-        username: "monitor".into(),
-        token: Secret::new(TOKEN),
-        ca_pem: None,
-    }
-}
-
-/// The status branch as the server has it.
-async fn status_branch(url: &str, dir: &std::path::Path) -> Snapshot {
-    let (url, dir) = (url.to_string(), dir.to_path_buf());
+/// The status branch as `server` has it.
+async fn status_branch(server: &GitServer, dir: &std::path::Path) -> Snapshot {
+    let (remote, dir) = (server.remote("fleet", CLUSTER, "reader"), dir.to_path_buf());
     tokio::task::spawn_blocking(move || {
-        Mirror::open(&dir, remote(&url, CLUSTER), Limits::default())
+        Mirror::open(&dir, remote, Limits::default())
             .unwrap()
             .read(&format!("clusters/{CLUSTER}/status"))
             .unwrap()
@@ -52,10 +30,10 @@ async fn status_branch(url: &str, dir: &std::path::Path) -> Snapshot {
 }
 
 /// Waits (up to 30 s) until the status branch satisfies `done`.
-async fn wait_for(url: &str, dir: &std::path::Path, done: impl Fn(&Snapshot) -> bool) -> Snapshot {
+async fn wait_for(server: &GitServer, dir: &std::path::Path, done: impl Fn(&Snapshot) -> bool) -> Snapshot {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     loop {
-        let snapshot = status_branch(url, dir).await;
+        let snapshot = status_branch(server, dir).await;
         if done(&snapshot) {
             return snapshot;
         }
@@ -69,13 +47,11 @@ async fn wait_for(url: &str, dir: &std::path::Path, done: impl Fn(&Snapshot) -> 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_bundles_status_is_committed_to_the_clusters_status_branch() {
-    if !git_installed() {
-        eprintln!("git is not installed: skipped");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let server = GitServer::start(&dir.path().join("served"), TOKEN).await.unwrap();
-    let url = server.create_repository("fleet").unwrap();
+    let Some((server, _)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
     let sim = kubesim::Simulator::start_named(1).await.unwrap();
     let client = sim.clusters()[0].client().unwrap();
     Api::<DynamicObject>::all_with(
@@ -128,7 +104,7 @@ async fn the_bundles_status_is_committed_to_the_clusters_status_branch() {
     };
     let _monitor = tokio::spawn(emco_monitor::run(client.clone(), monitor, std::future::pending()));
     let git = GitStatusConfig {
-        remote: remote(&url, "main"),
+        remote: server.remote("fleet", "main", "monitor"),
         cluster: CLUSTER.into(),
         interval: Duration::from_millis(200),
         mirror_dir: dir.path().join("monitor-mirror"),
@@ -137,7 +113,7 @@ async fn the_bundles_status_is_committed_to_the_clusters_status_branch() {
 
     let path = format!("clusters/{CLUSTER}/status/7/app/web/7-web");
     let reader = dir.path().join("reader");
-    let snapshot = wait_for(&url, &reader, |snapshot| {
+    let snapshot = wait_for(&server, &reader, |snapshot| {
         snapshot.files.iter().any(|(file, content)| {
             *file == path
                 && serde_json::from_slice::<serde_json::Value>(content)
@@ -148,11 +124,11 @@ async fn the_bundles_status_is_committed_to_the_clusters_status_branch() {
     assert_eq!(snapshot.files.len(), 1, "{:?}", snapshot.files);
 
     // Nothing changes: nothing is committed.
-    let settled = status_branch(&url, &reader).await.commit;
+    let settled = status_branch(&server, &reader).await.commit;
     tokio::time::sleep(Duration::from_millis(1200)).await;
-    assert_eq!(status_branch(&url, &reader).await.commit, settled);
+    assert_eq!(status_branch(&server, &reader).await.commit, settled);
 
     bundles.delete("7-web", &DeleteParams::default()).await.unwrap();
-    wait_for(&url, &reader, |snapshot| snapshot.files.is_empty()).await;
+    wait_for(&server, &reader, |snapshot| snapshot.files.is_empty()).await;
     assert!(server.requests().iter().all(|line| !line.contains(TOKEN)));
 }

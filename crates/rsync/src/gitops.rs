@@ -209,10 +209,8 @@ impl GitTargets {
         {
             return Ok(mirror.clone());
         }
-        let task_dir = dir.clone();
-        let mirror = tokio::task::spawn_blocking(move || Mirror::open(&task_dir, remote, Limits::default()))
+        let mirror = Mirror::open_async(dir.clone(), remote, Limits::default())
             .await
-            .map_err(|err| gitops_error(cluster, err))?
             .map_err(|err| git_failure(cluster, err))?;
         let mirror = Arc::new(mirror);
         lock(&self.mirrors).insert(dir, (settings.to_string(), mirror.clone()));

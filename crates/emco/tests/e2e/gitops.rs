@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use emco_git::{GitServer, Limits, Mirror, Remote, Secret};
+use emco_git::{GitServer, Limits, Mirror};
 use kube::api::{Api, DynamicObject, PostParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use serde_json::json;
@@ -17,37 +17,13 @@ const TOKEN: &str = "fleet-token";
 const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 const GITOPS_CLUSTER: &str = "vfw-cluster-provider+edge02";
 
-fn git_installed() -> bool {
-    let installed = std::process::Command::new("git")
-        .arg("--version")
-        .output()
-        .is_ok();
-    assert!(
-        installed || std::env::var_os("EMCO_REQUIRE_GIT").is_none(),
-        "EMCO_REQUIRE_GIT is set and git is not installed"
-    );
-    installed
-}
-
-fn remote(url: &str, branch: &str) -> Remote {
-    Remote {
-        url: url.to_string(),
-        branch: branch.to_string(),
-        username: "edge02".into(),
-        token: Secret::new(TOKEN),
-        ca_pem: None,
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
-    if !git_installed() {
-        eprintln!("git is not installed: skipped");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
-    let server = GitServer::start(&dir.path().join("served"), TOKEN).await.unwrap();
-    let url = server.create_repository("fleet").unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
     let sim = vfw_clusters(2).await;
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let _direct_monitor = start_monitor(edge01);
@@ -69,7 +45,7 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
     .await
     .unwrap();
     let flux = kubesim::flux::FluxConfig {
-        remote: remote(&url, "main"),
+        remote: server.remote("fleet", "main", "edge02"),
         path: format!("clusters/{GITOPS_CLUSTER}"),
         interval: Duration::from_millis(300),
         mirror_dir: dir.path().join("flux"),
@@ -81,7 +57,7 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
         std::future::pending(),
     ));
     let git_status = emco_monitor::git::GitStatusConfig {
-        remote: remote(&url, "main"),
+        remote: server.remote("fleet", "main", "edge02"),
         cluster: GITOPS_CLUSTER.into(),
         interval: Duration::from_millis(300),
         mirror_dir: dir.path().join("monitor"),
@@ -190,9 +166,12 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
             |answer| answer["deployedStatus"] == "Terminated",
         )
         .await;
-    let reader = dir.path().join("reader");
+    let (reader, reader_remote) = (
+        dir.path().join("reader"),
+        server.remote("fleet", "main", "reader"),
+    );
     let left = tokio::task::spawn_blocking(move || {
-        Mirror::open(&reader, remote(&url, "main"), Limits::default())
+        Mirror::open(&reader, reader_remote, Limits::default())
             .unwrap()
             .read(&format!("clusters/{GITOPS_CLUSTER}/context"))
             .unwrap()
