@@ -34,6 +34,26 @@ pub enum Command {
     Demo(demo::DemoArgs),
     /// Serve simulated Kubernetes clusters (see `kubesim --help`).
     Kubesim(kubesim::cli::Args),
+    /// Serve Git repositories over smart HTTP behind a token (Debian's `git http-backend`), for GitOps clusters in
+    /// a demo or a test.
+    GitServer(GitServerArgs),
+}
+
+/// Flags of `emco git-server`.
+#[derive(Debug, clap::Args)]
+pub struct GitServerArgs {
+    /// The folder of the repositories (created when missing).
+    #[arg(long, default_value = "./git-repositories")]
+    pub dir: PathBuf,
+    /// A file holding the token requests must carry (HTTP basic authentication, any user name).
+    #[arg(long)]
+    pub token_file: PathBuf,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1:8070")]
+    pub listen: SocketAddr,
+    /// Make this bare repository (default branch `main`) when it is missing (repeatable).
+    #[arg(long)]
+    pub repository: Vec<String>,
 }
 
 /// Flags of `emco serve`.
@@ -339,13 +359,13 @@ pub fn init_tracing(command: &Command) {
         Command::Demo(_) => "warn,kube_client=off",
         // kube-rs logs every failed request to an unreachable cluster at ERROR; rsync reports those itself (as
         // connectivity Retrying), so its log stays quiet unless asked for.
-        Command::Serve(_) | Command::Kubesim(_) => "info,kube_client=off",
+        Command::Serve(_) | Command::Kubesim(_) | Command::GitServer(_) => "info,kube_client=off",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let format = match command {
         Command::Serve(serve) => serve.log_format,
-        Command::Demo(_) | Command::Kubesim(_) => LogFormat::Text,
+        Command::Demo(_) | Command::Kubesim(_) | Command::GitServer(_) => LogFormat::Text,
     };
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
@@ -369,19 +389,86 @@ pub fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Command::Serve(serve_args) => runtime.block_on(serve(serve_args)),
         Command::Demo(demo_args) => runtime.block_on(demo::run(demo_args, shutdown_signal())),
+        Command::GitServer(git_args) => runtime.block_on(git_server(git_args)),
         Command::Kubesim(sim_args) => {
             drop(runtime);
             fd_limit::raise_to_hard_limit();
-            // `--monitors`: emco's monitor runs inside every simulated cluster, as it would be deployed in a real one.
-            let monitor: kubesim::cli::InClusterAgent = std::sync::Arc::new(|client| {
-                Box::pin(emco_monitor::run(
-                    client,
-                    emco_monitor::MonitorConfig::default(),
-                    std::future::pending(),
-                ))
+            // `--monitors`: emco's monitor runs inside every simulated cluster, as it would be deployed in a real one;
+            // in a GitOps cluster (`--flux`) it also commits its status to Git, its chart having installed the bundles'
+            // CRD.
+            let monitor: kubesim::cli::InClusterAgent = std::sync::Arc::new(|client, gitops| {
+                Box::pin(async move {
+                    if let Some(gitops) = gitops {
+                        install_bundle_crd(&client).await;
+                        let config = emco_monitor::git::GitStatusConfig {
+                            remote: gitops.remote,
+                            mirror_dir: std::env::temp_dir()
+                                .join(format!("emco-monitor-git-{}", std::process::id()))
+                                .join(&gitops.emco_name),
+                            cluster: gitops.emco_name,
+                            interval: std::time::Duration::from_secs(1),
+                        };
+                        tokio::spawn(emco_monitor::git::publish_status(
+                            client.clone(),
+                            config,
+                            std::future::pending(),
+                        ));
+                    }
+                    emco_monitor::run(
+                        client,
+                        emco_monitor::MonitorConfig::default(),
+                        std::future::pending(),
+                    )
+                    .await;
+                })
             });
             kubesim::cli::run_with(sim_args, Some(monitor)).context("serving simulated clusters")
         }
+    }
+}
+
+/// `emco git-server`: serves the repositories until interrupted.
+async fn git_server(args: GitServerArgs) -> anyhow::Result<()> {
+    let token = std::fs::read_to_string(&args.token_file)
+        .with_context(|| format!("--token-file {}", args.token_file.display()))?
+        .trim()
+        .to_string();
+    anyhow::ensure!(
+        !token.is_empty(),
+        "--token-file {} is empty",
+        args.token_file.display()
+    );
+    anyhow::ensure!(
+        emco_git::GitServer::git_available(),
+        "git is not installed: the server runs `git http-backend`"
+    );
+    let server = emco_git::GitServer::start_on(&args.dir, &token, args.listen)
+        .await
+        .with_context(|| format!("serving Git on {}", args.listen))?;
+    for name in &args.repository {
+        if !server.repository_dir(name).exists() {
+            server
+                .create_repository(name)
+                .with_context(|| format!("making repository {name}"))?;
+        }
+        tracing::info!(repository = name, url = server.url(name), "serving");
+    }
+    tracing::info!(dir = %args.dir.display(), listen = %args.listen, "the Git server is serving");
+    shutdown_signal().await;
+    Ok(())
+}
+
+/// Creates the ResourceBundleState CRD through `client`, as the monitor's chart does (present already: nothing).
+async fn install_bundle_crd(client: &kube::Client) {
+    let crds: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
+        client.clone(),
+        &kube::core::ApiResource::from_gvk_with_plural(
+            &kube::core::GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    );
+    if let Ok(crd) = serde_json::from_value(emco_k8s::rbs_crd()) {
+        let _ = crds.create(&kube::api::PostParams::default(), &crd).await;
     }
 }
 

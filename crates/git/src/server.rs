@@ -49,8 +49,13 @@ impl std::fmt::Debug for GitServer {
 impl GitServer {
     /// Serves the repositories under `root` on a loopback port to requests carrying `token`.
     pub async fn start(root: &Path, token: &str) -> std::io::Result<Self> {
+        Self::start_on(root, token, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Serves the repositories under `root` on `address` to requests carrying `token`.
+    pub async fn start_on(root: &Path, token: &str, address: SocketAddr) -> std::io::Result<Self> {
         std::fs::create_dir_all(root)?;
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        let listener = TcpListener::bind(address).await?;
         let address = listener.local_addr()?;
         let state = Arc::new(State {
             root: root.to_path_buf(),

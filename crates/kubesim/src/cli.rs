@@ -1,5 +1,6 @@
 //! The `kubesim` command: flags, the admin endpoint (faults per cluster), and serving until Ctrl-C.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -109,12 +110,47 @@ pub struct Args {
     /// only: the standalone kubesim has no monitor).
     #[arg(long)]
     pub monitors: bool,
+    /// Make this cluster a GitOps cluster that plays Flux v2 (repeatable): NAME=PROVIDER+CLUSTER, the second part
+    /// the cluster's name in emco; Flux applies `clusters/PROVIDER+CLUSTER` of --git-url's --git-branch, and with
+    /// --monitors the monitor commits its status to the branch PROVIDER+CLUSTER.
+    #[arg(long, value_name = "NAME=PROVIDER+CLUSTER")]
+    pub flux: Vec<String>,
+    /// The repository the --flux clusters read (http(s)://…).
+    #[arg(long, requires = "flux")]
+    pub git_url: Option<String>,
+    /// The branch the --flux clusters apply.
+    #[arg(long, default_value = "main")]
+    pub git_branch: String,
+    /// The Git user of the --flux clusters.
+    #[arg(long, default_value = "flux")]
+    pub git_username: String,
+    /// A file holding the Git token of the --flux clusters.
+    #[arg(long)]
+    pub git_token_file: Option<PathBuf>,
+    /// How often a --flux cluster fetches and applies its path (milliseconds).
+    #[arg(long, default_value_t = 1000)]
+    pub flux_interval_ms: u64,
+}
+
+/// A cluster that plays Flux: its name in emco (`provider+cluster`) and where it reads from.
+#[derive(Debug, Clone)]
+pub struct GitOpsCluster {
+    /// The cluster's name in emco, `provider+cluster`.
+    pub emco_name: String,
+    /// The repository's branch it applies (with its credentials).
+    pub remote: emco_git::Remote,
 }
 
 /// Software the host runs inside every cluster (`--monitors`): given the cluster's in-cluster client
-/// ([`SimCluster::in_cluster_client`]), the future that runs it.
+/// ([`SimCluster::in_cluster_client`]) and, for a GitOps cluster (`--flux`), where it is in Git, the future that
+/// runs it.
 pub type InClusterAgent = Arc<
-    dyn Fn(kube::Client) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
+    dyn Fn(
+            kube::Client,
+            Option<GitOpsCluster>,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+        + Send
+        + Sync,
 >;
 
 /// Why kubesim stopped.
@@ -137,9 +173,58 @@ pub enum CliError {
         /// What is wrong with it.
         reason: String,
     },
+    /// A --flux entry or the Git settings are unusable.
+    #[error("--flux: {0}")]
+    BadFlux(String),
     /// A listener or file failed.
     #[error("{0}")]
     Io(#[from] std::io::Error),
+}
+
+/// The `--flux` clusters: kubesim name → where the cluster is in Git.
+fn flux_clusters(args: &Args, names: &[String]) -> Result<HashMap<String, GitOpsCluster>, CliError> {
+    let mut clusters = HashMap::new();
+    if args.flux.is_empty() {
+        return Ok(clusters);
+    }
+    let url = args
+        .git_url
+        .clone()
+        .ok_or_else(|| CliError::BadFlux("give --git-url, the repository the clusters read".into()))?;
+    let token = match &args.git_token_file {
+        Some(file) => std::fs::read_to_string(file)
+            .map_err(|err| CliError::BadFlux(format!("--git-token-file {}: {err}", file.display())))?
+            .trim()
+            .to_string(),
+        None => String::new(),
+    };
+    for entry in &args.flux {
+        let (name, emco_name) = entry
+            .split_once('=')
+            .filter(|(_, emco_name)| emco_name.contains('+'))
+            .ok_or_else(|| CliError::BadFlux(format!("'{entry}' is not NAME=PROVIDER+CLUSTER")))?;
+        if !names.iter().any(|known| known == name) {
+            return Err(CliError::BadFlux(format!(
+                "'{name}' is not a cluster this kubesim serves"
+            )));
+        }
+        let remote = emco_git::Remote {
+            url: url.clone(),
+            branch: args.git_branch.clone(),
+            username: args.git_username.clone(),
+            token: emco_git::Secret::new(token.clone()),
+            ca_pem: None,
+        };
+        remote.check().map_err(|err| CliError::BadFlux(err.to_string()))?;
+        clusters.insert(
+            name.to_string(),
+            GitOpsCluster {
+                emco_name: emco_name.to_string(),
+                remote,
+            },
+        );
+    }
+    Ok(clusters)
 }
 
 type Clusters = Arc<Vec<SimCluster>>;
@@ -274,6 +359,7 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
         .map(|entry| parse_token(entry).ok_or_else(|| CliError::BadToken(entry.clone())))
         .collect::<Result<Vec<_>, _>>()?;
     let versions = cluster_versions(&args.kubernetes_version, &names)?;
+    let flux = flux_clusters(&args, &names)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     runtime.block_on(async move {
         let shared_listener = if args.shared_listener {
@@ -333,9 +419,21 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
         for cluster in &clusters {
             std::fs::write(args.kubeconfig_dir.join(format!("{}.yaml", cluster.name())), cluster.kubeconfig())?;
         }
-        if let Some(agent) = &agent {
-            for cluster in &clusters {
-                tokio::spawn(agent(cluster.in_cluster_client()));
+        let git_dir = std::env::temp_dir().join(format!("kubesim-flux-{}", std::process::id()));
+        for cluster in &clusters {
+            let gitops = flux.get(cluster.name()).cloned();
+            if let Some(gitops) = &gitops {
+                let config = crate::flux::FluxConfig {
+                    remote: gitops.remote.clone(),
+                    path: format!("clusters/{}", gitops.emco_name),
+                    interval: std::time::Duration::from_millis(args.flux_interval_ms.max(100)),
+                    mirror_dir: git_dir.join(cluster.name()),
+                };
+                tracing::info!(cluster = cluster.name(), path = config.path, "the cluster plays Flux");
+                tokio::spawn(crate::flux::run(cluster.in_cluster_client(), config, std::future::pending()));
+            }
+            if let Some(agent) = &agent {
+                tokio::spawn(agent(cluster.in_cluster_client(), gitops));
             }
         }
         let clusters: Clusters = Arc::new(clusters);
@@ -360,6 +458,46 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn flux_clusters_name_their_emco_cluster_and_need_the_repository() {
+        use clap::Parser as _;
+        let names = vec!["edge01".to_string(), "edge02".to_string()];
+        let args = |extra: &[&str]| {
+            let mut all = vec!["kubesim", "--clusters", "2"];
+            all.extend_from_slice(extra);
+            Args::parse_from(all)
+        };
+        let flux = flux_clusters(
+            &args(&[
+                "--flux",
+                "edge02=provider1+edge02",
+                "--git-url",
+                "http://127.0.0.1:8070/fleet",
+            ]),
+            &names,
+        )
+        .unwrap();
+        assert_eq!(flux["edge02"].emco_name, "provider1+edge02");
+        assert_eq!(flux["edge02"].remote.branch, "main");
+        for (extra, needle) in [
+            (
+                vec!["--flux", "edge02=edge02", "--git-url", "http://h/r"],
+                "NAME=PROVIDER+CLUSTER",
+            ),
+            (
+                vec!["--flux", "edge09=p+edge09", "--git-url", "http://h/r"],
+                "not a cluster this kubesim serves",
+            ),
+            (
+                vec!["--flux", "edge02=p+edge02", "--git-url", "ssh://h/r"],
+                "https://",
+            ),
+        ] {
+            let refused = flux_clusters(&args(&extra), &names).unwrap_err().to_string();
+            assert!(refused.contains(needle), "{refused}");
+        }
+    }
 
     #[test]
     fn tokens_name_a_user_and_groups() {
