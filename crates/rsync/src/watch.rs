@@ -31,6 +31,8 @@ use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
 
+/// Every how many polls a GitOps cluster's status watcher reads the cluster's Git settings again.
+const GIT_SETTINGS_RECHECK: u32 = 30;
 /// How often a watcher waiting for the bundles' CRD asks the cluster whether it has it (meanwhile it waits for this
 /// process to install it, without a request).
 const CRD_RECHECK: Duration = Duration::from_secs(30);
@@ -425,13 +427,19 @@ async fn watch_git(
 ) -> Claimed {
     let mut stored = Stored::new();
     let mut last: Option<String> = None;
+    let mut polls = 0u32;
     loop {
         let Some(inner) = engine.upgrade() else {
             return Claimed::Still;
         };
-        match inner.clients.git_target(cluster).await {
-            Ok(Some(current)) if Arc::ptr_eq(&current, target) => {}
-            _ => return Claimed::Still,
+        // The cluster's Git settings are read again now and then (a catalog read of the cluster and its two sync
+        // objects), not at every poll.
+        polls = polls.wrapping_add(1);
+        if polls.is_multiple_of(GIT_SETTINGS_RECHECK) {
+            match inner.clients.git_target(cluster).await {
+                Ok(Some(current)) if Arc::ptr_eq(&current, target) => {}
+                _ => return Claimed::Still,
+            }
         }
         match crate::gitops::read_status(target, cluster, last.as_deref()).await {
             Ok(Some((commit, files))) => {

@@ -1,8 +1,9 @@
 //! A direct cluster and a GitOps cluster side by side (EMCO's `examples/test-flux` arrangement): the vFW on both,
 //! emco given no kubeconfig for the GitOps one and never opening a connection to it (asserted from its request
 //! log); the GitOps cluster plays Flux (kubesim's `flux`) from a real Git server (`git http-backend`) and runs the
-//! monitor that commits its status to the status branch; both are Ready in one status answer; a terminate leaves
-//! the repository without the context's folder.
+//! monitor that commits its status to the status branch; both are Ready in one status answer; an update is one
+//! commit of what changed, applied by the cluster's Flux; a terminate leaves the repository without the context's
+//! folder.
 
 use std::time::Duration;
 
@@ -16,6 +17,20 @@ use crate::support::*;
 const TOKEN: &str = "fleet-token";
 const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 const GITOPS_CLUSTER: &str = "vfw-cluster-provider+edge02";
+
+/// `git log --format=%s main` of the served repository, newest first.
+fn git_log(server: &GitServer) -> Vec<String> {
+    let output = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(server.repository_dir("fleet"))
+        .args(["log", "--format=%s", "main"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
@@ -153,6 +168,35 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
         outside_before,
         "emco never opens a connection to the GitOps cluster"
     );
+
+    // An update (the sink's replicas): one commit, of the sink's Deployment only, in the same context folder; the
+    // cluster's Flux applies it.
+    let commits_before = git_log(&server);
+    crate::updates::put_dig(&emco.http, 2, None).await;
+    emco.http.post_empty(&format!("{DIG}/update")).await.expect(202);
+    let deployments = Api::<DynamicObject>::namespaced_with(
+        edge02.in_cluster_client(),
+        "default",
+        &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("apps", "v1", "Deployment"), "deployments"),
+    );
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while deployments.get("fw0-sink").await.unwrap().data["spec"]["replicas"] != 2 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Flux did not apply the update"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let new_commits: Vec<String> = git_log(&server)
+        .into_iter()
+        .filter(|commit| !commits_before.contains(commit))
+        .collect();
+    let updates: Vec<&String> = new_commits
+        .iter()
+        .filter(|commit| commit.contains(" update "))
+        .collect();
+    assert_eq!(updates.len(), 1, "only the sink changed: {new_commits:?}");
+    assert!(updates[0].contains("app sink"), "{updates:?}");
 
     // Terminated: the repository keeps no context folder for the cluster.
     emco.http
