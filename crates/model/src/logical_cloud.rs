@@ -259,7 +259,8 @@ pub type ClusterSyncObjects = Resource<KvSpec>;
 pub const SECRET_SYNC_KEYS: [&str; 2] = ["gitToken", "clientSecret"];
 
 impl KvSpec {
-    /// The pairs without the values of [`SECRET_SYNC_KEYS`] (an entry left empty goes).
+    /// The pairs without the keys of [`SECRET_SYNC_KEYS`] (an entry that held only a secret stays, empty: the
+    /// answer keeps the body's shape).
     #[must_use]
     pub fn without_secrets(&self) -> Self {
         let kv = self
@@ -272,7 +273,6 @@ impl KvSpec {
                     .map(|(key, value)| (key.clone(), value.clone()))
                     .collect::<BTreeMap<_, _>>()
             })
-            .filter(|entry| !entry.is_empty())
             .collect();
         Self { kv }
     }

@@ -530,9 +530,11 @@ pub struct ClusterSpec {
     pub git_ops: Option<GitOps>,
 }
 
-/// GitOps settings of a cluster: all three fields, or none (EMCO's `cluster-gitops.json`).
+/// GitOps settings of a cluster: all three fields (EMCO's `cluster-gitops.json`); a cluster without them has no
+/// `gitOps`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(extend("required" = ["gitOpsType", "gitOpsReferenceObject", "gitOpsResourceObject"]))]
 pub struct GitOps {
     /// The GitOps agent of the cluster: `fluxv2` (EMCO's examples also write `fluxcd`); EMCO's `anthos` and
     /// `azureArcV2` are not served yet.
@@ -556,8 +558,8 @@ pub const SERVED_GITOPS_TYPES: [&str; 2] = ["fluxv2", "fluxcd"];
 pub const UNSERVED_GITOPS_TYPES: [&str; 2] = ["anthos", "azureArcV2"];
 
 impl Cluster {
-    /// Checks the metadata and the GitOps settings: all three fields or none, a GitOps type EMCO has, object names
-    /// by the name rule. (A type EMCO has that emco does not serve yet passes here: see [`GitOps::served`].)
+    /// Checks the metadata and the GitOps settings: with `gitOps`, all three fields, a GitOps type EMCO has, object
+    /// names by the name rule. (A type EMCO has that emco does not serve yet passes here: see [`GitOps::served`].)
     pub fn validate_cluster(&self) -> Result<(), ValidationError> {
         self.metadata.validate("cluster")?;
         let Some(git_ops) = &self.spec.git_ops else {
@@ -574,9 +576,6 @@ impl Cluster {
                 &git_ops.git_ops_resource_object,
             ),
         ];
-        if fields.iter().all(|(_, value)| value.is_empty()) {
-            return Ok(());
-        }
         for (field, value) in fields {
             require(field, value)?;
         }

@@ -24,7 +24,12 @@ async fn sync_objects_and_gitops_clusters_are_kept_as_emco_keeps_them_and_the_to
         {"url": "https://git.example.com/emco/fleet"}]}});
     let created = api.post(SYNC, repo.clone()).await.expect(StatusCode::CREATED);
     assert!(!String::from_utf8_lossy(&created.bytes).contains(TOKEN));
-    assert_eq!(created.json()["spec"]["kv"].as_array().map(Vec::len), Some(4));
+    // The token's entry stays, empty: the answer keeps the body's shape (at least one entry, as the schema says).
+    assert_eq!(
+        created.json()["spec"]["kv"],
+        json!([{"userName": "emco"}, {}, {"repoName": "fleet"}, {"branch": "main"},
+            {"url": "https://git.example.com/emco/fleet"}])
+    );
     api.post(
         SYNC,
         json!({"metadata": {"name": "GitObjectFluxRes"}, "spec": {"kv": [
@@ -65,6 +70,11 @@ async fn sync_objects_and_gitops_clusters_are_kept_as_emco_keeps_them_and_the_to
     assert_eq!(kept["spec"]["gitOps"], git_ops);
 
     for (body, status, needle) in [
+        (
+            json!({}),
+            StatusCode::BAD_REQUEST,
+            "spec.gitOps.gitOpsType is required",
+        ),
         (
             json!({"gitOpsType": "fluxv2", "gitOpsReferenceObject": "GitObjectFluxRepo"}),
             StatusCode::BAD_REQUEST,
