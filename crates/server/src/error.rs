@@ -123,6 +123,7 @@ impl From<LifecycleError> for ApiError {
             LifecycleError::Incomplete(_) => Self::conflict("Incomplete", message),
             LifecycleError::Placement(_) => Self::conflict("PlacementFailed", message),
             LifecycleError::Invalid(_) => Self::new(StatusCode::BAD_REQUEST, "InvalidInput", message),
+            LifecycleError::Inconsistent(_) => Self::conflict("Inconsistent", message),
             LifecycleError::LogicalCloudNotReady(_) => Self::conflict("LogicalCloudNotReady", message),
             LifecycleError::NotInLogicalCloud { .. } => {
                 Self::new(StatusCode::BAD_REQUEST, "NotInLogicalCloud", message)

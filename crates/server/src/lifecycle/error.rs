@@ -31,6 +31,9 @@ pub enum LifecycleError {
     /// cloud naming a namespace its clusters do not have).
     #[error("{0}")]
     Invalid(String),
+    /// Resources that are each valid do not go together (a quota on a level-0 logical cloud): 409.
+    #[error("{0}")]
+    Inconsistent(String),
     /// A placement intent names a cluster or label that resolves to nothing.
     #[error("{0}")]
     Placement(String),

@@ -157,7 +157,7 @@ pub(super) async fn read_inputs(
             )));
         }
         if let Some(quota) = quotas.first() {
-            return Err(LifecycleError::Invalid(format!(
+            return Err(LifecycleError::Inconsistent(format!(
                 "LogicalCloud '{}' is level 0 and has cluster quota '{}'; quotas apply only to level-1 logical clouds",
                 path.name(),
                 quota.metadata.name

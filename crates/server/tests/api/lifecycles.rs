@@ -208,6 +208,41 @@ async fn logical_clouds_are_checked_follow_their_lifecycle_and_hold_their_cluste
         .await
         .expect(StatusCode::BAD_REQUEST);
     assert!(reply.message().contains("pods"), "{}", reply.message());
+    // A level-0 logical cloud with a quota: each is valid, together they conflict at instantiate (409).
+    onboard_logical_cloud(
+        &api,
+        json!({"metadata": {"name": "admin"}, "spec": {"level": "0"}}),
+    )
+    .await;
+    let admin = "/v2/projects/testvfw/logical-clouds/admin";
+    api.post(
+        &format!("{admin}/cluster-references"),
+        json!({"metadata": {"name": "r1"}, "spec": {"clusterProvider": "vfw-cluster-provider", "cluster": "edge01"}}),
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    api.post(
+        &format!("{admin}/cluster-quotas"),
+        json!({"metadata": {"name": "q0"}, "spec": {"pods": "10"}}),
+    )
+    .await
+    .expect(StatusCode::CREATED);
+    let inconsistent = api
+        .post_empty(&format!("{admin}/instantiate"))
+        .await
+        .expect(StatusCode::CONFLICT);
+    assert!(
+        inconsistent.message().contains("quotas apply only to level-1"),
+        "{}",
+        inconsistent.message()
+    );
+    api.delete(&format!("{admin}/cluster-quotas/q0"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    api.delete(&format!("{admin}/cluster-references/r1"))
+        .await
+        .expect(StatusCode::NO_CONTENT);
+    api.delete(admin).await.expect(StatusCode::NO_CONTENT);
     // A reference to a cluster that does not exist is refused.
     let missing = api
         .post(
