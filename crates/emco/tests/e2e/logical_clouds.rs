@@ -324,7 +324,7 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         )
         .await
         .expect(201);
-    // A level-0 cloud has no objects, so no quota.
+    // A level-0 cloud has no objects, so no quota: the two do not go together (409).
     emco.http
         .post(
             &format!("{lc}/cluster-quotas"),
@@ -336,7 +336,7 @@ async fn a_level0_logical_cloud_lends_the_clusters_namespace_and_checks_placemen
         .http
         .post_empty(&format!("{lc}/instantiate"))
         .await
-        .expect(400)
+        .expect(409)
         .json();
     assert!(
         refused["message"].as_str().unwrap().contains("level 0"),
