@@ -153,6 +153,14 @@ impl Mirror {
             .map_err(|err| GitError::Io(std::io::Error::other(err)))?
     }
 
+    /// [`Mirror::read`] on a blocking thread, for async callers.
+    pub async fn read_async(self: &Arc<Self>, folder: &str) -> Result<Snapshot> {
+        let (mirror, folder) = (self.clone(), folder.to_string());
+        tokio::task::spawn_blocking(move || mirror.read(&folder))
+            .await
+            .map_err(|err| GitError::Io(std::io::Error::other(err)))?
+    }
+
     /// The folder of the mirror's repository.
     #[must_use]
     pub fn dir(&self) -> PathBuf {

@@ -102,7 +102,6 @@ pub async fn run(client: kube::Client, config: FluxConfig, shutdown: impl std::f
         Err(err) => return tracing::error!(error = %err, "flux: cannot open the repository"),
     };
     let mut applied: BTreeSet<Applied> = BTreeSet::new();
-    let mut revision: Option<String> = None;
     let mut ticks = tokio::time::interval(config.interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     tokio::pin!(shutdown);
@@ -111,23 +110,18 @@ pub async fn run(client: kube::Client, config: FluxConfig, shutdown: impl std::f
             _ = ticks.tick() => {}
             () = &mut shutdown => return,
         }
-        let (task_mirror, path) = (mirror.clone(), config.path.clone());
-        let snapshot = match tokio::task::spawn_blocking(move || task_mirror.read(&path)).await {
-            Ok(Ok(snapshot)) => snapshot,
-            Ok(Err(err)) => {
+        let snapshot = match mirror.read_async(&config.path).await {
+            Ok(snapshot) => snapshot,
+            Err(err) => {
                 tracing::debug!(error = %err, "flux: cannot fetch the branch");
                 continue;
             }
-            Err(_) => continue,
         };
         let Some(commit) = snapshot.commit.clone() else {
             continue;
         };
         let objects = manifests(&snapshot.files);
         let complete = reconcile(&client, &objects, &mut applied).await;
-        if complete && revision.as_deref() != Some(commit.as_str()) {
-            revision = Some(commit.clone());
-        }
         report_ready(&client, &objects, &commit, complete).await;
     }
 }

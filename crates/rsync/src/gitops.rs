@@ -484,11 +484,10 @@ pub(crate) async fn read_status(
     cluster: &str,
     last: Option<&str>,
 ) -> Result<Option<(String, Vec<Vec<u8>>)>, SyncError> {
-    let mirror = target.status.clone();
-    let folder = format!("clusters/{cluster}/status");
-    let snapshot = tokio::task::spawn_blocking(move || mirror.read(&folder))
+    let snapshot = target
+        .status
+        .read_async(&format!("clusters/{cluster}/status"))
         .await
-        .map_err(|err| gitops_error(cluster, err))?
         .map_err(|err| git_failure(cluster, err))?;
     let Some(commit) = snapshot.commit else {
         return Ok(None);

@@ -137,10 +137,8 @@ pub(super) async fn read_inputs(
         .iter()
         .map(|app| (app.name.clone(), app.clusters.clone()))
         .collect();
-    let namespace = binding
-        .as_ref()
-        .map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str());
-    let controllers = controllers::read_plan(catalog, dig_path, namespace, &app_clusters).await?;
+    let controllers =
+        controllers::read_plan(catalog, dig_path, namespace_of(binding.as_ref()), &app_clusters).await?;
     Ok(Inputs {
         dig,
         apps: inputs,
@@ -261,12 +259,9 @@ pub(super) async fn clusters_with_label(
     Ok(matching)
 }
 
-/// The namespace the DIG deploys to: its logical cloud's, else `default`.
-fn namespace_of(inputs: &Inputs) -> &str {
-    inputs
-        .logical_cloud
-        .as_ref()
-        .map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str())
+/// The namespace a DIG bound to `logical_cloud` deploys to: its logical cloud's, else `default`.
+fn namespace_of(logical_cloud: Option<&Binding>) -> &str {
+    logical_cloud.map_or(DEFAULT_NAMESPACE, |binding| binding.namespace.as_str())
 }
 
 /// How many different sets of capabilities (Kubernetes version and API versions) one app is rendered for at most:
@@ -512,7 +507,7 @@ impl RenderFailure {
 fn release_of(inputs: &Inputs) -> Release {
     Release {
         name: inputs.dig.spec.version.clone(),
-        namespace: namespace_of(inputs).to_string(),
+        namespace: namespace_of(inputs.logical_cloud.as_ref()).to_string(),
     }
 }
 
@@ -612,7 +607,7 @@ fn build_context(
         composite_profile: dig.spec.composite_profile.clone(),
         deployment_intent_group: dig_path.name().to_string(),
         release: dig.spec.version.clone(),
-        namespace: namespace_of(inputs).to_string(),
+        namespace: namespace_of(inputs.logical_cloud.as_ref()).to_string(),
         logical_cloud: dig.spec.logical_cloud.clone(),
         owner: Default::default(),
         credentials: inputs
