@@ -541,6 +541,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             "connection limit capped below the file-descriptor limit"
         );
     }
+    // GitOps clusters' mirrors live beside the embedded store, so that a restart reuses them; with etcd or in
+    // memory, under the temporary folder.
+    let git_dir = (etcd_endpoints.is_empty() && !in_memory).then(|| data_dir.join("git"));
     let store_config = store_config(
         data_dir,
         in_memory,
@@ -579,6 +582,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let rsync_config = RsyncConfig {
         kubeconfig_policy,
+        git_dir,
         ..RsyncConfig::default()
     };
     // On etcd this process is one replica among any number: it registers with a lease and runs only the work it

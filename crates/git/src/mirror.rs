@@ -131,6 +131,7 @@ impl Mirror {
             Ok(repository) => repository,
             Err(_) => Repository::init_bare(dir)?,
         };
+        remove_stale_locks(dir)?;
         match repository.find_remote(ORIGIN) {
             Ok(existing) if existing.url().ok() == Some(remote.url.as_str()) => {}
             Ok(_) => repository.remote_set_url(ORIGIN, &remote.url)?,
@@ -157,6 +158,18 @@ impl Mirror {
     pub async fn read_async(self: &Arc<Self>, folder: &str) -> Result<Snapshot> {
         let (mirror, folder) = (self.clone(), folder.to_string());
         tokio::task::spawn_blocking(move || mirror.read(&folder))
+            .await
+            .map_err(|err| GitError::Io(std::io::Error::other(err)))?
+    }
+
+    /// [`Mirror::read_new`] on a blocking thread, for async callers.
+    pub async fn read_new_async(
+        self: &Arc<Self>,
+        folder: &str,
+        last: Option<&str>,
+    ) -> Result<Option<Snapshot>> {
+        let (mirror, folder, last) = (self.clone(), folder.to_string(), last.map(str::to_string));
+        tokio::task::spawn_blocking(move || mirror.read_new(&folder, last.as_deref()))
             .await
             .map_err(|err| GitError::Io(std::io::Error::other(err)))?
     }
@@ -308,11 +321,20 @@ impl Mirror {
     /// The files under `folder` (relative, `/`-separated; empty: the whole branch) of the branch as the server has
     /// it now, bounded by [`Limits::max_read_files`] and [`Limits::max_read_bytes`].
     pub fn read(&self, folder: &str) -> Result<Snapshot> {
+        Ok(self.read_new(folder, None)?.unwrap_or_default())
+    }
+
+    /// [`Mirror::read`], unless the branch's head is still `last` (a commit read before): then `None`, and no file
+    /// is read.
+    pub fn read_new(&self, folder: &str, last: Option<&str>) -> Result<Option<Snapshot>> {
         let folder = checked_path(folder, true)?;
         let repository = self.repository();
         let Some(head) = self.fetch(&repository)? else {
-            return Ok(Snapshot::default());
+            return Ok(Some(Snapshot::default()));
         };
+        if last.is_some_and(|last| last == head.to_string()) {
+            return Ok(None);
+        }
         let commit = repository.find_commit(head)?;
         let mut snapshot = Snapshot {
             commit: Some(head.to_string()),
@@ -327,7 +349,7 @@ impl Mirror {
                 Ok(entry) if entry.kind() == Some(git2::ObjectType::Tree) => {
                     repository.find_tree(entry.id())?
                 }
-                _ => return Ok(snapshot),
+                _ => return Ok(Some(snapshot)),
             }
         };
         let mut bytes = 0usize;
@@ -362,8 +384,51 @@ impl Mirror {
         }
         walked?;
         snapshot.files.sort();
-        Ok(snapshot)
+        Ok(Some(snapshot))
     }
+}
+
+/// When this process first opened a mirror: a lock file older than that was left by another process.
+static FIRST_OPEN: std::sync::OnceLock<std::time::SystemTime> = std::sync::OnceLock::new();
+
+/// Removes the lock files (`*.lock` in the mirror's folder and under `refs/`) that a process killed in the middle
+/// of writing a ref left behind: libgit2 would refuse every later ref write ("locked") for ever. Only those older
+/// than this process's first open go — a mirror's folder belongs to one process, and this process's own locks are
+/// held for a moment by one of its operations.
+fn remove_stale_locks(dir: &Path) -> Result<()> {
+    let first_open = *FIRST_OPEN.get_or_init(std::time::SystemTime::now);
+    let mut folders = vec![dir.to_path_buf()];
+    let mut visited = 0usize;
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            visited += 1;
+            // A mirror's refs are a handful; a folder with more is not walked further.
+            if visited > 100_000 {
+                return Ok(());
+            }
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else { continue };
+            if kind.is_dir() {
+                if folder == dir && entry.file_name() == "refs" || folder.starts_with(dir.join("refs")) {
+                    folders.push(path);
+                }
+                continue;
+            }
+            let stale = path.extension().is_some_and(|extension| extension == "lock")
+                && entry
+                    .metadata()
+                    .and_then(|metadata| metadata.modified())
+                    .is_ok_and(|modified| modified < first_open);
+            if stale {
+                tracing::info!(lock = %path.display(), "removing a lock file left by a process that stopped mid-write");
+                std::fs::remove_file(&path)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A libgit2 failure talking to the server, as a server error (its message is the transport's).

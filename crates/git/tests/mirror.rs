@@ -207,3 +207,46 @@ async fn wrong_credentials_a_server_that_is_down_and_reads_past_a_bound_are_name
     assert!(matches!(too_many, GitError::TooLarge(_)), "{too_many}");
     assert!(matches!(bad_path, GitError::Path(_)), "{bad_path}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mirror_reopened_after_its_process_was_killed_mid_write_publishes_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let mirror_dir = dir.path().join("mirror");
+    let published = blocking(move || {
+        let mirror = Mirror::open(&mirror_dir, remote(&url, TOKEN), Limits::default()).unwrap();
+        mirror
+            .publish("first", |_| Ok(vec![write("a.yaml", "a\n")]))
+            .unwrap();
+        drop(mirror);
+        // What a process killed while libgit2 wrote the branch's ref leaves behind: its lock files.
+        let an_hour_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for lock in [
+            "refs/heads/main.lock",
+            "refs/remotes/origin/main.lock",
+            "packed-refs.lock",
+        ] {
+            let path = mirror_dir.join(lock);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::File::create(&path)
+                .unwrap()
+                .set_modified(an_hour_ago)
+                .unwrap();
+        }
+        let reopened = Mirror::open(&mirror_dir, remote(&url, TOKEN), Limits::default()).unwrap();
+        let second = reopened
+            .publish("second", |_| Ok(vec![write("b.yaml", "b\n")]))
+            .unwrap();
+        (second, mirror_dir.join("refs/heads/main.lock").exists())
+    })
+    .await;
+    assert!(
+        matches!(published.0, Published::Committed { .. }),
+        "{published:?}"
+    );
+    assert!(!published.1, "the stale lock is gone");
+    assert_eq!(log(&server.repository_dir("fleet")), ["second", "first"]);
+}

@@ -1565,7 +1565,12 @@ pub(crate) async fn sync_cluster(
                 // What the batch waits for now, since its first failed attempt (the hook or CRD it waited for
                 // before is noted again once the cluster answers), and when it tries next at the latest.
                 let since = retrying_since.get_or_insert_with(now_timestamp).clone();
-                let what = if asked.is_some() {
+                let what = if matches!(err, SyncError::GitServer(_)) {
+                    format!(
+                        "the cluster's Git server to take the commit ({reason}; attempts back off up to {} s)",
+                        inner.config.backoff_max.as_secs().max(1)
+                    )
+                } else if asked.is_some() {
                     format!("the cluster to answer ({reason})")
                 } else if unreachable {
                     format!(

@@ -22,6 +22,10 @@ pub enum SyncError {
         /// How long the cluster asked rsync to wait (its `Retry-After`), if it did.
         retry_after: Option<Duration>,
     },
+    /// A GitOps cluster's Git server could not be reached, refused the credentials or the push (others kept
+    /// pushing first): retry later; connectivity is Retrying. The text is the Git server's error.
+    #[error("{0}")]
+    GitServer(String),
     /// The cluster refused the object (4xx): the resource is Failed with this message; nothing is retried.
     #[error("{0}")]
     Rejected(String),
@@ -69,14 +73,19 @@ impl SyncError {
     /// Whether waiting and trying again may help.
     #[must_use]
     pub fn is_retryable(&self) -> bool {
-        matches!(self, Self::Unreachable(_) | Self::Transient { .. })
+        matches!(
+            self,
+            Self::Unreachable(_) | Self::Transient { .. } | Self::GitServer(_)
+        )
     }
 
     /// Why rsync retries, as the cluster's connectivity shows it; `None` for failures that are not retried.
     #[must_use]
     pub fn retry_reason(&self) -> Option<&str> {
         match self {
-            Self::Unreachable(reason) | Self::Transient { reason, .. } => Some(reason),
+            Self::Unreachable(reason) | Self::Transient { reason, .. } | Self::GitServer(reason) => {
+                Some(reason)
+            }
             _ => None,
         }
     }

@@ -71,10 +71,7 @@ fn gitops_error(cluster: &str, message: impl std::fmt::Display) -> SyncError {
 /// a lock held a moment) retried, the rest failing the batch.
 fn git_failure(cluster: &str, err: GitError) -> SyncError {
     if err.is_transient() {
-        SyncError::Transient {
-            reason: err.to_string(),
-            retry_after: None,
-        }
+        SyncError::GitServer(err.to_string())
     } else {
         gitops_error(cluster, err)
     }
@@ -477,26 +474,44 @@ fn done(results: Results, end: End) -> Attempt {
     }
 }
 
-/// What a GitOps cluster's monitor committed: each bundle file of its status folder, read when the status branch
-/// has a new commit (`last`: the commit read before).
+/// A new commit of a GitOps cluster's status branch, as [`read_status`] answers it.
+#[derive(Debug)]
+pub(crate) struct StatusCommit {
+    /// The commit.
+    pub(crate) commit: String,
+    /// When the cluster was heard from: the commit's time (never later than now, whatever the monitor's clock
+    /// says).
+    pub(crate) heard_at: String,
+    /// Each bundle file of the cluster's status folder.
+    pub(crate) files: Vec<Vec<u8>>,
+}
+
+/// What a GitOps cluster's monitor committed, when the status branch has a commit other than `last` (the one read
+/// before).
 pub(crate) async fn read_status(
     target: &GitTarget,
     cluster: &str,
     last: Option<&str>,
-) -> Result<Option<(String, Vec<Vec<u8>>)>, SyncError> {
+) -> Result<Option<StatusCommit>, SyncError> {
     let snapshot = target
         .status
-        .read_async(&format!("clusters/{cluster}/status"))
+        .read_new_async(&format!("clusters/{cluster}/status"), last)
         .await
         .map_err(|err| git_failure(cluster, err))?;
+    let Some(snapshot) = snapshot else {
+        return Ok(None);
+    };
     let Some(commit) = snapshot.commit else {
         return Ok(None);
     };
-    if last == Some(commit.as_str()) {
-        return Ok(None);
-    }
-    Ok(Some((
+    let now = jiff::Timestamp::now();
+    let committed = snapshot
+        .committed_at
+        .and_then(|seconds| jiff::Timestamp::from_second(seconds).ok())
+        .map_or(now, |at| at.min(now));
+    Ok(Some(StatusCommit {
         commit,
-        snapshot.files.into_iter().map(|(_, content)| content).collect(),
-    )))
+        heard_at: emco_model::format_timestamp(committed),
+        files: snapshot.files.into_iter().map(|(_, content)| content).collect(),
+    }))
 }

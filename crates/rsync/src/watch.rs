@@ -170,11 +170,14 @@ enum Claimed {
     Lost,
 }
 
+/// Stores `bundle`'s status (see the module's doc), heard at `heard_at` (now for a watched bundle; for a GitOps
+/// cluster, the time of the status commit it came in).
 async fn store(
     engine: &Weak<Inner>,
     inner: &Inner,
     cluster: &str,
     bundle: &BundleState,
+    heard_at: &str,
     fence: Option<&Fence>,
     stored: &mut Stored,
 ) -> Claimed {
@@ -218,14 +221,14 @@ async fn store(
                     id,
                     app: app.to_string(),
                     cluster: cluster.to_string(),
-                    at: now_timestamp(),
+                    at: heard_at.to_string(),
                     fence: fence.cloned(),
                 },
             );
             continue;
         }
         let status = copied.get_or_insert_with(|| JsonText::from(raw.to_owned()));
-        match store_in(inner, id, app, cluster, status, fence).await {
+        match store_in(inner, id, app, cluster, status, heard_at, fence).await {
             Outcome::Lost => return Claimed::Lost,
             Outcome::Held => {
                 stored.insert(key, fingerprint);
@@ -263,16 +266,16 @@ async fn store_in(
     app: &str,
     cluster: &str,
     status: &JsonText,
+    heard: &str,
     fence: Option<&Fence>,
 ) -> Outcome {
-    let heard = now_timestamp();
     // A status the record holds already is not written again (the watcher relists now and then).
     let result = inner
         .contexts
         .update_cluster_fenced(id, app, cluster, fence, |record| {
             if record.cluster_status.as_ref() != Some(status) {
                 record.cluster_status = Some(status.clone());
-                record.heard_at = Some(heard.clone());
+                record.heard_at = Some(heard.to_string());
             }
         })
         .await;
@@ -391,7 +394,17 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
                     let Some(inner) = engine.upgrade() else {
                         return;
                     };
-                    if store(&engine, &inner, &cluster, &bundle, fence.as_ref(), &mut stored).await
+                    let heard_at = now_timestamp();
+                    if store(
+                        &engine,
+                        &inner,
+                        &cluster,
+                        &bundle,
+                        &heard_at,
+                        fence.as_ref(),
+                        &mut stored,
+                    )
+                    .await
                         == Claimed::Lost
                     {
                         if let Some(ownership) = &inner.ownership {
@@ -442,13 +455,26 @@ async fn watch_git(
             }
         }
         match crate::gitops::read_status(target, cluster, last.as_deref()).await {
-            Ok(Some((commit, files))) => {
+            Ok(Some(crate::gitops::StatusCommit {
+                commit,
+                heard_at,
+                files,
+            })) => {
                 for content in files {
                     let Ok(bundle) = serde_json::from_slice::<BundleState>(&content) else {
                         tracing::debug!(cluster, "a status file that is not a bundle; ignored");
                         continue;
                     };
-                    if store(engine, &inner, cluster, &bundle, fence.as_ref(), &mut stored).await
+                    if store(
+                        engine,
+                        &inner,
+                        cluster,
+                        &bundle,
+                        &heard_at,
+                        fence.as_ref(),
+                        &mut stored,
+                    )
+                    .await
                         == Claimed::Lost
                     {
                         if let Some(ownership) = &inner.ownership {

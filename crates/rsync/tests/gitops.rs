@@ -161,16 +161,6 @@ async fn a_gitops_cluster_is_written_to_git_and_its_status_read_from_its_status_
     rsync.instantiate(id);
     let record = wait_for("the app Applied", async || {
         let record = contexts.cluster(id, "web", CLUSTER).await.ok()?;
-        eprintln!(
-            "DEBUG {:?} {:?} {:?}",
-            record.connectivity,
-            record.connectivity_reason,
-            record
-                .resources
-                .iter()
-                .map(|r| (r.status, r.error.clone()))
-                .collect::<Vec<_>>()
-        );
         record
             .resources
             .iter()
@@ -211,7 +201,7 @@ async fn a_gitops_cluster_is_written_to_git_and_its_status_read_from_its_status_
         ca_pem: None,
     };
     let monitor_dir = dir.path().join("monitor");
-    tokio::task::spawn_blocking(move || {
+    let committed_at = tokio::task::spawn_blocking(move || {
         let bundle = json!({"apiVersion": "k8splugin.io/v1alpha1", "kind": "ResourceBundleState",
             "metadata": {"name": "7-web", "namespace": "default", "labels": {"emco/deployment-id": "7-web"}},
             "status": {"ready": true, "resourceCount": 2}});
@@ -219,32 +209,44 @@ async fn a_gitops_cluster_is_written_to_git_and_its_status_read_from_its_status_
             format!("clusters/{CLUSTER}/status/7/app/web/7-web"),
             serde_json::to_vec(&bundle).unwrap(),
         )]);
-        Mirror::open(&monitor_dir, status_remote, Limits::default())
-            .unwrap()
+        let mirror = Mirror::open(&monitor_dir, status_remote, Limits::default()).unwrap();
+        mirror
             .publish_folder("status", &format!("clusters/{CLUSTER}/status"), &files)
             .unwrap();
+        mirror.read("").unwrap().committed_at.unwrap()
     })
     .await
     .unwrap();
-    wait_for("the monitor's status in the AppContext", async || {
+    let heard_at = wait_for("the monitor's status in the AppContext", async || {
         let record = contexts.cluster(id, "web", CLUSTER).await.ok()?;
         let status: serde_json::Value = serde_json::from_str(record.cluster_status?.as_str()).ok()?;
-        (status["ready"] == true).then_some(())
+        (status["ready"] == true).then_some(record.heard_at)
     })
     .await;
+    // Heard when the monitor committed it (how old the newest status commit is), not when emco read it.
+    let heard_at: jiff::Timestamp = heard_at.unwrap().parse().unwrap();
+    assert_eq!(heard_at.as_second(), committed_at);
 
     // The Git server is down: the next context's batch is Retrying with the reason, and converges once it is back.
     server.set_down(true);
     let second = store_context(&store, 8).await;
     rsync.instantiate(second);
-    let reason = wait_for("Retrying with the reason", async || {
+    let (reason, waiting) = wait_for("Retrying with the reason", async || {
         let record = contexts.cluster(second, "web", CLUSTER).await.ok()?;
-        (record.connectivity == Connectivity::Retrying).then_some(record.connectivity_reason?)
+        (record.connectivity == Connectivity::Retrying)
+            .then_some((record.connectivity_reason?, record.waiting?))
     })
     .await;
     assert!(
         reason.contains("Git server") && reason.contains("503"),
         "{reason}"
+    );
+    assert!(
+        waiting
+            .what
+            .starts_with("the cluster's Git server to take the commit (Git server: ")
+            && waiting.until.is_some(),
+        "{waiting:?}"
     );
     server.set_down(false);
     wait_for("the second context Applied", async || {
@@ -264,15 +266,6 @@ async fn a_gitops_cluster_is_written_to_git_and_its_status_read_from_its_status_
         .unwrap();
     rsync.terminate(id);
     wait_for("the first context's folder gone", async || {
-        eprintln!(
-            "TERM {:?} {:?}",
-            record.connectivity_reason,
-            record
-                .resources
-                .iter()
-                .map(|r| (r.status, r.error.clone()))
-                .collect::<Vec<_>>()
-        );
         let left = files(&url, &reader, "main", &format!("clusters/{CLUSTER}")).await;
         let gone = left
             .keys()
