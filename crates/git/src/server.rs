@@ -1,7 +1,8 @@
 //! A Git server for the demo and the tests: repositories under one folder served over smart HTTP by Debian's
 //! `git http-backend` (run as a CGI program per request, the command fixed), behind a token (HTTP basic
 //! authentication; any user name), on a loopback port. It can be taken down (every request answered 503) and
-//! brought back, and it keeps the request lines it answered.
+//! brought back, it can hold its answers to pushes it took (a pusher stopped between its push and the answer),
+//! and it keeps the request lines it answered.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -27,6 +28,10 @@ struct State {
     root: PathBuf,
     token: String,
     down: AtomicBool,
+    /// While it names a user, the answer to a push of that user waits (the push itself is taken).
+    hold_pushes: tokio::sync::watch::Sender<Option<String>>,
+    /// Pushes taken whose answer was held.
+    held_pushes: std::sync::atomic::AtomicUsize,
     requests: Mutex<Vec<String>>,
 }
 
@@ -61,6 +66,8 @@ impl GitServer {
             root: root.to_path_buf(),
             token: token.to_string(),
             down: AtomicBool::new(false),
+            hold_pushes: tokio::sync::watch::Sender::new(None),
+            held_pushes: std::sync::atomic::AtomicUsize::new(0),
             requests: Mutex::new(Vec::new()),
         });
         let serving = state.clone();
@@ -153,6 +160,18 @@ impl GitServer {
         self.state.down.store(down, Ordering::SeqCst);
     }
 
+    /// Holds the answers to the pushes of `user` (none: lets them go): a push is taken — the branch moves — but
+    /// its pusher hears nothing until they are let go, as when it is stopped between its push and the answer.
+    pub fn hold_answers_to_pushes_of(&self, user: Option<&str>) {
+        self.state.hold_pushes.send_replace(user.map(str::to_string));
+    }
+
+    /// How many pushes were taken with their answers held.
+    #[must_use]
+    pub fn held_pushes(&self) -> usize {
+        self.state.held_pushes.load(Ordering::SeqCst)
+    }
+
     /// The request lines answered so far (`GET /fleet/info/refs?service=…`).
     #[must_use]
     pub fn requests(&self) -> Vec<String> {
@@ -213,9 +232,17 @@ async fn answer(
             .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"git\""));
         return Ok(response);
     };
-    Ok(http_backend(&state, &user, request)
+    let push = request.method() == http::Method::POST && request.uri().path().ends_with("/git-receive-pack");
+    let answer = http_backend(&state, &user, request)
         .await
-        .unwrap_or_else(|message| plain(StatusCode::INTERNAL_SERVER_ERROR, &message)))
+        .unwrap_or_else(|message| plain(StatusCode::INTERNAL_SERVER_ERROR, &message));
+    let held = |hold: &Option<String>| hold.as_deref() == Some(user.as_str());
+    if push && held(&state.hold_pushes.borrow()) {
+        state.held_pushes.fetch_add(1, Ordering::SeqCst);
+        let mut hold = state.hold_pushes.subscribe();
+        let _ = hold.wait_for(|hold| !held(hold)).await;
+    }
+    Ok(answer)
 }
 
 /// Runs `git http-backend` for `request` as `user`.

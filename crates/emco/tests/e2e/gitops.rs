@@ -3,8 +3,10 @@
 //! log); the GitOps cluster plays Flux (kubesim's `flux`) from a real Git server (`git http-backend`) and runs the
 //! monitor that commits its status to the status branch; both are Ready in one status answer; an update is one
 //! commit of what changed, applied by the cluster's Flux; a terminate leaves the repository without the context's
-//! folder.
+//! folder. emco killed (SIGKILL) after the server took its push but before it heard so commits nothing twice and
+//! loses nothing after its restart; a stop while a push is under way keeps what was committed, shown as Applied.
 
+use std::path::Path;
 use std::time::Duration;
 
 use emco_git::{GitServer, Limits, Mirror};
@@ -17,6 +19,7 @@ use crate::support::*;
 const TOKEN: &str = "fleet-token";
 const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 const GITOPS_CLUSTER: &str = "vfw-cluster-provider+edge02";
+const SETTLE: Duration = Duration::from_secs(60);
 
 /// `git log --format=%s main` of the served repository, newest first.
 fn git_log(server: &GitServer) -> Vec<String> {
@@ -32,20 +35,23 @@ fn git_log(server: &GitServer) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
-    else {
-        return;
-    };
-    let sim = vfw_clusters(2).await;
-    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
-    let _direct_monitor = start_monitor(edge01);
+/// The agents a GitOps cluster's owner runs in it, as set up for these tests (aborted when dropped).
+struct GitOpsAgents(Vec<tokio::task::JoinHandle<()>>);
 
-    // The GitOps cluster as its owner set it up: the bundles' CRD (the monitor's chart), Flux bootstrapped on
-    // clusters/<provider>+<cluster>, the monitor committing status to Git — all from inside the cluster.
-    let inside = edge02.in_cluster_client();
+impl Drop for GitOpsAgents {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// `cluster` set up by its owner as a GitOps cluster `provider+{cluster}` of the vFW's provider: the bundles' CRD
+/// (the monitor's chart), Flux bootstrapped on `clusters/<provider>+<cluster>` of `server`'s `fleet`, and the
+/// monitor committing status to Git — all from inside the cluster, with their mirrors under `dir`.
+async fn start_gitops_agents(server: &GitServer, cluster: &kubesim::SimCluster, dir: &Path) -> GitOpsAgents {
+    let full_name = format!("vfw-cluster-provider+{}", cluster.name());
+    let inside = cluster.in_cluster_client();
     Api::<DynamicObject>::all_with(
         inside.clone(),
         &ApiResource::from_gvk_with_plural(
@@ -60,33 +66,36 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
     .await
     .unwrap();
     let flux = kubesim::flux::FluxConfig {
-        remote: server.remote("fleet", "main", "edge02"),
-        path: format!("clusters/{GITOPS_CLUSTER}"),
+        remote: server.remote("fleet", "main", cluster.name()),
+        path: format!("clusters/{full_name}"),
         interval: Duration::from_millis(300),
-        mirror_dir: dir.path().join("flux"),
+        mirror_dir: dir.join(format!("flux-{}", cluster.name())),
     };
-    let _flux = tokio::spawn(kubesim::flux::run(inside.clone(), flux, std::future::pending()));
-    let _monitor = tokio::spawn(emco_monitor::run(
-        inside.clone(),
-        quick_monitor_config(),
-        std::future::pending(),
-    ));
     let git_status = emco_monitor::git::GitStatusConfig {
-        remote: server.remote("fleet", "main", "edge02"),
-        cluster: GITOPS_CLUSTER.into(),
+        remote: server.remote("fleet", "main", cluster.name()),
+        cluster: full_name,
         interval: Duration::from_millis(300),
-        mirror_dir: dir.path().join("monitor"),
+        mirror_dir: dir.join(format!("monitor-{}", cluster.name())),
     };
-    let _publisher = tokio::spawn(emco_monitor::git::publish_status(
-        inside,
-        git_status,
-        std::future::pending(),
-    ));
+    GitOpsAgents(vec![
+        tokio::spawn(kubesim::flux::run(inside.clone(), flux, std::future::pending())),
+        tokio::spawn(emco_monitor::run(
+            inside.clone(),
+            quick_monitor_config(),
+            std::future::pending(),
+        )),
+        tokio::spawn(emco_monitor::git::publish_status(
+            inside,
+            git_status,
+            std::future::pending(),
+        )),
+    ])
+}
 
-    // emco: the vFW on the direct cluster (label "edge"), then the GitOps cluster with the same label, as EMCO's
-    // emcoctl sends it (its values file in place of a kubeconfig).
-    let emco = Emco::start().await;
-    onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
+/// Registers `cluster` of the vFW's provider as a GitOps cluster of the repository at `url`, labelled `edge`, as
+/// EMCO's emcoctl sends it: its two cluster sync objects, then the cluster with its values file in place of a
+/// kubeconfig.
+async fn register_gitops_cluster(http: &Http, url: &str, cluster: &str) {
     for (name, kv) in [
         (
             "GitObjectFluxRepo",
@@ -98,30 +107,67 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
             json!([{"timeOut": "60"}, {"syncInterval": "1"}, {"retryInterval": "1"}]),
         ),
     ] {
-        emco.http
-            .post(
-                &format!("{PROVIDER}/cluster-sync-objects"),
-                json!({"metadata": {"name": name}, "spec": {"kv": kv}}),
-            )
-            .await
-            .expect(201);
+        http.post(
+            &format!("{PROVIDER}/cluster-sync-objects"),
+            json!({"metadata": {"name": name}, "spec": {"kv": kv}}),
+        )
+        .await
+        .expect(201);
     }
-    emco.http
-        .post_form(
-            &format!("{PROVIDER}/clusters"),
-            json!({"metadata": {"name": "edge02"}, "spec": {"gitOps": {"gitOpsType": "fluxcd",
-                "gitOpsReferenceObject": "GitObjectFluxRepo", "gitOpsResourceObject": "GitObjectFluxRes"}}}),
-            b"PackagesPath: output\n",
-        )
-        .await
-        .expect(201);
-    emco.http
-        .post(
-            &format!("{PROVIDER}/clusters/edge02/labels"),
-            json!({"clusterLabel": "edge"}),
-        )
-        .await
-        .expect(201);
+    http.post_form(
+        &format!("{PROVIDER}/clusters"),
+        json!({"metadata": {"name": cluster}, "spec": {"gitOps": {"gitOpsType": "fluxcd",
+            "gitOpsReferenceObject": "GitObjectFluxRepo", "gitOpsResourceObject": "GitObjectFluxRes"}}}),
+        b"PackagesPath: output\n",
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{PROVIDER}/clusters/{cluster}/labels"),
+        json!({"clusterLabel": "edge"}),
+    )
+    .await
+    .expect(201);
+}
+
+/// The files under `folder` of the served repository's `main`, read by a mirror of its own under `dir`.
+async fn repository_files(server: &GitServer, dir: &Path, folder: &str) -> Vec<String> {
+    let (reader, reader_remote, folder) = (
+        dir.join("reader"),
+        server.remote("fleet", "main", "reader"),
+        folder.to_string(),
+    );
+    tokio::task::spawn_blocking(move || {
+        Mirror::open(&reader, reader_remote, Limits::default())
+            .unwrap()
+            .read(&folder)
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect()
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let sim = vfw_clusters(2).await;
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let _direct_monitor = start_monitor(edge01);
+    let _agents = start_gitops_agents(&server, edge02, dir.path()).await;
+
+    // emco: the vFW on the direct cluster (label "edge"), then the GitOps cluster with the same label, as EMCO's
+    // emcoctl sends it (its values file in place of a kubeconfig).
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
+    register_gitops_cluster(&emco.http, &url, "edge02").await;
     let outside_before = edge02
         .shared()
         .requests()
@@ -210,18 +256,150 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
             |answer| answer["deployedStatus"] == "Terminated",
         )
         .await;
-    let (reader, reader_remote) = (
-        dir.path().join("reader"),
-        server.remote("fleet", "main", "reader"),
-    );
-    let left = tokio::task::spawn_blocking(move || {
-        Mirror::open(&reader, reader_remote, Limits::default())
-            .unwrap()
-            .read(&format!("clusters/{GITOPS_CLUSTER}/context"))
-            .unwrap()
-            .files
-    })
-    .await
-    .unwrap();
+    let left = repository_files(&server, dir.path(), &format!("clusters/{GITOPS_CLUSTER}/context")).await;
     assert!(left.is_empty(), "{left:?}");
+}
+
+/// The subjects of `main`'s commits that emco made (`emco: …`), newest first.
+fn emco_commits(server: &GitServer) -> Vec<String> {
+    git_log(server)
+        .into_iter()
+        .filter(|subject| subject.starts_with("emco: "))
+        .collect()
+}
+
+/// Waits until `server` took a push of emco's whose answer it holds.
+async fn until_a_push_is_held(server: &GitServer) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    while server.held_pushes() == 0 {
+        assert!(tokio::time::Instant::now() < deadline, "no push arrived");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let sim = vfw_clusters(1).await;
+    let _agents = start_gitops_agents(&server, &sim.clusters()[0], dir.path()).await;
+    let data = dir.path().join("emco");
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(&data, port).await;
+    onboard_vfw(&http, &[]).await;
+    register_gitops_cluster(&http, &url, "edge01").await;
+
+    // The server takes emco's first push, and emco is killed before it hears so.
+    server.hold_answers_to_pushes_of(Some("emco"));
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    until_a_push_is_held(&server).await;
+    emco.start_kill().unwrap(); // SIGKILL
+    emco.wait().await.unwrap();
+    let taken = emco_commits(&server);
+    assert!(!taken.is_empty(), "the held push was taken");
+    server.hold_answers_to_pushes_of(None);
+
+    let mut emco = crate::rsync::start_emco_process(&data, port).await;
+    let ready = http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(90),
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    assert_eq!(counts(&http.summary().await), json!({"Applied": 6}), "{ready}");
+    // Each app's commit once: the one taken before the kill was not made again, none was lost.
+    let commits = emco_commits(&server);
+    let mut apps: Vec<&str> = commits
+        .iter()
+        .filter_map(|subject| subject.strip_prefix("emco: instantiate app "))
+        .filter_map(|rest| rest.split(' ').next())
+        .collect();
+    apps.sort_unstable();
+    assert_eq!(apps, ["firewall", "packetgen", "sink"], "{commits:?}");
+    assert_eq!(commits.len(), 3, "{commits:?}");
+    let files = repository_files(
+        &server,
+        dir.path(),
+        "clusters/vfw-cluster-provider+edge01/context",
+    )
+    .await;
+    for app in ["firewall", "packetgen", "sink"] {
+        assert!(
+            files.iter().any(|path| path.contains(&format!("/app/{app}/"))),
+            "{app}: {files:?}"
+        );
+    }
+    emco.start_kill().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_while_a_push_is_under_way_keeps_what_was_committed_and_terminate_removes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let sim = vfw_clusters(1).await;
+    let _agents = start_gitops_agents(&server, &sim.clusters()[0], dir.path()).await;
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &[]).await;
+    register_gitops_cluster(&emco.http, &url, "edge01").await;
+
+    server.hold_answers_to_pushes_of(Some("emco"));
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    until_a_push_is_held(&server).await;
+    emco.http.post_empty(&format!("{DIG}/stop")).await.expect(202);
+    server.hold_answers_to_pushes_of(None);
+    let stopped = emco
+        .http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] != "Instantiating")
+        .await;
+    assert_eq!(stopped["status"], "InstantiateFailed", "{stopped}");
+    // What the status says was applied is exactly what the repository holds: each app Applied has its folder, the
+    // others have none, and nothing is committed after the stop.
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail"))
+        .await
+        .expect(200)
+        .json();
+    let files = repository_files(
+        &server,
+        dir.path(),
+        "clusters/vfw-cluster-provider+edge01/context",
+    )
+    .await;
+    let mut applied_apps = 0;
+    for app in detail["apps"].as_array().unwrap() {
+        let name = app["name"].as_str().unwrap();
+        let resources = app["clusters"][0]["resources"].as_array().unwrap();
+        let applied = resources.iter().all(|r| r["rsync-status"] == "Applied");
+        let committed = files.iter().any(|path| path.contains(&format!("/app/{name}/")));
+        assert_eq!(applied, committed, "{name}: {files:?} {detail}");
+        applied_apps += usize::from(applied);
+    }
+    assert!(applied_apps >= 1, "the push under way was kept: {detail}");
+    let commits = emco_commits(&server);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(emco_commits(&server), commits, "stopped means stopped");
+
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", SETTLE, |a| a["status"] == "Terminated")
+        .await;
+    let left = repository_files(&server, dir.path(), "clusters/vfw-cluster-provider+edge01").await;
+    assert!(left.iter().all(|path| !path.contains("/context/")), "{left:?}");
 }
