@@ -1,6 +1,6 @@
 //! Commands of the `emco` binary: `serve` runs the control plane (REST API, status index, rsync) with the embedded
 //! store, an in-memory one, or etcd; `demo` runs it with simulated clusters and the vFW example ([`demo`]); `kubesim` serves
-//! simulated clusters.
+//! simulated clusters; `git-server` serves Git repositories for GitOps clusters (the walk-through, the tests).
 
 pub mod demo;
 pub mod fd_limit;

@@ -305,6 +305,42 @@ pub fn level1_objects(
     Ok(objects)
 }
 
+/// The service account a GitOps cluster's Flux applies a level-1 logical cloud's apps as (EMCO's `<lc>-sa`, in
+/// the cloud's namespace).
+#[must_use]
+pub fn flux_service_account(logical_cloud: &str) -> String {
+    format!("{logical_cloud}-sa")
+}
+
+/// A level-1 logical cloud's `objects` ([`level1_objects`]) as a GitOps cluster takes them, EMCO's Flux
+/// multi-tenancy: its agent applies the cloud's apps as the service account [`flux_service_account`], not as the
+/// user — so the user's CertificateSigningRequest is left out (nobody there would sign it for emco), the service
+/// account is added after the Namespace, and every binding binds it beside the user.
+#[must_use]
+pub fn gitops_level1_objects(objects: &[Json], logical_cloud: &str, namespace: &str) -> Vec<Json> {
+    let account = flux_service_account(logical_cloud);
+    let mut taken = Vec::with_capacity(objects.len() + 1);
+    for object in objects {
+        match object["kind"].as_str() {
+            Some("CertificateSigningRequest") => continue,
+            Some("RoleBinding" | "ClusterRoleBinding") => {
+                let mut binding = object.clone();
+                if let Some(subjects) = binding["subjects"].as_array_mut() {
+                    subjects.push(json!({"kind": "ServiceAccount", "name": account, "namespace": namespace}));
+                }
+                taken.push(binding);
+            }
+            Some("Namespace") => {
+                taken.push(object.clone());
+                taken.push(json!({"apiVersion": "v1", "kind": "ServiceAccount",
+                    "metadata": {"name": account, "namespace": namespace}}));
+            }
+            _ => taken.push(object.clone()),
+        }
+    }
+    taken
+}
+
 /// The name of the context in a user's kubeconfig: `<user>@<cluster>`.
 #[must_use]
 pub fn user_context_name(user: &str, cluster_name: &str) -> String {

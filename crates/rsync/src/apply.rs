@@ -1050,7 +1050,7 @@ impl Batch<'_> {
                 clients.catalog(),
                 clients,
                 self.cluster,
-                &self.client,
+                Some(&self.client),
                 self.record,
             )
             .await;

@@ -37,6 +37,11 @@ pub(crate) fn built_in_namespaced(gvk: &emco_model::Gvk) -> Option<bool> {
     BUILT_IN.get(&gvk).map(|resolved| resolved.namespaced)
 }
 
+/// A built-in kind's API resource and scope (`None` for a kind not among them).
+pub(crate) fn built_in(gvk: &GroupVersionKind) -> Option<Resolved> {
+    BUILT_IN.get(gvk).cloned()
+}
+
 /// Built-in kinds that every Kubernetes version still supported serves under the same group version, with their
 /// plural and scope (from k8s-openapi): resolving them costs no discovery read — two or three round trips fewer
 /// per cluster, which at the edge are the slowest part of a first apply. A cluster that does not serve one after

@@ -40,7 +40,7 @@ pub struct RsyncConfig {
     /// What the kubeconfig policy allows beyond inline credentials (checked before every client is built).
     pub kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy,
     /// Where the local mirrors of GitOps clusters' repositories are kept (none: a folder of this process under the
-    /// system's temporary folder).
+    /// system's temporary folder, removed when rsync goes).
     pub git_dir: Option<std::path::PathBuf>,
     /// How often a GitOps cluster's status branch is read for what its monitor committed.
     pub git_status_poll: Duration,

@@ -5,7 +5,9 @@
 //! folder: the Kustomization `kust{id}` (and, for a logical cloud of level 1, the GitRepository `{id}` in its
 //! namespace, applied as its service account). `{id}` is the first context of an update chain, so an update rewrites
 //! the same folder: only what changed changes, and Flux prunes what left it. A delete removes the app's folder, and
-//! the context's folder and Flux objects with the last app. The cluster's resources are Applied (Deleted) once the
+//! the context's folder and Flux objects with the last app. A level-1 logical cloud's own objects come here as the
+//! lifecycle built them for a GitOps cluster (its service account `{lc}-sa` in place of the user's certificate
+//! request); the bundle carries the status configs of the app's kinds. The cluster's resources are Applied (Deleted) once the
 //! commit is pushed; a Git server that is down or refuses the credentials is retried with the reason, as an
 //! unreachable cluster is. Helm hooks are not run on a GitOps cluster (its agent applies objects, not hooks): an app
 //! with install or delete hooks fails there, naming them. The settings come from the cluster's two sync objects, as
@@ -52,6 +54,8 @@ pub(crate) struct GitTarget {
 #[derive(Debug)]
 pub(crate) struct GitTargets {
     dir: PathBuf,
+    /// Whether `dir` is this process's own folder under the temporary folder (removed when the targets go).
+    temporary: bool,
     known: Mutex<HashMap<String, (String, Arc<GitTarget>)>>,
     /// Per mirror folder: the settings it was opened with, and the mirror.
     mirrors: Mutex<HashMap<PathBuf, (String, Arc<Mirror>)>>,
@@ -80,10 +84,15 @@ fn git_failure(cluster: &str, err: GitError) -> SyncError {
 impl GitTargets {
     /// Targets whose mirrors live under `dir` (none: a folder of this process under the temporary folder).
     pub(crate) fn new(dir: Option<PathBuf>) -> Self {
-        let dir =
-            dir.unwrap_or_else(|| std::env::temp_dir().join(format!("emco-git-{}", std::process::id())));
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let temporary = dir.is_none();
+        let dir = dir.unwrap_or_else(|| {
+            let serial = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            std::env::temp_dir().join(format!("emco-git-{}-{serial}", std::process::id()))
+        });
         Self {
             dir,
+            temporary,
             known: Mutex::new(HashMap::new()),
             mirrors: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
@@ -221,6 +230,14 @@ impl GitTargets {
     }
 }
 
+impl Drop for GitTargets {
+    fn drop(&mut self) {
+        if self.temporary {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
 /// The cluster sync object `object` of `provider`, which `cluster` names.
 async fn sync_object(
     catalog: &Catalog,
@@ -265,7 +282,7 @@ fn flux_objects(
             (
                 namespace.to_string(),
                 root.to_string(),
-                Some(format!("{logical_cloud}-sa")),
+                Some(emco_k8s::logical_cloud::flux_service_account(logical_cloud)),
             )
         }
         None => ("flux-system".to_string(), "flux-system".to_string(), None),
@@ -401,7 +418,10 @@ pub(crate) async fn attempt(
             .resources
             .iter()
             .map(|resource| emco_k8s::bundle::BundleKind::of(&resource.gvk()));
-        let bundle = emco_k8s::bundle::rbs_object_with(&label, namespace, kinds, &[]);
+        let configs =
+            crate::status_configs::for_record(inner.clients.catalog(), &inner.clients, cluster, None, record)
+                .await;
+        let bundle = emco_k8s::bundle::rbs_object_with(&label, namespace, kinds, &configs);
         files.insert(
             format!("{app_dir}/{label}+{}.yaml", emco_k8s::RBS_KIND),
             file(&bundle),

@@ -2,7 +2,8 @@
 //! on the cluster, each with the kind's plural (the config's own, else the cluster's discovery). They are read from
 //! the catalog each time the bundle is applied, so a config created or changed after a deployment applies at its
 //! next instantiate or update. A catalog that cannot be read, or a kind the cluster does not serve, leaves the
-//! config out (the app is applied regardless: status configs only refine what the monitor reports).
+//! config out (the app is applied regardless: status configs only refine what the monitor reports). A GitOps
+//! cluster is never asked: a kind that is not built in needs the config's own plural there.
 
 use emco_appcontext::{Catalog, ClusterRecord, Kind};
 use emco_k8s::bundle::{BundleStatusConfig, MAX_BUNDLE_STATUS_CONFIGS};
@@ -11,12 +12,13 @@ use kube::core::GroupVersionKind;
 
 use crate::clients::Clients;
 
-/// The bundle status configs for `record`'s kinds on `cluster`.
+/// The bundle status configs for `record`'s kinds on `cluster` (`client`: the cluster's; none for a GitOps
+/// cluster).
 pub(crate) async fn for_record(
     catalog: &Catalog,
     clients: &Clients,
     cluster: &str,
-    client: &kube::Client,
+    client: Option<&kube::Client>,
     record: &ClusterRecord,
 ) -> Vec<BundleStatusConfig> {
     let configs = match catalog.list_as::<StatusConfig>(Kind::StatusConfig, &[]).await {
@@ -38,7 +40,16 @@ pub(crate) async fn for_record(
         }
         let plural = if target.plural.is_empty() {
             let gvk = GroupVersionKind::gvk(&target.group, &target.version, &target.kind);
-            match clients.resolve(cluster, client, &gvk).await {
+            let resolved = match client {
+                Some(client) => clients
+                    .resolve(cluster, client, &gvk)
+                    .await
+                    .map_err(|err| err.to_string()),
+                None => crate::clients::built_in(&gvk).ok_or_else(|| {
+                    "a GitOps cluster is not asked for plurals; give the status config's plural".to_string()
+                }),
+            };
+            match resolved {
                 Ok(resolved) => resolved.resource.plural,
                 Err(err) => {
                     tracing::debug!(cluster, kind = target.kind, error = %err, "status config's kind not served; left out");

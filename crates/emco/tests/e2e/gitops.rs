@@ -5,19 +5,20 @@
 //! commit of what changed, applied by the cluster's Flux; a terminate leaves the repository without the context's
 //! folder. emco killed (SIGKILL) after the server took its push but before it heard so commits nothing twice and
 //! loses nothing after its restart; a stop while a push is under way keeps what was committed, shown as Applied.
+//! A level-1 logical cloud on a GitOps cluster: its objects go through Git with the service account its apps are
+//! applied as (no certificate request), and the DIG on it gets a GitRepository and Kustomization in the cloud's
+//! namespace naming that account. A status config travels in the bundle's file and its value comes back.
 
 use std::path::Path;
 use std::time::Duration;
 
 use emco_git::{GitServer, Limits, Mirror};
-use kube::api::{Api, DynamicObject, PostParams};
+use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
-use serde_json::json;
+use serde_json::{Value as Json, json};
 
 use crate::support::*;
 
-const TOKEN: &str = "fleet-token";
-const PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 const GITOPS_CLUSTER: &str = "vfw-cluster-provider+edge02";
 const SETTLE: Duration = Duration::from_secs(60);
 
@@ -33,101 +34,6 @@ fn git_log(server: &GitServer) -> Vec<String> {
         .lines()
         .map(str::to_string)
         .collect()
-}
-
-/// The agents a GitOps cluster's owner runs in it, as set up for these tests (aborted when dropped).
-struct GitOpsAgents(Vec<tokio::task::JoinHandle<()>>);
-
-impl Drop for GitOpsAgents {
-    fn drop(&mut self) {
-        for task in &self.0 {
-            task.abort();
-        }
-    }
-}
-
-/// `cluster` set up by its owner as a GitOps cluster `provider+{cluster}` of the vFW's provider: the bundles' CRD
-/// (the monitor's chart), Flux bootstrapped on `clusters/<provider>+<cluster>` of `server`'s `fleet`, and the
-/// monitor committing status to Git — all from inside the cluster, with their mirrors under `dir`.
-async fn start_gitops_agents(server: &GitServer, cluster: &kubesim::SimCluster, dir: &Path) -> GitOpsAgents {
-    let full_name = format!("vfw-cluster-provider+{}", cluster.name());
-    let inside = cluster.in_cluster_client();
-    Api::<DynamicObject>::all_with(
-        inside.clone(),
-        &ApiResource::from_gvk_with_plural(
-            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    )
-    .create(
-        &PostParams::default(),
-        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
-    )
-    .await
-    .unwrap();
-    let flux = kubesim::flux::FluxConfig {
-        remote: server.remote("fleet", "main", cluster.name()),
-        path: format!("clusters/{full_name}"),
-        interval: Duration::from_millis(300),
-        mirror_dir: dir.join(format!("flux-{}", cluster.name())),
-    };
-    let git_status = emco_monitor::git::GitStatusConfig {
-        remote: server.remote("fleet", "main", cluster.name()),
-        cluster: full_name,
-        interval: Duration::from_millis(300),
-        mirror_dir: dir.join(format!("monitor-{}", cluster.name())),
-    };
-    GitOpsAgents(vec![
-        tokio::spawn(kubesim::flux::run(inside.clone(), flux, std::future::pending())),
-        tokio::spawn(emco_monitor::run(
-            inside.clone(),
-            quick_monitor_config(),
-            std::future::pending(),
-        )),
-        tokio::spawn(emco_monitor::git::publish_status(
-            inside,
-            git_status,
-            std::future::pending(),
-        )),
-    ])
-}
-
-/// Registers `cluster` of the vFW's provider as a GitOps cluster of the repository at `url`, labelled `edge`, as
-/// EMCO's emcoctl sends it: its two cluster sync objects, then the cluster with its values file in place of a
-/// kubeconfig.
-async fn register_gitops_cluster(http: &Http, url: &str, cluster: &str) {
-    for (name, kv) in [
-        (
-            "GitObjectFluxRepo",
-            json!([{"userName": "emco"}, {"gitToken": TOKEN}, {"repoName": "fleet"},
-            {"branch": "main"}, {"url": url}]),
-        ),
-        (
-            "GitObjectFluxRes",
-            json!([{"timeOut": "60"}, {"syncInterval": "1"}, {"retryInterval": "1"}]),
-        ),
-    ] {
-        http.post(
-            &format!("{PROVIDER}/cluster-sync-objects"),
-            json!({"metadata": {"name": name}, "spec": {"kv": kv}}),
-        )
-        .await
-        .expect(201);
-    }
-    http.post_form(
-        &format!("{PROVIDER}/clusters"),
-        json!({"metadata": {"name": cluster}, "spec": {"gitOps": {"gitOpsType": "fluxcd",
-            "gitOpsReferenceObject": "GitObjectFluxRepo", "gitOpsResourceObject": "GitObjectFluxRes"}}}),
-        b"PackagesPath: output\n",
-    )
-    .await
-    .expect(201);
-    http.post(
-        &format!("{PROVIDER}/clusters/{cluster}/labels"),
-        json!({"clusterLabel": "edge"}),
-    )
-    .await
-    .expect(201);
 }
 
 /// The files under `folder` of the served repository's `main`, read by a mirror of its own under `dir`.
@@ -154,20 +60,39 @@ async fn repository_files(server: &GitServer, dir: &Path, folder: &str) -> Vec<S
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    let Some((server, url)) =
+        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
     else {
         return;
     };
     let sim = vfw_clusters(2).await;
     let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
     let _direct_monitor = start_monitor(edge01);
-    let _agents = start_gitops_agents(&server, edge02, dir.path()).await;
+    let _agents = start_gitops_agents(
+        &server,
+        edge02,
+        dir.path(),
+        Duration::from_millis(300),
+        Duration::from_millis(300),
+    )
+    .await;
 
     // emco: the vFW on the direct cluster (label "edge"), then the GitOps cluster with the same label, as EMCO's
     // emcoctl sends it (its values file in place of a kubeconfig).
     let emco = Emco::start().await;
+    emco.http
+        .post(
+            "/v2/status-configs",
+            json!({"metadata": {"name": "deployments"},
+                "spec": {"targetType": {"group": "apps", "version": "v1", "kind": "Deployment"},
+                         "statusCollection": "Enabled", "statusPath": ".status.readyReplicas",
+                         "readyCondition": "Available", "rawStatus": false}}),
+        )
+        .await
+        .expect(201);
     onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
-    register_gitops_cluster(&emco.http, &url, "edge02").await;
+    register_gitops_sync_objects(&emco.http, &url).await;
+    register_gitops_cluster(&emco.http, "edge02").await;
     let outside_before = edge02
         .shared()
         .requests()
@@ -203,6 +128,22 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
     assert!(
         clusters.contains(&GITOPS_CLUSTER.to_string()),
         "{clusters:?} {ready}"
+    );
+    // The status config travelled in the bundle's file to the GitOps cluster's monitor, and its answer back.
+    let ready_answer = emco
+        .http
+        .get(&format!("{DIG}/status?status=ready&app=sink"))
+        .await
+        .expect(200)
+        .json();
+    let remote: Vec<(String, Json)> = crate::status_configs::sink_deployments(&ready_answer)
+        .into_iter()
+        .map(|(cluster, deployment)| (cluster, deployment["statusRemote"].clone()))
+        .collect();
+    assert_eq!(
+        remote,
+        [("edge01".to_string(), json!(1)), ("edge02".to_string(), json!(1))],
+        "{ready_answer}"
     );
     assert_eq!(
         edge02
@@ -280,12 +221,20 @@ async fn until_a_push_is_held(server: &GitServer) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    let Some((server, url)) =
+        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
     else {
         return;
     };
     let sim = vfw_clusters(1).await;
-    let _agents = start_gitops_agents(&server, &sim.clusters()[0], dir.path()).await;
+    let _agents = start_gitops_agents(
+        &server,
+        &sim.clusters()[0],
+        dir.path(),
+        Duration::from_millis(300),
+        Duration::from_millis(300),
+    )
+    .await;
     let data = dir.path().join("emco");
     let port = crate::rsync::free_port();
     let http = Http {
@@ -293,7 +242,8 @@ async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_l
     };
     let mut emco = crate::rsync::start_emco_process(&data, port).await;
     onboard_vfw(&http, &[]).await;
-    register_gitops_cluster(&http, &url, "edge01").await;
+    register_gitops_sync_objects(&http, &url).await;
+    register_gitops_cluster(&http, "edge01").await;
 
     // The server takes emco's first push, and emco is killed before it hears so.
     server.hold_answers_to_pushes_of(Some("emco"));
@@ -342,15 +292,24 @@ async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_l
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_while_a_push_is_under_way_keeps_what_was_committed_and_terminate_removes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    let Some((server, url)) =
+        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
     else {
         return;
     };
     let sim = vfw_clusters(1).await;
-    let _agents = start_gitops_agents(&server, &sim.clusters()[0], dir.path()).await;
+    let _agents = start_gitops_agents(
+        &server,
+        &sim.clusters()[0],
+        dir.path(),
+        Duration::from_millis(300),
+        Duration::from_millis(300),
+    )
+    .await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &[]).await;
-    register_gitops_cluster(&emco.http, &url, "edge01").await;
+    register_gitops_sync_objects(&emco.http, &url).await;
+    register_gitops_cluster(&emco.http, "edge01").await;
 
     server.hold_answers_to_pushes_of(Some("emco"));
     emco.http
@@ -402,4 +361,128 @@ async fn a_stop_while_a_push_is_under_way_keeps_what_was_committed_and_terminate
         .await;
     let left = repository_files(&server, dir.path(), "clusters/vfw-cluster-provider+edge01").await;
     assert!(left.iter().all(|path| !path.contains("/context/")), "{left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level1_logical_cloud_on_a_gitops_cluster_is_applied_as_its_service_account() {
+    use crate::logical_clouds::{LC, create_level1, wait_lc};
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) =
+        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _agents = start_gitops_agents(
+        &server,
+        edge01,
+        dir.path(),
+        Duration::from_millis(300),
+        Duration::from_millis(300),
+    )
+    .await;
+    let emco = Emco::start().await;
+    onboard_apps_on(&emco.http, &[], &[("sink", vfw_chart("sink"))], "lc1").await;
+    register_gitops_sync_objects(&emco.http, &url).await;
+    register_gitops_cluster(&emco.http, "edge01").await;
+    create_level1(&emco.http).await;
+    emco.http
+        .post_empty(&format!("{LC}/instantiate"))
+        .await
+        .expect(202);
+    wait_lc(&emco.http, |a| a["deployedStatus"] == "Instantiated").await;
+
+    // The cloud's objects reached the cluster through Git: its namespace and the service account Flux applies the
+    // cloud's apps as, bound to the cloud's role; no certificate request (nobody there signs it for emco).
+    let inside = edge01.in_cluster_client();
+    let api = |version: &str, kind: &str, plural: &str, namespace: Option<&str>| {
+        let (group, version) = version.split_once('/').unwrap_or(("", version));
+        let resource =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        match namespace {
+            Some(namespace) => Api::<DynamicObject>::namespaced_with(inside.clone(), namespace, &resource),
+            None => Api::<DynamicObject>::all_with(inside.clone(), &resource),
+        }
+    };
+    let deadline = tokio::time::Instant::now() + SETTLE;
+    let binding = loop {
+        if let Ok(Some(binding)) = api(
+            "rbac.authorization.k8s.io/v1",
+            "RoleBinding",
+            "rolebindings",
+            Some("tenant1"),
+        )
+        .get_opt("lc1-rolebinding0")
+        .await
+        {
+            break binding;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cloud's binding never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        binding.data["subjects"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "tenant1"})),
+        "{:?}",
+        binding.data
+    );
+    api("v1", "ServiceAccount", "serviceaccounts", Some("tenant1"))
+        .get("lc1-sa")
+        .await
+        .unwrap();
+    let requests = api(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        None,
+    )
+    .list(&Default::default())
+    .await
+    .unwrap();
+    assert!(requests.items.is_empty(), "{:?}", requests.items);
+
+    // The DIG on the cloud: its Kustomization applies it as that service account, from a GitRepository in the
+    // cloud's namespace; the sink runs there and is Ready.
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?status=ready&output=summary", SETTLE, |answer| {
+            answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready"
+        })
+        .await;
+    api("apps/v1", "Deployment", "deployments", Some("tenant1"))
+        .get("fw0-sink")
+        .await
+        .unwrap();
+    let kustomizations: Vec<DynamicObject> = api(
+        "kustomize.toolkit.fluxcd.io/v1beta2",
+        "Kustomization",
+        "kustomizations",
+        Some("tenant1"),
+    )
+    .list(&Default::default())
+    .await
+    .unwrap()
+    .items;
+    assert_eq!(kustomizations.len(), 1, "{kustomizations:?}");
+    let spec = &kustomizations[0].data["spec"];
+    assert_eq!(spec["serviceAccountName"], "lc1-sa", "{spec}");
+    assert_eq!(spec["sourceRef"]["kind"], "GitRepository", "{spec}");
+    api(
+        "source.toolkit.fluxcd.io/v1beta1",
+        "GitRepository",
+        "gitrepositories",
+        Some("tenant1"),
+    )
+    .get(spec["sourceRef"]["name"].as_str().unwrap())
+    .await
+    .unwrap();
 }

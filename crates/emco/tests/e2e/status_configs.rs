@@ -15,7 +15,7 @@ use crate::support::*;
 const SETTLE: Duration = Duration::from_secs(60);
 
 /// The sink Deployment's entry on each cluster of a readiness answer, by cluster name.
-fn sink_deployments(answer: &Json) -> Vec<(String, Json)> {
+pub(crate) fn sink_deployments(answer: &Json) -> Vec<(String, Json)> {
     answer["apps"]
         .as_array()
         .into_iter()

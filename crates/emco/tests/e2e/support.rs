@@ -1,5 +1,5 @@
 //! Test helpers: a minimal HTTP/1.1 client, an in-process `emco` (API + rsync) on a loopback port, the vFW
-//! onboarding, and status polling.
+//! onboarding, GitOps clusters (their agents, their registration), and status polling.
 
 use std::net::SocketAddr;
 use std::path::Path;
@@ -15,6 +15,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 pub(crate) const DIG: &str = "/v2/projects/testvfw/composite-apps/compositevfw/v1/deployment-intent-groups/vfw_deployment_intent_group";
 pub(crate) const APPS: [&str; 3] = ["packetgen", "firewall", "sink"];
+/// The token of the test Git server's repositories.
+pub(crate) const GIT_TOKEN: &str = "fleet-token";
+const GITOPS_PROVIDER: &str = "/v2/cluster-providers/vfw-cluster-provider";
 
 /// A response.
 pub(crate) struct Reply {
@@ -899,4 +902,113 @@ pub(crate) async fn get_object(
         None => Api::all_with(client, &resource),
     };
     api.get_opt(name).await.unwrap()
+}
+
+/// The agents a GitOps cluster's owner runs in it, as set up for these tests (aborted when dropped).
+pub(crate) struct GitOpsAgents(Vec<tokio::task::JoinHandle<()>>);
+
+impl Drop for GitOpsAgents {
+    fn drop(&mut self) {
+        for task in &self.0 {
+            task.abort();
+        }
+    }
+}
+
+/// `cluster` set up by its owner as a GitOps cluster `provider+{cluster}` of the vFW's provider: the bundles' CRD
+/// (the monitor's chart), Flux bootstrapped on `clusters/<provider>+<cluster>` of `server`'s `fleet`, and the
+/// monitor committing status to Git — all from inside the cluster, with their mirrors under `dir`; Flux reconciles
+/// once per `flux_interval`, the monitor commits status at most once per `status_interval`.
+pub(crate) async fn start_gitops_agents(
+    server: &emco_git::GitServer,
+    cluster: &kubesim::SimCluster,
+    dir: &Path,
+    flux_interval: Duration,
+    status_interval: Duration,
+) -> GitOpsAgents {
+    use kube::api::{Api, DynamicObject, PostParams};
+    use kube::core::{ApiResource, GroupVersionKind};
+    let full_name = format!("vfw-cluster-provider+{}", cluster.name());
+    let inside = cluster.in_cluster_client();
+    Api::<DynamicObject>::all_with(
+        inside.clone(),
+        &ApiResource::from_gvk_with_plural(
+            &GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
+            "customresourcedefinitions",
+        ),
+    )
+    .create(
+        &PostParams::default(),
+        &serde_json::from_value(emco_k8s::rbs_crd()).unwrap(),
+    )
+    .await
+    .unwrap();
+    let flux = kubesim::flux::FluxConfig {
+        remote: server.remote("fleet", "main", cluster.name()),
+        path: format!("clusters/{full_name}"),
+        interval: flux_interval,
+        mirror_dir: dir.join(format!("flux-{}", cluster.name())),
+    };
+    let git_status = emco_monitor::git::GitStatusConfig {
+        remote: server.remote("fleet", "main", cluster.name()),
+        cluster: full_name,
+        interval: status_interval,
+        mirror_dir: dir.join(format!("monitor-{}", cluster.name())),
+    };
+    GitOpsAgents(vec![
+        tokio::spawn(kubesim::flux::run(inside.clone(), flux, std::future::pending())),
+        tokio::spawn(emco_monitor::run(
+            inside.clone(),
+            quick_monitor_config(),
+            std::future::pending(),
+        )),
+        tokio::spawn(emco_monitor::git::publish_status(
+            inside,
+            git_status,
+            std::future::pending(),
+        )),
+    ])
+}
+
+/// The two cluster sync objects of the vFW's provider for the repository `fleet` at `url` (`GitObjectFluxRepo`,
+/// `GitObjectFluxRes`), as EMCO's `examples/test-flux` has them.
+pub(crate) async fn register_gitops_sync_objects(http: &Http, url: &str) {
+    for (name, kv) in [
+        (
+            "GitObjectFluxRepo",
+            json!([{"userName": "emco"}, {"gitToken": GIT_TOKEN}, {"repoName": "fleet"},
+            {"branch": "main"}, {"url": url}]),
+        ),
+        (
+            "GitObjectFluxRes",
+            json!([{"timeOut": "60"}, {"syncInterval": "1"}, {"retryInterval": "1"}]),
+        ),
+    ] {
+        http.post(
+            &format!("{GITOPS_PROVIDER}/cluster-sync-objects"),
+            json!({"metadata": {"name": name}, "spec": {"kv": kv}}),
+        )
+        .await
+        .expect(201);
+    }
+}
+
+/// Registers `cluster` of the vFW's provider as a GitOps cluster of the sync objects of
+/// [`register_gitops_sync_objects`], labelled `edge`, as EMCO's emcoctl sends it: its values file in place of a
+/// kubeconfig.
+pub(crate) async fn register_gitops_cluster(http: &Http, cluster: &str) {
+    http.post_form(
+        &format!("{GITOPS_PROVIDER}/clusters"),
+        json!({"metadata": {"name": cluster}, "spec": {"gitOps": {"gitOpsType": "fluxcd",
+            "gitOpsReferenceObject": "GitObjectFluxRepo", "gitOpsResourceObject": "GitObjectFluxRes"}}}),
+        b"PackagesPath: output\n",
+    )
+    .await
+    .expect(201);
+    http.post(
+        &format!("{GITOPS_PROVIDER}/clusters/{cluster}/labels"),
+        json!({"clusterLabel": "edge"}),
+    )
+    .await
+    .expect(201);
 }

@@ -365,6 +365,48 @@ fn level1_objects_have_emcos_shapes_names_and_order() {
 }
 
 #[test]
+fn a_gitops_cluster_takes_a_service_account_in_place_of_the_users_request() {
+    let lc = logical_cloud(
+        r#"{"metadata":{"name":"lc1"},"spec":{"namespace":"ns1","user":{"userName":"alice","type":"certificate"}}}"#,
+    );
+    let key_pem = generate_user_key().unwrap();
+    let request = certificate_request("alice", &key_pem).unwrap();
+    let permissions = [permission("p0", "ns1"), permission("p1", "")];
+    let objects = level1_objects(&lc, &[quota("quota1")], &permissions, &request).unwrap();
+    let taken = gitops_level1_objects(&objects, "lc1", "ns1");
+    let kinds: Vec<(&str, &str)> = taken
+        .iter()
+        .map(|object| {
+            (
+                object["kind"].as_str().unwrap(),
+                object["metadata"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("Namespace", "ns1"),
+            ("ServiceAccount", "lc1-sa"),
+            ("ResourceQuota", "quota1"),
+            ("Role", "lc1-role0"),
+            ("ClusterRole", "lc1-clusterrole1"),
+            ("RoleBinding", "lc1-rolebinding0"),
+            ("ClusterRoleBinding", "lc1-clusterrolebinding1"),
+        ]
+    );
+    assert_eq!(taken[1]["metadata"]["namespace"], "ns1");
+    for binding in &taken[5..] {
+        assert_eq!(
+            binding["subjects"],
+            json!([{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"},
+                {"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "ns1"}]),
+            "{binding}"
+        );
+    }
+}
+
+#[test]
 fn level1_objects_refuse_what_emco_refuses() {
     let key_pem = generate_user_key().unwrap();
     let request = certificate_request("alice", &key_pem).unwrap();

@@ -29,6 +29,9 @@ pub(super) struct Inputs {
     logical_cloud: LogicalCloud,
     /// The referenced clusters, `provider+cluster`, in reference order.
     clusters: Vec<String>,
+    /// Those of them that are GitOps clusters: they take the cloud's objects as their agent applies them
+    /// ([`emco_k8s::logical_cloud::gitops_level1_objects`]).
+    gitops: std::collections::BTreeSet<String>,
     permissions: Vec<UserPermission>,
     quotas: Vec<ClusterQuota>,
     /// The user's key and certificate request to keep (an update: the clusters already hold the request, which
@@ -105,6 +108,7 @@ pub(super) async fn read_inputs(
 ) -> Result<Inputs> {
     let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
     let mut clusters = Vec::new();
+    let mut gitops = std::collections::BTreeSet::new();
     for (reference_path, reference) in catalog
         .list_as::<ClusterReference>(Kind::ClusterReference, path.names())
         .await?
@@ -116,7 +120,7 @@ pub(super) async fn read_inputs(
                 reference.spec.cluster.clone(),
             ],
         );
-        if !catalog.exists(&cluster).await? {
+        let Some(entry) = catalog.find(&cluster).await? else {
             return Err(LifecycleError::Placement(format!(
                 "cluster reference '{}' of LogicalCloud '{}' names cluster '{}+{}', which does not exist",
                 reference_path.name(),
@@ -124,8 +128,13 @@ pub(super) async fn read_inputs(
                 reference.spec.cluster_provider,
                 reference.spec.cluster
             )));
-        }
+        };
         let name = cluster.names().join("+");
+        if serde_json::from_value::<emco_model::Cluster>(entry.body)
+            .is_ok_and(|body| body.git_ops().is_some())
+        {
+            gitops.insert(name.clone());
+        }
         if !clusters.contains(&name) {
             clusters.push(name);
         }
@@ -181,6 +190,7 @@ pub(super) async fn read_inputs(
     Ok(Inputs {
         logical_cloud,
         clusters,
+        gitops,
         permissions,
         quotas,
         kept,
@@ -189,7 +199,8 @@ pub(super) async fn read_inputs(
 
 /// The context of a logical cloud; at level 1 with the user key and request to keep (an update) or new ones (the
 /// key stored with the context) and, per cluster,
-/// the cloud's objects, its certificate request playing [`ResourceRole::Certificate`].
+/// the cloud's objects, its certificate request playing [`ResourceRole::Certificate`] (a GitOps cluster takes them
+/// as its agent applies them: a service account in place of the request).
 pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     let logical_cloud = &inputs.logical_cloud;
     let mut extra = Vec::new();
@@ -210,6 +221,9 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
         };
         emco_k8s::logical_cloud::level1_objects(logical_cloud, &inputs.quotas, &inputs.permissions, &request)
             .map_err(|err| LifecycleError::Invalid(format!("LogicalCloud '{}': {err}", path.name())))?
+    };
+    let records_of = |objects: Vec<serde_json::Value>| -> Vec<ResourceRecord> {
+        objects
             .into_iter()
             .map(|object| {
                 let record = ResourceRecord::pending_object(object);
@@ -221,6 +235,12 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
             })
             .collect()
     };
+    let gitops_resources = records_of(emco_k8s::logical_cloud::gitops_level1_objects(
+        &resources,
+        path.name(),
+        &logical_cloud.spec.namespace,
+    ));
+    let resources = records_of(resources);
     let names = path.names();
     let meta = ContextMeta::for_owner(
         AppContexts::new_id(),
@@ -239,7 +259,14 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
     let records = inputs
         .clusters
         .iter()
-        .map(|cluster| ClusterRecord::pending(LOGICAL_CLOUD_APP, cluster, resources.clone()))
+        .map(|cluster| {
+            let resources = if inputs.gitops.contains(cluster) {
+                &gitops_resources
+            } else {
+                &resources
+            };
+            ClusterRecord::pending(LOGICAL_CLOUD_APP, cluster, resources.clone())
+        })
         .collect();
     Ok(Built { meta, records, extra })
 }
