@@ -10,7 +10,9 @@
 //! of one replica and a ConfigMap). A sample flips one pod's Ready condition through the status subresource, round
 //! after round over the clusters (False on each, then True again on each); the clock of a sample starts when the server's branch of that
 //! cluster moves (read from the served repository's refs every 2 ms), and stops when the cluster's status answer
-//! says the change (polled every 5 ms). The end-to-end time from the pod's change is given too.
+//! says the change (polled every 5 ms). The end-to-end time from the pod's change is given too, and how many
+//! requests a second emco's status readers make to the Git server meanwhile (one fetch serves every cluster of the
+//! repository).
 //!
 //! Run with `cargo bench -p emco --bench gitops_freshness`.
 
@@ -128,6 +130,7 @@ async fn measure(clusters: usize) {
         setup.elapsed().as_secs_f64()
     );
 
+    let (sampling, emco_requests) = (Instant::now(), server.requests_of("emco"));
     let mut after_commit = Vec::with_capacity(SAMPLES);
     let mut end_to_end = Vec::with_capacity(SAMPLES);
     for sample in 0..SAMPLES {
@@ -200,6 +203,10 @@ async fn measure(clusters: usize) {
         after_commit.push(visible - committed);
         end_to_end.push(visible - started);
     }
+    println!(
+        "{clusters} GitOps clusters: emco's requests to the Git server while sampling (status reads): {:.1}/s",
+        (server.requests_of("emco") - emco_requests) as f64 / sampling.elapsed().as_secs_f64()
+    );
     summary(
         &format!("{clusters} GitOps clusters, {SAMPLES} readiness changes: visible after the status commit"),
         &mut after_commit,

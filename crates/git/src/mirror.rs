@@ -1,7 +1,9 @@
 //! A local, bare mirror of one branch of a repository: [`Mirror::publish`] fetches the branch, lets the caller say
 //! what to write and remove given what is there, commits that as one commit and pushes it; a push rejected because
 //! someone else pushed first is fetched and tried again on the new head (the caller's change made again), up to
-//! [`Limits::push_attempts`]. [`Mirror::read`] answers the files under a folder of the branch as the server has it.
+//! [`Limits::push_attempts`]. [`Mirror::read`] answers the files under a folder of the branch as the server has it;
+//! [`Mirror::fetch_heads`] fetches every branch of the repository at once and [`Mirror::read_commit`] reads one of
+//! them (many clusters' status branches, one exchange).
 //! Every call blocks (libgit2): call it from a blocking thread.
 
 use std::path::{Path, PathBuf};
@@ -158,18 +160,6 @@ impl Mirror {
     pub async fn read_async(self: &Arc<Self>, folder: &str) -> Result<Snapshot> {
         let (mirror, folder) = (self.clone(), folder.to_string());
         tokio::task::spawn_blocking(move || mirror.read(&folder))
-            .await
-            .map_err(|err| GitError::Io(std::io::Error::other(err)))?
-    }
-
-    /// [`Mirror::read_new`] on a blocking thread, for async callers.
-    pub async fn read_new_async(
-        self: &Arc<Self>,
-        folder: &str,
-        last: Option<&str>,
-    ) -> Result<Option<Snapshot>> {
-        let (mirror, folder, last) = (self.clone(), folder.to_string(), last.map(str::to_string));
-        tokio::task::spawn_blocking(move || mirror.read_new(&folder, last.as_deref()))
             .await
             .map_err(|err| GitError::Io(std::io::Error::other(err)))?
     }
@@ -335,6 +325,48 @@ impl Mirror {
         if last.is_some_and(|last| last == head.to_string()) {
             return Ok(None);
         }
+        self.snapshot(&repository, head, &folder).map(Some)
+    }
+
+    /// Fetches every branch of the repository in one exchange (many clusters' status branches at once); their
+    /// heads as the server has them, by branch name, at most [`Limits::max_read_files`] of them.
+    pub fn fetch_heads(&self) -> Result<std::collections::BTreeMap<String, String>> {
+        let repository = self.repository();
+        let mut remote = repository.find_remote(ORIGIN)?;
+        let refspec = format!("+refs/heads/*:refs/remotes/{ORIGIN}/*");
+        let mut options = FetchOptions::new();
+        options.download_tags(AutotagOption::None);
+        options.prune(git2::FetchPrune::On);
+        self.session
+            .enter(|| remote.fetch(&[refspec.as_str()], Some(&mut options), None))
+            .map_err(server_error)?;
+        let heads = remote.list().map_err(server_error)?;
+        if heads.len() > self.limits.max_read_files {
+            return Err(GitError::TooLarge(format!(
+                "the repository has more than {} branches",
+                self.limits.max_read_files
+            )));
+        }
+        Ok(heads
+            .iter()
+            .filter_map(|head| {
+                let branch = head.name().strip_prefix("refs/heads/")?;
+                Some((branch.to_string(), head.oid().to_string()))
+            })
+            .collect())
+    }
+
+    /// The files under `folder` at `commit`, one this mirror fetched ([`Mirror::fetch_heads`]), bounded as
+    /// [`Mirror::read`] is; nothing is fetched.
+    pub fn read_commit(&self, commit: &str, folder: &str) -> Result<Snapshot> {
+        let folder = checked_path(folder, true)?;
+        let head = Oid::from_str(commit)?;
+        let repository = self.repository();
+        self.snapshot(&repository, head, &folder)
+    }
+
+    /// The files under `folder` at `head`, bounded (see [`Mirror::read`]).
+    fn snapshot(&self, repository: &Repository, head: Oid, folder: &str) -> Result<Snapshot> {
         let commit = repository.find_commit(head)?;
         let mut snapshot = Snapshot {
             commit: Some(head.to_string()),
@@ -349,7 +381,7 @@ impl Mirror {
                 Ok(entry) if entry.kind() == Some(git2::ObjectType::Tree) => {
                     repository.find_tree(entry.id())?
                 }
-                _ => return Ok(Some(snapshot)),
+                _ => return Ok(snapshot),
             }
         };
         let mut bytes = 0usize;
@@ -370,7 +402,7 @@ impl Mirror {
                 return git2::TreeWalkResult::Abort;
             }
             let name = entry.name().unwrap_or_default();
-            let path = [folder.as_str(), parent.trim_end_matches('/'), name]
+            let path = [folder, parent.trim_end_matches('/'), name]
                 .iter()
                 .filter(|part| !part.is_empty())
                 .copied()
@@ -384,7 +416,7 @@ impl Mirror {
         }
         walked?;
         snapshot.files.sort();
-        Ok(Some(snapshot))
+        Ok(snapshot)
     }
 }
 

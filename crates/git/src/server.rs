@@ -33,6 +33,8 @@ struct State {
     /// Pushes taken whose answer was held.
     held_pushes: std::sync::atomic::AtomicUsize,
     requests: Mutex<Vec<String>>,
+    /// Per user, how many of its requests carried the token.
+    requests_by_user: Mutex<std::collections::HashMap<String, usize>>,
 }
 
 /// A running Git server; stopped when dropped.
@@ -69,6 +71,7 @@ impl GitServer {
             hold_pushes: tokio::sync::watch::Sender::new(None),
             held_pushes: std::sync::atomic::AtomicUsize::new(0),
             requests: Mutex::new(Vec::new()),
+            requests_by_user: Mutex::new(std::collections::HashMap::new()),
         });
         let serving = state.clone();
         let accept = tokio::spawn(async move {
@@ -181,6 +184,18 @@ impl GitServer {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
+
+    /// How many requests `user` made with the token so far.
+    #[must_use]
+    pub fn requests_of(&self, user: &str) -> usize {
+        self.state
+            .requests_by_user
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(user)
+            .copied()
+            .unwrap_or(0)
+    }
 }
 
 impl Drop for GitServer {
@@ -232,6 +247,12 @@ async fn answer(
             .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Basic realm=\"git\""));
         return Ok(response);
     };
+    *state
+        .requests_by_user
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .entry(user.clone())
+        .or_default() += 1;
     let push = request.method() == http::Method::POST && request.uri().path().ends_with("/git-receive-pack");
     let answer = http_backend(&state, &user, request)
         .await

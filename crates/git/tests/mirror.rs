@@ -250,3 +250,40 @@ async fn a_mirror_reopened_after_its_process_was_killed_mid_write_publishes_agai
     assert!(!published.1, "the stale lock is gone");
     assert_eq!(log(&server.repository_dir("fleet")), ["second", "first"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_branchs_head_comes_in_one_fetch_and_each_is_read_without_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some((server, url)) = GitServer::start_if_available(&dir.path().join("served"), TOKEN, "fleet").await
+    else {
+        return;
+    };
+    let root = dir.path().to_path_buf();
+    let (heads, read, requests_for_read) = blocking(move || {
+        for cluster in ["p+a", "p+b"] {
+            let status = Remote {
+                branch: cluster.into(),
+                ..remote(&url, TOKEN)
+            };
+            Mirror::open(&root.join(cluster), status, Limits::default())
+                .unwrap()
+                .publish("status", |_| {
+                    Ok(vec![write(&format!("clusters/{cluster}/status/1"), cluster)])
+                })
+                .unwrap();
+        }
+        let reader = Mirror::open(&root.join("reader"), remote(&url, TOKEN), Limits::default()).unwrap();
+        let heads = reader.fetch_heads().unwrap();
+        let before = server.requests().len();
+        let read = reader.read_commit(&heads["p+b"], "clusters/p+b/status").unwrap();
+        (heads, read, server.requests().len() - before)
+    })
+    .await;
+    assert_eq!(heads.keys().collect::<Vec<_>>(), ["p+a", "p+b"]);
+    assert_eq!(read.commit.as_deref(), Some(heads["p+b"].as_str()));
+    assert_eq!(
+        read.files,
+        vec![("clusters/p+b/status/1".to_string(), b"p+b".to_vec())]
+    );
+    assert_eq!(requests_for_read, 0, "a fetched commit is read locally");
+}

@@ -42,11 +42,40 @@ pub(crate) struct FluxTimes {
 pub(crate) struct GitTarget {
     /// The branch the cluster's Flux applies.
     pub(crate) resources: Arc<Mirror>,
-    /// The branch its monitor commits status to (named after the cluster).
-    pub(crate) status: Arc<Mirror>,
+    /// The repository whose branch named after the cluster its monitor commits status to.
+    pub(crate) status: Arc<StatusRepository>,
     url: String,
     branch: String,
     flux: FluxTimes,
+}
+
+/// The status branches of one repository, fetched together: one exchange answers the heads of every cluster's
+/// status branch there, so the clusters' status watchers cost the Git server a few fetches a second per
+/// repository, however many clusters share it.
+#[derive(Debug)]
+pub(crate) struct StatusRepository {
+    mirror: Arc<Mirror>,
+    /// The heads as last fetched, and when.
+    heads: tokio::sync::Mutex<Option<(tokio::time::Instant, Arc<BTreeMap<String, String>>)>>,
+}
+
+impl StatusRepository {
+    /// The branches' heads, fetched again when those known are older than `fresh_for`.
+    async fn heads(&self, fresh_for: std::time::Duration) -> Result<Arc<BTreeMap<String, String>>, GitError> {
+        let mut heads = self.heads.lock().await;
+        if let Some((at, known)) = heads.as_ref()
+            && at.elapsed() < fresh_for
+        {
+            return Ok(known.clone());
+        }
+        let mirror = self.mirror.clone();
+        let fetched = tokio::task::spawn_blocking(move || mirror.fetch_heads())
+            .await
+            .map_err(|err| GitError::Io(std::io::Error::other(err)))??;
+        let fetched = Arc::new(fetched);
+        *heads = Some((tokio::time::Instant::now(), fetched.clone()));
+        Ok(fetched)
+    }
 }
 
 /// The GitOps clusters' targets, kept while their settings stay the same, and one mirror per repository branch
@@ -59,6 +88,8 @@ pub(crate) struct GitTargets {
     known: Mutex<HashMap<String, (String, Arc<GitTarget>)>>,
     /// Per mirror folder: the settings it was opened with, and the mirror.
     mirrors: Mutex<HashMap<PathBuf, (String, Arc<Mirror>)>>,
+    /// Per repository (its mirror folder): the settings it was opened with, and its status branches.
+    statuses: Mutex<HashMap<PathBuf, (String, Arc<StatusRepository>)>>,
     /// Held while targets are made, so that the batches and the watcher of a cluster asking at once open its
     /// mirrors once.
     opening: tokio::sync::Mutex<()>,
@@ -95,6 +126,7 @@ impl GitTargets {
             temporary,
             known: Mutex::new(HashMap::new()),
             mirrors: Mutex::new(HashMap::new()),
+            statuses: Mutex::new(HashMap::new()),
             opening: tokio::sync::Mutex::new(()),
         }
     }
@@ -190,12 +222,10 @@ impl GitTargets {
         if let Some(target) = known(self) {
             return Ok(Some(target));
         }
-        let status_remote = Remote {
-            branch: cluster.to_string(),
-            ..remote.clone()
-        };
         let resources = self.mirror(cluster, remote.clone(), &fingerprint).await?;
-        let status = self.mirror(cluster, status_remote, &fingerprint).await?;
+        let status = self
+            .status_repository(cluster, remote.clone(), &fingerprint)
+            .await?;
         let target = Arc::new(GitTarget {
             resources,
             status,
@@ -221,6 +251,33 @@ impl GitTargets {
         let mirror = Arc::new(mirror);
         lock(&self.mirrors).insert(dir, (settings.to_string(), mirror.clone()));
         Ok(mirror)
+    }
+
+    /// The status branches of `remote`'s repository: those open for it, else new ones (`settings`: what they are
+    /// opened with).
+    async fn status_repository(
+        &self,
+        cluster: &str,
+        remote: Remote,
+        settings: &str,
+    ) -> Result<Arc<StatusRepository>, SyncError> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (remote.url.as_str(), "status branches").hash(&mut hasher);
+        let dir = self.dir.join(format!("{:016x}", hasher.finish()));
+        if let Some((opened_with, status)) = lock(&self.statuses).get(&dir)
+            && opened_with == settings
+        {
+            return Ok(status.clone());
+        }
+        let mirror = Mirror::open_async(dir.clone(), remote, Limits::default())
+            .await
+            .map_err(|err| git_failure(cluster, err))?;
+        let status = Arc::new(StatusRepository {
+            mirror: Arc::new(mirror),
+            heads: tokio::sync::Mutex::new(None),
+        });
+        lock(&self.statuses).insert(dir, (settings.to_string(), status.clone()));
+        Ok(status)
     }
 
     fn mirror_dir(&self, remote: &Remote) -> PathBuf {
@@ -506,21 +563,31 @@ pub(crate) struct StatusCommit {
     pub(crate) files: Vec<Vec<u8>>,
 }
 
-/// What a GitOps cluster's monitor committed, when the status branch has a commit other than `last` (the one read
-/// before).
+/// What a GitOps cluster's monitor committed, when its status branch has a commit other than `last` (the one read
+/// before): the heads of the repository's branches are at most a quarter of `poll` old (one fetch serves every
+/// cluster of the repository), and only a new head's files are read.
 pub(crate) async fn read_status(
     target: &GitTarget,
     cluster: &str,
     last: Option<&str>,
+    poll: std::time::Duration,
 ) -> Result<Option<StatusCommit>, SyncError> {
-    let snapshot = target
+    let heads = target
         .status
-        .read_new_async(&format!("clusters/{cluster}/status"), last)
+        .heads(poll / 4)
         .await
         .map_err(|err| git_failure(cluster, err))?;
-    let Some(snapshot) = snapshot else {
+    let Some(head) = heads.get(cluster).cloned() else {
         return Ok(None);
     };
+    if last == Some(head.as_str()) {
+        return Ok(None);
+    }
+    let (mirror, folder) = (target.status.mirror.clone(), format!("clusters/{cluster}/status"));
+    let snapshot = tokio::task::spawn_blocking(move || mirror.read_commit(&head, &folder))
+        .await
+        .map_err(|err| gitops_error(cluster, err))?
+        .map_err(|err| git_failure(cluster, err))?;
     let Some(commit) = snapshot.commit else {
         return Ok(None);
     };

@@ -428,8 +428,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     }
 }
 
-/// The status of a GitOps cluster, read from its status branch every `poll` while it has a new commit, each bundle
-/// file stored as a watched bundle would be; ends when the cluster's Git settings change (or it stops being a GitOps
+/// The status of a GitOps cluster, read from its status branch every `poll` when it has a new commit (the heads of
+/// the repository's branches fetched together for every cluster there), each bundle file stored as a watched
+/// bundle would be, heard at the commit's time; ends when the cluster's Git settings change (or it stops being a GitOps
 /// cluster), or when the claim is lost (answered `Lost`).
 async fn watch_git(
     engine: &Weak<Inner>,
@@ -454,7 +455,7 @@ async fn watch_git(
                 _ => return Claimed::Still,
             }
         }
-        match crate::gitops::read_status(target, cluster, last.as_deref()).await {
+        match crate::gitops::read_status(target, cluster, last.as_deref(), poll).await {
             Ok(Some(crate::gitops::StatusCommit {
                 commit,
                 heard_at,
