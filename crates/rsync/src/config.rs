@@ -42,7 +42,9 @@ pub struct RsyncConfig {
     /// Where the local mirrors of GitOps clusters' repositories are kept (none: a folder of this process under the
     /// system's temporary folder, removed when rsync goes).
     pub git_dir: Option<std::path::PathBuf>,
-    /// How often a GitOps cluster's status branch is read for what its monitor committed.
+    /// How fresh a GitOps cluster's status is: the heads of a repository's status branches are fetched (one fetch
+    /// for every cluster there) at most twice per this, and each cluster's watcher checks them four times per it,
+    /// so a status commit is seen within about three quarters of it.
     pub git_status_poll: Duration,
 }
 

@@ -49,6 +49,9 @@ pub(crate) struct GitTarget {
     flux: FluxTimes,
 }
 
+/// Branch name → head commit, as one fetch answered them.
+type Heads = Arc<BTreeMap<String, String>>;
+
 /// The status branches of one repository, fetched together: one exchange answers the heads of every cluster's
 /// status branch there, so the clusters' status watchers cost the Git server a few fetches a second per
 /// repository, however many clusters share it.
@@ -56,12 +59,12 @@ pub(crate) struct GitTarget {
 pub(crate) struct StatusRepository {
     mirror: Arc<Mirror>,
     /// The heads as last fetched, and when.
-    heads: tokio::sync::Mutex<Option<(tokio::time::Instant, Arc<BTreeMap<String, String>>)>>,
+    heads: tokio::sync::Mutex<Option<(tokio::time::Instant, Heads)>>,
 }
 
 impl StatusRepository {
     /// The branches' heads, fetched again when those known are older than `fresh_for`.
-    async fn heads(&self, fresh_for: std::time::Duration) -> Result<Arc<BTreeMap<String, String>>, GitError> {
+    async fn heads(&self, fresh_for: std::time::Duration) -> Result<Heads, GitError> {
         let mut heads = self.heads.lock().await;
         if let Some((at, known)) = heads.as_ref()
             && at.elapsed() < fresh_for
@@ -564,17 +567,17 @@ pub(crate) struct StatusCommit {
 }
 
 /// What a GitOps cluster's monitor committed, when its status branch has a commit other than `last` (the one read
-/// before): the heads of the repository's branches are at most a quarter of `poll` old (one fetch serves every
-/// cluster of the repository), and only a new head's files are read.
+/// before): the heads of the repository's branches are at most `fresh_for` old (one fetch serves every cluster of
+/// the repository), and only a new head's files are read.
 pub(crate) async fn read_status(
     target: &GitTarget,
     cluster: &str,
     last: Option<&str>,
-    poll: std::time::Duration,
+    fresh_for: std::time::Duration,
 ) -> Result<Option<StatusCommit>, SyncError> {
     let heads = target
         .status
-        .heads(poll / 4)
+        .heads(fresh_for)
         .await
         .map_err(|err| git_failure(cluster, err))?;
     let Some(head) = heads.get(cluster).cloned() else {

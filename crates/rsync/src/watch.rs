@@ -31,8 +31,9 @@ use tokio::task::JoinHandle;
 
 use crate::engine::Inner;
 
-/// Every how many polls a GitOps cluster's status watcher reads the cluster's Git settings again.
-const GIT_SETTINGS_RECHECK: u32 = 30;
+/// Every how many checks (four per `git_status_poll`) a GitOps cluster's status watcher reads the cluster's Git
+/// settings again: every 30 s at the default poll.
+const GIT_SETTINGS_RECHECK: u32 = 120;
 /// How often a watcher waiting for the bundles' CRD asks the cluster whether it has it (meanwhile it waits for this
 /// process to install it, without a request).
 const CRD_RECHECK: Duration = Duration::from_secs(30);
@@ -428,9 +429,9 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
     }
 }
 
-/// The status of a GitOps cluster, read from its status branch every `poll` when it has a new commit (the heads of
-/// the repository's branches fetched together for every cluster there), each bundle file stored as a watched
-/// bundle would be, heard at the commit's time; ends when the cluster's Git settings change (or it stops being a GitOps
+/// The status of a GitOps cluster, read from its status branch when it has a new commit (the heads of the
+/// repository's branches fetched together for every cluster there, at most every half `poll`, and checked every
+/// quarter), each bundle file stored as a watched bundle would be, heard at the commit's time; ends when the cluster's Git settings change (or it stops being a GitOps
 /// cluster), or when the claim is lost (answered `Lost`).
 async fn watch_git(
     engine: &Weak<Inner>,
@@ -455,7 +456,9 @@ async fn watch_git(
                 _ => return Claimed::Still,
             }
         }
-        match crate::gitops::read_status(target, cluster, last.as_deref(), poll).await {
+        // The repository's heads are fetched at most every half `poll` (for every cluster there at once); a check
+        // against them costs nothing, so the watcher checks every quarter: a commit is seen within ~¾ `poll`.
+        match crate::gitops::read_status(target, cluster, last.as_deref(), poll / 2).await {
             Ok(Some(crate::gitops::StatusCommit {
                 commit,
                 heard_at,
@@ -491,7 +494,7 @@ async fn watch_git(
             Err(err) => tracing::debug!(cluster, error = %err, "cannot read the cluster's status branch yet"),
         }
         drop(inner);
-        tokio::time::sleep(poll).await;
+        tokio::time::sleep(poll / 4).await;
     }
 }
 
