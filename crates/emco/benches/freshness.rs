@@ -15,6 +15,9 @@
 #[allow(dead_code, unreachable_pub)]
 mod support;
 
+#[path = "common/freshness_probe.rs"]
+mod freshness_probe;
+
 use std::time::{Duration, Instant};
 
 use emco_k8s::k8s_openapi::api::core::v1::Pod;
@@ -22,44 +25,17 @@ use emco_monitor::{MonitorConfig, WatchedKind};
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
 use kube::api::{Api, ListParams, Patch, PatchParams};
-use serde_json::{Value as Json, json};
+
+use freshness_probe::{percentile, readiness_patch, web_chart};
 use support::{DIG, Emco};
 
 const SAMPLES: usize = 100;
-
-fn chart() -> Vec<u8> {
-    emco_helm::archive::write_tgz(&[
-        ("web/Chart.yaml", b"apiVersion: v2\nname: web\nversion: 0.1.0\n"),
-        ("web/templates/deployment.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n"),
-        ("web/templates/config.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: b\n"),
-    ])
-}
-
-/// The pod with its Ready and ContainersReady conditions and container readiness set to `ready`.
-fn readiness_patch(pod: &Pod, ready: bool) -> Json {
-    let mut status = serde_json::to_value(pod.status.clone().unwrap_or_default()).unwrap();
-    let value = if ready { "True" } else { "False" };
-    for condition in status["conditions"].as_array_mut().into_iter().flatten() {
-        if condition["type"] == "Ready" || condition["type"] == "ContainersReady" {
-            condition["status"] = json!(value);
-        }
-    }
-    for container in status["containerStatuses"].as_array_mut().into_iter().flatten() {
-        container["ready"] = json!(ready);
-    }
-    json!({"status": {"conditions": status["conditions"], "containerStatuses": status["containerStatuses"]}})
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[index]
-}
 
 async fn measure(clusters: usize) {
     let setup = Instant::now();
     let sim = kubesim::Simulator::start_named(clusters).await.unwrap();
     let emco = Emco::start_with(Store::memory(), RsyncConfig::default()).await;
-    support::onboard_apps(&emco.http, &support::kubeconfigs(&sim), &[("web", chart())]).await;
+    support::onboard_apps(&emco.http, &support::kubeconfigs(&sim), &[("web", web_chart())]).await;
     // The product's defaults, watching the two kinds this app has (one process holds every cluster's monitor here;
     // in the field each monitor has its cluster to itself).
     let config = MonitorConfig {

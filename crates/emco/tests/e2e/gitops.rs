@@ -201,6 +201,40 @@ async fn a_direct_and_a_gitops_cluster_run_the_vfw_side_by_side() {
     assert!(left.is_empty(), "{left:?}");
 }
 
+/// One simulated cluster, `edge01`, set up by its owner as a GitOps cluster of the repository `fleet` on a Git
+/// server of its own (see [`start_gitops_agents`]); `None` (the test skipped) without git.
+struct GitOpsSite {
+    dir: tempfile::TempDir,
+    server: GitServer,
+    url: String,
+    sim: kubesim::Simulator,
+    _agents: GitOpsAgents,
+}
+
+impl GitOpsSite {
+    async fn start() -> Option<Self> {
+        let dir = tempfile::tempdir().unwrap();
+        let (server, url) =
+            GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await?;
+        let sim = vfw_clusters(1).await;
+        let agents = start_gitops_agents(
+            &server,
+            &sim.clusters()[0],
+            dir.path(),
+            Duration::from_millis(300),
+            Duration::from_millis(300),
+        )
+        .await;
+        Some(Self {
+            dir,
+            server,
+            url,
+            sim,
+            _agents: agents,
+        })
+    }
+}
+
 /// The subjects of `main`'s commits that emco made (`emco: …`), newest first.
 fn emco_commits(server: &GitServer) -> Vec<String> {
     git_log(server)
@@ -220,21 +254,16 @@ async fn until_a_push_is_held(server: &GitServer) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_loses_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) =
-        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
+    let Some(GitOpsSite {
+        dir,
+        server,
+        url,
+        sim: _sim,
+        _agents,
+    }) = GitOpsSite::start().await
     else {
         return;
     };
-    let sim = vfw_clusters(1).await;
-    let _agents = start_gitops_agents(
-        &server,
-        &sim.clusters()[0],
-        dir.path(),
-        Duration::from_millis(300),
-        Duration::from_millis(300),
-    )
-    .await;
     let data = dir.path().join("emco");
     let port = crate::rsync::free_port();
     let http = Http {
@@ -291,21 +320,16 @@ async fn emco_killed_between_its_push_and_the_answer_commits_nothing_twice_and_l
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_while_a_push_is_under_way_keeps_what_was_committed_and_terminate_removes_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) =
-        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
+    let Some(GitOpsSite {
+        dir,
+        server,
+        url,
+        sim: _sim,
+        _agents,
+    }) = GitOpsSite::start().await
     else {
         return;
     };
-    let sim = vfw_clusters(1).await;
-    let _agents = start_gitops_agents(
-        &server,
-        &sim.clusters()[0],
-        dir.path(),
-        Duration::from_millis(300),
-        Duration::from_millis(300),
-    )
-    .await;
     let emco = Emco::start().await;
     onboard_vfw(&emco.http, &[]).await;
     register_gitops_sync_objects(&emco.http, &url).await;
@@ -366,22 +390,17 @@ async fn a_stop_while_a_push_is_under_way_keeps_what_was_committed_and_terminate
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_level1_logical_cloud_on_a_gitops_cluster_is_applied_as_its_service_account() {
     use crate::logical_clouds::{LC, create_level1, wait_lc};
-    let dir = tempfile::tempdir().unwrap();
-    let Some((server, url)) =
-        GitServer::start_if_available(&dir.path().join("served"), GIT_TOKEN, "fleet").await
+    let Some(GitOpsSite {
+        dir: _dir,
+        server: _server,
+        url,
+        sim,
+        _agents,
+    }) = GitOpsSite::start().await
     else {
         return;
     };
-    let sim = vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
-    let _agents = start_gitops_agents(
-        &server,
-        edge01,
-        dir.path(),
-        Duration::from_millis(300),
-        Duration::from_millis(300),
-    )
-    .await;
     let emco = Emco::start().await;
     onboard_apps_on(&emco.http, &[], &[("sink", vfw_chart("sink"))], "lc1").await;
     register_gitops_sync_objects(&emco.http, &url).await;
