@@ -20,14 +20,14 @@ mod freshness_probe;
 
 use std::time::{Duration, Instant};
 
-use emco_k8s::k8s_openapi::api::core::v1::Pod;
 use emco_monitor::{MonitorConfig, WatchedKind};
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
-use kube::api::{Api, ListParams, Patch, PatchParams};
 
-use freshness_probe::{percentile, readiness_patch, web_chart};
-use support::{DIG, Emco};
+use freshness_probe::{
+    instantiate_until_ready, print_percentiles, ready_query, set_readiness, web_chart, web_pod,
+};
+use support::Emco;
 
 const SAMPLES: usize = 100;
 
@@ -57,15 +57,7 @@ async fn measure(clusters: usize) {
             ))
         })
         .collect();
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
-    emco.http
-        .wait_for("?status=ready&output=summary", Duration::from_secs(600), |a| {
-            a["readyStatus"] == "Ready"
-        })
-        .await;
+    instantiate_until_ready(&emco.http, Duration::from_secs(600)).await;
     println!(
         "{clusters} clusters: instantiated and Ready everywhere after {:.1} s",
         setup.elapsed().as_secs_f64()
@@ -79,27 +71,11 @@ async fn measure(clusters: usize) {
         let index = (sample % (SAMPLES / 2) * 7919) % clusters;
         let ready = sample >= SAMPLES / 2;
         let cluster = &sim.clusters()[index];
-        let pods: Api<Pod> = Api::namespaced(cluster.client().unwrap(), "default");
-        let pod = pods
-            .list(&ListParams::default().labels("app=web"))
-            .await
-            .unwrap()
-            .items
-            .remove(0);
-        let name = pod.metadata.name.clone().unwrap();
-        let query = format!(
-            "{DIG}/status?status=ready&output=summary&cluster=vfw-cluster-provider%2B{}",
-            cluster.name()
-        );
+        let (pods, pod) = web_pod(cluster.client().unwrap()).await;
+        let query = ready_query(cluster.name());
         let want = if ready { "Ready" } else { "NotReady" };
         let started = Instant::now();
-        pods.patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(readiness_patch(&pod, ready)),
-        )
-        .await
-        .unwrap();
+        set_readiness(&pods, &pod, ready).await;
         loop {
             let answer = emco.http.get(&query).await.expect(200).json();
             if answer["readyStatus"] == want {
@@ -114,13 +90,9 @@ async fn measure(clusters: usize) {
         }
         latencies.push(started.elapsed());
     }
-    latencies.sort();
-    println!(
-        "{clusters} clusters: {SAMPLES} readiness changes visible in status=ready after p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
-        percentile(&latencies, 0.5).as_secs_f64() * 1000.0,
-        percentile(&latencies, 0.9).as_secs_f64() * 1000.0,
-        percentile(&latencies, 0.99).as_secs_f64() * 1000.0,
-        latencies[latencies.len() - 1].as_secs_f64() * 1000.0,
+    print_percentiles(
+        &format!("{clusters} clusters: {SAMPLES} readiness changes visible in status=ready after"),
+        &mut latencies,
     );
     for monitor in monitors {
         monitor.abort();

@@ -30,13 +30,13 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use emco_git::GitServer;
-use emco_k8s::k8s_openapi::api::core::v1::Pod;
 use emco_rsync::RsyncConfig;
 use emco_store::Store;
-use kube::api::{Api, ListParams, Patch, PatchParams};
 
-use freshness_probe::{percentile, readiness_patch, web_chart};
-use support::{DIG, Emco, GIT_TOKEN};
+use freshness_probe::{
+    instantiate_until_ready, print_percentiles, ready_query, set_readiness, web_chart, web_pod,
+};
+use support::{Emco, GIT_TOKEN};
 
 const SAMPLES: usize = 40;
 
@@ -51,17 +51,6 @@ fn branch_head(repository: &Path, branch: &str) -> Option<String> {
         let (commit, name) = line.split_once(' ')?;
         (name == reference).then(|| commit.to_string())
     })
-}
-
-fn summary(label: &str, latencies: &mut [Duration]) {
-    latencies.sort();
-    println!(
-        "{label}: p50 {:.0} ms, p90 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
-        percentile(latencies, 0.5).as_secs_f64() * 1000.0,
-        percentile(latencies, 0.9).as_secs_f64() * 1000.0,
-        percentile(latencies, 0.99).as_secs_f64() * 1000.0,
-        latencies[latencies.len() - 1].as_secs_f64() * 1000.0,
-    );
 }
 
 async fn measure(clusters: usize) {
@@ -92,15 +81,7 @@ async fn measure(clusters: usize) {
     for cluster in sim.clusters() {
         support::register_gitops_cluster(&emco.http, cluster.name()).await;
     }
-    emco.http
-        .post_empty(&format!("{DIG}/instantiate"))
-        .await
-        .expect(202);
-    emco.http
-        .wait_for("?status=ready&output=summary", Duration::from_secs(900), |a| {
-            a["readyStatus"] == "Ready"
-        })
-        .await;
+    instantiate_until_ready(&emco.http, Duration::from_secs(900)).await;
     println!(
         "{clusters} GitOps clusters: instantiated and Ready everywhere after {:.1} s",
         setup.elapsed().as_secs_f64()
@@ -115,18 +96,8 @@ async fn measure(clusters: usize) {
         let ready = (sample / clusters) % 2 == 1;
         let cluster = &sim.clusters()[index];
         let branch = format!("vfw-cluster-provider+{}", cluster.name());
-        let pods: Api<Pod> = Api::namespaced(cluster.in_cluster_client(), "default");
-        let pod = pods
-            .list(&ListParams::default().labels("app=web"))
-            .await
-            .unwrap()
-            .items
-            .remove(0);
-        let name = pod.metadata.name.clone().unwrap();
-        let query = format!(
-            "{DIG}/status?status=ready&output=summary&cluster=vfw-cluster-provider%2B{}",
-            cluster.name()
-        );
+        let (pods, pod) = web_pod(cluster.in_cluster_client()).await;
+        let query = ready_query(cluster.name());
         let (want, was) = if ready {
             ("Ready", "NotReady")
         } else {
@@ -147,13 +118,7 @@ async fn measure(clusters: usize) {
         }
         let before = branch_head(&repository, &branch);
         let started = Instant::now();
-        pods.patch_status(
-            &name,
-            &PatchParams::default(),
-            &Patch::Merge(readiness_patch(&pod, ready)),
-        )
-        .await
-        .unwrap();
+        set_readiness(&pods, &pod, ready).await;
         let mut committed: Option<Instant> = None;
         let mut next_query = Instant::now();
         loop {
@@ -183,11 +148,11 @@ async fn measure(clusters: usize) {
         "{clusters} GitOps clusters: emco's requests to the Git server while sampling (status reads): {:.1}/s",
         (server.requests_of("emco") - emco_requests) as f64 / sampling.elapsed().as_secs_f64()
     );
-    summary(
+    print_percentiles(
         &format!("{clusters} GitOps clusters, {SAMPLES} readiness changes: visible after the status commit"),
         &mut after_commit,
     );
-    summary(
+    print_percentiles(
         &format!("{clusters} GitOps clusters, {SAMPLES} readiness changes: visible after the pod's change"),
         &mut end_to_end,
     );
