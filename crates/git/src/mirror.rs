@@ -311,21 +311,12 @@ impl Mirror {
     /// The files under `folder` (relative, `/`-separated; empty: the whole branch) of the branch as the server has
     /// it now, bounded by [`Limits::max_read_files`] and [`Limits::max_read_bytes`].
     pub fn read(&self, folder: &str) -> Result<Snapshot> {
-        Ok(self.read_new(folder, None)?.unwrap_or_default())
-    }
-
-    /// [`Mirror::read`], unless the branch's head is still `last` (a commit read before): then `None`, and no file
-    /// is read.
-    pub fn read_new(&self, folder: &str, last: Option<&str>) -> Result<Option<Snapshot>> {
         let folder = checked_path(folder, true)?;
         let repository = self.repository();
         let Some(head) = self.fetch(&repository)? else {
-            return Ok(Some(Snapshot::default()));
+            return Ok(Snapshot::default());
         };
-        if last.is_some_and(|last| last == head.to_string()) {
-            return Ok(None);
-        }
-        self.snapshot(&repository, head, &folder).map(Some)
+        self.snapshot(&repository, head, &folder)
     }
 
     /// Fetches every branch of the repository in one exchange (many clusters' status branches at once); their

@@ -1565,22 +1565,22 @@ pub(crate) async fn sync_cluster(
                 // What the batch waits for now, since its first failed attempt (the hook or CRD it waited for
                 // before is noted again once the cluster answers), and when it tries next at the latest.
                 let since = retrying_since.get_or_insert_with(now_timestamp).clone();
-                let what = if matches!(err, SyncError::GitServer(_)) {
-                    format!(
-                        "the cluster's Git server to take the commit ({reason}; attempts back off up to {} s)",
-                        inner.config.backoff_max.as_secs().max(1)
-                    )
-                } else if asked.is_some() {
-                    format!("the cluster to answer ({reason})")
+                // A GitOps cluster's batch waits for its Git server, never for the cluster.
+                let waited = if matches!(err, SyncError::GitServer(_)) {
+                    "the cluster's Git server to take the commit"
+                } else {
+                    "the cluster to answer"
+                };
+                let what = if asked.is_some() {
+                    format!("{waited} ({reason})")
                 } else if unreachable {
                     format!(
-                        "the cluster to answer ({reason}; it is probed every {} or so and tried again at once \
-                         when it answers)",
+                        "{waited} ({reason}; it is probed every {} or so and tried again at once when it answers)",
                         short_duration(inner.config.probe_interval)
                     )
                 } else {
                     format!(
-                        "the cluster to answer ({reason}; attempts back off up to {} s)",
+                        "{waited} ({reason}; attempts back off up to {} s)",
                         inner.config.backoff_max.as_secs().max(1)
                     )
                 };

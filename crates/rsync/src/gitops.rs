@@ -7,8 +7,8 @@
 //! the same folder: only what changed changes, and Flux prunes what left it. A delete removes the app's folder, and
 //! the context's folder and Flux objects with the last app. A level-1 logical cloud's own objects come here as the
 //! lifecycle built them for a GitOps cluster (its service account `{lc}-sa` in place of the user's certificate
-//! request); the bundle carries the status configs of the app's kinds. The cluster's resources are Applied (Deleted) once the
-//! commit is pushed; a Git server that is down or refuses the credentials is retried with the reason, as an
+//! request); the bundle carries the status configs of the app's kinds. The cluster's resources are Applied
+//! (Deleted) once the commit is pushed; a Git server that is down or refuses the credentials is retried with the reason, as an
 //! unreachable cluster is. Helm hooks are not run on a GitOps cluster (its agent applies objects, not hooks): an app
 //! with install or delete hooks fails there, naming them. The settings come from the cluster's two sync objects, as
 //! EMCO's rsync reads them: the reference object holds the repository (`url`, `branch`, `userName`, `gitToken`), the
@@ -48,6 +48,10 @@ pub(crate) struct GitTarget {
     branch: String,
     flux: FluxTimes,
 }
+
+/// What names the mirror of a repository's every branch (its status branches) among its branches' mirrors: `*` is
+/// in no branch name.
+const ALL_BRANCHES: &str = "*";
 
 /// Branch name → head commit, as one fetch answered them.
 type Heads = Arc<BTreeMap<String, String>>;
@@ -91,8 +95,8 @@ pub(crate) struct GitTargets {
     known: Mutex<HashMap<String, (String, Arc<GitTarget>)>>,
     /// Per mirror folder: the settings it was opened with, and the mirror.
     mirrors: Mutex<HashMap<PathBuf, (String, Arc<Mirror>)>>,
-    /// Per repository (its mirror folder): the settings it was opened with, and its status branches.
-    statuses: Mutex<HashMap<PathBuf, (String, Arc<StatusRepository>)>>,
+    /// Per repository (the folder of its mirror of every branch): its status branches, with that mirror.
+    statuses: Mutex<HashMap<PathBuf, Arc<StatusRepository>>>,
     /// Held while targets are made, so that the batches and the watcher of a cluster asking at once open its
     /// mirrors once.
     opening: tokio::sync::Mutex<()>,
@@ -225,7 +229,14 @@ impl GitTargets {
         if let Some(target) = known(self) {
             return Ok(Some(target));
         }
-        let resources = self.mirror(cluster, remote.clone(), &fingerprint).await?;
+        let resources = self
+            .mirror(
+                cluster,
+                remote.clone(),
+                &fingerprint,
+                self.mirror_dir(&remote.url, &remote.branch),
+            )
+            .await?;
         let status = self
             .status_repository(cluster, remote.clone(), &fingerprint)
             .await?;
@@ -240,9 +251,14 @@ impl GitTargets {
         Ok(Some(target))
     }
 
-    /// The mirror of `remote`'s branch: the one open for it, else a new one (`settings`: what it is opened with).
-    async fn mirror(&self, cluster: &str, remote: Remote, settings: &str) -> Result<Arc<Mirror>, SyncError> {
-        let dir = self.mirror_dir(&remote);
+    /// The mirror in `dir` for `remote`: the one open there, else a new one (`settings`: what it is opened with).
+    async fn mirror(
+        &self,
+        cluster: &str,
+        remote: Remote,
+        settings: &str,
+        dir: PathBuf,
+    ) -> Result<Arc<Mirror>, SyncError> {
         if let Some((opened_with, mirror)) = lock(&self.mirrors).get(&dir)
             && opened_with == settings
         {
@@ -256,36 +272,34 @@ impl GitTargets {
         Ok(mirror)
     }
 
-    /// The status branches of `remote`'s repository: those open for it, else new ones (`settings`: what they are
-    /// opened with).
+    /// The status branches of `remote`'s repository: a mirror of its own (every branch fetched), with the heads
+    /// known for it — new ones with a new mirror (other settings).
     async fn status_repository(
         &self,
         cluster: &str,
         remote: Remote,
         settings: &str,
     ) -> Result<Arc<StatusRepository>, SyncError> {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (remote.url.as_str(), "status branches").hash(&mut hasher);
-        let dir = self.dir.join(format!("{:016x}", hasher.finish()));
-        if let Some((opened_with, status)) = lock(&self.statuses).get(&dir)
-            && opened_with == settings
+        let dir = self.mirror_dir(&remote.url, ALL_BRANCHES);
+        let mirror = self.mirror(cluster, remote, settings, dir.clone()).await?;
+        let mut statuses = lock(&self.statuses);
+        if let Some(status) = statuses.get(&dir)
+            && Arc::ptr_eq(&status.mirror, &mirror)
         {
             return Ok(status.clone());
         }
-        let mirror = Mirror::open_async(dir.clone(), remote, Limits::default())
-            .await
-            .map_err(|err| git_failure(cluster, err))?;
         let status = Arc::new(StatusRepository {
-            mirror: Arc::new(mirror),
+            mirror,
             heads: tokio::sync::Mutex::new(None),
         });
-        lock(&self.statuses).insert(dir, (settings.to_string(), status.clone()));
+        statuses.insert(dir, status.clone());
         Ok(status)
     }
 
-    fn mirror_dir(&self, remote: &Remote) -> PathBuf {
+    /// The folder of the mirror of `url`'s `branch` (or of [`ALL_BRANCHES`]).
+    fn mirror_dir(&self, url: &str, branch: &str) -> PathBuf {
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (remote.url.as_str(), remote.branch.as_str()).hash(&mut hasher);
+        (url, branch).hash(&mut hasher);
         self.dir.join(format!("{:016x}", hasher.finish()))
     }
 }

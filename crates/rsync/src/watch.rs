@@ -431,8 +431,8 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
 
 /// The status of a GitOps cluster, read from its status branch when it has a new commit (the heads of the
 /// repository's branches fetched together for every cluster there, at most every half `poll`, and checked every
-/// quarter), each bundle file stored as a watched bundle would be, heard at the commit's time; ends when the cluster's Git settings change (or it stops being a GitOps
-/// cluster), or when the claim is lost (answered `Lost`).
+/// quarter), each bundle file stored as a watched bundle would be, heard at the commit's time; ends when the
+/// cluster's Git settings change (or it stops being a GitOps cluster), or when the claim is lost (answered `Lost`).
 async fn watch_git(
     engine: &Weak<Inner>,
     cluster: &str,
