@@ -528,7 +528,18 @@ pub struct ClusterSpec {
     /// GitOps settings; when `gitOpsType` is set no kubeconfig is needed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_ops: Option<GitOps>,
+    /// Present on a pull cluster: an agent in the cluster (`emco-monitor --pull-from`) reaches emco, takes the
+    /// cluster's desired state and reports its status; emco never dials the cluster and needs no kubeconfig.
+    /// Its own key rather than a `gitOpsType`: a pull cluster has no sync objects, and `gitOps` keeps meaning
+    /// exactly what EMCO means by it (a Git repository between emco and the cluster).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pull: Option<PullSettings>,
 }
+
+/// The settings of a pull cluster (none yet: its presence makes the cluster a pull cluster).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PullSettings {}
 
 /// GitOps settings of a cluster: all three fields (EMCO's `cluster-gitops.json`); a cluster without them has no
 /// `gitOps`.
@@ -562,6 +573,12 @@ impl Cluster {
     /// names by the name rule. (A type EMCO has that emco does not serve yet passes here: see [`GitOps::served`].)
     pub fn validate_cluster(&self) -> Result<(), ValidationError> {
         self.metadata.validate("cluster")?;
+        if self.spec.pull.is_some() && self.spec.git_ops.is_some() {
+            return Err(ValidationError::invalid(
+                "spec.pull",
+                "a cluster is either a pull cluster (spec.pull) or a GitOps cluster (spec.gitOps), not both",
+            ));
+        }
         let Some(git_ops) = &self.spec.git_ops else {
             return Ok(());
         };
@@ -608,6 +625,12 @@ impl Cluster {
             .git_ops
             .as_ref()
             .filter(|git_ops| !git_ops.git_ops_type.is_empty())
+    }
+
+    /// Whether the cluster is a pull cluster (`spec.pull`): its agent reaches emco.
+    #[must_use]
+    pub fn is_pull(&self) -> bool {
+        self.spec.pull.is_some()
     }
 }
 

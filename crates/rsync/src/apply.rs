@@ -1217,6 +1217,12 @@ async fn attempt(
     hooks_done: &mut HashSet<(usize, HookEvent)>,
 ) -> Result<Attempt, SyncError> {
     let cluster = record.cluster.as_str();
+    // A pull cluster is never dialled: its agent takes its desired state.
+    if inner.clients.is_pull(cluster).await? {
+        return Err(SyncError::AgentAway(format!(
+            "no agent of pull cluster {cluster} is connected"
+        )));
+    }
     if let Some(target) = inner.clients.git_target(cluster).await? {
         if cancel.is_cancelled() {
             let unchanged = vec![None; record.resources.len()];
@@ -1566,10 +1572,10 @@ pub(crate) async fn sync_cluster(
                 // before is noted again once the cluster answers), and when it tries next at the latest.
                 let since = retrying_since.get_or_insert_with(now_timestamp).clone();
                 // A GitOps cluster's batch waits for its Git server, never for the cluster.
-                let waited = if matches!(err, SyncError::GitServer(_)) {
-                    "the cluster's Git server to take the commit"
-                } else {
-                    "the cluster to answer"
+                let waited = match err {
+                    SyncError::GitServer(_) => "the cluster's Git server to take the commit",
+                    SyncError::AgentAway(_) => "the pull cluster's agent to connect",
+                    _ => "the cluster to answer",
                 };
                 let what = if asked.is_some() {
                     format!("{waited} ({reason})")
@@ -1625,7 +1631,16 @@ pub(crate) async fn sync_cluster(
                             None => std::future::pending().await,
                         }
                     } => {}
-                    () = cancel.cancelled() => return BatchOutcome::Cancelled,
+                    () = cancel.cancelled() => {
+                        // Stopped or superseded while waiting to try again: nothing waits any more.
+                        if let Err(err) = inner
+                            .update_cluster(id, &record.app, &record.cluster, |stored| stored.waiting = None)
+                            .await
+                        {
+                            tracing::debug!(context = %id, app, cluster, error = %err, "cannot clear what rsync waited for");
+                        }
+                        return BatchOutcome::Cancelled;
+                    }
                 }
             }
             Err(err) => {

@@ -202,6 +202,23 @@ impl Clients {
         self.git.target(&self.catalog, cluster).await
     }
 
+    /// Whether `cluster` (`provider+cluster`) is a pull cluster (`spec.pull`): its agent reaches emco, and emco
+    /// never dials it.
+    pub(crate) async fn is_pull(&self, cluster: &str) -> Result<bool, SyncError> {
+        let Some((provider, name)) = cluster.split_once('+') else {
+            return Ok(false);
+        };
+        let path = ResourcePath::new(Kind::Cluster, vec![provider.to_string(), name.to_string()]);
+        match self.catalog.find(&path).await {
+            Ok(Some(entry)) => Ok(
+                serde_json::from_value::<emco_model::resources::Cluster>(entry.body)
+                    .is_ok_and(|cluster| cluster.is_pull()),
+            ),
+            Ok(None) => Ok(false),
+            Err(err) => Err(SyncError::Context(err.to_string())),
+        }
+    }
+
     /// The client of `cluster` (`provider+cluster`), for its requests and its watches alike (one connection when
     /// the cluster speaks HTTP/2).
     pub(crate) async fn client(&self, cluster: &str) -> Result<kube::Client, SyncError> {

@@ -332,6 +332,12 @@ pub(crate) async fn watch_cluster(engine: Weak<Inner>, cluster: String) {
         let Some(inner) = engine.upgrade() else {
             return;
         };
+        // A pull cluster is never dialled: its agent reports its status.
+        if inner.clients.is_pull(&cluster).await.unwrap_or(false) {
+            drop(inner);
+            tokio::time::sleep(RESTART_PAUSE).await;
+            continue;
+        }
         // A GitOps cluster is never dialled: its monitor's status is read from its status branch.
         match inner.clients.git_target(&cluster).await {
             Ok(Some(target)) => {

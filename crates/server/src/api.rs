@@ -1,5 +1,6 @@
 //! The route table of EMCO's `/v2` API (`reference/emco.md` §5.1) and the glue every route shares.
 
+mod agent_routes;
 mod answer_body;
 mod auth;
 mod body;
@@ -417,6 +418,11 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
             clusters,
         ),
         files::item_endpoint(CLUSTER, &files::CLUSTER, clusters),
+        Endpoint::new(
+            agent_routes::AGENT_TOKEN_ROUTE,
+            axum::routing::post(agent_routes::rotate),
+            vec![agent_routes::rotate_operation()],
+        ),
         collection(format!("{CLUSTER}/labels"), &CLUSTER_LABEL, clusters),
         item(format!("{CLUSTER}/labels/{{label}}"), &CLUSTER_LABEL, clusters),
         collection(format!("{CLUSTER}/kv-pairs"), &CLUSTER_KV, clusters),

@@ -406,6 +406,7 @@ impl TokenAuth {
     }
 }
 
+pub mod agent_tokens;
 pub mod stream_tokens;
 
 #[cfg(test)]

@@ -16,6 +16,9 @@
 //!   it grants only reading what they read); an `access_token` anywhere else, or one that is not an unexpired
 //!   stream token (a real token in a URL is refused), is answered 401.
 //!
+//! - a bearer token that is a pull cluster's agent token (`emco-agent.…`) is checked by `agent_routes`, with or
+//!   without the token table: it admits its own cluster's agent endpoints and is answered 403 anywhere else.
+//!
 //! The user is recorded in the request's log span (`user`; `-` when authentication is off or not needed), and
 //! the identity is left in the request's extensions for the handlers.
 
@@ -33,6 +36,7 @@ use axum::Extension;
 use super::events_routes::EVENTS_PATH;
 use super::stream::accepts_event_stream;
 use super::{HEALTH_PATH, METRICS_PATH, READY_PATH};
+use crate::auth::agent_tokens;
 use crate::auth::stream_tokens::StreamTokenError;
 use crate::auth::{ADMIN_GROUP, Identity, Role, VIEWER_GROUP};
 use crate::{ApiError, AppState};
@@ -45,6 +49,13 @@ pub(crate) async fn guard(State(state): State<AppState>, mut request: Request, n
     // The log span's `user` is recorded once (a second record would be logged beside the first).
     let span = tracing::Span::current();
     let anonymous = || span.record("user", tracing::field::display("-"));
+    // An agent token admits its own cluster's agent endpoints and nothing else, with or without a token table.
+    if let Ok(token) = bearer_token(request.headers())
+        && agent_tokens::is_agent_token(token)
+    {
+        let token = token.to_string();
+        return super::agent_routes::admit_agent(&state, &token, request, next).await;
+    }
     let Some(tokens) = &state.config().token_auth else {
         anonymous();
         return next.run(request).await;
@@ -232,7 +243,7 @@ fn bearer_token(headers: &HeaderMap) -> Result<&str, &'static str> {
     Ok(token)
 }
 
-fn unauthorized(message: &str) -> Response {
+pub(crate) fn unauthorized(message: &str) -> Response {
     let mut response = ApiError::new(StatusCode::UNAUTHORIZED, "Unauthorized", message).into_response();
     response
         .headers_mut()

@@ -129,7 +129,7 @@ pub(crate) static CLUSTER: FileKind = FileKind {
     kind: Kind::Cluster,
     name: "Cluster",
     schema: |generator| <Cluster as schemars::JsonSchema>::json_schema(generator),
-    file: "The cluster's kubeconfig (required unless spec.gitOps names a GitOps type)",
+    file: "The cluster's kubeconfig (required unless spec.gitOps names a GitOps type or spec.pull makes it a pull cluster)",
     parse: |raw| {
         let (typed, body) = decode::<Cluster>(raw, |r| Ok(r.validate_cluster()?))?;
         if let Some(git_ops) = typed.git_ops().filter(|git_ops| !git_ops.served()) {
@@ -151,8 +151,8 @@ pub(crate) static CLUSTER: FileKind = FileKind {
             .map(|_| ())
             .map_err(|err| emco_k8s::kubeconfig::refusal_message(own.last().map_or("", String::as_str), &err))
     },
-    file_required: |body| !is_git_ops_cluster(body),
-    file_ignored: is_git_ops_cluster,
+    file_required: |body| !is_git_ops_cluster(body) && !is_pull_cluster(body),
+    file_ignored: |body| is_git_ops_cluster(body) || is_pull_cluster(body),
     file_readable: false,
     replaceable: false,
     put_answer: PutAnswer::AlwaysCreated,
@@ -167,6 +167,12 @@ fn is_git_ops_cluster(body: &Json) -> bool {
         .as_str()
         .unwrap_or_default()
         .is_empty()
+}
+
+/// Whether a cluster body makes it a pull cluster (then its agent reaches emco, and it has no kubeconfig: its blob
+/// holds its agent token's digest).
+fn is_pull_cluster(body: &Json) -> bool {
+    body["spec"].get("pull").is_some_and(Json::is_object)
 }
 
 /// The cluster sync objects a GitOps cluster names (under its provider, `parents`), which must exist.
@@ -501,7 +507,16 @@ async fn create(
     form: Result<Multipart, MultipartRejection>,
 ) -> Result<Response, ApiError> {
     let parents = path_names(path)?;
-    let upload = read_upload(desc, &state, form).await?;
+    let mut upload = read_upload(desc, &state, form).await?;
+    // A pull cluster's blob is its agent token's digest; the token is answered this once.
+    let agent_token = match (desc.kind, parents.as_slice(), upload.own.as_slice()) {
+        (Kind::Cluster, [provider], [cluster]) if is_pull_cluster(&upload.body) => {
+            let issued = super::agent_routes::issue_for(provider, cluster)?;
+            upload.file = Some(issued.record.clone());
+            Some(issued)
+        }
+        _ => None,
+    };
     let created_url = format!("{}/{}", uri.path().trim_end_matches('/'), upload.own.join("/"));
     let mut names = parents.clone();
     names.extend(upload.own);
@@ -518,12 +533,11 @@ async fn create(
         Ok(())
     })
     .await?;
-    Ok((
-        StatusCode::CREATED,
-        location(&created_url),
-        JsonResponse(upload.body),
-    )
-        .into_response())
+    let body = match &agent_token {
+        Some(issued) => super::agent_routes::with_agent_token(upload.body, issued),
+        None => upload.body,
+    };
+    Ok((StatusCode::CREATED, location(&created_url), JsonResponse(body)).into_response())
 }
 
 async fn replace(

@@ -20,6 +20,7 @@ mod lifecycles;
 mod multipart;
 mod onboarding;
 mod ops;
+mod pull;
 mod render_limits;
 mod replicas;
 mod serving;
