@@ -10,22 +10,18 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use emco_appcontext::{
-    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Engine, Kind, ResourcePath,
-    ResourceRecord,
-};
+use emco_appcontext::{AppContexts, Catalog, ClusterRecord, Engine, Kind, ResourceRecord};
 use emco_git::{GitServer, Limits, Mirror, Remote, Secret};
 use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_store::{Store, Txn};
+use emco_store::Store;
 use serde_json::json;
+
+mod common;
+use common::{path, wait_for};
 
 const TOKEN: &str = "fleet-token";
 const CLUSTER: &str = "p+edge";
-
-fn path(kind: Kind, names: &[&str]) -> ResourcePath {
-    ResourcePath::new(kind, names.iter().map(|name| (*name).to_string()).collect())
-}
 
 /// The provider `p`, its sync objects and the GitOps cluster `edge`, as the API stores them.
 async fn onboard(catalog: &Catalog, url: &str) {
@@ -57,24 +53,6 @@ async fn onboard(catalog: &Catalog, url: &str) {
 
 /// Stores context `raw` of app `web` (a ConfigMap and a Deployment) on the GitOps cluster.
 async fn store_context(store: &Store, raw: u64) -> ContextId {
-    let id = ContextId::new(raw).unwrap();
-    let meta = ContextMeta {
-        project: "p".into(),
-        composite_app: "ca".into(),
-        composite_app_version: "v1".into(),
-        composite_profile: "cp".into(),
-        deployment_intent_group: "dig".into(),
-        release: "r".into(),
-        apps: vec![AppMeta {
-            name: "web".into(),
-            dependencies: vec![],
-            clusters: vec![CLUSTER.into()],
-            excluded: Vec::new(),
-        }],
-        status: ContextStatus::Instantiating,
-        created: "2026-01-01T00:00:00.000Z".into(),
-        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
-    };
     let resources = vec![
         ResourceRecord::pending_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
             "metadata": {"name": "web-config"}, "data": {"a": "b"}})),
@@ -83,15 +61,7 @@ async fn store_context(store: &Store, raw: u64) -> ContextId {
             "template": {"metadata": {"labels": {"app": "web"}}, "spec": {"containers": [{"name": "web", "image": "web:1"}]}}}})),
     ];
     let records = vec![ClusterRecord::pending("web", CLUSTER, resources)];
-    let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
-    assert!(
-        store
-            .txn(Txn::new().when([guard]).and_then(ops))
-            .await
-            .unwrap()
-            .succeeded
-    );
-    id
+    common::store_context(store, raw, ContextStatus::Instantiating, records).await
 }
 
 /// The files of `branch` under `folder`, by path.
@@ -126,16 +96,6 @@ async fn files(
     })
     .await
     .unwrap()
-}
-
-async fn wait_for<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    for _ in 0..300 {
-        if let Some(found) = check().await {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("not in time: {what}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

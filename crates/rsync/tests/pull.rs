@@ -7,30 +7,16 @@
 
 use std::time::Duration;
 
-use emco_appcontext::{
-    AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Engine, Kind, ResourcePath,
-    ResourceRecord,
-};
-use emco_model::{Connectivity, ContextId, ContextStatus, RsyncStatus};
+use emco_appcontext::{AppContexts, Catalog, ClusterRecord, Engine, Kind, ResourceRecord};
+use emco_model::{Connectivity, ContextStatus, RsyncStatus};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_store::{Store, Txn};
+use emco_store::Store;
 use serde_json::json;
 
+mod common;
+use common::{path, wait_for};
+
 const CLUSTER: &str = "p+site";
-
-fn path(kind: Kind, names: &[&str]) -> ResourcePath {
-    ResourcePath::new(kind, names.iter().map(|name| (*name).to_string()).collect())
-}
-
-async fn wait_for<T>(what: &str, mut check: impl AsyncFnMut() -> Option<T>) -> T {
-    for _ in 0..300 {
-        if let Some(found) = check().await {
-            return found;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("not in time: {what}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pull_clusters_batch_waits_for_its_agent_and_never_dials_the_cluster() {
@@ -62,37 +48,12 @@ async fn a_pull_clusters_batch_waits_for_its_agent_and_never_dials_the_cluster()
     };
     let rsync = Rsync::new(catalog.clone(), contexts.clone(), config);
 
-    let id = ContextId::new(5).unwrap();
-    let meta = ContextMeta {
-        project: "p".into(),
-        composite_app: "ca".into(),
-        composite_app_version: "v1".into(),
-        composite_profile: "cp".into(),
-        deployment_intent_group: "dig".into(),
-        release: "r".into(),
-        apps: vec![AppMeta {
-            name: "web".into(),
-            dependencies: vec![],
-            clusters: vec![CLUSTER.into()],
-            excluded: Vec::new(),
-        }],
-        status: ContextStatus::Instantiating,
-        created: "2026-01-01T00:00:00.000Z".into(),
-        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
-    };
     let resources = vec![ResourceRecord::pending_object(
         json!({"apiVersion": "v1", "kind": "ConfigMap",
         "metadata": {"name": "web-config"}, "data": {"a": "b"}}),
     )];
     let records = vec![ClusterRecord::pending("web", CLUSTER, resources)];
-    let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
-    assert!(
-        store
-            .txn(Txn::new().when([guard]).and_then(ops))
-            .await
-            .unwrap()
-            .succeeded
-    );
+    let id = common::store_context(&store, 5, ContextStatus::Instantiating, records).await;
 
     rsync.instantiate(id);
     let record = wait_for("Retrying, waiting for the agent", async || {

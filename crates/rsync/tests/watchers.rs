@@ -7,44 +7,20 @@
 
 use std::time::Duration;
 
-use emco_appcontext::{AppContexts, AppMeta, Catalog, ClusterRecord, ContextMeta, ContextOwner, Engine};
+use emco_appcontext::{AppContexts, Catalog, ClusterRecord, Engine};
 use emco_model::{ContextId, ContextStatus};
 use emco_rsync::{Rsync, RsyncConfig};
-use emco_store::{Store, Txn};
+use emco_store::Store;
+
+mod common;
 
 /// Stores a context of one app on `clusters`, in `status`.
 async fn store_context(store: &Store, raw: u64, status: ContextStatus, clusters: &[&str]) -> ContextId {
-    let id = ContextId::new(raw).unwrap();
-    let meta = ContextMeta {
-        project: "p".into(),
-        composite_app: "ca".into(),
-        composite_app_version: "v1".into(),
-        composite_profile: "cp".into(),
-        deployment_intent_group: "dig".into(),
-        release: "r".into(),
-        apps: vec![AppMeta {
-            name: "app".into(),
-            dependencies: vec![],
-            clusters: clusters.iter().map(|c| (*c).to_string()).collect(),
-            excluded: Vec::new(),
-        }],
-        status,
-        created: "2026-01-01T00:00:00.000Z".into(),
-        ..ContextMeta::for_owner(id, ContextOwner::DeploymentIntentGroup, "default", Vec::new())
-    };
-    let records: Vec<ClusterRecord> = clusters
+    let records = clusters
         .iter()
         .map(|cluster| ClusterRecord::pending("app", cluster, vec![]))
         .collect();
-    let (guard, ops) = AppContexts::create_txn_parts(&meta, &records);
-    assert!(
-        store
-            .txn(Txn::new().when([guard]).and_then(ops))
-            .await
-            .unwrap()
-            .succeeded
-    );
-    id
+    common::store_context(store, raw, status, records).await
 }
 
 async fn idle(rsync: &Rsync) {
