@@ -304,6 +304,10 @@ pub struct ClusterRecord {
     /// no controller touched the app here.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub changed_by: std::collections::BTreeMap<String, Vec<String>>,
+    /// On a pull cluster: the last order to its agent and, once reported, its outcome
+    /// ([`crate::agent_order`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_order: Option<Box<crate::agent_order::AgentOrder>>,
 }
 
 /// What rsync waits for, since when and until when (a hook to complete, a CRD to be established, an app it depends
@@ -356,6 +360,7 @@ impl ClusterRecord {
             heard_at: None,
             waiting: None,
             changed_by: std::collections::BTreeMap::new(),
+            agent_order: None,
         }
     }
 

@@ -51,6 +51,11 @@ pub trait Engine: Send + Sync + 'static {
     fn terminate(&self, id: ContextId);
     /// End the running operation of context `id` (its `stopRequested` flag is set already).
     fn stop(&self, id: ContextId);
+    /// A pull cluster's agent reported the outcome of its order for (context `id`, `app`) on `cluster`: it is in
+    /// the record now; a batch waiting for it goes on. The default: nothing waits.
+    fn agent_reported(&self, id: ContextId, app: &str, cluster: &str) {
+        let _ = (id, app, cluster);
+    }
     /// The capabilities of each of `clusters` (`provider+cluster`) that answers within `wait` (or was asked
     /// recently), for rendering charts as Helm renders them for that cluster; a cluster missing from the answer is
     /// rendered with Helm's defaults. The default: no cluster is asked.

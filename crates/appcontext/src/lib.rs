@@ -17,6 +17,7 @@
 //! Architecture invariants: every record carries a schema version and is refused (not misread) when it is newer
 //! than this build understands; names never contain `/`, so a prefix range over a parent lists exactly its children.
 
+pub mod agent_order;
 pub mod catalog;
 pub mod context;
 pub mod engine;
@@ -25,6 +26,7 @@ pub mod read_set;
 mod record;
 pub mod replicas;
 
+pub use agent_order::{AgentEnd, AgentOperation, AgentOrder, AgentOutcome, AgentResult, ReportTaken};
 pub use catalog::{Catalog, CatalogError, Entry, Kind, ResourcePath, STATE_PREFIX, decode_state};
 pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, Exclusion,

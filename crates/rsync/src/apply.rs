@@ -1217,11 +1217,9 @@ async fn attempt(
     hooks_done: &mut HashSet<(usize, HookEvent)>,
 ) -> Result<Attempt, SyncError> {
     let cluster = record.cluster.as_str();
-    // A pull cluster is never dialled: its agent takes its desired state.
+    // A pull cluster is never dialled: its agent takes the order and reports its outcome.
     if inner.clients.is_pull(cluster).await? {
-        return Err(SyncError::AgentAway(format!(
-            "no agent of pull cluster {cluster} is connected"
-        )));
+        return crate::pull::attempt(inner, id, label_id, record, namespace, direction, cancel).await;
     }
     if let Some(target) = inner.clients.git_target(cluster).await? {
         if cancel.is_cancelled() {
@@ -1572,10 +1570,10 @@ pub(crate) async fn sync_cluster(
                 // before is noted again once the cluster answers), and when it tries next at the latest.
                 let since = retrying_since.get_or_insert_with(now_timestamp).clone();
                 // A GitOps cluster's batch waits for its Git server, never for the cluster.
-                let waited = match err {
-                    SyncError::GitServer(_) => "the cluster's Git server to take the commit",
-                    SyncError::AgentAway(_) => "the pull cluster's agent to connect",
-                    _ => "the cluster to answer",
+                let waited = if matches!(err, SyncError::GitServer(_)) {
+                    "the cluster's Git server to take the commit"
+                } else {
+                    "the cluster to answer"
                 };
                 let what = if asked.is_some() {
                     format!("{waited} ({reason})")

@@ -48,6 +48,8 @@ pub(crate) struct Inner {
     pub(crate) heartbeats: crate::heartbeats::Heartbeats,
     /// The probers of clusters that batches wait on.
     pub(crate) reachability: crate::reachability::Reachability,
+    /// The batches waiting for a pull cluster's agent.
+    pub(crate) pull: crate::pull::PullWaiters,
 }
 
 impl Inner {
@@ -190,6 +192,7 @@ impl Rsync {
                 ownership,
                 heartbeats: crate::heartbeats::Heartbeats::default(),
                 reachability: crate::reachability::Reachability::new(),
+                pull: crate::pull::PullWaiters::default(),
             }),
         }
     }
@@ -961,6 +964,10 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
 }
 
 impl Engine for Rsync {
+    fn agent_reported(&self, id: ContextId, app: &str, cluster: &str) {
+        self.inner.pull.wake(id, app, cluster);
+    }
+
     fn instantiate(&self, id: ContextId) {
         self.start(id, false, Claim::Force, move |inner, cancel| async move {
             run_instantiate(inner.clone(), id, cancel.clone()).await;

@@ -26,10 +26,6 @@ pub enum SyncError {
     /// pushing first): retry later; connectivity is Retrying. The text is the Git server's error.
     #[error("{0}")]
     GitServer(String),
-    /// A pull cluster's agent has not taken the batch (none is connected): wait; connectivity is Retrying. The
-    /// text says so.
-    #[error("{0}")]
-    AgentAway(String),
     /// The cluster refused the object (4xx): the resource is Failed with this message; nothing is retried.
     #[error("{0}")]
     Rejected(String),
@@ -79,7 +75,7 @@ impl SyncError {
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
-            Self::Unreachable(_) | Self::Transient { .. } | Self::GitServer(_) | Self::AgentAway(_)
+            Self::Unreachable(_) | Self::Transient { .. } | Self::GitServer(_)
         )
     }
 
@@ -87,10 +83,9 @@ impl SyncError {
     #[must_use]
     pub fn retry_reason(&self) -> Option<&str> {
         match self {
-            Self::Unreachable(reason)
-            | Self::Transient { reason, .. }
-            | Self::GitServer(reason)
-            | Self::AgentAway(reason) => Some(reason),
+            Self::Unreachable(reason) | Self::Transient { reason, .. } | Self::GitServer(reason) => {
+                Some(reason)
+            }
             _ => None,
         }
     }

@@ -29,6 +29,7 @@ mod heartbeats;
 pub mod labels;
 mod nodes;
 mod ownership;
+mod pull;
 mod reachability;
 mod retry_after;
 mod rollout;

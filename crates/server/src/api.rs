@@ -423,6 +423,16 @@ fn endpoints(auth: bool) -> Vec<Endpoint> {
             axum::routing::post(agent_routes::rotate),
             vec![agent_routes::rotate_operation()],
         ),
+        Endpoint::new(
+            agent_routes::DESIRED_STATE_ROUTE,
+            get(agent_routes::desired_state),
+            vec![agent_routes::desired_state_operation()],
+        ),
+        Endpoint::new(
+            agent_routes::REPORTS_ROUTE,
+            axum::routing::post(agent_routes::reports),
+            vec![agent_routes::reports_operation()],
+        ),
         collection(format!("{CLUSTER}/labels"), &CLUSTER_LABEL, clusters),
         item(format!("{CLUSTER}/labels/{{label}}"), &CLUSTER_LABEL, clusters),
         collection(format!("{CLUSTER}/kv-pairs"), &CLUSTER_KV, clusters),

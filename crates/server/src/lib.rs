@@ -10,6 +10,7 @@
 //!
 //! Architecture invariant: this is the only crate that knows HTTP status codes and routes.
 
+mod agent_orders;
 mod api;
 pub mod auth;
 pub mod error;
@@ -127,6 +128,8 @@ pub(crate) struct AppState {
 
 struct StateInner {
     store: Store,
+    /// The engine the lifecycle drives (told when a pull cluster's agent reports).
+    engine: Arc<dyn Engine>,
     catalog: Catalog,
     contexts: AppContexts,
     status: Arc<StatusKeeper>,
@@ -180,6 +183,10 @@ impl AppState {
         &self.inner.store
     }
 
+    pub(crate) fn engine(&self) -> &Arc<dyn Engine> {
+        &self.inner.engine
+    }
+
     pub(crate) fn contexts(&self) -> &AppContexts {
         &self.inner.contexts
     }
@@ -221,7 +228,7 @@ impl Server {
         let contexts = AppContexts::new(store.clone());
         let status = StatusKeeper::start(store.clone());
         let engine = engine.unwrap_or_else(|| NoopEngine::new(contexts.clone()));
-        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine)
+        let lifecycle = Lifecycle::new(catalog.clone(), contexts.clone(), engine.clone())
             .with_render_limits(config.render_limits)
             .with_patch_value_sources(config.patch_value_sources.clone())
             .with_webhook_targets(config.webhook_targets.clone());
@@ -229,6 +236,7 @@ impl Server {
         let sweeper = start_sweeper(contexts.clone());
         let inner = StateInner {
             _sweeper: sweeper,
+            engine,
             store,
             catalog,
             contexts,

@@ -16,6 +16,8 @@ use emco_status::combined::CombinedIndex;
 use emco_store::Store;
 use tokio::sync::watch;
 
+use crate::agent_orders::AgentOrders;
+
 /// How long a query waits for the index to catch up with the store before answering from what it has.
 const CATCH_UP_TIMEOUT: Duration = Duration::from_secs(2);
 /// Pause before reloading after the store failed to load or a watch fell behind.
@@ -26,6 +28,8 @@ pub(crate) struct StatusKeeper {
     index: RwLock<StatusIndex>,
     /// Combined status (issue #17): fed the same changes, after the index, in the same task.
     combined: RwLock<CombinedIndex>,
+    /// Pull clusters' agent orders (issue #44): fed the same changes too.
+    agents: std::sync::Mutex<AgentOrders>,
     /// The store revision the index reflects.
     progress: watch::Sender<i64>,
     /// Whether the first load of every AppContext finished (`/readyz` waits for it).
@@ -42,6 +46,7 @@ impl StatusKeeper {
         let keeper = Arc::new(Self {
             index: RwLock::new(StatusIndex::new()),
             combined: RwLock::new(CombinedIndex::new()),
+            agents: std::sync::Mutex::new(AgentOrders::default()),
             progress,
             loaded: AtomicBool::new(false),
             _stop: stop,
@@ -80,6 +85,13 @@ impl StatusKeeper {
     pub(crate) fn combined_mut(&self) -> std::sync::RwLockWriteGuard<'_, CombinedIndex> {
         self.combined
             .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The pull clusters' agent orders.
+    pub(crate) fn agent_orders(&self) -> std::sync::MutexGuard<'_, AgentOrders> {
+        self.agents
+            .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
@@ -146,6 +158,13 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
                     combined.apply(change);
                 }
             }
+            {
+                let mut agents = keeper.agent_orders();
+                agents.clear();
+                for change in &changes {
+                    agents.apply(change, revision);
+                }
+            }
             *keeper.write() = index;
             keeper.progress.send_replace(revision);
             keeper.loaded.store(true, Ordering::Release);
@@ -181,6 +200,12 @@ async fn keep(keeper: std::sync::Weak<StatusKeeper>, store: Store) {
                     combined.apply(change);
                 }
                 index.set_revision(revision);
+            }
+            {
+                let mut agents = keeper.agent_orders();
+                for change in &changes {
+                    agents.apply(change, revision);
+                }
             }
             keeper.progress.send_replace(revision);
         }

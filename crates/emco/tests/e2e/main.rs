@@ -30,6 +30,7 @@ mod logical_clouds;
 mod migrate;
 mod network_intents;
 mod ovnaction;
+mod pull;
 mod readiness;
 mod replicas;
 mod rollouts;

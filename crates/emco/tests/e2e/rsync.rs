@@ -243,6 +243,14 @@ async fn stop_while_retrying_then_terminate() {
         .unwrap()
         .clone();
     assert_eq!(last["State"], "InstantiateStopped");
+    // Nothing waits any more, so the status no longer says rsync waits for the cluster to answer.
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail"))
+        .await
+        .expect(200)
+        .json();
+    assert!(!detail.to_string().contains("the cluster to answer"), "{detail}");
     // Stopped means stopped: the cluster coming back changes nothing.
     edge02.set_faults(Faults::default()).await.unwrap();
     tokio::time::sleep(Duration::from_millis(800)).await;

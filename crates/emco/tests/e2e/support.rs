@@ -1012,3 +1012,23 @@ pub(crate) async fn register_gitops_cluster(http: &Http, cluster: &str) {
     .await
     .expect(201);
 }
+
+/// Registers the pull cluster `cluster` of the vFW's provider with the label `edge` and answers its agent token.
+pub(crate) async fn register_pull_cluster(http: &Http, cluster: &str) -> String {
+    let created = http
+        .post_form(
+            &format!("{GITOPS_PROVIDER}/clusters"),
+            json!({"metadata": {"name": cluster}, "spec": {"pull": {}}}),
+            b"",
+        )
+        .await
+        .expect(201)
+        .json();
+    http.post(
+        &format!("{GITOPS_PROVIDER}/clusters/{cluster}/labels"),
+        json!({"clusterLabel": "edge"}),
+    )
+    .await
+    .expect(201);
+    created["agentToken"].as_str().unwrap().to_string()
+}

@@ -1,21 +1,38 @@
-//! Pull clusters' agent tokens at the API: issuing one when a pull cluster is registered, `POST
-//! /v2/cluster-providers/{provider}/clusters/{cluster}/agent-token` (admins: a new token, the old one refused from
-//! then on), and the guard's check of a request that presents one — an agent token admits its own cluster's agent
-//! endpoints (`…/clusters/{cluster}/agent/…`) and nothing else, whether or not `--token-auth-file` is set.
+//! Pull clusters at the API: their agent tokens — issued when a pull cluster is registered, replaced by `POST
+//! /v2/cluster-providers/{provider}/clusters/{cluster}/agent-token` (admins; the old one refused from then on),
+//! checked by the guard for any request that presents one: an agent token admits its own cluster's agent endpoints
+//! (`…/clusters/{cluster}/agent/…`) and nothing else, whether or not `--token-auth-file` is set — and the agent
+//! endpoints themselves:
+//! - `GET …/agent/desired-state?since=R&wait=S`, a long poll: the cluster's orders (each (context, app) record
+//!   holding one, with its sequence number and whether its outcome is in) and, in full with the record's
+//!   resources, those that changed after store revision `R`; answered at once when some did (or `R` is 0),
+//!   else when one does or after `S` seconds (default 30, at most 55). The answer's `revision` is the `since` of
+//!   the next poll, so a reconnecting agent gets only what changed. Orders are read from the AppContext records:
+//!   there is no second copy of the desired state.
+//! - `POST …/agent/reports`: outcomes of orders (per resource: Applied, Deleted or Failed with the cluster's
+//!   message), each recorded in its record if it answers the record's current order, and the batch waiting for it
+//!   told ([`emco_appcontext::Engine::agent_reported`]).
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
-use axum::http::StatusCode;
+use axum::Extension;
+use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
+use axum::extract::{Query, Request, State};
+use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use emco_appcontext::{Catalog, Kind, ResourcePath};
+use emco_appcontext::{
+    AgentEnd, AgentOrder, AgentResult, Catalog, ContextError, Kind, ReportTaken, ResourcePath, ResourceRecord,
+};
+use emco_model::ContextId;
 use emco_model::resources::Cluster;
 use emco_store::Txn;
+use serde::{Deserialize, Serialize};
 use serde_json::{Value as Json, json};
 
-use super::body::{PathNames, path_names};
-use super::contract::{Content, Operation};
+use super::body::{PathNames, json_body, path_names};
+use super::contract::{Content, Operation, QueryParameter, QueryValues, RequestBody, query};
 use crate::auth::agent_tokens::{self, AgentTokenError, IssuedAgentToken};
 use crate::auth::{Identity, Role};
 use crate::{ApiError, AppState};
@@ -201,6 +218,367 @@ pub(crate) fn with_agent_token(mut body: Json, issued: &IssuedAgentToken) -> Jso
         object.insert("agentToken".to_string(), Json::String(issued.token.clone()));
     }
     body
+}
+
+/// The route of the desired-state long poll.
+pub(crate) const DESIRED_STATE_ROUTE: &str =
+    "/v2/cluster-providers/{provider}/clusters/{cluster}/agent/desired-state";
+/// The route of the agent's reports.
+pub(crate) const REPORTS_ROUTE: &str = "/v2/cluster-providers/{provider}/clusters/{cluster}/agent/reports";
+/// The longest a long poll waits, in seconds (below common proxies' 60 s idle timeouts).
+const MAX_WAIT_SECONDS: u64 = 55;
+/// How long a long poll waits without `wait`, in seconds.
+const DEFAULT_WAIT_SECONDS: u64 = 30;
+/// The most outcomes one report may carry.
+pub(crate) const MAX_OUTCOMES_PER_REPORT: usize = 256;
+
+const SINCE_QUERY: QueryParameter = query(
+    "since",
+    "The revision of the previous answer: only orders changed after it are answered in full (0 or none: all)",
+)
+.taking(QueryValues::Integer(0, i64::MAX));
+const WAIT_QUERY: QueryParameter = query(
+    "wait",
+    "Seconds to wait for a change when none is there yet (0 to 55; default 30)",
+)
+.taking(QueryValues::Integer(0, MAX_WAIT_SECONDS as i64));
+
+/// The agent's cluster, or the answer for a request without the cluster's agent token.
+fn agent_of(agent: Option<Extension<AgentOf>>, path: PathNames) -> Result<String, ApiError> {
+    let names = path_names(path)?;
+    let cluster = names.join("+");
+    match agent {
+        Some(Extension(AgentOf(agent))) if agent == cluster => Ok(cluster),
+        _ => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "Forbidden",
+            format!("only the agent token of pull cluster '{cluster}' is accepted here"),
+        )),
+    }
+}
+
+/// One order in the answer, by its (context, app).
+#[derive(Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct OrderSummary {
+    context: ContextId,
+    app: String,
+    seq: u64,
+    done: bool,
+}
+
+/// An order that changed, with the desired state it is about.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ChangedOrder {
+    context: ContextId,
+    app: String,
+    order: AgentOrder,
+    resources: Vec<ResourceRecord>,
+}
+
+/// `GET …/agent/desired-state`.
+pub(crate) async fn desired_state(
+    State(state): State<AppState>,
+    agent: Option<Extension<AgentOf>>,
+    path: PathNames,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let cluster = agent_of(agent, path)?;
+    let Query(pairs) = query.map_err(|err| ApiError::invalid(format!("bad query: {err}")))?;
+    let (mut since, mut wait) = (0i64, DEFAULT_WAIT_SECONDS);
+    for (name, value) in &pairs {
+        let number = || {
+            value.parse::<u64>().map_err(|_| {
+                ApiError::invalid(format!(
+                    "query parameter '{name}' is '{}'; expected a whole number",
+                    emco_model::shown(value)
+                ))
+            })
+        };
+        match name.as_str() {
+            "since" => {
+                since = i64::try_from(number()?).map_err(|_| ApiError::invalid("since is too large"))?
+            }
+            "wait" if number()? <= MAX_WAIT_SECONDS => wait = number()?,
+            "wait" => {
+                return Err(ApiError::invalid(format!(
+                    "query parameter 'wait' is {value}; at most {MAX_WAIT_SECONDS} seconds"
+                )));
+            }
+            other => {
+                return Err(ApiError::invalid(format!(
+                    "unknown query parameter '{}'; allowed: since, wait",
+                    emco_model::shown(other)
+                )));
+            }
+        }
+    }
+    let doorbell = state.status().agent_orders().doorbell(&cluster);
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(wait);
+    loop {
+        let notified = doorbell.notified();
+        tokio::pin!(notified);
+        notified.as_mut().enable();
+        // The revision first: every order change up to it is in the map already (a change seen later is answered
+        // again by the next poll, never missed).
+        let revision = *state.status().subscribe().borrow();
+        let orders = state.status().agent_orders().orders(&cluster);
+        let changed: Vec<_> = orders
+            .iter()
+            .filter(|(_, mark)| since == 0 || mark.revision > since)
+            .map(|(key, _)| key.clone())
+            .collect();
+        if !changed.is_empty() || since == 0 || tokio::time::Instant::now() >= deadline {
+            return answer_orders(&state, &cluster, revision, &orders, changed).await;
+        }
+        if tokio::time::timeout_at(deadline, notified).await.is_err() {
+            return answer_orders(&state, &cluster, revision, &orders, Vec::new()).await;
+        }
+    }
+}
+
+async fn answer_orders(
+    state: &AppState,
+    cluster: &str,
+    revision: i64,
+    orders: &[((ContextId, String), crate::agent_orders::OrderMark)],
+    changed: Vec<(ContextId, String)>,
+) -> Result<Response, ApiError> {
+    let mut changed_orders = Vec::with_capacity(changed.len());
+    for (context, app) in changed {
+        let record = match state.contexts().cluster(context, &app, cluster).await {
+            Ok(record) => record,
+            // Deleted since the map saw it: the next answer's list no longer holds it.
+            Err(ContextError::NoSuchCluster { .. } | ContextError::NotFound(_)) => continue,
+            Err(err) => return Err(ApiError::internal(err)),
+        };
+        let Some(order) = record.agent_order else { continue };
+        changed_orders.push(ChangedOrder {
+            context,
+            app,
+            order: *order,
+            resources: record.resources,
+        });
+    }
+    let summaries: Vec<OrderSummary> = orders
+        .iter()
+        .map(|((context, app), mark)| OrderSummary {
+            context: *context,
+            app: app.clone(),
+            seq: mark.seq,
+            done: mark.done,
+        })
+        .collect();
+    Ok(axum::Json(json!({
+        "cluster": cluster,
+        "revision": revision,
+        "orders": summaries,
+        "changed": changed_orders,
+    }))
+    .into_response())
+}
+
+/// A report's body.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct Report {
+    #[serde(default)]
+    outcomes: Vec<ReportedOutcome>,
+}
+
+/// The outcome of one order.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReportedOutcome {
+    context: ContextId,
+    app: String,
+    seq: u64,
+    end: AgentEnd,
+    results: Vec<Option<AgentResult>>,
+}
+
+/// `POST …/agent/reports`.
+pub(crate) async fn reports(
+    State(state): State<AppState>,
+    agent: Option<Extension<AgentOf>>,
+    path: PathNames,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Result<Response, ApiError> {
+    let cluster = agent_of(agent, path)?;
+    let body = json_body(&headers, body, state.config().max_body_bytes)?;
+    let report: Report = serde_path_to_error::deserialize(&body)
+        .map_err(|err| ApiError::invalid(format!("{}: {}", err.path(), err.inner())))?;
+    if report.outcomes.len() > MAX_OUTCOMES_PER_REPORT {
+        return Err(ApiError::invalid(format!(
+            "outcomes: {} in one report; at most {MAX_OUTCOMES_PER_REPORT}",
+            report.outcomes.len()
+        )));
+    }
+    let mut answers = Vec::with_capacity(report.outcomes.len());
+    for (index, outcome) in report.outcomes.iter().enumerate() {
+        let taken = state
+            .contexts()
+            .record_agent_outcome(
+                outcome.context,
+                &outcome.app,
+                &cluster,
+                outcome.seq,
+                outcome.end,
+                &outcome.results,
+            )
+            .await;
+        let (taken, message) = match taken {
+            Ok(ReportTaken::Recorded) => {
+                state
+                    .engine()
+                    .agent_reported(outcome.context, &outcome.app, &cluster);
+                ("recorded", None)
+            }
+            Ok(ReportTaken::Stale { current }) => (
+                "stale",
+                Some(match current {
+                    Some(current) => format!("the current order is {current}"),
+                    None => "there is no order".to_string(),
+                }),
+            ),
+            Ok(ReportTaken::Refused(why)) => ("refused", Some(format!("outcomes[{index}]: {why}"))),
+            Err(ContextError::NoSuchCluster { .. } | ContextError::NotFound(_)) => (
+                "unknown",
+                Some(format!(
+                    "context {} has no app '{}' on {cluster}",
+                    outcome.context,
+                    emco_model::shown(&outcome.app)
+                )),
+            ),
+            Err(err) => return Err(ApiError::internal(err)),
+        };
+        answers.push(json!({
+            "context": outcome.context,
+            "app": outcome.app,
+            "seq": outcome.seq,
+            "taken": taken,
+            "message": message,
+        }));
+    }
+    Ok(axum::Json(json!({ "outcomes": answers })).into_response())
+}
+
+/// The API document's entry of the desired-state long poll.
+pub(crate) fn desired_state_operation() -> Operation {
+    Operation::get(
+        "getAgentDesiredState",
+        "clusters",
+        "A pull cluster's orders, those changed since a revision in full (long poll; the cluster's agent token only)",
+    )
+    .query(&[SINCE_QUERY, WAIT_QUERY])
+    .answer(
+        200,
+        "The cluster's orders and the revision to poll from next",
+        Content::Json("AgentDesiredState", desired_state_schema),
+    )
+    .errors(&[
+        (400, "A query parameter or a name in the URL is malformed"),
+        (401, "No valid agent token"),
+        (403, "Not the agent token of this cluster"),
+    ])
+}
+
+/// The API document's entry of the agent's reports.
+pub(crate) fn reports_operation() -> Operation {
+    Operation::post(
+        "postAgentReports",
+        "clusters",
+        "Outcomes of a pull cluster's orders (the cluster's agent token only)",
+    )
+    .body(RequestBody::Json("AgentReport", report_schema))
+    .answer(
+        200,
+        "What became of each outcome: recorded, stale (not the current order), refused or unknown",
+        Content::Json("AgentReportAnswer", report_answer_schema),
+    )
+    .errors(&[
+        (400, "The report is malformed (the message names the field)"),
+        (401, "No valid agent token"),
+        (403, "Not the agent token of this cluster"),
+        (413, "The body is too large"),
+        (415, "The body is not sent as JSON"),
+        (422, "The body is not JSON"),
+    ])
+}
+
+fn desired_state_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["cluster", "revision", "orders", "changed"],
+        "properties": {
+            "cluster": {"type": "string"},
+            "revision": {"type": "integer", "description": "Send it as `since` in the next poll."},
+            "orders": {"type": "array", "items": {
+                "type": "object",
+                "required": ["context", "app", "seq", "done"],
+                "properties": {
+                    "context": {"type": "string"}, "app": {"type": "string"},
+                    "seq": {"type": "integer", "minimum": 1}, "done": {"type": "boolean"}
+                }
+            }},
+            "changed": {"type": "array", "items": {
+                "type": "object",
+                "required": ["context", "app", "order", "resources"],
+                "properties": {
+                    "context": {"type": "string"}, "app": {"type": "string"},
+                    "order": {"type": "object", "description": "What to do: seq, operation (apply, update, delete, supersede), other, label, namespace, issuedAt, outcome."},
+                    "resources": {"type": "array", "items": {"type": "object", "description": "A resource as the AppContext keeps it: name, kind, apiVersion, manifest, role."}}
+                }
+            }}
+        }
+    })
+}
+
+fn report_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "properties": {
+            "outcomes": {"type": "array", "maxItems": MAX_OUTCOMES_PER_REPORT, "items": {
+                "type": "object",
+                "required": ["context", "app", "seq", "end", "results"],
+                "properties": {
+                    "context": {"type": "string", "pattern": "^[1-9][0-9]{0,18}$"},
+                    "app": {"type": "string"},
+                    "seq": {"type": "integer", "minimum": 0},
+                    "end": {"enum": ["done", "failed"]},
+                    "results": {"type": "array", "items": {"oneOf": [
+                        {"type": "null"},
+                        {"type": "object", "required": ["status"], "properties": {
+                            "status": {"enum": ["Applied", "Deleted", "Failed"]},
+                            "error": {"type": "string"}
+                        }, "additionalProperties": false}
+                    ]}}
+                },
+                "additionalProperties": false
+            }}
+        },
+        "additionalProperties": false
+    })
+}
+
+fn report_answer_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({
+        "type": "object",
+        "required": ["outcomes"],
+        "properties": {
+            "outcomes": {"type": "array", "items": {
+                "type": "object",
+                "required": ["context", "app", "seq", "taken"],
+                "properties": {
+                    "context": {"type": "string"}, "app": {"type": "string"}, "seq": {"type": "integer"},
+                    "taken": {"enum": ["recorded", "stale", "refused", "unknown"]},
+                    "message": {"type": ["string", "null"]}
+                }
+            }}
+        }
+    })
 }
 
 #[cfg(test)]

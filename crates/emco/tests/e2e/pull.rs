@@ -1,0 +1,300 @@
+//! emco's side of a pull cluster beside a direct one: the vFW instantiated on both, emco dialling only the direct
+//! cluster; the pull cluster's orders (one per app) served to whoever holds its agent token by the desired-state
+//! long poll — with the records' resources, resumable from the answer's revision so a second poll answers nothing
+//! changed — and refused to another cluster's token; the outcomes the agent reports recorded, after which the DIG
+//! is Instantiated; a terminate orders deletes, recorded the same way, and the DIG ends Terminated. Here the test
+//! plays the agent over HTTP, as the agent binary does.
+
+use std::time::Duration;
+
+use serde_json::{Value as Json, json};
+
+use crate::support::*;
+
+const PULL: &str = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge02/agent";
+const EDGE03: &str = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge03/agent";
+
+/// A GET or POST of the agent's endpoints with `token`.
+async fn agent_call(http: &Http, token: &str, method: &str, path: &str, body: Option<Json>) -> Reply {
+    let authorization = format!("Bearer {token}");
+    let mut headers = vec![("Authorization", authorization.as_str())];
+    if body.is_some() {
+        headers.push(("Content-Type", "application/json"));
+    }
+    let body = body.map(|body| body.to_string().into_bytes()).unwrap_or_default();
+    http.request_with(method, path, &headers, &body).await
+}
+
+/// Polls the desired state at `agent` (the cluster's agent path) from `since` until it answers `count` changed
+/// orders of `operation` without an outcome.
+async fn orders_of(http: &Http, token: &str, agent: &str, since: i64, operation: &str, count: usize) -> Json {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let answer = agent_call(
+            http,
+            token,
+            "GET",
+            &format!("{agent}/desired-state?since={since}&wait=5"),
+            None,
+        )
+        .await
+        .expect(200)
+        .json();
+        let changed = answer["changed"].as_array().unwrap();
+        let matching = changed
+            .iter()
+            .filter(|change| {
+                change["order"]["operation"] == operation && change["order"]["outcome"].is_null()
+            })
+            .count();
+        if matching == count {
+            return answer;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no {count} {operation} orders; last answer: {answer}"
+        );
+    }
+}
+
+/// The outcome of every changed order of `answer`: each resource `status`.
+fn outcomes(answer: &Json, status: &str) -> Json {
+    let outcomes: Vec<Json> = answer["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| {
+            let results: Vec<Json> = change["resources"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|_| json!({"status": status}))
+                .collect();
+            json!({"context": change["context"], "app": change["app"], "seq": change["order"]["seq"],
+                "end": "done", "results": results})
+        })
+        .collect();
+    json!({ "outcomes": outcomes })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_clusters_orders_reach_its_agent_and_its_outcomes_the_status() {
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _monitor = start_monitor(edge01);
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
+    let token = register_pull_cluster(&emco.http, "edge02").await;
+    let other_token = register_pull_cluster(&emco.http, "edge03").await;
+
+    // Nothing ordered yet: the first poll answers at once, with nothing.
+    let first = agent_call(&emco.http, &token, "GET", &format!("{PULL}/desired-state"), None)
+        .await
+        .expect(200)
+        .json();
+    assert_eq!(first["orders"], json!([]));
+    assert_eq!(first["cluster"], "vfw-cluster-provider+edge02");
+    // Another cluster's token is refused here.
+    let refused = agent_call(
+        &emco.http,
+        &other_token,
+        "GET",
+        &format!("{PULL}/desired-state"),
+        None,
+    )
+    .await;
+    assert_eq!(refused.status, 403, "{}", String::from_utf8_lossy(&refused.body));
+
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    // edge02 and edge03 both carry the label: each gets its own orders, three apps each.
+    let ordered = orders_of(&emco.http, &token, PULL, 0, "apply", 3).await;
+    let apps: Vec<&str> = ordered["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| change["app"].as_str().unwrap())
+        .collect();
+    assert_eq!(apps.len(), 3, "{apps:?}");
+    for change in ordered["changed"].as_array().unwrap() {
+        assert_eq!(change["order"]["namespace"], "default");
+        assert!(
+            change["order"]["label"]
+                .as_str()
+                .unwrap()
+                .ends_with(change["app"].as_str().unwrap())
+        );
+        assert!(!change["resources"].as_array().unwrap().is_empty());
+        assert!(change["resources"][0]["manifest"]["kind"].is_string(), "{change}");
+    }
+    // Waiting for the agent is what the status says about the pull cluster.
+    let status = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail"))
+        .await
+        .expect(200)
+        .json();
+    let text = status.to_string();
+    assert!(
+        text.contains("the agent of pull cluster vfw-cluster-provider+edge02 to apply the app"),
+        "{text}"
+    );
+
+    let reported = agent_call(
+        &emco.http,
+        &token,
+        "POST",
+        &format!("{PULL}/reports"),
+        Some(outcomes(&ordered, "Applied")),
+    )
+    .await
+    .expect(200)
+    .json();
+    assert!(
+        reported["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|outcome| outcome["taken"] == "recorded"),
+        "{reported}"
+    );
+    // The same report again is stale: each order is answered once.
+    let again = agent_call(
+        &emco.http,
+        &token,
+        "POST",
+        &format!("{PULL}/reports"),
+        Some(outcomes(&ordered, "Applied")),
+    )
+    .await
+    .expect(200)
+    .json();
+    assert!(
+        again["outcomes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|outcome| outcome["taken"] == "stale"),
+        "{again}"
+    );
+    // A report for edge02 with edge03's token is refused before anything is read.
+    let foreign = agent_call(
+        &emco.http,
+        &other_token,
+        "POST",
+        &format!("{PULL}/reports"),
+        Some(outcomes(&ordered, "Applied")),
+    )
+    .await;
+    assert_eq!(foreign.status, 403);
+
+    // edge03's agent reports too; then the DIG is Instantiated.
+    let theirs = orders_of(&emco.http, &other_token, EDGE03, 0, "apply", 3).await;
+    agent_call(
+        &emco.http,
+        &other_token,
+        "POST",
+        &format!("{EDGE03}/reports"),
+        Some(outcomes(&theirs, "Applied")),
+    )
+    .await
+    .expect(200);
+    emco.http
+        .wait_for("?output=summary", Duration::from_secs(60), |answer| {
+            answer["status"] == "Instantiated"
+        })
+        .await;
+    let status = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail"))
+        .await
+        .expect(200)
+        .json();
+    let mut pull_resources = 0;
+    for app in status["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            if cluster["cluster"] == "edge02" {
+                for resource in cluster["resources"].as_array().unwrap() {
+                    assert_eq!(resource["rsync-status"], "Applied", "{resource}");
+                    pull_resources += 1;
+                }
+            }
+        }
+    }
+    assert!(pull_resources >= 3, "{status}");
+
+    // Resuming from the answer's revision: nothing changed since but the outcomes, which are the agent's own.
+    let since = ordered["revision"].as_i64().unwrap();
+    let resumed = agent_call(
+        &emco.http,
+        &token,
+        "GET",
+        &format!("{PULL}/desired-state?since={since}&wait=0"),
+        None,
+    )
+    .await
+    .expect(200)
+    .json();
+    assert!(
+        resumed["orders"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|order| order["done"] == true),
+        "{resumed}"
+    );
+    let quiet_since = resumed["revision"].as_i64().unwrap();
+    let quiet = agent_call(
+        &emco.http,
+        &token,
+        "GET",
+        &format!("{PULL}/desired-state?since={quiet_since}&wait=1"),
+        None,
+    )
+    .await
+    .expect(200)
+    .json();
+    assert_eq!(quiet["changed"], json!([]), "{quiet}");
+
+    // A terminate orders deletes; their outcomes end it.
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    let deletes = orders_of(
+        &emco.http,
+        &token,
+        PULL,
+        quiet["revision"].as_i64().unwrap(),
+        "delete",
+        3,
+    )
+    .await;
+    agent_call(
+        &emco.http,
+        &token,
+        "POST",
+        &format!("{PULL}/reports"),
+        Some(outcomes(&deletes, "Deleted")),
+    )
+    .await
+    .expect(200);
+    let theirs = orders_of(&emco.http, &other_token, EDGE03, 0, "delete", 3).await;
+    agent_call(
+        &emco.http,
+        &other_token,
+        "POST",
+        &format!("{EDGE03}/reports"),
+        Some(outcomes(&theirs, "Deleted")),
+    )
+    .await
+    .expect(200);
+    emco.http
+        .wait_for("?output=summary", Duration::from_secs(60), |answer| {
+            answer["status"] == "Terminated"
+        })
+        .await;
+    // emco never opened a connection to a pull cluster: it has no address for one.
+}
