@@ -11,6 +11,10 @@ use crate::context::ContextError;
 
 /// The longest message an agent's outcome keeps per resource, in bytes (longer ones are cut).
 pub const MAX_AGENT_MESSAGE_BYTES: usize = 1024;
+/// The most order outcomes one agent report may carry.
+pub const MAX_OUTCOMES_PER_REPORT: usize = 256;
+/// The most bundle statuses one agent report may carry.
+pub const MAX_BUNDLES_PER_REPORT: usize = 1024;
 
 /// An order to a pull cluster's agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

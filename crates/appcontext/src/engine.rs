@@ -39,6 +39,9 @@ pub struct NodeReport {
 /// Each asked cluster's nodes, or why it could not say (by cluster, `provider+cluster`).
 pub type NodesFuture = Pin<Box<dyn Future<Output = HashMap<String, Result<Vec<NodeReport>, String>>> + Send>>;
 
+/// Resolves once an agent's bundle statuses are stored.
+pub type AgentStatusFuture = Pin<Box<dyn Future<Output = ()> + Send>>;
+
 /// The capabilities of the clusters that answered, by cluster (`provider+cluster`).
 pub type CapabilitiesFuture = Pin<Box<dyn Future<Output = HashMap<String, ClusterCapabilities>> + Send>>;
 
@@ -55,6 +58,13 @@ pub trait Engine: Send + Sync + 'static {
     /// the record now; a batch waiting for it goes on. The default: nothing waits.
     fn agent_reported(&self, id: ContextId, app: &str, cluster: &str) {
         let _ = (id, app, cluster);
+    }
+    /// A pull cluster's agent sent the status of ResourceBundleStates of its cluster: each its
+    /// `emco/deployment-id` label and its `status` as JSON text, heard now. The engine stores them as it stores
+    /// the bundles it watches itself. The default: they are dropped.
+    fn agent_status(&self, cluster: &str, bundles: Vec<(String, String)>) -> AgentStatusFuture {
+        let _ = (cluster, bundles);
+        Box::pin(async {})
     }
     /// The capabilities of each of `clusters` (`provider+cluster`) that answers within `wait` (or was asked
     /// recently), for rendering charts as Helm renders them for that cluster; a cluster missing from the answer is

@@ -32,7 +32,9 @@ pub use context::{
     AppContexts, AppMeta, ClusterRecord, ContextChange, ContextError, ContextMeta, ContextOwner, Exclusion,
     HeardNote, MAX_HEARD_PER_TXN, ResourceRecord, ResourceRole, StoredCluster, UserCredentials, Waiting,
 };
-pub use engine::{CapabilitiesFuture, ClusterCapabilities, Engine, NodeReport, NodesFuture, NoopEngine};
+pub use engine::{
+    AgentStatusFuture, CapabilitiesFuture, ClusterCapabilities, Engine, NodeReport, NodesFuture, NoopEngine,
+};
 pub use json_text::JsonText;
 pub use record::RecordError;
 pub use replicas::{Claim, Fence, Replica};

@@ -30,6 +30,7 @@
 //! Architecture invariant: its only outputs are ResourceBundleState status in its own cluster and, for a GitOps
 //! cluster, the same bundles in its status folder of the repository.
 
+pub mod agent;
 pub mod bundle;
 pub mod git;
 

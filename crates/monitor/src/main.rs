@@ -1,5 +1,6 @@
 //! `emco-monitor`: run the in-cluster agent against a cluster (in-cluster configuration, or `--kubeconfig`); with
-//! `--git-url` (a GitOps cluster) it also commits the status to the cluster's status branch.
+//! `--git-url` (a GitOps cluster) it also commits the status to the cluster's status branch; with `--pull-from` (a
+//! pull cluster) it also takes the cluster's desired state from emco, applies it and reports back.
 
 use clap::Parser;
 
@@ -45,8 +46,18 @@ struct Args {
     #[arg(long)]
     git_token_file: Option<std::path::PathBuf>,
     /// The cluster as emco names it, `provider+cluster` (EMCO's `git.clustername`).
-    #[arg(long, env = "GIT_CLUSTERNAME")]
+    #[arg(long, env = "GIT_CLUSTERNAME", alias = "cluster")]
     cluster_name: Option<String>,
+    /// A pull cluster: emco's API (`https://host:port`) to take the cluster's desired state from and report to
+    /// (with --cluster and --token-file).
+    #[arg(long, env = "EMCO_PULL_FROM")]
+    pull_from: Option<String>,
+    /// The file holding the pull cluster's agent token (answered when the cluster was registered).
+    #[arg(long, env = "EMCO_AGENT_TOKEN_FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// CA certificates (PEM) emco's certificate is checked against (default: the system's).
+    #[arg(long)]
+    ca_file: Option<std::path::PathBuf>,
     /// Commit the status at most once per this many seconds.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=3600))]
     git_interval: u64,
@@ -102,6 +113,72 @@ async fn client(kubeconfig: Option<&std::path::Path>) -> Result<kube::Client, St
     kube::Client::try_from(config).map_err(|err| err.to_string())
 }
 
+/// The largest token or kubeconfig file read.
+const MAX_FILE_BYTES: u64 = 1 << 20;
+
+/// Reads a small file the flags name (bounded: a path given by mistake to a large file is refused).
+fn read_small(path: &std::path::Path, what: &str) -> Result<Vec<u8>, String> {
+    let size = std::fs::metadata(path)
+        .map_err(|err| format!("{what} {}: {err}", path.display()))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(format!(
+            "{what} {} is larger than {MAX_FILE_BYTES} bytes",
+            path.display()
+        ));
+    }
+    std::fs::read(path).map_err(|err| format!("{what} {}: {err}", path.display()))
+}
+
+/// The pull agent's settings the flags give, if any (refused, named, when incomplete).
+fn pull_agent(args: &Args) -> Result<Option<emco_monitor::agent::AgentConfig>, String> {
+    let Some(emco) = &args.pull_from else {
+        return Ok(None);
+    };
+    let cluster = args
+        .cluster_name
+        .as_deref()
+        .ok_or("--pull-from needs --cluster provider+cluster")?;
+    let token_file = args
+        .token_file
+        .as_deref()
+        .ok_or("--pull-from needs --token-file (the cluster's agent token)")?;
+    let token = String::from_utf8(read_small(token_file, "--token-file")?)
+        .map_err(|_| format!("--token-file {}: not text", token_file.display()))?;
+    let kubeconfig = match &args.kubeconfig {
+        Some(path) => read_small(path, "--kubeconfig")?,
+        None => in_cluster_kubeconfig()?,
+    };
+    let mut config = emco_monitor::agent::AgentConfig::new(emco, cluster, token.trim(), kubeconfig);
+    config.ca_file.clone_from(&args.ca_file);
+    Ok(Some(config))
+}
+
+/// A kubeconfig with the pod's service account, inline (rsync's kubeconfig policy takes no file paths).
+fn in_cluster_kubeconfig() -> Result<Vec<u8>, String> {
+    const ACCOUNT: &str = "/var/run/secrets/kubernetes.io/serviceaccount";
+    let host = std::env::var("KUBERNETES_SERVICE_HOST")
+        .map_err(|_| "not in a cluster (no KUBERNETES_SERVICE_HOST): give --kubeconfig".to_string())?;
+    let port = std::env::var("KUBERNETES_SERVICE_PORT").unwrap_or_else(|_| "443".into());
+    let token = read_small(
+        std::path::Path::new(&format!("{ACCOUNT}/token")),
+        "the service account token",
+    )?;
+    let ca = read_small(
+        std::path::Path::new(&format!("{ACCOUNT}/ca.crt")),
+        "the service account CA",
+    )?;
+    use base64::Engine as _;
+    let kubeconfig = serde_json::json!({
+        "apiVersion": "v1", "kind": "Config", "current-context": "in-cluster",
+        "clusters": [{"name": "in-cluster", "cluster": {"server": format!("https://{host}:{port}"),
+            "certificate-authority-data": base64::engine::general_purpose::STANDARD.encode(ca)}}],
+        "users": [{"name": "agent", "user": {"token": String::from_utf8_lossy(&token).trim()}}],
+        "contexts": [{"name": "in-cluster", "context": {"cluster": "in-cluster", "user": "agent"}}]
+    });
+    Ok(kubeconfig.to_string().into_bytes())
+}
+
 /// Resolves at Ctrl-C.
 async fn until_ctrl_c() {
     let _ = tokio::signal::ctrl_c().await;
@@ -137,6 +214,13 @@ fn main() -> std::process::ExitCode {
             return std::process::ExitCode::from(2);
         }
     };
+    let agent = match pull_agent(&args) {
+        Ok(agent) => agent,
+        Err(err) => {
+            eprintln!("emco-monitor: {err}");
+            return std::process::ExitCode::from(2);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(err) => {
@@ -164,6 +248,18 @@ fn main() -> std::process::ExitCode {
                 git,
                 std::future::pending(),
             ));
+        }
+        if let Some(agent) = agent {
+            tracing::info!(
+                cluster = agent.cluster,
+                emco = agent.emco,
+                "pull agent: taking the desired state from emco"
+            );
+            tokio::spawn(async move {
+                if let Err(err) = emco_monitor::agent::run_agent(agent, std::future::pending()).await {
+                    tracing::error!(error = %err, "the pull agent cannot start");
+                }
+            });
         }
         emco_monitor::run(client, config, shutdown).await;
         std::process::ExitCode::SUCCESS

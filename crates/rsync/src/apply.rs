@@ -61,6 +61,9 @@ pub(crate) enum Direction {
     /// cluster the successor still uses for the app, main resources only — no hooks run, CRDs and the shared
     /// ResourceBundleState stay; on a cluster it no longer uses, everything, as a terminate does.
     Supersede(ContextId),
+    /// Apply again what an apply applied (a pull cluster's agent repairing changes made behind emco's back): CRDs
+    /// created if absent, main resources server-side applied, the bundle; no hook runs.
+    Repair,
 }
 
 fn is_crd_kind(resource: &ResourceRecord) -> bool {
@@ -104,6 +107,7 @@ fn touched(resource: &ResourceRecord, direction: Direction) -> bool {
             hook.runs_at(HookEvent::PreUpgrade) || hook.runs_at(HookEvent::PostUpgrade)
         }
         (_, Direction::Supersede(_)) => in_main_phase(resource),
+        (ResourceRole::Hook(_), Direction::Repair) => false,
         _ => true,
     }
 }
@@ -123,7 +127,10 @@ fn object_identity(resource: &ResourceRecord) -> (String, String, String, String
 /// A resource is unchanged when the predecessor applied (status Applied) an object of the same identity with the
 /// same role and byte-identical manifest, in the same namespace with the same credentials (the caller passes no
 /// predecessor otherwise): it needs no request.
-fn unchanged_resources(record: &ClusterRecord, previous: Option<&ClusterRecord>) -> Vec<Option<usize>> {
+pub(crate) fn unchanged_resources(
+    record: &ClusterRecord,
+    previous: Option<&ClusterRecord>,
+) -> Vec<Option<usize>> {
     let Some(previous) = previous else {
         return vec![None; record.resources.len()];
     };
@@ -961,14 +968,9 @@ impl Batch<'_> {
         ))
     }
 
-    /// Applies the batch; with `update`, the resources its predecessor applied unchanged are only marked Applied
-    /// and the upgrade hooks run instead of the install hooks.
-    async fn apply_all(&mut self, update: bool) -> Result<End, SyncError> {
-        let (pre, post) = if update {
-            (HookEvent::PreUpgrade, HookEvent::PostUpgrade)
-        } else {
-            (HookEvent::PreInstall, HookEvent::PostInstall)
-        };
+    /// Applies the batch, running the `hooks` events before and after the main resources (none: a repair); the
+    /// resources an update's predecessor applied unchanged are only marked Applied.
+    async fn apply_all(&mut self, hooks: Option<(HookEvent, HookEvent)>) -> Result<End, SyncError> {
         let unchanged = unchanged_resources(self.record, self.previous.as_ref());
         self.written = 0;
         self.inner
@@ -1002,9 +1004,11 @@ impl Batch<'_> {
             // Kinds the CRDs just added must be discovered afresh.
             self.inner.clients.forget_kinds(self.cluster);
         }
-        match self.run_hooks(pre).await? {
-            End::Done => {}
-            other => return Ok(other),
+        if let Some((pre, _)) = hooks {
+            match self.run_hooks(pre).await? {
+                End::Done => {}
+                other => return Ok(other),
+            }
         }
         let mut failed = false;
         for index in self.indices(in_main_phase) {
@@ -1077,7 +1081,10 @@ impl Batch<'_> {
             // Post-install hooks run after the release's resources are created, and not all of them were.
             return Ok(End::Failed);
         }
-        self.run_hooks(post).await
+        match hooks {
+            Some((_, post)) => self.run_hooks(post).await,
+            None => Ok(End::Done),
+        }
     }
 
     async fn delete_all(&mut self) -> Result<End, SyncError> {
@@ -1270,10 +1277,17 @@ async fn attempt(
     }
     let mut heard = None;
     let end = match direction {
-        Direction::Apply => batch.apply_all(false).await?,
+        Direction::Apply => {
+            batch
+                .apply_all(Some((HookEvent::PreInstall, HookEvent::PostInstall)))
+                .await?
+        }
+        Direction::Repair => batch.apply_all(None).await?,
         Direction::Update(predecessor) => {
             batch.previous = predecessor_record(inner, predecessor, record, namespace, credentials).await?;
-            let end = batch.apply_all(true).await?;
+            let end = batch
+                .apply_all(Some((HookEvent::PreUpgrade, HookEvent::PostUpgrade)))
+                .await?;
             // Nothing changed here: the objects are the predecessor's, and so is their status (the bundle,
             // labelled for the whole update chain, reports the next change to this context too).
             if end == End::Done
@@ -1334,7 +1348,7 @@ const MAX_PREDECESSOR_HOPS: usize = 16;
 /// The record of the same app and cluster in the context an update takes over from, when that context applied
 /// it in the same namespace with the same credentials (otherwise nothing counts as unchanged). When that context
 /// never reached the cluster (a progressive rollout paused before it), the one before it holds what is there.
-async fn predecessor_record(
+pub(crate) async fn predecessor_record(
     inner: &Inner,
     predecessor: ContextId,
     record: &ClusterRecord,

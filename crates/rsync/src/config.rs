@@ -46,6 +46,9 @@ pub struct RsyncConfig {
     /// for every cluster there) at most twice per this, and each cluster's watcher checks them four times per it,
     /// so a status commit is seen within about three quarters of it.
     pub git_status_poll: Duration,
+    /// Whether rsync watches the ResourceBundleStates of the clusters it applies to (a pull cluster's agent, which
+    /// applies with rsync's batches, reads them itself and sends them to emco).
+    pub watch_bundles: bool,
 }
 
 impl Default for RsyncConfig {
@@ -70,6 +73,7 @@ impl Default for RsyncConfig {
             kubeconfig_policy: emco_k8s::kubeconfig::KubeconfigPolicy::default(),
             git_dir: None,
             git_status_poll: Duration::from_secs(1),
+            watch_bundles: true,
         }
     }
 }

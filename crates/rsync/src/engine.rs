@@ -136,7 +136,7 @@ struct Worker {
 /// The rsync engine.
 #[derive(Clone)]
 pub struct Rsync {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
 }
 
 /// An app's progress, for the apps that depend on it.
@@ -966,6 +966,15 @@ async fn run_stop(inner: Arc<Inner>, id: ContextId) {
 impl Engine for Rsync {
     fn agent_reported(&self, id: ContextId, app: &str, cluster: &str) {
         self.inner.pull.wake(id, app, cluster);
+    }
+
+    fn agent_status(
+        &self,
+        cluster: &str,
+        bundles: Vec<(String, String)>,
+    ) -> emco_appcontext::AgentStatusFuture {
+        let (inner, cluster) = (self.inner.clone(), cluster.to_string());
+        Box::pin(async move { crate::pull::store_agent_status(&inner, &cluster, bundles).await })
     }
 
     fn instantiate(&self, id: ContextId) {

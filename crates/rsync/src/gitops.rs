@@ -428,7 +428,7 @@ pub(crate) async fn attempt(
     );
     let mut results: Results = vec![None; record.resources.len()];
     let removing = match direction {
-        Direction::Apply | Direction::Update(_) => false,
+        Direction::Apply | Direction::Update(_) | Direction::Repair => false,
         Direction::Delete => true,
         // The successor wrote the same folder, holding exactly its objects (Flux prunes the others): only an app
         // it no longer places here leaves.

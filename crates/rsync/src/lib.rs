@@ -17,6 +17,7 @@
 //! Architecture invariant: one of the three crates that build a `kube::Client`; status goes to the AppContext in one
 //! write per (app, cluster) batch, never one write per resource.
 
+pub mod agent;
 mod apply;
 mod bundle_stream;
 mod capabilities;

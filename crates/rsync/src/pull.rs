@@ -22,10 +22,13 @@ use crate::error::SyncError;
 /// How often a waiting batch reads its record again, for reports another replica took.
 const RECHECK: Duration = Duration::from_secs(2);
 
-/// The batches waiting for an agent on this replica, by (context, app, cluster).
+/// The batches waiting for a pull cluster's agent on this replica, by (context, app, cluster), and what each pull
+/// cluster's reported bundles last held (the watcher's fingerprints, so a report that changed only a heartbeat
+/// writes a time, not the record).
 #[derive(Default)]
 pub(crate) struct PullWaiters {
     waiting: Mutex<HashMap<(ContextId, String, String), Arc<Notify>>>,
+    stored: Mutex<HashMap<String, Arc<tokio::sync::Mutex<crate::watch::Stored>>>>,
 }
 
 impl PullWaiters {
@@ -90,7 +93,8 @@ pub(crate) async fn attempt(
         return Ok(cancelled());
     }
     let (operation, other) = match direction {
-        Direction::Apply => (AgentOperation::Apply, None),
+        // emco repairs nothing on a pull cluster itself: its agent does.
+        Direction::Apply | Direction::Repair => (AgentOperation::Apply, None),
         Direction::Update(predecessor) => (AgentOperation::Update, Some(predecessor)),
         Direction::Delete => (AgentOperation::Delete, None),
         Direction::Supersede(successor) => (AgentOperation::Supersede, Some(successor)),
@@ -166,4 +170,41 @@ pub(crate) async fn attempt(
 
 fn context_error(err: ContextError) -> SyncError {
     SyncError::Context(err.to_string())
+}
+
+/// Stores the bundle statuses a pull cluster's agent reported (`(label, status JSON)`), heard now, as a watched
+/// cluster's bundles are stored (`watch::store`: the same records, heartbeats and fingerprints).
+pub(crate) async fn store_agent_status(engine: &Arc<Inner>, cluster: &str, bundles: Vec<(String, String)>) {
+    let weak = Arc::downgrade(engine);
+    let heard_at = now_timestamp();
+    // One report of a cluster at a time, so its fingerprints stay its own; other clusters' reports go on.
+    let cluster_stored = engine
+        .pull
+        .stored
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entry(cluster.to_string())
+        .or_default()
+        .clone();
+    let mut fingerprints = cluster_stored.lock().await;
+    for (label, status) in bundles {
+        let Some(bundle) = crate::watch::BundleState::reported(&label, status) else {
+            tracing::debug!(
+                cluster,
+                label,
+                "an agent's bundle status that is not JSON; ignored"
+            );
+            continue;
+        };
+        crate::watch::store(
+            &weak,
+            engine,
+            cluster,
+            &bundle,
+            &heard_at,
+            None,
+            &mut fingerprints,
+        )
+        .await;
+    }
 }

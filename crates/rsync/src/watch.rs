@@ -56,7 +56,7 @@ const HANDOVER_RETRY: Duration = Duration::from_secs(30);
 const HANDOVER_RETRY_MAX: Duration = Duration::from_secs(600);
 
 /// What a watcher stored last, per (context, app): the fingerprint of the status without its heartbeat.
-type Stored = HashMap<(ContextId, String), u64>;
+pub(crate) type Stored = HashMap<(ContextId, String), u64>;
 
 /// A fingerprint of a bundle status without its heartbeat field, from its JSON text: the top-level fields'
 /// names and raw values in order, the heartbeat's left out — nothing parsed into a tree, nothing allocated (the
@@ -116,6 +116,29 @@ pub(crate) struct BundleState {
     pub(crate) status: Option<Box<RawValue>>,
 }
 
+impl BundleState {
+    /// Its labels.
+    pub(crate) fn metadata_labels(&self) -> Option<&std::collections::BTreeMap<String, String>> {
+        self.metadata.labels.as_ref()
+    }
+
+    /// A bundle as a pull cluster's agent reports it: its `emco/deployment-id` label and its status (JSON text);
+    /// `None` when the status is not JSON.
+    pub(crate) fn reported(label: &str, status: String) -> Option<Self> {
+        let status = RawValue::from_string(status).ok()?;
+        Some(Self {
+            metadata: kube::api::ObjectMeta {
+                labels: Some(std::collections::BTreeMap::from([(
+                    DEPLOYMENT_ID_LABEL.to_string(),
+                    label.to_string(),
+                )])),
+                ..kube::api::ObjectMeta::default()
+            },
+            status: Some(status),
+        })
+    }
+}
+
 /// The metadata a bundle watcher uses (names, labels, resource version), without the rest.
 fn used_metadata<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
@@ -166,14 +189,14 @@ impl kube::Resource for BundleState {
 
 /// Whether the watcher may go on: `false` once its cluster's claim was lost (with replicas).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Claimed {
+pub(crate) enum Claimed {
     Still,
     Lost,
 }
 
 /// Stores `bundle`'s status (see the module's doc), heard at `heard_at` (now for a watched bundle; for a GitOps
 /// cluster, the time of the status commit it came in).
-async fn store(
+pub(crate) async fn store(
     engine: &Weak<Inner>,
     inner: &Inner,
     cluster: &str,
@@ -652,7 +675,7 @@ impl Watchers {
     pub(crate) fn hold(&self, inner: &Arc<Inner>, id: ContextId, cluster: &str) {
         let mut state = self.state();
         state.holders.entry(id).or_default().insert(cluster.to_string());
-        if state.tasks.get(cluster).is_some_and(|task| !task.is_finished()) {
+        if !inner.config.watch_bundles || state.tasks.get(cluster).is_some_and(|task| !task.is_finished()) {
             return;
         }
         tracing::debug!(cluster, "starting the bundle watcher");

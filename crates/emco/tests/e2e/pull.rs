@@ -3,7 +3,10 @@
 //! long poll — with the records' resources, resumable from the answer's revision so a second poll answers nothing
 //! changed — and refused to another cluster's token; the outcomes the agent reports recorded, after which the DIG
 //! is Instantiated; a terminate orders deletes, recorded the same way, and the DIG ends Terminated. Here the test
-//! plays the agent over HTTP, as the agent binary does.
+//! plays the agent over HTTP, as the agent binary does; then the agent itself (`emco_monitor::agent`) serves a pull
+//! cluster beside a direct one: nothing reaches the pull cluster before its agent does, then both are Ready, a
+//! Deployment deleted behind emco's back comes back, an update changes the pull cluster's objects in place and the
+//! old context hands over, and a terminate empties both.
 
 use std::time::Duration;
 
@@ -297,4 +300,189 @@ async fn a_pull_clusters_orders_reach_its_agent_and_its_outcomes_the_status() {
         })
         .await;
     // emco never opened a connection to a pull cluster: it has no address for one.
+}
+
+/// The objects of `cluster` labelled by emco (Deployments, Services, ConfigMaps in `default`), by kind and name.
+async fn labelled_names(cluster: &kubesim::SimCluster) -> Vec<String> {
+    use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+    use emco_k8s::k8s_openapi::api::core::v1::{ConfigMap, Service};
+    use kube::api::{Api, ListParams};
+    let client = cluster.client().unwrap();
+    let params = ListParams::default().labels("emco/deployment-id");
+    let mut names = Vec::new();
+    for deployment in Api::<Deployment>::namespaced(client.clone(), "default")
+        .list(&params)
+        .await
+        .unwrap()
+    {
+        names.push(format!(
+            "Deployment/{}",
+            deployment.metadata.name.unwrap_or_default()
+        ));
+    }
+    for service in Api::<Service>::namespaced(client.clone(), "default")
+        .list(&params)
+        .await
+        .unwrap()
+    {
+        names.push(format!("Service/{}", service.metadata.name.unwrap_or_default()));
+    }
+    for map in Api::<ConfigMap>::namespaced(client, "default")
+        .list(&params)
+        .await
+        .unwrap()
+    {
+        names.push(format!("ConfigMap/{}", map.metadata.name.unwrap_or_default()));
+    }
+    names.sort();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_direct_and_a_pull_cluster_run_the_vfw_side_by_side() {
+    let sim = vfw_clusters(2).await;
+    let (edge01, edge02) = (&sim.clusters()[0], &sim.clusters()[1]);
+    let _monitors = start_in_cluster_monitors(&sim);
+    let emco = Emco::start().await;
+    onboard_vfw(&emco.http, &[(edge01.name().to_string(), edge01.kubeconfig())]).await;
+    let token = register_pull_cluster(&emco.http, "edge02").await;
+    let outside = |cluster: &kubesim::SimCluster| {
+        cluster
+            .shared()
+            .requests()
+            .iter()
+            .filter(|request| !request.in_cluster)
+            .count()
+    };
+    let before = outside(edge02);
+
+    // Without its agent, the pull cluster's apps wait for it, and emco does not dial the cluster.
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_until(
+            &format!("{DIG}/status?output=detail"),
+            Duration::from_secs(60),
+            |answer| {
+                answer
+                    .to_string()
+                    .contains("the agent of pull cluster vfw-cluster-provider+edge02 to apply the app")
+            },
+        )
+        .await;
+    assert_eq!(outside(edge02), before, "emco made requests to the pull cluster");
+    assert!(labelled_names(edge02).await.is_empty());
+
+    // The agent comes: it applies the orders with rsync's batches and reports; its monitor's bundles reach emco.
+    let mut config = emco_monitor::agent::AgentConfig::new(
+        &format!("http://{}", emco.http.address),
+        "vfw-cluster-provider+edge02",
+        &token,
+        edge02.kubeconfig().into_bytes(),
+    );
+    config.poll_wait = Duration::from_secs(5);
+    config.report_every = Duration::from_millis(200);
+    config.rsync = test_rsync_config();
+    let agent = tokio::spawn(emco_monitor::agent::run_agent(config, std::future::pending()));
+    let ready = emco
+        .http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(90),
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    let on_pull = labelled_names(edge02).await;
+    assert_eq!(on_pull, labelled_names(edge01).await, "{ready}");
+    assert!(!on_pull.is_empty());
+    let detail = emco
+        .http
+        .get(&format!("{DIG}/status?output=detail"))
+        .await
+        .expect(200)
+        .json();
+    for app in detail["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            for resource in cluster["resources"].as_array().unwrap() {
+                assert_eq!(resource["rsync-status"], "Applied", "{resource}");
+            }
+        }
+    }
+
+    // A Deployment deleted behind emco's back: the bundle shows it missing, the agent applies it again (a new
+    // object), and the status is Ready again.
+    use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
+    let deployments: kube::Api<Deployment> = kube::Api::namespaced(edge02.client().unwrap(), "default");
+    let victim = deployments
+        .list(&kube::api::ListParams::default().labels("emco/deployment-id"))
+        .await
+        .unwrap()
+        .items
+        .remove(0);
+    let (name, uid) = (
+        victim.metadata.name.clone().unwrap(),
+        victim.metadata.uid.clone().unwrap(),
+    );
+    deployments.delete(&name, &Default::default()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        if let Some(back) = deployments.get_opt(&name).await.unwrap()
+            && back.metadata.uid.as_deref() != Some(uid.as_str())
+        {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Deployment/{name} was not applied again"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    emco.http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(60),
+            |answer| answer["readyStatus"] == "Ready",
+        )
+        .await;
+
+    // An update (the sink's replicas) reaches the pull cluster in place: same object, new spec; the old context
+    // hands over (the agent runs its handover order too) and ends Updated.
+    let old = last_context(&emco.http.summary().await);
+    let sink_before = crate::updates::deployment(edge02, "fw0-sink").await.unwrap();
+    crate::updates::put_dig(&emco.http, 2, None).await;
+    emco.http.post_empty(&format!("{DIG}/update")).await.expect(202);
+    emco.http
+        .wait_until(
+            &format!("{DIG}/status?output=summary&instance={old}"),
+            Duration::from_secs(60),
+            |answer| answer["status"] == "Updated",
+        )
+        .await;
+    emco.http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(60),
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    let sink_after = crate::updates::deployment(edge02, "fw0-sink").await.unwrap();
+    assert_eq!(sink_after.metadata.uid, sink_before.metadata.uid);
+    assert_eq!(sink_after.spec.replicas, Some(2));
+    assert_eq!(labelled_names(edge02).await, labelled_names(edge01).await);
+
+    // A terminate reaches both clusters; the agent deletes what it applied.
+    emco.http
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for("?output=summary", Duration::from_secs(90), |answer| {
+            answer["status"] == "Terminated"
+        })
+        .await;
+    assert!(labelled_names(edge02).await.is_empty());
+    assert!(labelled_names(edge01).await.is_empty());
+    agent.abort();
 }

@@ -11,7 +11,8 @@
 //!   there is no second copy of the desired state.
 //! - `POST …/agent/reports`: outcomes of orders (per resource: Applied, Deleted or Failed with the cluster's
 //!   message), each recorded in its record if it answers the record's current order, and the batch waiting for it
-//!   told ([`emco_appcontext::Engine::agent_reported`]).
+//!   told ([`emco_appcontext::Engine::agent_reported`]); and the statuses of the cluster's ResourceBundleStates,
+//!   which the engine stores as it stores those it watches ([`emco_appcontext::Engine::agent_status`]).
 
 use std::sync::Arc;
 
@@ -229,8 +230,9 @@ pub(crate) const REPORTS_ROUTE: &str = "/v2/cluster-providers/{provider}/cluster
 const MAX_WAIT_SECONDS: u64 = 55;
 /// How long a long poll waits without `wait`, in seconds.
 const DEFAULT_WAIT_SECONDS: u64 = 30;
-/// The most outcomes one report may carry.
-pub(crate) const MAX_OUTCOMES_PER_REPORT: usize = 256;
+use emco_appcontext::agent_order::{MAX_BUNDLES_PER_REPORT, MAX_OUTCOMES_PER_REPORT};
+/// The longest bundle label read (`<context id>-<app>`).
+const MAX_BUNDLE_LABEL: usize = 160;
 
 const SINCE_QUERY: QueryParameter = query(
     "since",
@@ -385,6 +387,18 @@ async fn answer_orders(
 struct Report {
     #[serde(default)]
     outcomes: Vec<ReportedOutcome>,
+    #[serde(default)]
+    bundles: Vec<ReportedBundle>,
+}
+
+/// The status of one ResourceBundleState of the cluster.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ReportedBundle {
+    /// Its `emco/deployment-id` label, `<context>-<app>`.
+    label: String,
+    /// Its `status`.
+    status: serde_json::Map<String, Json>,
 }
 
 /// The outcome of one order.
@@ -415,6 +429,32 @@ pub(crate) async fn reports(
             "outcomes: {} in one report; at most {MAX_OUTCOMES_PER_REPORT}",
             report.outcomes.len()
         )));
+    }
+    if report.bundles.len() > MAX_BUNDLES_PER_REPORT {
+        return Err(ApiError::invalid(format!(
+            "bundles: {} in one report; at most {MAX_BUNDLES_PER_REPORT}",
+            report.bundles.len()
+        )));
+    }
+    let mut bundles = Vec::with_capacity(report.bundles.len());
+    for (index, bundle) in report.bundles.into_iter().enumerate() {
+        let well_formed = bundle.label.len() <= MAX_BUNDLE_LABEL
+            && bundle
+                .label
+                .split_once('-')
+                .is_some_and(|(id, app)| id.parse::<ContextId>().is_ok() && !app.is_empty());
+        if !well_formed {
+            return Err(ApiError::invalid(format!(
+                "bundles[{index}].label: '{}' is not '<context id>-<app>'",
+                emco_model::shown(&bundle.label)
+            )));
+        }
+        let status = serde_json::to_string(&bundle.status).map_err(ApiError::internal)?;
+        bundles.push((bundle.label, status));
+    }
+    let bundles_taken = bundles.len();
+    if !bundles.is_empty() {
+        state.engine().agent_status(&cluster, bundles).await;
     }
     let mut answers = Vec::with_capacity(report.outcomes.len());
     for (index, outcome) in report.outcomes.iter().enumerate() {
@@ -462,7 +502,7 @@ pub(crate) async fn reports(
             "message": message,
         }));
     }
-    Ok(axum::Json(json!({ "outcomes": answers })).into_response())
+    Ok(axum::Json(json!({ "outcomes": answers, "bundles": bundles_taken })).into_response())
 }
 
 /// The API document's entry of the desired-state long poll.
@@ -557,6 +597,15 @@ fn report_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
                     ]}}
                 },
                 "additionalProperties": false
+            }},
+            "bundles": {"type": "array", "maxItems": MAX_BUNDLES_PER_REPORT, "items": {
+                "type": "object",
+                "required": ["label", "status"],
+                "properties": {
+                    "label": {"type": "string", "pattern": "^[1-9][0-9]{0,18}-.+$", "maxLength": MAX_BUNDLE_LABEL, "description": "The bundle's emco/deployment-id label."},
+                    "status": {"type": "object", "description": "The ResourceBundleState's status, as the monitor writes it."}
+                },
+                "additionalProperties": false
             }}
         },
         "additionalProperties": false
@@ -566,8 +615,9 @@ fn report_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 fn report_answer_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     schemars::json_schema!({
         "type": "object",
-        "required": ["outcomes"],
+        "required": ["outcomes", "bundles"],
         "properties": {
+            "bundles": {"type": "integer", "description": "How many bundle statuses were taken."},
             "outcomes": {"type": "array", "items": {
                 "type": "object",
                 "required": ["context", "app", "seq", "taken"],

@@ -1,0 +1,432 @@
+//! The pull agent (`emco-monitor --pull-from URL --cluster provider+cluster --token-file FILE`): the monitor of a
+//! cluster emco cannot reach, which reaches emco instead. It keeps one long poll of its cluster's desired state
+//! (`GET …/agent/desired-state?since=R`, resumed from the last answer's revision, so a reconnect gets only what
+//! changed), keeps every order it is sent, runs each new one on its own cluster with rsync's own batches
+//! (`emco_rsync::agent::AgentApplier`) — a newer order of the same context and app cancels the one still running —
+//! and reports each outcome (`POST …/agent/reports`), again until emco took it. The cluster's ResourceBundleStates
+//! (written by the monitor beside it) are read with rsync's bundle stream and reported in batches, each bundle once
+//! per batch with its latest status; one that shows an object of an applied order missing (deleted behind emco's
+//! back) has that order applied again at once (a repair: no hook runs), and everything applied is applied again
+//! every `repair_every` (an edited spec shows in no bundle). Disconnected, the cluster stays as last applied; the agent retries with a
+//! back-off and catches up when emco answers again.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use emco_appcontext::agent_order::MAX_BUNDLES_PER_REPORT;
+use emco_appcontext::{AgentEnd, AgentOrder, AgentResult, ResourceRecord};
+use emco_model::ContextId;
+use emco_rsync::RsyncConfig;
+use emco_rsync::agent::AgentApplier;
+use emcoctl::client::{Body, EmcoClient};
+use futures::StreamExt as _;
+use serde::Deserialize;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+/// How the agent reaches emco and its own cluster.
+#[derive(Debug, Clone)]
+pub struct AgentConfig {
+    /// emco's API, `https://host:port` (or `http://` on a trusted network).
+    pub emco: String,
+    /// The cluster, `provider+cluster`.
+    pub cluster: String,
+    /// The cluster's agent token.
+    pub token: String,
+    /// The CA certificates (PEM) emco's certificate is checked against, else the system's.
+    pub ca_file: Option<std::path::PathBuf>,
+    /// The kubeconfig of the agent's own cluster (inline credentials, as emco's kubeconfig policy wants them).
+    pub kubeconfig: Vec<u8>,
+    /// How long emco may hold a poll open.
+    pub poll_wait: Duration,
+    /// How often gathered bundle statuses are reported.
+    pub report_every: Duration,
+    /// How often everything applied is applied again (changes made behind emco's back that no bundle shows, such as
+    /// an edited spec); an object a bundle shows missing is applied again at once.
+    pub repair_every: Duration,
+    /// The batches' settings (retries, timeouts).
+    pub rsync: RsyncConfig,
+}
+
+impl AgentConfig {
+    /// Settings for `cluster` at `emco` with `token`, the rest as defaults.
+    #[must_use]
+    pub fn new(emco: &str, cluster: &str, token: &str, kubeconfig: Vec<u8>) -> Self {
+        Self {
+            emco: emco.to_string(),
+            cluster: cluster.to_string(),
+            token: token.to_string(),
+            ca_file: None,
+            kubeconfig,
+            poll_wait: Duration::from_secs(30),
+            report_every: Duration::from_millis(500),
+            repair_every: Duration::from_secs(300),
+            rsync: RsyncConfig::default(),
+        }
+    }
+}
+
+/// Why the agent cannot start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentStartError {
+    /// `--cluster` is not `provider+cluster`.
+    #[error("--cluster '{0}' is not provider+cluster")]
+    Cluster(String),
+    /// emco's URL, CA file or token is unusable.
+    #[error("{0}")]
+    Client(#[from] emcoctl::client::ClientError),
+    /// The cluster's kubeconfig is unusable.
+    #[error("{0}")]
+    Applier(#[from] emco_rsync::agent::AgentError),
+}
+
+/// The first pause after emco could not be reached; doubled up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(500);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// One answer of the long poll.
+#[derive(Debug, Deserialize)]
+struct DesiredState {
+    revision: i64,
+    changed: Vec<ChangedOrder>,
+}
+
+#[derive(Debug, Deserialize)]
+struct ChangedOrder {
+    context: ContextId,
+    app: String,
+    order: AgentOrder,
+    resources: Vec<ResourceRecord>,
+}
+
+/// The order running for each (context, app): its seq (0: a repair) and how to cancel it.
+type Running = Arc<Mutex<HashMap<(ContextId, String), (u64, CancellationToken)>>>;
+
+/// The seq a repair runs under in [`Running`] (orders count from 1, so any order cancels a repair).
+const REPAIR: u64 = 0;
+
+/// The cluster's bundle statuses: the latest read of each (by label) and those not reported yet.
+#[derive(Default)]
+struct Bundles {
+    latest: Mutex<HashMap<String, String>>,
+    pending: Mutex<HashMap<String, String>>,
+}
+
+impl Bundles {
+    fn read(&self, label: String, status: String) {
+        lock(&self.latest).insert(label.clone(), status.clone());
+        lock(&self.pending).insert(label, status);
+    }
+
+    /// Reports the latest status of `label` again (an update that changed nothing finished: the new context's
+    /// records hold no status of the bundle yet, and the bundle will not change to say it again).
+    fn again(&self, label: &str) {
+        let latest = lock(&self.latest).get(label).cloned();
+        if let Some(status) = latest {
+            lock(&self.pending).entry(label.to_string()).or_insert(status);
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Runs the agent until `shutdown` resolves.
+pub async fn run_agent(
+    config: AgentConfig,
+    shutdown: impl std::future::Future<Output = ()>,
+) -> Result<(), AgentStartError> {
+    let Some((provider, name)) = config.cluster.split_once('+') else {
+        return Err(AgentStartError::Cluster(config.cluster.clone()));
+    };
+    let client =
+        EmcoClient::with_ca_file(&config.emco, config.ca_file.as_deref())?.with_token(&config.token)?;
+    let base = format!("/v2/cluster-providers/{provider}/clusters/{name}/agent");
+    let applier = Arc::new(AgentApplier::new(&config.kubeconfig, config.rsync.clone()).await?);
+    let stop = CancellationToken::new();
+    let running: Running = Arc::default();
+    let bundles: Arc<Bundles> = Arc::default();
+    let reporter = tokio::spawn(report_bundles(
+        client.clone(),
+        base.clone(),
+        applier.clone(),
+        config.report_every,
+        (running.clone(), bundles.clone()),
+        stop.clone(),
+    ));
+    let repairer = tokio::spawn(repair_now_and_then(
+        applier.clone(),
+        config.repair_every,
+        running.clone(),
+        stop.clone(),
+    ));
+    tokio::select! {
+        () = poll(&client, &base, &applier, config.poll_wait, (&running, &bundles), &stop) => {}
+        () = shutdown => {}
+    }
+    stop.cancel();
+    reporter.abort();
+    repairer.abort();
+    Ok(())
+}
+
+/// Applies `(context, app)` again unless an order or a repair of it is running.
+fn start_repair(
+    applier: &Arc<AgentApplier>,
+    running: &Running,
+    stop: &CancellationToken,
+    context: ContextId,
+    app: String,
+) {
+    let key = (context, app.clone());
+    let cancel = stop.child_token();
+    {
+        let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.contains_key(&key) {
+            return;
+        }
+        running.insert(key.clone(), (REPAIR, cancel.clone()));
+    }
+    tracing::info!(context = %context, app, "applying again what was applied (repair)");
+    let (applier, running) = (applier.clone(), running.clone());
+    tokio::spawn(async move {
+        if !applier.repair(context, &app, cancel).await {
+            tracing::info!(context = %context, app, "the repair did not apply everything; the next one tries again");
+        }
+        let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
+        if running.get(&key).is_some_and(|(seq, _)| *seq == REPAIR) {
+            running.remove(&key);
+        }
+    });
+}
+
+/// The safety net: everything applied is applied again every `every`.
+async fn repair_now_and_then(
+    applier: Arc<AgentApplier>,
+    every: Duration,
+    running: Running,
+    stop: CancellationToken,
+) {
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticks.tick().await;
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = stop.cancelled() => return,
+        }
+        for (context, app) in applier.repairable().await {
+            start_repair(&applier, &running, &stop, context, app);
+        }
+    }
+}
+
+/// The long poll: keeps each changed order, runs the new ones.
+async fn poll(
+    client: &EmcoClient,
+    base: &str,
+    applier: &Arc<AgentApplier>,
+    wait: Duration,
+    (running, bundles): (&Running, &Arc<Bundles>),
+    stop: &CancellationToken,
+) {
+    let mut since = 0i64;
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        let path = format!("{base}/desired-state?since={since}&wait={}", wait.as_secs());
+        let answer = client.send("GET", &path, true, Body::Empty).await;
+        let state = match answer {
+            Ok(reply) if reply.status == 200 => match serde_json::from_slice::<DesiredState>(&reply.body) {
+                Ok(state) => state,
+                Err(err) => {
+                    tracing::warn!(error = %err, "emco's desired state does not read; polling again");
+                    pause(&mut backoff).await;
+                    continue;
+                }
+            },
+            Ok(reply) => {
+                tracing::warn!(status = reply.status, answer = %reply.text(), "emco refused the poll; trying again");
+                pause(&mut backoff).await;
+                continue;
+            }
+            Err(err) => {
+                tracing::info!(error = %err, "emco cannot be reached; the cluster stays as last applied");
+                pause(&mut backoff).await;
+                continue;
+            }
+        };
+        backoff = FIRST_BACKOFF;
+        since = state.revision;
+        for changed in state.changed {
+            let ChangedOrder {
+                context,
+                app,
+                order,
+                resources,
+            } = changed;
+            if let Err(err) = applier.keep(context, &app, &order, resources).await {
+                tracing::warn!(context = %context, app, error = %err, "cannot keep an order");
+                continue;
+            }
+            if order.outcome.is_some() {
+                continue;
+            }
+            let key = (context, app.clone());
+            let cancel = stop.child_token();
+            {
+                let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
+                match running.get(&key) {
+                    Some((seq, _)) if *seq == order.seq => continue,
+                    Some((_, older)) => older.cancel(),
+                    None => {}
+                }
+                running.insert(key.clone(), (order.seq, cancel.clone()));
+            }
+            tracing::info!(context = %context, app, seq = order.seq, operation = order.operation.as_str(), "running an order");
+            let (client, base, applier, running, bundles) = (
+                client.clone(),
+                base.to_string(),
+                applier.clone(),
+                running.clone(),
+                bundles.clone(),
+            );
+            tokio::spawn(async move {
+                let outcome = applier.run(context, &app, &order, cancel.clone()).await;
+                if let Some(run) = outcome {
+                    report_outcome(
+                        &client,
+                        &base,
+                        context,
+                        &app,
+                        order.seq,
+                        run.end,
+                        &run.results,
+                        &cancel,
+                    )
+                    .await;
+                    if run.unchanged {
+                        bundles.again(&order.label);
+                    }
+                }
+                let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
+                if running.get(&key).is_some_and(|(seq, _)| *seq == order.seq) {
+                    running.remove(&key);
+                }
+            });
+        }
+    }
+}
+
+async fn pause(backoff: &mut Duration) {
+    tokio::time::sleep(*backoff).await;
+    *backoff = (*backoff * 2).min(MAX_BACKOFF);
+}
+
+/// Reports an order's outcome until emco answers it (or the order is cancelled by a newer one).
+#[allow(clippy::too_many_arguments)] // one outcome: whose, which order, what it came to, and when to give up
+async fn report_outcome(
+    client: &EmcoClient,
+    base: &str,
+    context: ContextId,
+    app: &str,
+    seq: u64,
+    end: AgentEnd,
+    results: &[Option<AgentResult>],
+    cancel: &CancellationToken,
+) {
+    let body =
+        json!({"outcomes": [{"context": context, "app": app, "seq": seq, "end": end, "results": results}]});
+    let mut backoff = FIRST_BACKOFF;
+    loop {
+        match client
+            .send("POST", &format!("{base}/reports"), true, Body::Json(body.clone()))
+            .await
+        {
+            Ok(reply) if reply.status == 200 => {
+                tracing::info!(context = %context, app, seq, answer = %reply.text(), "reported an order's outcome");
+                return;
+            }
+            Ok(reply) if (400..500).contains(&reply.status) => {
+                tracing::warn!(context = %context, app, seq, status = reply.status, answer = %reply.text(), "emco refused an outcome");
+                return;
+            }
+            Ok(reply) => tracing::info!(status = reply.status, "emco could not take an outcome yet"),
+            Err(err) => tracing::info!(error = %err, "emco cannot be reached to take an outcome"),
+        }
+        tokio::select! {
+            () = tokio::time::sleep(backoff) => {}
+            () = cancel.cancelled() => return,
+        }
+        backoff = (backoff * 2).min(MAX_BACKOFF);
+    }
+}
+
+/// Reads the cluster's bundle statuses and reports them every `every`, the latest of each bundle once; what emco
+/// could not take is sent again with the next batch. A bundle that shows an object of an applied order missing
+/// starts a repair of that order.
+async fn report_bundles(
+    client: EmcoClient,
+    base: String,
+    applier: Arc<AgentApplier>,
+    every: Duration,
+    (running, bundles): (Running, Arc<Bundles>),
+    stop: CancellationToken,
+) {
+    let gathered = bundles.clone();
+    let reader_stop = stop.clone();
+    let reader = tokio::spawn(async move {
+        let mut statuses = std::pin::pin!(applier.bundle_statuses());
+        while let Some((label, status)) = statuses.next().await {
+            for (context, app) in applier.missing_objects(&label, &status).await {
+                start_repair(&applier, &running, &reader_stop, context, app);
+            }
+            gathered.read(label, status);
+        }
+    });
+    let mut ticks = tokio::time::interval(every);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = ticks.tick() => {}
+            () = stop.cancelled() => break,
+        }
+        let batch: Vec<(String, String)> = {
+            let mut pending = lock(&bundles.pending);
+            let labels: Vec<String> = pending.keys().take(MAX_BUNDLES_PER_REPORT).cloned().collect();
+            labels
+                .into_iter()
+                .filter_map(|label| pending.remove_entry(&label))
+                .collect()
+        };
+        if batch.is_empty() {
+            continue;
+        }
+        let reported: Vec<serde_json::Value> = batch
+            .iter()
+            .filter_map(|(label, status)| {
+                let status: serde_json::Value = serde_json::from_str(status).ok()?;
+                Some(json!({"label": label, "status": status}))
+            })
+            .collect();
+        let sent = client
+            .send(
+                "POST",
+                &format!("{base}/reports"),
+                true,
+                Body::Json(json!({"bundles": reported})),
+            )
+            .await;
+        let taken = matches!(&sent, Ok(reply) if reply.status == 200);
+        if !taken {
+            tracing::info!("emco did not take the bundle statuses; they go with the next report");
+            let mut pending = lock(&bundles.pending);
+            for (label, status) in batch {
+                // A newer status gathered meanwhile wins.
+                pending.entry(label).or_insert(status);
+            }
+        }
+    }
+    reader.abort();
+}
