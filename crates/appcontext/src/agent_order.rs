@@ -33,6 +33,10 @@ pub struct AgentOrder {
     pub label: String,
     /// The namespace of objects that name none.
     pub namespace: String,
+    /// Whom the main resources and hooks are applied as (`Impersonate-User`), when not the agent itself: a level-1
+    /// logical cloud's service account, `system:serviceaccount:<namespace>:<cloud>-sa`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_as: Option<String>,
     /// When rsync issued it (RFC 3339).
     pub issued_at: String,
     /// What the agent reported, once it did.
@@ -236,6 +240,7 @@ mod tests {
             other: ContextId::new(7),
             label: "7-web".into(),
             namespace: "default".into(),
+            apply_as: None,
             issued_at: "2026-12-02T10:00:00.000Z".into(),
             outcome: None,
         };

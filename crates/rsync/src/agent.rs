@@ -8,7 +8,7 @@
 
 use emco_appcontext::{
     AgentEnd, AgentOperation, AgentOrder, AgentResult, AppContexts, AppMeta, Catalog, ClusterRecord,
-    ContextMeta, ContextOwner, Kind, ResourcePath, ResourceRecord,
+    ContextMeta, ContextOwner, Kind, ResourcePath, ResourceRecord, UserCredentials,
 };
 use emco_model::{ContextId, ContextStatus, RsyncStatus};
 use emco_store::{Store, Txn};
@@ -90,6 +90,7 @@ impl AgentApplier {
             contexts.clone(),
             RsyncConfig {
                 watch_bundles: false,
+                impersonate_users: true,
                 ..config
             },
         );
@@ -134,6 +135,7 @@ impl AgentApplier {
             meta.supersedes = order.other;
         }
         meta.status = ContextStatus::Instantiated;
+        meta.credentials = local_credentials(order, root);
         if !meta.apps.iter().any(|known| known.name == app) {
             meta.apps.push(AppMeta {
                 name: app.to_string(),
@@ -185,12 +187,13 @@ impl AgentApplier {
                     .cluster(context, app, &self.cluster_key)
                     .await
                     .ok()?;
+                let credentials = local_credentials(order, label_root(app, &order.label).ok()?);
                 let previous = crate::apply::predecessor_record(
                     &self.rsync.inner,
                     predecessor,
                     &record,
                     &order.namespace,
-                    None,
+                    credentials.as_ref(),
                 )
                 .await
                 .ok()
@@ -202,6 +205,7 @@ impl AgentApplier {
             }
             _ => false,
         };
+        let credentials = local_credentials(order, label_root(app, &order.label).ok()?);
         let outcome = crate::apply::sync_cluster(
             self.rsync.inner.clone(),
             context,
@@ -209,7 +213,7 @@ impl AgentApplier {
             self.cluster_key.clone(),
             order.namespace.clone(),
             direction,
-            None,
+            credentials,
             cancel,
         )
         .await;
@@ -275,6 +279,10 @@ impl AgentApplier {
         let Some(order) = record.agent_order else {
             return false;
         };
+        let Ok(root) = label_root(app, &order.label) else {
+            return false;
+        };
+        let credentials = local_credentials(&order, root);
         let outcome = crate::apply::sync_cluster(
             self.rsync.inner.clone(),
             context,
@@ -282,7 +290,7 @@ impl AgentApplier {
             self.cluster_key.clone(),
             order.namespace.clone(),
             Direction::Repair,
-            None,
+            credentials,
             cancel,
         )
         .await;
@@ -379,6 +387,18 @@ impl std::fmt::Debug for AgentApplier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentApplier").finish_non_exhaustive()
     }
+}
+
+/// Whom an order's main resources and hooks are applied as, as rsync's batch takes it: the user its local engine
+/// impersonates (`RsyncConfig::impersonate_users`), the same for every context of the chain (so an update compares
+/// with its predecessor).
+fn local_credentials(order: &AgentOrder, root: ContextId) -> Option<UserCredentials> {
+    order.apply_as.as_ref().map(|user| UserCredentials {
+        project: String::new(),
+        logical_cloud: String::new(),
+        context: root,
+        user: user.clone(),
+    })
 }
 
 /// The first context of an update chain, from the tracking label `<context>-<app>` an order carries.

@@ -1226,7 +1226,17 @@ async fn attempt(
     let cluster = record.cluster.as_str();
     // A pull cluster is never dialled: its agent takes the order and reports its outcome.
     if inner.clients.is_pull(cluster).await? {
-        return crate::pull::attempt(inner, id, label_id, record, namespace, direction, cancel).await;
+        return crate::pull::attempt(
+            inner,
+            id,
+            label_id,
+            record,
+            namespace,
+            direction,
+            credentials,
+            cancel,
+        )
+        .await;
     }
     if let Some(target) = inner.clients.git_target(cluster).await? {
         if cancel.is_cancelled() {

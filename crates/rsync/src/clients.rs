@@ -340,6 +340,9 @@ impl Clients {
         cluster: &str,
         credentials: &UserCredentials,
     ) -> Result<kube::Client, SyncError> {
+        if self.config.impersonate_users {
+            return self.impersonating_client(cluster, &credentials.user).await;
+        }
         let credentials_error = |message: String| SyncError::Credentials {
             logical_cloud: credentials.logical_cloud.clone(),
             cluster: cluster.to_string(),
@@ -407,6 +410,26 @@ impl Clients {
                     ..KubeConfigOptions::default()
                 };
                 self.build(cluster, kubeconfig, &options).await
+            })
+            .await?;
+        Ok(client)
+    }
+
+    /// The client of `cluster`'s own kubeconfig acting as `user` (`Impersonate-User`): a pull cluster's agent
+    /// applies a logical cloud's apps as the cloud's service account.
+    async fn impersonating_client(&self, cluster: &str, user: &str) -> Result<kube::Client, SyncError> {
+        let bytes = self.kubeconfig_bytes(cluster).await?;
+        let identity = [bytes.as_slice(), user.as_bytes()].join(&0u8);
+        let (client, _) = self
+            .cached(&format!("as:{cluster}:{user}"), &identity, || async {
+                let mut kubeconfig = self.checked_kubeconfig(cluster, &bytes)?;
+                for named in &mut kubeconfig.auth_infos {
+                    if let Some(auth_info) = named.auth_info.as_mut() {
+                        auth_info.impersonate = Some(user.to_string());
+                    }
+                }
+                self.build(cluster, kubeconfig, &KubeConfigOptions::default())
+                    .await
             })
             .await?;
         Ok(client)

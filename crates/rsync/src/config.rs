@@ -49,6 +49,10 @@ pub struct RsyncConfig {
     /// Whether rsync watches the ResourceBundleStates of the clusters it applies to (a pull cluster's agent, which
     /// applies with rsync's batches, reads them itself and sends them to emco).
     pub watch_bundles: bool,
+    /// A logical cloud's user is impersonated with the cluster's own credentials (`Impersonate-User`) instead of
+    /// authenticating with the certificate the cluster issued: a pull cluster's agent applies a cloud's apps as
+    /// the cloud's service account.
+    pub impersonate_users: bool,
 }
 
 impl Default for RsyncConfig {
@@ -74,6 +78,7 @@ impl Default for RsyncConfig {
             git_dir: None,
             git_status_poll: Duration::from_secs(1),
             watch_bundles: true,
+            impersonate_users: false,
         }
     }
 }

@@ -10,7 +10,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use emco_appcontext::{AgentEnd, AgentOperation, AgentOrder, ClusterRecord, ContextError, Waiting};
+use emco_appcontext::{
+    AgentEnd, AgentOperation, AgentOrder, ClusterRecord, ContextError, UserCredentials, Waiting,
+};
 use emco_model::{ContextId, now_timestamp};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
@@ -73,6 +75,7 @@ impl Drop for Registered<'_> {
 }
 
 /// One batch on a pull cluster: issue the order, wait for its outcome (or the cancellation).
+#[allow(clippy::too_many_arguments)] // the batch's parts, as apply.rs's attempt takes them
 pub(crate) async fn attempt(
     inner: &Inner,
     id: ContextId,
@@ -80,9 +83,18 @@ pub(crate) async fn attempt(
     record: &ClusterRecord,
     namespace: &str,
     direction: Direction,
+    credentials: Option<&UserCredentials>,
     cancel: &CancellationToken,
 ) -> Result<Attempt, SyncError> {
     let (app, cluster) = (record.app.as_str(), record.cluster.as_str());
+    // A level-1 logical cloud's apps are applied as its service account (the pull cluster took the cloud's objects
+    // with it, as a GitOps cluster does: no certificate is issued to emco there).
+    let apply_as = credentials.map(|credentials| {
+        format!(
+            "system:serviceaccount:{namespace}:{}",
+            emco_k8s::logical_cloud::flux_service_account(&credentials.logical_cloud)
+        )
+    });
     let cancelled = || Attempt {
         results: vec![None; record.resources.len()],
         certificates: vec![None; record.resources.len()],
@@ -116,6 +128,7 @@ pub(crate) async fn attempt(
                 other,
                 label: format!("{label_id}-{app}"),
                 namespace: namespace.to_string(),
+                apply_as: apply_as.clone(),
                 issued_at: issued_at.clone(),
                 outcome: None,
             }));

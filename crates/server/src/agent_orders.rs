@@ -3,6 +3,8 @@
 //! with its sequence number, whether its outcome is in, and the store revision at which that last changed. The
 //! records themselves stay the one copy of the desired state; this is the map to them and the doorbell of each
 //! cluster's waiting long poll ([`AgentOrders::doorbell`], rung only when a mark changes, not at every status write).
+//! It also keeps when each pull cluster's agent last reached this replica (a poll or a report), which the clusters'
+//! GETs show (`connection.agentLastContact`; each replica knows its own agents' contacts).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
@@ -22,11 +24,12 @@ pub(crate) struct OrderMark {
     pub(crate) revision: i64,
 }
 
-/// The orders of every pull cluster.
+/// The orders of every pull cluster, and when each one's agent last reached this replica.
 #[derive(Default)]
 pub(crate) struct AgentOrders {
     clusters: HashMap<String, BTreeMap<(ContextId, String), OrderMark>>,
     doorbells: HashMap<String, Arc<Notify>>,
+    contacts: HashMap<String, jiff::Timestamp>,
 }
 
 impl AgentOrders {
@@ -97,6 +100,22 @@ impl AgentOrders {
         self.doorbells.entry(cluster.to_string()).or_default().clone()
     }
 
+    /// Notes that `cluster`'s agent reached this replica now.
+    pub(crate) fn contact(&mut self, cluster: &str) {
+        let now = jiff::Timestamp::now();
+        match self.contacts.get_mut(cluster) {
+            Some(last) => *last = now,
+            None => {
+                self.contacts.insert(cluster.to_string(), now);
+            }
+        }
+    }
+
+    /// When `cluster`'s agent last reached this replica.
+    pub(crate) fn last_contact(&self, cluster: &str) -> Option<jiff::Timestamp> {
+        self.contacts.get(cluster).copied()
+    }
+
     /// The orders of `cluster`, in (context, app) order.
     pub(crate) fn orders(&self, cluster: &str) -> Vec<((ContextId, String), OrderMark)> {
         self.clusters
@@ -121,6 +140,7 @@ mod tests {
                 other: None,
                 label: "1-web".into(),
                 namespace: "default".into(),
+                apply_as: None,
                 issued_at: "2026-12-02T10:00:00.000Z".into(),
                 outcome: None,
             })

@@ -292,6 +292,19 @@
   // ---- home: projects and clusters ---------------------------------------------------------------------------
 
   /** A list item whose badge is filled (and refreshed) from `statePath`'s `state`. */
+  /** How emco reaches a cluster, for its line in the tree: its mode and, for a pull cluster, its agent's last contact. */
+  function connectionNote(connection) {
+    if (!connection || !connection.mode) return '';
+    let text = ` ${connection.mode}`;
+    if (connection.mode === 'pull') {
+      const at = Date.parse(connection.agentLastContact || '');
+      text += Number.isNaN(at)
+        ? ' · agent not seen'
+        : ` · agent seen ${Math.max(0, Math.round((Date.now() - at) / 1000))} s ago`;
+    }
+    return h('span', { class: 'muted connection', text, title: connection.agentLastContact || '' });
+  }
+
   function stateItem(link, statePath) {
     const badgeSlot = h('span', { dataset: { statePath } });
     return h('li', {}, link, badgeSlot);
@@ -376,7 +389,8 @@
         const cut = limited(list, 'clusters');
         for (const cluster of cut.items) {
           const c = nameOf(cluster);
-          clusters.append(stateItem(h('a', { href: `#/cluster/${enc(name)}/${enc(c)}`, text: c }), paths.cluster(name, c)));
+          const link = h('a', { href: `#/cluster/${enc(name)}/${enc(c)}`, text: c });
+          clusters.append(stateItem(h('span', {}, link, connectionNote(cluster.connection)), paths.cluster(name, c)));
         }
         if (cut.items.length === 0) clusters.append(h('li', { class: 'muted', text: 'no clusters' }));
         if (cut.note) clusters.append(cut.note);

@@ -360,6 +360,15 @@ async fn the_page_shows_the_dig_grid_live_failures_and_stale_clusters() {
     emco.http
         .wait_for("?status=ready", SETTLE, |a| a["readyStatus"] == "Ready")
         .await;
+    // A pull cluster whose agent never came, beside the two direct ones.
+    emco.http
+        .post_form(
+            "/v2/cluster-providers/vfw-cluster-provider/clusters",
+            json!({"metadata": {"name": "site9"}, "spec": {"pull": {}}}),
+            b"",
+        )
+        .await
+        .expect(201);
 
     let browser = Browser::start(&chromium, &chromedriver).await;
     browser.goto(&format!("http://{}/ui/", emco.http.address)).await;
@@ -385,6 +394,10 @@ async fn the_page_shows_the_dig_grid_live_failures_and_stale_clusters() {
         "edge02",
     ] {
         assert!(home.contains(name), "the home page names {name}: {home}");
+    }
+    // Each cluster says how emco reaches it.
+    for line in ["edge01 direct", "edge02 direct", "site9 pull · agent not seen"] {
+        assert!(home.contains(line), "the home page says '{line}': {home}");
     }
     browser.click(r##"a[href^="#/dig/"]"##).await;
 

@@ -394,6 +394,30 @@ async fn a_direct_and_a_pull_cluster_run_the_vfw_side_by_side() {
             |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
         )
         .await;
+    // The clusters say how emco reaches them, and when the pull cluster's agent was last in touch.
+    let clusters = emco
+        .http
+        .get("/v2/cluster-providers/vfw-cluster-provider/clusters")
+        .await
+        .expect(200)
+        .json();
+    let connection = |name: &str| {
+        clusters
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|cluster| cluster["metadata"]["name"] == name)
+            .unwrap()["connection"]
+            .clone()
+    };
+    assert_eq!(connection("edge01"), json!({"mode": "direct"}));
+    assert_eq!(connection("edge02")["mode"], "pull");
+    let contact: jiff::Timestamp = connection("edge02")["agentLastContact"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(jiff::Timestamp::now().duration_since(contact).as_secs() < 60);
     let on_pull = labelled_names(edge02).await;
     assert_eq!(on_pull, labelled_names(edge01).await, "{ready}");
     assert!(!on_pull.is_empty());
@@ -484,5 +508,192 @@ async fn a_direct_and_a_pull_cluster_run_the_vfw_side_by_side() {
         .await;
     assert!(labelled_names(edge02).await.is_empty());
     assert!(labelled_names(edge01).await.is_empty());
+    agent.abort();
+}
+
+/// The agent of the pull cluster `edge01` of the vFW's provider, in this process, against emco at `http`.
+fn start_agent(http: &Http, cluster: &kubesim::SimCluster, token: &str) -> tokio::task::JoinHandle<()> {
+    let mut config = emco_monitor::agent::AgentConfig::new(
+        &format!("http://{}", http.address),
+        &format!("vfw-cluster-provider+{}", cluster.name()),
+        token,
+        cluster.kubeconfig().into_bytes(),
+    );
+    config.poll_wait = Duration::from_secs(5);
+    config.report_every = Duration::from_millis(200);
+    config.rsync = test_rsync_config();
+    tokio::spawn(async move {
+        emco_monitor::agent::run_agent(config, std::future::pending())
+            .await
+            .unwrap();
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_clusters_agent_catches_up_after_a_disconnect_and_an_emco_restart() {
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _monitors = start_in_cluster_monitors(&sim);
+    let data = tempfile::tempdir().unwrap();
+    let port = crate::rsync::free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let mut emco = crate::rsync::start_emco_process(data.path(), port).await;
+    onboard_vfw(&http, &[]).await;
+    let token = register_pull_cluster(&http, "edge01").await;
+    let agent = start_agent(&http, edge01, &token);
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    http.wait_for(
+        "?status=ready&output=summary",
+        Duration::from_secs(90),
+        |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+    )
+    .await;
+    let old = last_context(&http.summary().await);
+    let sink = crate::updates::deployment(edge01, "fw0-sink").await.unwrap();
+    assert_eq!(sink.spec.replicas, Some(1));
+
+    // The agent goes away; an update waits for it, saying so, and the cluster stays as it was.
+    agent.abort();
+    crate::updates::put_dig(&http, 2, None).await;
+    http.post_empty(&format!("{DIG}/update")).await.expect(202);
+    http.wait_until(
+        &format!("{DIG}/status?output=detail"),
+        Duration::from_secs(60),
+        |answer| {
+            answer
+                .to_string()
+                .contains("the agent of pull cluster vfw-cluster-provider+edge01 to update the app")
+        },
+    )
+    .await;
+    let still = crate::updates::deployment(edge01, "fw0-sink").await.unwrap();
+    assert_eq!(still.spec.replicas, Some(1));
+
+    // emco is killed and restarted on its data; a new agent (nothing kept from the old one) catches up: the update
+    // reaches the cluster in place and the old context hands over.
+    emco.start_kill().unwrap();
+    emco.wait().await.unwrap();
+    let _emco = crate::rsync::start_emco_process(data.path(), port).await;
+    let agent = start_agent(&http, edge01, &token);
+    http.wait_until(
+        &format!("{DIG}/status?output=summary&instance={old}"),
+        Duration::from_secs(90),
+        |answer| answer["status"] == "Updated",
+    )
+    .await;
+    http.wait_for(
+        "?status=ready&output=summary",
+        Duration::from_secs(90),
+        |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+    )
+    .await;
+    let updated = crate::updates::deployment(edge01, "fw0-sink").await.unwrap();
+    assert_eq!(updated.metadata.uid, sink.metadata.uid);
+    assert_eq!(updated.spec.replicas, Some(2));
+    agent.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_level1_logical_cloud_on_a_pull_cluster_is_applied_as_its_service_account() {
+    use crate::logical_clouds::{LC, create_level1, wait_lc};
+    use kube::api::{Api, DynamicObject};
+    use kube::core::{ApiResource, GroupVersionKind};
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _monitors = start_in_cluster_monitors(&sim);
+    let emco = Emco::start().await;
+    onboard_apps_on(&emco.http, &[], &[("sink", vfw_chart("sink"))], "lc1").await;
+    let token = register_pull_cluster(&emco.http, "edge01").await;
+    let agent = start_agent(&emco.http, edge01, &token);
+    create_level1(&emco.http).await;
+    emco.http
+        .post_empty(&format!("{LC}/instantiate"))
+        .await
+        .expect(202);
+    wait_lc(&emco.http, |answer| answer["deployedStatus"] == "Instantiated").await;
+
+    // The cloud's objects: its namespace and the service account its apps are applied as, bound to the cloud's
+    // role; no certificate request (nobody in a pull cluster signs one for emco).
+    let client = edge01.client().unwrap();
+    let api = |version: &str, kind: &str, plural: &str, namespace: Option<&str>| {
+        let (group, version) = version.split_once('/').unwrap_or(("", version));
+        let resource =
+            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
+        match namespace {
+            Some(namespace) => Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource),
+            None => Api::<DynamicObject>::all_with(client.clone(), &resource),
+        }
+    };
+    let binding = api(
+        "rbac.authorization.k8s.io/v1",
+        "RoleBinding",
+        "rolebindings",
+        Some("tenant1"),
+    )
+    .get("lc1-rolebinding0")
+    .await
+    .unwrap();
+    assert!(
+        binding.data["subjects"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "tenant1"})),
+        "{:?}",
+        binding.data
+    );
+    api("v1", "ServiceAccount", "serviceaccounts", Some("tenant1"))
+        .get("lc1-sa")
+        .await
+        .unwrap();
+    let requests = api(
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        None,
+    )
+    .list(&Default::default())
+    .await
+    .unwrap();
+    assert!(requests.items.is_empty(), "{:?}", requests.items);
+
+    // The DIG on the cloud: its order names the service account; the agent applies the sink as it, in the cloud's
+    // namespace, and it is Ready.
+    emco.http
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    emco.http
+        .wait_for(
+            "?status=ready&output=summary",
+            Duration::from_secs(60),
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    api("apps/v1", "Deployment", "deployments", Some("tenant1"))
+        .get("fw0-sink")
+        .await
+        .unwrap();
+    let orders = agent_call(
+        &emco.http,
+        &token,
+        "GET",
+        "/v2/cluster-providers/vfw-cluster-provider/clusters/edge01/agent/desired-state",
+        None,
+    )
+    .await
+    .expect(200)
+    .json();
+    let sink = orders["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|change| change["app"] == "sink")
+        .unwrap();
+    assert_eq!(
+        sink["order"]["applyAs"], "system:serviceaccount:tenant1:lc1-sa",
+        "{sink}"
+    );
     agent.abort();
 }

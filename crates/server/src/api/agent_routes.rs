@@ -23,6 +23,7 @@ use axum::extract::{Query, Request, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
+use emco_appcontext::agent_order::{MAX_BUNDLES_PER_REPORT, MAX_OUTCOMES_PER_REPORT};
 use emco_appcontext::{
     AgentEnd, AgentOrder, AgentResult, Catalog, ContextError, Kind, ReportTaken, ResourcePath, ResourceRecord,
 };
@@ -213,6 +214,33 @@ fn agent_token_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
     })
 }
 
+/// A cluster's body as the GETs show it: with `connection`, how emco reaches it — `mode` `direct` (a kubeconfig),
+/// `gitops` (its Git repository) or `pull` (its agent reaches emco; `agentLastContact`, when its agent last reached
+/// this replica, RFC 3339, absent when it has not since this replica started).
+pub(crate) fn with_connection(state: &AppState, cluster: &str, mut body: Json) -> Json {
+    let spec = &body["spec"];
+    let mode = if spec.get("pull").is_some_and(Json::is_object) {
+        "pull"
+    } else if spec["gitOps"]["gitOpsType"]
+        .as_str()
+        .is_some_and(|kind| !kind.is_empty())
+    {
+        "gitops"
+    } else {
+        "direct"
+    };
+    let mut connection = json!({ "mode": mode });
+    if mode == "pull"
+        && let Some(contact) = state.status().agent_orders().last_contact(cluster)
+    {
+        connection["agentLastContact"] = Json::String(emco_model::format_timestamp(contact));
+    }
+    if let Some(object) = body.as_object_mut() {
+        object.insert("connection".to_string(), connection);
+    }
+    body
+}
+
 /// A registered pull cluster's answer: its body and, this once, its agent token.
 pub(crate) fn with_agent_token(mut body: Json, issued: &IssuedAgentToken) -> Json {
     if let Some(object) = body.as_object_mut() {
@@ -230,7 +258,6 @@ pub(crate) const REPORTS_ROUTE: &str = "/v2/cluster-providers/{provider}/cluster
 const MAX_WAIT_SECONDS: u64 = 55;
 /// How long a long poll waits without `wait`, in seconds.
 const DEFAULT_WAIT_SECONDS: u64 = 30;
-use emco_appcontext::agent_order::{MAX_BUNDLES_PER_REPORT, MAX_OUTCOMES_PER_REPORT};
 /// The longest bundle label read (`<context id>-<app>`).
 const MAX_BUNDLE_LABEL: usize = 160;
 
@@ -316,7 +343,11 @@ pub(crate) async fn desired_state(
             }
         }
     }
-    let doorbell = state.status().agent_orders().doorbell(&cluster);
+    let doorbell = {
+        let mut orders = state.status().agent_orders();
+        orders.contact(&cluster);
+        orders.doorbell(&cluster)
+    };
     let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(wait);
     loop {
         let notified = doorbell.notified();
@@ -421,6 +452,7 @@ pub(crate) async fn reports(
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Response, ApiError> {
     let cluster = agent_of(agent, path)?;
+    state.status().agent_orders().contact(&cluster);
     let body = json_body(&headers, body, state.config().max_body_bytes)?;
     let report: Report = serde_path_to_error::deserialize(&body)
         .map_err(|err| ApiError::invalid(format!("{}: {}", err.path(), err.inner())))?;

@@ -418,7 +418,15 @@ async fn list(
     let with_labels = query_value(&query, "withLabels").is_some_and(|v| v.eq_ignore_ascii_case("true"));
     if desc.kind != Kind::Cluster || (label.is_none() && !with_labels) {
         let (entries, next) = page.select(entries, |entry| entry);
-        let bodies: Vec<Json> = entries.into_iter().map(|entry| entry.body).collect();
+        let bodies: Vec<Json> = entries
+            .into_iter()
+            .map(|entry| match desc.kind {
+                Kind::Cluster => {
+                    super::agent_routes::with_connection(&state, &entry.path.names().join("+"), entry.body)
+                }
+                _ => entry.body,
+            })
+            .collect();
         return Ok(paging::answer(bodies, next, &uri));
     }
     let mut labelled = Vec::new();
@@ -625,8 +633,11 @@ async fn read(
         Wanted::Metadata
     };
     if wanted == Wanted::Metadata {
-        // A cluster's metadata view shows the state of its network intents (seed 002).
-        let body = super::status_routes::with_state(&state, &path, entry.body).await?;
+        // A cluster's metadata view shows the state of its network intents (seed 002) and how emco reaches it.
+        let mut body = super::status_routes::with_state(&state, &path, entry.body).await?;
+        if desc.kind == Kind::Cluster {
+            body = super::agent_routes::with_connection(&state, &path.names().join("+"), body);
+        }
         return Ok((tag, JsonResponse(body)).into_response());
     }
     let blob = state.catalog().blob(&path).await?.unwrap_or_default();

@@ -29,9 +29,10 @@ pub(super) struct Inputs {
     logical_cloud: LogicalCloud,
     /// The referenced clusters, `provider+cluster`, in reference order.
     clusters: Vec<String>,
-    /// Those of them that are GitOps clusters: they take the cloud's objects as their agent applies them
-    /// ([`emco_k8s::logical_cloud::gitops_level1_objects`]).
-    gitops: std::collections::BTreeSet<String>,
+    /// Those of them that an agent in the cluster serves (GitOps and pull clusters): they take the cloud's
+    /// objects as their agent applies them, with a service account and no certificate request, which nobody
+    /// there would sign for emco ([`emco_k8s::logical_cloud::gitops_level1_objects`]).
+    agent_served: std::collections::BTreeSet<String>,
     permissions: Vec<UserPermission>,
     quotas: Vec<ClusterQuota>,
     /// The user's key and certificate request to keep (an update: the clusters already hold the request, which
@@ -108,7 +109,7 @@ pub(super) async fn read_inputs(
 ) -> Result<Inputs> {
     let logical_cloud: LogicalCloud = catalog.get_as(path).await?;
     let mut clusters = Vec::new();
-    let mut gitops = std::collections::BTreeSet::new();
+    let mut agent_served = std::collections::BTreeSet::new();
     for (reference_path, reference) in catalog
         .list_as::<ClusterReference>(Kind::ClusterReference, path.names())
         .await?
@@ -131,9 +132,9 @@ pub(super) async fn read_inputs(
         };
         let name = cluster.names().join("+");
         if serde_json::from_value::<emco_model::Cluster>(entry.body)
-            .is_ok_and(|body| body.git_ops().is_some())
+            .is_ok_and(|body| body.git_ops().is_some() || body.is_pull())
         {
-            gitops.insert(name.clone());
+            agent_served.insert(name.clone());
         }
         if !clusters.contains(&name) {
             clusters.push(name);
@@ -190,7 +191,7 @@ pub(super) async fn read_inputs(
     Ok(Inputs {
         logical_cloud,
         clusters,
-        gitops,
+        agent_served,
         permissions,
         quotas,
         kept,
@@ -260,7 +261,7 @@ pub(super) fn build(path: &ResourcePath, inputs: &Inputs) -> Result<Built> {
         .clusters
         .iter()
         .map(|cluster| {
-            let resources = if inputs.gitops.contains(cluster) {
+            let resources = if inputs.agent_served.contains(cluster) {
                 &gitops_resources
             } else {
                 &resources
