@@ -54,6 +54,11 @@ pub struct DemoArgs {
     /// Exit once the example is Ready instead of serving until Ctrl-C (for scripts and tests).
     #[arg(long)]
     pub exit_when_ready: bool,
+    /// How many of the clusters (the last ones) are pull clusters: emco never dials them; an agent in each
+    /// (`emco-monitor --pull-from`, here in this process) takes its desired state from emco and reports back.
+    /// edge01 stays a direct cluster (it carries the network intents).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u16).range(0..=999))]
+    pub pull_clusters: u16,
 }
 
 /// The DIG's path under `/v2`.
@@ -74,6 +79,13 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
             temporary.path().to_path_buf()
         }
     };
+    if args.pull_clusters >= args.clusters {
+        bail!(
+            "--pull-clusters {} leaves no direct cluster of --clusters {}: edge01 stays direct (it carries the network intents)",
+            args.pull_clusters,
+            args.clusters
+        );
+    }
     let charts = read_example(&args.example)?;
     if data_dir.join("store").exists() {
         bail!(
@@ -141,6 +153,7 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
         "emco demo: {} simulated cluster(s), a monitor in each, the API on http://{address}/v2",
         names.len()
     );
+    let pull: Vec<String> = names[names.len() - usize::from(args.pull_clusters)..].to_vec();
 
     let clusters: Vec<(String, Vec<u8>)> = names
         .iter()
@@ -154,7 +167,32 @@ pub async fn run(args: DemoArgs, shutdown: impl std::future::Future<Output = ()>
         .collect::<anyhow::Result<_>>()?;
     let edge01 = &sim.clusters()[0];
     install_network_crds(edge01).await?;
-    apply_networks(&api, edge01.name(), &clusters).await?;
+    let tokens = onboard_clusters(&api, &clusters, &pull).await?;
+    for ((name, kubeconfig), token) in clusters
+        .iter()
+        .filter(|(name, _)| pull.contains(name))
+        .zip(&tokens)
+    {
+        let config = emco_monitor::agent::AgentConfig::new(
+            &format!("http://{address}"),
+            &format!("{PROVIDER}+{name}"),
+            token,
+            kubeconfig.clone(),
+        );
+        let stop = stop.clone();
+        background.spawn(async move {
+            if let Err(err) = emco_monitor::agent::run_agent(config, stop.cancelled_owned()).await {
+                tracing::error!(error = %err, "a pull cluster's agent cannot start");
+            }
+        });
+    }
+    if !pull.is_empty() {
+        println!(
+            "pull cluster(s) {}: an agent in each takes its desired state from emco; emco never dials them",
+            pull.join(", ")
+        );
+    }
+    apply_networks(&api, edge01.name()).await?;
     api.post("/v2/projects", json!({"metadata": {"name": PROJECT}}))
         .await?;
     instantiate_logical_cloud(&api, &names).await?;
@@ -293,28 +331,48 @@ impl Api {
     }
 }
 
-/// The cluster provider and its clusters (labelled `edge`), through the API.
-async fn onboard_clusters(api: &Api, clusters: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
+/// The cluster provider and its clusters (labelled `edge`), through the API: those named in `pull` as pull
+/// clusters, whose agent tokens are answered (in their order), the others with their kubeconfig.
+async fn onboard_clusters(
+    api: &Api,
+    clusters: &[(String, Vec<u8>)],
+    pull: &[String],
+) -> anyhow::Result<Vec<String>> {
     let provider = format!("/v2/cluster-providers/{PROVIDER}");
     api.post(
         "/v2/cluster-providers",
         json!({"metadata": {"name": PROVIDER, "description": "simulated edge clusters"}}),
     )
     .await?;
+    let mut tokens = Vec::new();
     for (name, kubeconfig) in clusters {
-        api.post_form(
-            &format!("{provider}/clusters"),
-            json!({"metadata": {"name": name}}),
-            kubeconfig,
-        )
-        .await?;
+        if pull.contains(name) {
+            let created = api
+                .post_form(
+                    &format!("{provider}/clusters"),
+                    json!({"metadata": {"name": name}, "spec": {"pull": {}}}),
+                    b"",
+                )
+                .await?;
+            let token = created["agentToken"]
+                .as_str()
+                .with_context(|| format!("registering pull cluster {name} answered no agent token"))?;
+            tokens.push(token.to_string());
+        } else {
+            api.post_form(
+                &format!("{provider}/clusters"),
+                json!({"metadata": {"name": name}}),
+                kubeconfig,
+            )
+            .await?;
+        }
         api.post(
             &format!("{provider}/clusters/{name}/labels"),
             json!({"clusterLabel": "edge"}),
         )
         .await?;
     }
-    Ok(())
+    Ok(tokens)
 }
 
 /// Installs the ovn4nfv CRDs into `cluster`, as an operator would before applying network intents.
@@ -342,8 +400,7 @@ async fn install_network_crds(cluster: &kubesim::SimCluster) -> anyhow::Result<(
 }
 
 /// Applies seed 000's network intents (two provider networks, one network) to `cluster` and waits for them.
-async fn apply_networks(api: &Api, cluster: &str, clusters: &[(String, Vec<u8>)]) -> anyhow::Result<()> {
-    onboard_clusters(api, clusters).await?;
+async fn apply_networks(api: &Api, cluster: &str) -> anyhow::Result<()> {
     let base = format!("/v2/cluster-providers/{PROVIDER}/clusters/{cluster}");
     for (name, subnet, gateway, vlan) in [
         ("emco-private-net", "10.10.20.0/24", "10.10.20.1/24", "100"),

@@ -118,3 +118,81 @@ async fn the_demo_names_a_missing_example_directory() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("/nonexistent/vfw/charts/packetgen"), "{stderr}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_runs_a_cluster_in_pull_mode_beside_a_direct_one() {
+    let data = tempfile::tempdir().unwrap();
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--pull-clusters",
+            "1",
+            "--exit-when-ready",
+            "--timeout-secs",
+            "100",
+            "--data-dir",
+        ])
+        .arg(data.path())
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let output = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
+        .await
+        .expect("the demo did not finish")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        output.status
+    );
+    assert!(
+        stdout.contains("pull cluster(s) edge02: an agent in each"),
+        "{stdout}"
+    );
+    // Both clusters carry the example, every object Present and Ready, the pull cluster's too.
+    assert!(
+        stdout.contains("Instantiated   resources: Applied 12") && stdout.contains("readiness: Ready 18"),
+        "{stdout}"
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .filter(|line| line.starts_with('│') && !line.contains("APP"))
+        .map(|line| line.trim_matches('│').split('┆').map(str::trim).collect())
+        .collect();
+    assert_eq!(
+        rows.iter().filter(|row| row[1] == "edge02").count(),
+        9,
+        "{stdout}"
+    );
+    assert!(
+        rows.iter().all(|row| row[5] == "Present" && row[6] == "Ready"),
+        "{stdout}"
+    );
+
+    // Every cluster a pull cluster is refused: edge01 carries the network intents.
+    let refused = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
+        .args([
+            "demo",
+            "--listen",
+            "127.0.0.1:0",
+            "--clusters",
+            "2",
+            "--pull-clusters",
+            "2",
+        ])
+        .output()
+        .await
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(
+        String::from_utf8_lossy(&refused.stderr).contains("--pull-clusters 2"),
+        "{refused:?}"
+    );
+}
