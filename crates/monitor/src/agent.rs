@@ -100,8 +100,52 @@ struct ChangedOrder {
     resources: Vec<ResourceRecord>,
 }
 
-/// The order running for each (context, app): its seq (0: a repair) and how to cancel it.
-type Running = Arc<Mutex<HashMap<(ContextId, String), (u64, CancellationToken)>>>;
+/// A (context, app) of the cluster.
+type Key = (ContextId, String);
+
+/// What runs for each (context, app): the order (its seq; [`REPAIR`] for a repair) and how to cancel it, and a
+/// lock each run holds while it touches the cluster, so a run cancelled for a newer order has stopped before the
+/// newer one starts (a repair cancelled by a delete never applies an object after the delete removed it).
+#[derive(Default)]
+struct Runs {
+    current: HashMap<Key, (u64, CancellationToken)>,
+    serial: HashMap<Key, Arc<tokio::sync::Mutex<()>>>,
+}
+
+impl Runs {
+    /// Starts order `seq` of `key`, cancelling what runs for it; `None` when that order runs already.
+    fn order(
+        &mut self,
+        key: &Key,
+        seq: u64,
+        cancel: &CancellationToken,
+    ) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        match self.current.get(key) {
+            Some((running, _)) if *running == seq => return None,
+            Some((_, older)) => older.cancel(),
+            None => {}
+        }
+        self.current.insert(key.clone(), (seq, cancel.clone()));
+        Some(self.serial.entry(key.clone()).or_default().clone())
+    }
+
+    /// Starts a repair of `key` unless something runs for it.
+    fn repair(&mut self, key: &Key, cancel: &CancellationToken) -> Option<Arc<tokio::sync::Mutex<()>>> {
+        if self.current.contains_key(key) {
+            return None;
+        }
+        self.order(key, REPAIR, cancel)
+    }
+
+    /// Run `seq` of `key` is over.
+    fn finish(&mut self, key: &Key, seq: u64) {
+        if self.current.get(key).is_some_and(|(running, _)| *running == seq) {
+            self.current.remove(key);
+        }
+    }
+}
+
+type Running = Arc<Mutex<Runs>>;
 
 /// The seq a repair runs under in [`Running`] (orders count from 1, so any order cancels a repair).
 const REPAIR: u64 = 0;
@@ -146,6 +190,9 @@ pub async fn run_agent(
     let base = format!("/v2/cluster-providers/{provider}/clusters/{name}/agent");
     let applier = Arc::new(AgentApplier::new(&config.kubeconfig, config.rsync.clone()).await?);
     let stop = CancellationToken::new();
+    // However the agent ends — shutdown, or this future dropped — everything it started stops with it: no order,
+    // repair or report of an agent that is gone runs on.
+    let _stop_on_drop = stop.clone().drop_guard();
     let running: Running = Arc::default();
     let bundles: Arc<Bundles> = Arc::default();
     let reporter = tokio::spawn(report_bundles(
@@ -182,23 +229,19 @@ fn start_repair(
 ) {
     let key = (context, app.clone());
     let cancel = stop.child_token();
-    {
-        let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
-        if running.contains_key(&key) {
-            return;
-        }
-        running.insert(key.clone(), (REPAIR, cancel.clone()));
-    }
+    let Some(serial) = lock(running).repair(&key, &cancel) else {
+        return;
+    };
     tracing::info!(context = %context, app, "applying again what was applied (repair)");
     let (applier, running) = (applier.clone(), running.clone());
     tokio::spawn(async move {
-        if !applier.repair(context, &app, cancel).await {
-            tracing::info!(context = %context, app, "the repair did not apply everything; the next one tries again");
+        {
+            let _serial = serial.lock().await;
+            if !applier.repair(context, &app, cancel).await {
+                tracing::info!(context = %context, app, "the repair did not apply everything; the next one tries again");
+            }
         }
-        let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
-        if running.get(&key).is_some_and(|(seq, _)| *seq == REPAIR) {
-            running.remove(&key);
-        }
+        lock(&running).finish(&key, REPAIR);
     });
 }
 
@@ -275,15 +318,9 @@ async fn poll(
             }
             let key = (context, app.clone());
             let cancel = stop.child_token();
-            {
-                let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
-                match running.get(&key) {
-                    Some((seq, _)) if *seq == order.seq => continue,
-                    Some((_, older)) => older.cancel(),
-                    None => {}
-                }
-                running.insert(key.clone(), (order.seq, cancel.clone()));
-            }
+            let Some(serial) = lock(running).order(&key, order.seq, &cancel) else {
+                continue;
+            };
             tracing::info!(context = %context, app, seq = order.seq, operation = order.operation.as_str(), "running an order");
             let (client, base, applier, running, bundles) = (
                 client.clone(),
@@ -293,7 +330,9 @@ async fn poll(
                 bundles.clone(),
             );
             tokio::spawn(async move {
+                let serial = serial.lock().await;
                 let outcome = applier.run(context, &app, &order, cancel.clone()).await;
+                drop(serial);
                 if let Some(run) = outcome {
                     report_outcome(
                         &client,
@@ -310,10 +349,7 @@ async fn poll(
                         bundles.again(&order.label);
                     }
                 }
-                let mut running = running.lock().unwrap_or_else(PoisonError::into_inner);
-                if running.get(&key).is_some_and(|(seq, _)| *seq == order.seq) {
-                    running.remove(&key);
-                }
+                lock(&running).finish(&key, order.seq);
             });
         }
     }
@@ -378,7 +414,12 @@ async fn report_bundles(
     let reader_stop = stop.clone();
     let reader = tokio::spawn(async move {
         let mut statuses = std::pin::pin!(applier.bundle_statuses());
-        while let Some((label, status)) = statuses.next().await {
+        loop {
+            let next = tokio::select! {
+                next = statuses.next() => next,
+                () = reader_stop.cancelled() => return,
+            };
+            let Some((label, status)) = next else { return };
             for (context, app) in applier.missing_objects(&label, &status).await {
                 start_repair(&applier, &running, &reader_stop, context, app);
             }
@@ -429,4 +470,30 @@ async fn report_bundles(
         }
     }
     reader.abort();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_order_cancels_the_run_and_a_repair_waits_its_turn() {
+        let mut runs = Runs::default();
+        let key: Key = (ContextId::new(7).unwrap(), "web".into());
+        let repair = CancellationToken::new();
+        let serial = runs.repair(&key, &repair).unwrap();
+        // Nothing else starts a repair while one runs.
+        assert!(runs.repair(&key, &CancellationToken::new()).is_none());
+        // An order cancels the repair and shares its lock, so it starts once the repair let go.
+        let order = CancellationToken::new();
+        let order_serial = runs.order(&key, 1, &order).unwrap();
+        assert!(repair.is_cancelled() && !order.is_cancelled());
+        assert!(Arc::ptr_eq(&serial, &order_serial));
+        // The same order again is not started twice; the repair's end leaves the order's run in place.
+        assert!(runs.order(&key, 1, &CancellationToken::new()).is_none());
+        runs.finish(&key, REPAIR);
+        assert!(runs.repair(&key, &CancellationToken::new()).is_none());
+        runs.finish(&key, 1);
+        assert!(runs.repair(&key, &CancellationToken::new()).is_some());
+    }
 }

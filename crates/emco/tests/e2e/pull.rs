@@ -511,8 +511,12 @@ async fn a_direct_and_a_pull_cluster_run_the_vfw_side_by_side() {
     agent.abort();
 }
 
-/// The agent of the pull cluster `edge01` of the vFW's provider, in this process, against emco at `http`.
-fn start_agent(http: &Http, cluster: &kubesim::SimCluster, token: &str) -> tokio::task::JoinHandle<()> {
+/// The agent of the pull cluster `cluster` of the vFW's provider, in this process, against emco at `http`.
+pub(crate) fn start_agent(
+    http: &Http,
+    cluster: &kubesim::SimCluster,
+    token: &str,
+) -> tokio::task::JoinHandle<()> {
     let mut config = emco_monitor::agent::AgentConfig::new(
         &format!("http://{}", http.address),
         &format!("vfw-cluster-provider+{}", cluster.name()),

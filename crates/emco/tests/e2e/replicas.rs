@@ -2,7 +2,8 @@
 //! SIGKILL and another finishes it within the takeover deadline, every object applied once; the owner paused
 //! with SIGSTOP past its lease and continued writes nothing more for the context; `GET /v2/replicas` lists every
 //! replica with its lease and work, and every replica answers the same status; cluster status watchers spread
-//! over the replicas; a replica restarted on its address takes its work back at once. Skips (with a note) when no
+//! over the replicas; a replica restarted on its address takes its work back at once; a pull cluster's agent is
+//! served by a replica that does not own the instantiation, then by another once that one is gone. Skips (with a note) when no
 //! `etcd` binary is installed, unless `EMCO_REQUIRE_ETCD=1`.
 
 use std::time::{Duration, Instant};
@@ -408,4 +409,55 @@ async fn a_replica_restarted_on_its_address_resumes_its_work_before_its_old_leas
         replica.log()
     );
     assert_applied_once(&sim).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_clusters_agent_is_served_by_any_replica() {
+    let Some(etcd) = etcd().await else {
+        return;
+    };
+    let sim = vfw_clusters(1).await;
+    let edge01 = &sim.clusters()[0];
+    let _monitors = crate::support::start_in_cluster_monitors(&sim);
+    let mut replicas = start_replicas(&etcd, 2).await;
+    let (owner, other) = (&replicas[0], &replicas[1]);
+    onboard_vfw(&http(owner), &[]).await;
+    let token = crate::support::register_pull_cluster(&http(owner), "edge01").await;
+    // The instantiation runs on the replica that took it; the agent polls and reports to the other one, which
+    // knows the orders from etcd and records the outcomes the owner's batches wait for.
+    http(owner)
+        .post_empty(&format!("{DIG}/instantiate"))
+        .await
+        .expect(202);
+    let agent = crate::pull::start_agent(&http(other), edge01, &token);
+    let ready = http(owner)
+        .wait_until(
+            &format!("{DIG}/status?status=ready&output=summary"),
+            SETTLE,
+            |answer| answer["deployedStatus"] == "Instantiated" && answer["readyStatus"] == "Ready",
+        )
+        .await;
+    assert_eq!(ready["readyCounts"], json!({"Ready": 9}), "{ready}");
+    assert_eq!(counts(&http(other).summary().await), json!({"Applied": 6}));
+    agent.abort();
+
+    // The agent's replica goes away; the agent comes back through the owner, and a terminate reaches the cluster.
+    replicas.pop().unwrap().kill().await;
+    let owner = &replicas[0];
+    let agent = crate::pull::start_agent(&http(owner), edge01, &token);
+    http(owner)
+        .post_empty(&format!("{DIG}/terminate"))
+        .await
+        .expect(202);
+    http(owner)
+        .wait_until(&format!("{DIG}/status?output=summary"), SETTLE, |answer| {
+            answer["status"] == "Terminated"
+        })
+        .await;
+    let left = Api::<Deployment>::namespaced(edge01.client().unwrap(), "default")
+        .list(&ListParams::default().labels("emco/deployment-id"))
+        .await
+        .unwrap();
+    assert!(left.items.is_empty(), "{:?}", left.items);
+    agent.abort();
 }
