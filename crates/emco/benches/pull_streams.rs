@@ -156,7 +156,12 @@ async fn run() {
     let server = Server::new(store.clone(), None, ServerConfig::default());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    tokio::spawn(server.run(listener, std::future::pending()));
+    // One connection per agent, as `emco serve --max-connections` allows them.
+    let options = emco_server::ServeOptions {
+        max_connections: clusters + 256,
+        ..emco_server::ServeOptions::default()
+    };
+    tokio::spawn(server.run_with(listener, options, std::future::pending()));
     let http = Http { address };
     let setup = Instant::now();
     support::onboard_apps(&http, &[], &[("web", chart())]).await;
