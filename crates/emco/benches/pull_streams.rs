@@ -9,7 +9,8 @@
 //! server's alone. Both processes stamp times with the system clock.
 //!
 //! Run with `cargo bench -p emco --bench pull_streams` (not in CI). `PULL_CLUSTERS` (1000), `PULL_ORDERS` (200,
-//! one every 50 ms) change the load.
+//! one every 50 ms) change the load; `PULL_IDLE_CONNECTIONS=1` measures a baseline instead: each connection
+//! answers one `/healthz` and stays open idle.
 
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]
@@ -97,7 +98,27 @@ async fn agents_of(address: &str) {
         .filter_map(|line| line.split_once(' '))
         .map(|(cluster, token)| (cluster.to_string(), token.to_string()))
         .collect();
-    for (cluster, token) in &agents {
+    // `PULL_IDLE_CONNECTIONS=1`: a baseline instead: each agent's connection answers one `/healthz` and then
+    // stays open idle (what a connection alone costs the server, without a request in flight).
+    if std::env::var("PULL_IDLE_CONNECTIONS").is_ok() {
+        let client = EmcoClient::new(&format!("http://{address}")).unwrap();
+        let asks: Vec<_> = agents
+            .iter()
+            .map(|_| {
+                let client = client.clone();
+                tokio::spawn(async move { client.send("GET", "/healthz", true, Body::Empty).await.unwrap() })
+            })
+            .collect();
+        for ask in asks {
+            ask.await.unwrap();
+        }
+        parked.store(agents.len(), std::sync::atomic::Ordering::Relaxed);
+        std::mem::forget(client);
+    }
+    for (cluster, token) in agents
+        .iter()
+        .filter(|_| std::env::var("PULL_IDLE_CONNECTIONS").is_err())
+    {
         let client = EmcoClient::new(&format!("http://{address}"))
             .unwrap()
             .with_token(token)
@@ -217,6 +238,11 @@ async fn run() {
         idle_cpu * 100.0
     );
 
+    if std::env::var("PULL_IDLE_CONNECTIONS").is_ok() {
+        drop(child.stdin.take());
+        child.wait().unwrap();
+        return;
+    }
     // An order every ORDER_EVERY, each to another cluster, written as rsync writes it.
     let contexts = AppContexts::new(store.clone());
     let mut writes: Vec<(String, u64, i64)> = Vec::with_capacity(orders);

@@ -6,7 +6,8 @@
 //! - `GET …/agent/desired-state?since=R&wait=S`, a long poll: the cluster's orders (each (context, app) record
 //!   holding one, with its sequence number and whether its outcome is in) and, in full with the record's
 //!   resources, those that changed after store revision `R`; answered at once when some did (or `R` is 0),
-//!   else when one does or after `S` seconds (default 30, at most 55). The answer's `revision` is the `since` of
+//!   else when one does or after `S` seconds (default 30, at most 55) — then the status and headers come at once
+//!   and the JSON body when it is known, so a parked agent costs emco only its body's small future. The answer's `revision` is the `since` of
 //!   the next poll, so a reconnecting agent gets only what changed. Orders are read from the AppContext records:
 //!   there is no second copy of the desired state.
 //! - `POST …/agent/reports`: outcomes of orders (per resource: Applied, Deleted or Failed with the cluster's
@@ -348,27 +349,59 @@ pub(crate) async fn desired_state(
         orders.contact(&cluster);
         orders.doorbell(&cluster)
     };
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(wait);
-    loop {
-        let notified = doorbell.notified();
-        tokio::pin!(notified);
-        notified.as_mut().enable();
-        // The revision first: every order change up to it is in the map already (a change seen later is answered
-        // again by the next poll, never missed).
-        let revision = *state.status().subscribe().borrow();
-        let orders = state.status().agent_orders().orders(&cluster);
-        let changed: Vec<_> = orders
-            .iter()
-            .filter(|(_, mark)| since == 0 || mark.revision > since)
-            .map(|(key, _)| key.clone())
-            .collect();
-        if !changed.is_empty() || since == 0 || tokio::time::Instant::now() >= deadline {
-            return answer_orders(&state, &cluster, revision, &orders, changed).await;
-        }
-        if tokio::time::timeout_at(deadline, notified).await.is_err() {
-            return answer_orders(&state, &cluster, revision, &orders, Vec::new()).await;
-        }
+    let (revision, orders, changed) = pending(&state, &cluster, since);
+    if !changed.is_empty() || since == 0 || wait == 0 {
+        let answer = answer_orders(&state, &cluster, revision, &orders, changed).await?;
+        return Ok(axum::Json(answer).into_response());
     }
+    // Nothing new: the answer's status and headers go at once and its body when an order changes or the wait
+    // ends. Waiting in the body, not in the handler, leaves only the body's small future per parked agent (the
+    // handler's and the middleware's futures are done), which is most of an idle agent's cost to emco.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(wait);
+    let body = async move {
+        loop {
+            let notified = doorbell.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            let (revision, orders, changed) = pending(&state, &cluster, since);
+            if !changed.is_empty() || tokio::time::Instant::now() >= deadline {
+                // Boxed: the answer's reads take room only once they run, not in every parked agent's future.
+                return body_of(Box::pin(answer_orders(&state, &cluster, revision, &orders, changed)).await);
+            }
+            // Rung (something of the cluster changed) or the wait is over: look again.
+            let _ = tokio::time::timeout_at(deadline, notified).await;
+        }
+    };
+    Ok((
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        axum::body::Body::from_stream(futures::stream::once(body)),
+    )
+        .into_response())
+}
+
+/// A cluster's orders with their marks.
+type Marks = Vec<((ContextId, String), crate::agent_orders::OrderMark)>;
+
+/// The revision the answer stands at, the cluster's orders, and those changed after `since` (all with 0). The
+/// revision is read first: every order change up to it is in the map already (a change seen later is answered
+/// again by the next poll, never missed).
+fn pending(state: &AppState, cluster: &str, since: i64) -> (i64, Marks, Vec<(ContextId, String)>) {
+    let revision = *state.status().subscribe().borrow();
+    let orders = state.status().agent_orders().orders(cluster);
+    let changed = orders
+        .iter()
+        .filter(|(_, mark)| since == 0 || mark.revision > since)
+        .map(|(key, _)| key.clone())
+        .collect();
+    (revision, orders, changed)
+}
+
+/// A waited answer as the body's one chunk; a store failure ends the body with an error (the agent polls again).
+fn body_of(answer: Result<Json, ApiError>) -> Result<axum::body::Bytes, std::io::Error> {
+    let answer = answer.map_err(|err| std::io::Error::other(err.to_string()))?;
+    serde_json::to_vec(&answer)
+        .map(axum::body::Bytes::from)
+        .map_err(std::io::Error::other)
 }
 
 async fn answer_orders(
@@ -377,7 +410,7 @@ async fn answer_orders(
     revision: i64,
     orders: &[((ContextId, String), crate::agent_orders::OrderMark)],
     changed: Vec<(ContextId, String)>,
-) -> Result<Response, ApiError> {
+) -> Result<Json, ApiError> {
     let mut changed_orders = Vec::with_capacity(changed.len());
     for (context, app) in changed {
         let record = match state.contexts().cluster(context, &app, cluster).await {
@@ -403,13 +436,12 @@ async fn answer_orders(
             done: mark.done,
         })
         .collect();
-    Ok(axum::Json(json!({
+    Ok(json!({
         "cluster": cluster,
         "revision": revision,
         "orders": summaries,
         "changed": changed_orders,
     }))
-    .into_response())
 }
 
 /// A report's body.
