@@ -15,6 +15,9 @@
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[path = "common/own_process.rs"]
+mod own_process;
+
 #[path = "../tests/e2e/support.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod support;
@@ -22,24 +25,18 @@ mod support;
 use std::io::{BufRead, Write};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use emco_appcontext::{AgentOperation, AgentOrder, AppContexts};
 use emco_model::ContextId;
 use emco_server::{Server, ServerConfig};
 use emco_store::Store;
 use emcoctl::client::{Body, EmcoClient};
+use own_process::{cpu_time, env_number, now_micros, percentile, resident_bytes};
 use support::{DIG, Http};
 
 const ORDER_EVERY: Duration = Duration::from_millis(50);
 const PROVIDER: &str = "vfw-cluster-provider";
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
 
 fn chart() -> Vec<u8> {
     emco_helm::archive::write_tgz(&[
@@ -49,40 +46,6 @@ fn chart() -> Vec<u8> {
             b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: b\n",
         ),
     ])
-}
-
-/// The process's CPU time so far (user + system, from `/proc/self/stat`, Linux; clock ticks of 10 ms).
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<u64> = after_name
-        .split_whitespace()
-        .map(|field| field.parse().unwrap_or(0))
-        .collect();
-    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
-}
-
-/// The resident set size in bytes (`/proc/self/statm`, Linux).
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[index]
-}
-
-fn now_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_micros() as i64)
 }
 
 /// The agents' process: for every `cluster token` line of `PULL_TOKENS`, an agent that polls its desired state

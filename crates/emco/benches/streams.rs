@@ -18,6 +18,9 @@
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]
 
+#[path = "common/own_process.rs"]
+mod own_process;
+
 #[path = "../tests/e2e/support.rs"]
 #[allow(dead_code, unreachable_pub)]
 mod support;
@@ -26,7 +29,7 @@ use std::collections::HashMap;
 use std::io::{BufRead, Write};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use emco_appcontext::AppContexts;
 use emco_model::{ContextId, RsyncStatus};
@@ -34,16 +37,10 @@ use emco_server::{Server, ServerConfig};
 use emco_store::Store;
 use emcoctl::client::EmcoClient;
 use emcoctl::sse::EventReader;
+use own_process::{cpu_time, env_number, now_micros, percentile, resident_bytes};
 use support::{DIG, Http};
 
 const CHANGE_EVERY: Duration = Duration::from_millis(100);
-
-fn env_number(name: &str, default: usize) -> usize {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(default)
-}
 
 fn chart() -> Vec<u8> {
     emco_helm::archive::write_tgz(&[
@@ -51,42 +48,6 @@ fn chart() -> Vec<u8> {
         ("web/templates/deployment.yaml", b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\nspec:\n  replicas: 1\n  selector:\n    matchLabels: {app: web}\n  template:\n    metadata:\n      labels: {app: web}\n    spec:\n      containers:\n      - name: main\n        image: registry.local/web:1\n"),
         ("web/templates/config.yaml", b"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: web\ndata:\n  a: b\n"),
     ])
-}
-
-/// The process's CPU time so far (user + system, from `/proc/self/stat`, Linux; clock ticks of 10 ms).
-fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<u64> = after_name
-        .split_whitespace()
-        .map(|field| field.parse().unwrap_or(0))
-        .collect();
-    // After the name: state (0), …, utime (11), stime (12).
-    let ticks = fields.get(11).copied().unwrap_or(0) + fields.get(12).copied().unwrap_or(0);
-    Duration::from_millis(ticks * 10)
-}
-
-/// The resident set size in bytes (`/proc/self/statm`, Linux).
-fn resident_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-fn percentile(sorted: &[Duration], p: f64) -> Duration {
-    let index = ((sorted.len() as f64 * p).ceil() as usize).clamp(1, sorted.len()) - 1;
-    sorted[index]
-}
-
-/// Microseconds since the Unix epoch: the clock both processes share.
-fn now_micros() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_micros() as i64)
 }
 
 /// When each client received each event id (microseconds since the epoch).

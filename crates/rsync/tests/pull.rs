@@ -20,8 +20,9 @@ use common::{path, wait_for};
 
 const CLUSTER: &str = "p+site";
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_pull_clusters_batch_orders_its_agent_and_records_the_outcome() {
+/// A store with the provider `p` and its pull cluster `site`, as the API stores them: the cluster's blob is its
+/// agent token's digest, which is no kubeconfig.
+async fn pull_site() -> (Store, Catalog, AppContexts) {
     let store = Store::memory();
     let catalog = Catalog::new(store.clone());
     let contexts = AppContexts::new(store.clone());
@@ -34,7 +35,6 @@ async fn a_pull_clusters_batch_orders_its_agent_and_records_the_outcome() {
         )
         .await
         .unwrap();
-    // As the API stores it: the blob is the agent token's digest, which is no kubeconfig.
     catalog
         .create(
             &path(Kind::Cluster, &["p", "site"]),
@@ -44,6 +44,12 @@ async fn a_pull_clusters_batch_orders_its_agent_and_records_the_outcome() {
         )
         .await
         .unwrap();
+    (store, catalog, contexts)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pull_clusters_batch_orders_its_agent_and_records_the_outcome() {
+    let (store, catalog, contexts) = pull_site().await;
     let rsync = Rsync::new(catalog.clone(), contexts.clone(), RsyncConfig::default());
     let resources = vec![
         ResourceRecord::pending_object(json!({"apiVersion": "v1", "kind": "ConfigMap",
@@ -184,27 +190,7 @@ async fn a_pull_clusters_batch_orders_its_agent_and_records_the_outcome() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_stop_ends_the_wait_for_the_agent() {
-    let store = Store::memory();
-    let catalog = Catalog::new(store.clone());
-    let contexts = AppContexts::new(store.clone());
-    catalog
-        .create(
-            &path(Kind::ClusterProvider, &["p"]),
-            &json!({"metadata": {"name": "p"}}),
-            None,
-            vec![],
-        )
-        .await
-        .unwrap();
-    catalog
-        .create(
-            &path(Kind::Cluster, &["p", "site"]),
-            &json!({"metadata": {"name": "site"}, "spec": {"pull": {}}}),
-            None,
-            vec![],
-        )
-        .await
-        .unwrap();
+    let (store, catalog, contexts) = pull_site().await;
     let rsync = Rsync::new(catalog, contexts.clone(), RsyncConfig::default());
     let records = vec![ClusterRecord::pending("web", CLUSTER, Vec::new())];
     let id = common::store_context(&store, 6, ContextStatus::Instantiating, records).await;

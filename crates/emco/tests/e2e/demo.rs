@@ -4,9 +4,9 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
-    let data = tempfile::tempdir().unwrap();
+/// Runs `emco demo --exit-when-ready` with `extra` flags and its data in `data`; its standard output, once it
+/// exited successfully.
+async fn run_demo(data: &tempfile::TempDir, extra: &[&str]) -> String {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
         .args([
             "demo",
@@ -15,8 +15,9 @@ async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
             "--exit-when-ready",
             "--timeout-secs",
             "100",
-            "--data-dir",
         ])
+        .args(extra)
+        .arg("--data-dir")
         .arg(data.path())
         .env("RUST_LOG", "warn")
         .stdout(Stdio::piped())
@@ -28,13 +29,20 @@ async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
         .await
         .expect("the demo did not finish")
         .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         output.status.success(),
         "exit {:?}\n{stdout}\n{stderr}",
         output.status
     );
+    stdout
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_demo_shows_the_vfw_example_instantiated_and_ready() {
+    let data = tempfile::tempdir().unwrap();
+    let stdout = run_demo(&data, &[]).await;
 
     // Progress ends Instantiated with all 12 resources applied and all 18 objects (6 pods) ready.
     assert!(
@@ -122,36 +130,7 @@ async fn the_demo_names_a_missing_example_directory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_demo_runs_a_cluster_in_pull_mode_beside_a_direct_one() {
     let data = tempfile::tempdir().unwrap();
-    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_emco"))
-        .args([
-            "demo",
-            "--listen",
-            "127.0.0.1:0",
-            "--pull-clusters",
-            "1",
-            "--exit-when-ready",
-            "--timeout-secs",
-            "100",
-            "--data-dir",
-        ])
-        .arg(data.path())
-        .env("RUST_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let output = tokio::time::timeout(Duration::from_secs(150), child.wait_with_output())
-        .await
-        .expect("the demo did not finish")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(
-        output.status.success(),
-        "exit {:?}\n{stdout}\n{stderr}",
-        output.status
-    );
+    let stdout = run_demo(&data, &["--pull-clusters", "1"]).await;
     assert!(
         stdout.contains("pull cluster(s) edge02: an agent in each"),
         "{stdout}"

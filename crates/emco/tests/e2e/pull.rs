@@ -28,6 +28,20 @@ async fn agent_call(http: &Http, token: &str, method: &str, path: &str, body: Op
     http.request_with(method, path, &headers, &body).await
 }
 
+/// POSTs `body` to the reports of the agent path `agent` with `token`.
+async fn report(http: &Http, token: &str, agent: &str, body: Json) -> Reply {
+    agent_call(http, token, "POST", &format!("{agent}/reports"), Some(body)).await
+}
+
+/// Whether emco took every outcome of a report's answer as `taken`.
+fn all_taken(answer: &Json, taken: &str) -> bool {
+    answer["outcomes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|outcome| outcome["taken"] == taken)
+}
+
 /// Polls the desired state at `agent` (the cluster's agent path) from `since` until it answers `count` changed
 /// orders of `operation` without an outcome.
 async fn orders_of(http: &Http, token: &str, agent: &str, since: i64, operation: &str, count: usize) -> Json {
@@ -145,65 +159,26 @@ async fn a_pull_clusters_orders_reach_its_agent_and_its_outcomes_the_status() {
         "{text}"
     );
 
-    let reported = agent_call(
-        &emco.http,
-        &token,
-        "POST",
-        &format!("{PULL}/reports"),
-        Some(outcomes(&ordered, "Applied")),
-    )
-    .await
-    .expect(200)
-    .json();
-    assert!(
-        reported["outcomes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|outcome| outcome["taken"] == "recorded"),
-        "{reported}"
-    );
+    let reported = report(&emco.http, &token, PULL, outcomes(&ordered, "Applied"))
+        .await
+        .expect(200)
+        .json();
+    assert!(all_taken(&reported, "recorded"), "{reported}");
     // The same report again is stale: each order is answered once.
-    let again = agent_call(
-        &emco.http,
-        &token,
-        "POST",
-        &format!("{PULL}/reports"),
-        Some(outcomes(&ordered, "Applied")),
-    )
-    .await
-    .expect(200)
-    .json();
-    assert!(
-        again["outcomes"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .all(|outcome| outcome["taken"] == "stale"),
-        "{again}"
-    );
+    let again = report(&emco.http, &token, PULL, outcomes(&ordered, "Applied"))
+        .await
+        .expect(200)
+        .json();
+    assert!(all_taken(&again, "stale"), "{again}");
     // A report for edge02 with edge03's token is refused before anything is read.
-    let foreign = agent_call(
-        &emco.http,
-        &other_token,
-        "POST",
-        &format!("{PULL}/reports"),
-        Some(outcomes(&ordered, "Applied")),
-    )
-    .await;
+    let foreign = report(&emco.http, &other_token, PULL, outcomes(&ordered, "Applied")).await;
     assert_eq!(foreign.status, 403);
 
     // edge03's agent reports too; then the DIG is Instantiated.
     let theirs = orders_of(&emco.http, &other_token, EDGE03, 0, "apply", 3).await;
-    agent_call(
-        &emco.http,
-        &other_token,
-        "POST",
-        &format!("{EDGE03}/reports"),
-        Some(outcomes(&theirs, "Applied")),
-    )
-    .await
-    .expect(200);
+    report(&emco.http, &other_token, EDGE03, outcomes(&theirs, "Applied"))
+        .await
+        .expect(200);
     emco.http
         .wait_for("?output=summary", Duration::from_secs(60), |answer| {
             answer["status"] == "Instantiated"
@@ -275,25 +250,13 @@ async fn a_pull_clusters_orders_reach_its_agent_and_its_outcomes_the_status() {
         3,
     )
     .await;
-    agent_call(
-        &emco.http,
-        &token,
-        "POST",
-        &format!("{PULL}/reports"),
-        Some(outcomes(&deletes, "Deleted")),
-    )
-    .await
-    .expect(200);
+    report(&emco.http, &token, PULL, outcomes(&deletes, "Deleted"))
+        .await
+        .expect(200);
     let theirs = orders_of(&emco.http, &other_token, EDGE03, 0, "delete", 3).await;
-    agent_call(
-        &emco.http,
-        &other_token,
-        "POST",
-        &format!("{EDGE03}/reports"),
-        Some(outcomes(&theirs, "Deleted")),
-    )
-    .await
-    .expect(200);
+    report(&emco.http, &other_token, EDGE03, outcomes(&theirs, "Deleted"))
+        .await
+        .expect(200);
     emco.http
         .wait_for("?output=summary", Duration::from_secs(60), |answer| {
             answer["status"] == "Terminated"
