@@ -415,56 +415,10 @@ async fn a_level1_logical_cloud_on_a_gitops_cluster_is_applied_as_its_service_ac
     // The cloud's objects reached the cluster through Git: its namespace and the service account Flux applies the
     // cloud's apps as, bound to the cloud's role; no certificate request (nobody there signs it for emco).
     let inside = edge01.in_cluster_client();
+    assert_level1_service_account_objects(&inside, SETTLE).await;
     let api = |version: &str, kind: &str, plural: &str, namespace: Option<&str>| {
-        let (group, version) = version.split_once('/').unwrap_or(("", version));
-        let resource =
-            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-        match namespace {
-            Some(namespace) => Api::<DynamicObject>::namespaced_with(inside.clone(), namespace, &resource),
-            None => Api::<DynamicObject>::all_with(inside.clone(), &resource),
-        }
+        dynamic_api(&inside, version, kind, plural, namespace)
     };
-    let deadline = tokio::time::Instant::now() + SETTLE;
-    let binding = loop {
-        if let Ok(Some(binding)) = api(
-            "rbac.authorization.k8s.io/v1",
-            "RoleBinding",
-            "rolebindings",
-            Some("tenant1"),
-        )
-        .get_opt("lc1-rolebinding0")
-        .await
-        {
-            break binding;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the cloud's binding never arrived"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    assert!(
-        binding.data["subjects"]
-            .as_array()
-            .unwrap()
-            .contains(&json!({"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "tenant1"})),
-        "{:?}",
-        binding.data
-    );
-    api("v1", "ServiceAccount", "serviceaccounts", Some("tenant1"))
-        .get("lc1-sa")
-        .await
-        .unwrap();
-    let requests = api(
-        "certificates.k8s.io/v1",
-        "CertificateSigningRequest",
-        "certificatesigningrequests",
-        None,
-    )
-    .list(&Default::default())
-    .await
-    .unwrap();
-    assert!(requests.items.is_empty(), "{:?}", requests.items);
 
     // The DIG on the cloud: its Kustomization applies it as that service account, from a GitRepository in the
     // cloud's namespace; the sink runs there and is Ready.

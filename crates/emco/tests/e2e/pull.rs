@@ -565,8 +565,6 @@ async fn a_pull_clusters_agent_catches_up_after_a_disconnect_and_an_emco_restart
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_level1_logical_cloud_on_a_pull_cluster_is_applied_as_its_service_account() {
     use crate::logical_clouds::{LC, create_level1, wait_lc};
-    use kube::api::{Api, DynamicObject};
-    use kube::core::{ApiResource, GroupVersionKind};
     let sim = vfw_clusters(1).await;
     let edge01 = &sim.clusters()[0];
     let _monitors = start_in_cluster_monitors(&sim);
@@ -584,46 +582,10 @@ async fn a_level1_logical_cloud_on_a_pull_cluster_is_applied_as_its_service_acco
     // The cloud's objects: its namespace and the service account its apps are applied as, bound to the cloud's
     // role; no certificate request (nobody in a pull cluster signs one for emco).
     let client = edge01.client().unwrap();
+    assert_level1_service_account_objects(&client, Duration::from_secs(60)).await;
     let api = |version: &str, kind: &str, plural: &str, namespace: Option<&str>| {
-        let (group, version) = version.split_once('/').unwrap_or(("", version));
-        let resource =
-            ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk(group, version, kind), plural);
-        match namespace {
-            Some(namespace) => Api::<DynamicObject>::namespaced_with(client.clone(), namespace, &resource),
-            None => Api::<DynamicObject>::all_with(client.clone(), &resource),
-        }
+        dynamic_api(&client, version, kind, plural, namespace)
     };
-    let binding = api(
-        "rbac.authorization.k8s.io/v1",
-        "RoleBinding",
-        "rolebindings",
-        Some("tenant1"),
-    )
-    .get("lc1-rolebinding0")
-    .await
-    .unwrap();
-    assert!(
-        binding.data["subjects"]
-            .as_array()
-            .unwrap()
-            .contains(&json!({"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "tenant1"})),
-        "{:?}",
-        binding.data
-    );
-    api("v1", "ServiceAccount", "serviceaccounts", Some("tenant1"))
-        .get("lc1-sa")
-        .await
-        .unwrap();
-    let requests = api(
-        "certificates.k8s.io/v1",
-        "CertificateSigningRequest",
-        "certificatesigningrequests",
-        None,
-    )
-    .list(&Default::default())
-    .await
-    .unwrap();
-    assert!(requests.items.is_empty(), "{:?}", requests.items);
 
     // The DIG on the cloud: its order names the service account; the agent applies the sink as it, in the cloud's
     // namespace, and it is Ready.

@@ -1032,3 +1032,70 @@ pub(crate) async fn register_pull_cluster(http: &Http, cluster: &str) -> String 
     .expect(201);
     created["agentToken"].as_str().unwrap().to_string()
 }
+
+/// The objects of `kind` (`group/version` or `v1`, its plural) that `client` reaches, in `namespace` or all.
+pub(crate) fn dynamic_api(
+    client: &kube::Client,
+    version: &str,
+    kind: &str,
+    plural: &str,
+    namespace: Option<&str>,
+) -> kube::Api<kube::api::DynamicObject> {
+    let (group, version) = version.split_once('/').unwrap_or(("", version));
+    let resource = kube::core::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk(group, version, kind),
+        plural,
+    );
+    match namespace {
+        Some(namespace) => kube::Api::namespaced_with(client.clone(), namespace, &resource),
+        None => kube::Api::all_with(client.clone(), &resource),
+    }
+}
+
+/// Waits (up to `settle`) until the cluster `client` reaches holds logical cloud `lc1`'s objects as a cluster
+/// served by an agent takes them (GitOps or pull): the role binding naming the service account `lc1-sa` of namespace
+/// `tenant1`, that account, and no certificate request (nobody there signs one for emco).
+pub(crate) async fn assert_level1_service_account_objects(client: &kube::Client, settle: Duration) {
+    // An agent may apply them in any order (Flux applies a folder at once): both are waited for.
+    let deadline = tokio::time::Instant::now() + settle;
+    let binding = loop {
+        let bindings = dynamic_api(
+            client,
+            "rbac.authorization.k8s.io/v1",
+            "RoleBinding",
+            "rolebindings",
+            Some("tenant1"),
+        );
+        let accounts = dynamic_api(client, "v1", "ServiceAccount", "serviceaccounts", Some("tenant1"));
+        if let (Ok(Some(binding)), Ok(Some(_))) = (
+            bindings.get_opt("lc1-rolebinding0").await,
+            accounts.get_opt("lc1-sa").await,
+        ) {
+            break binding;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the cloud's binding or service account never arrived"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert!(
+        binding.data["subjects"]
+            .as_array()
+            .unwrap()
+            .contains(&json!({"kind": "ServiceAccount", "name": "lc1-sa", "namespace": "tenant1"})),
+        "{:?}",
+        binding.data
+    );
+    let requests = dynamic_api(
+        client,
+        "certificates.k8s.io/v1",
+        "CertificateSigningRequest",
+        "certificatesigningrequests",
+        None,
+    )
+    .list(&Default::default())
+    .await
+    .unwrap();
+    assert!(requests.items.is_empty(), "{:?}", requests.items);
+}

@@ -219,13 +219,9 @@ fn agent_token_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
 /// `gitops` (its Git repository) or `pull` (its agent reaches emco; `agentLastContact`, when its agent last reached
 /// this replica, RFC 3339, absent when it has not since this replica started).
 pub(crate) fn with_connection(state: &AppState, cluster: &str, mut body: Json) -> Json {
-    let spec = &body["spec"];
-    let mode = if spec.get("pull").is_some_and(Json::is_object) {
+    let mode = if super::files::is_pull_cluster(&body) {
         "pull"
-    } else if spec["gitOps"]["gitOpsType"]
-        .as_str()
-        .is_some_and(|kind| !kind.is_empty())
-    {
+    } else if super::files::is_git_ops_cluster(&body) {
         "gitops"
     } else {
         "direct"

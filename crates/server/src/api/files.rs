@@ -162,7 +162,7 @@ pub(crate) static CLUSTER: FileKind = FileKind {
 };
 
 /// Whether a cluster body names a GitOps type (then it has no kubeconfig).
-fn is_git_ops_cluster(body: &Json) -> bool {
+pub(crate) fn is_git_ops_cluster(body: &Json) -> bool {
     !body["spec"]["gitOps"]["gitOpsType"]
         .as_str()
         .unwrap_or_default()
@@ -171,7 +171,7 @@ fn is_git_ops_cluster(body: &Json) -> bool {
 
 /// Whether a cluster body makes it a pull cluster (then its agent reaches emco, and it has no kubeconfig: its blob
 /// holds its agent token's digest).
-fn is_pull_cluster(body: &Json) -> bool {
+pub(crate) fn is_pull_cluster(body: &Json) -> bool {
     body["spec"].get("pull").is_some_and(Json::is_object)
 }
 
