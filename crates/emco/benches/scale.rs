@@ -10,7 +10,8 @@
 //! Run with `cargo bench -p emco --bench scale`: `SCALE_CLUSTERS` clusters (1,000 by default), `SCALE_APPS` apps
 //! of 10 objects each (1 to 3; 3 by default), `SCALE_REPLICAS` pods per app's Deployment (1 by default; 20 gives
 //! the 60,000 pods of the memory target at 1,000 × 30), freshness on `SCALE_FRESHNESS` clusters (40 by default),
-//! `SCALE_MONITORS=0` without emco's monitor in the clusters (no readiness, no freshness); the harness
+//! `SCALE_MONITORS=0` without emco's monitor in the clusters (no readiness, no freshness), `SCALE_PULL=1` with
+//! pull clusters (each served by its agent beside its monitor; emco never dials them); the harness
 //! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root).
 //! `SCALE_PROFILE=perf.data` samples emco's process with `perf record` while it instantiates (`perf report -i
 //! perf.data --no-children` shows where the time goes); `SCALE_PROFILE_KUBESIM` samples kubesim meanwhile, and
@@ -49,6 +50,7 @@ fn main() {
         idle_window: Duration::from_secs(20),
         freshness_samples: setting("SCALE_FRESHNESS", 40),
         monitors: setting("SCALE_MONITORS", 1) != 0,
+        pull: setting("SCALE_PULL", 0) != 0,
     };
     // kubesim holds a listener and a connection per cluster, emco a connection or two: above a few thousand
     // clusters the usual descriptor limit is too low. Raise it (soft and hard) where permitted; the processes

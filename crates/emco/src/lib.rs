@@ -4,6 +4,7 @@
 
 pub mod demo;
 pub mod fd_limit;
+pub mod in_cluster;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -393,35 +394,8 @@ pub fn run(args: Args) -> anyhow::Result<()> {
         Command::Kubesim(sim_args) => {
             drop(runtime);
             fd_limit::raise_to_hard_limit();
-            // `--monitors`: emco's monitor runs inside every simulated cluster, as it would be deployed in a real one;
-            // in a GitOps cluster (`--flux`) it also commits its status to Git, its chart having installed the bundles'
-            // CRD.
-            let monitor: kubesim::cli::InClusterAgent = std::sync::Arc::new(|client, gitops| {
-                Box::pin(async move {
-                    if let Some(gitops) = gitops {
-                        install_bundle_crd(&client).await;
-                        let config = emco_monitor::git::GitStatusConfig {
-                            remote: gitops.remote,
-                            mirror_dir: std::env::temp_dir()
-                                .join(format!("emco-monitor-git-{}", std::process::id()))
-                                .join(&gitops.emco_name),
-                            cluster: gitops.emco_name,
-                            interval: std::time::Duration::from_secs(1),
-                        };
-                        tokio::spawn(emco_monitor::git::publish_status(
-                            client.clone(),
-                            config,
-                            std::future::pending(),
-                        ));
-                    }
-                    emco_monitor::run(
-                        client,
-                        emco_monitor::MonitorConfig::default(),
-                        std::future::pending(),
-                    )
-                    .await;
-                })
-            });
+            // `--monitors`: emco's monitor runs inside every simulated cluster, as it would be deployed in a real one.
+            let monitor = in_cluster::software();
             kubesim::cli::run_with(sim_args, Some(monitor)).context("serving simulated clusters")
         }
     }
@@ -456,20 +430,6 @@ async fn git_server(args: GitServerArgs) -> anyhow::Result<()> {
     tracing::info!(dir = %args.dir.display(), listen = %args.listen, "the Git server is serving");
     shutdown_signal().await;
     Ok(())
-}
-
-/// Creates the ResourceBundleState CRD through `client`, as the monitor's chart does (present already: nothing).
-async fn install_bundle_crd(client: &kube::Client) {
-    let crds: kube::Api<kube::api::DynamicObject> = kube::Api::all_with(
-        client.clone(),
-        &kube::core::ApiResource::from_gvk_with_plural(
-            &kube::core::GroupVersionKind::gvk("apiextensions.k8s.io", "v1", "CustomResourceDefinition"),
-            "customresourcedefinitions",
-        ),
-    );
-    if let Ok(crd) = serde_json::from_value(emco_k8s::rbs_crd()) {
-        let _ = crds.create(&kube::api::PostParams::default(), &crd).await;
-    }
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {

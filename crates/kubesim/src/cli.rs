@@ -110,6 +110,11 @@ pub struct Args {
     /// only: the standalone kubesim has no monitor).
     #[arg(long)]
     pub monitors: bool,
+    /// With --monitors: a cluster's monitor is also its pull agent once the cluster holds the Secret
+    /// `emco-system/emco-agent` (keys `emco`, `cluster`, `token`: emco's URL, the cluster's name in emco and its agent
+    /// token), as an agent deployed with its token would be.
+    #[arg(long, requires = "monitors")]
+    pub pull_agents: bool,
     /// Make this cluster a GitOps cluster that plays Flux v2 (repeatable): NAME=PROVIDER+CLUSTER, the second part
     /// the cluster's name in emco; Flux applies `clusters/PROVIDER+CLUSTER` of --git-url's --git-branch, and with
     /// --monitors the monitor commits its status to the branch PROVIDER+CLUSTER.
@@ -141,16 +146,20 @@ pub struct GitOpsCluster {
     pub remote: emco_git::Remote,
 }
 
-/// Software the host runs inside every cluster (`--monitors`): given the cluster's in-cluster client
-/// ([`SimCluster::in_cluster_client`]) and, for a GitOps cluster (`--flux`), where it is in Git, the future that
-/// runs it.
+/// What software running inside a cluster is given.
+pub struct InClusterSite {
+    /// The cluster's in-cluster client ([`SimCluster::in_cluster_client`]).
+    pub client: kube::Client,
+    /// For a GitOps cluster (`--flux`), where it is in Git.
+    pub gitops: Option<GitOpsCluster>,
+    /// Whether it also runs a pull agent once deployed with one (`--pull-agents`).
+    pub pull_agent: bool,
+}
+
+/// Software the host runs inside every cluster (`--monitors`): given the cluster's [`InClusterSite`], the future
+/// that runs it.
 pub type InClusterAgent = Arc<
-    dyn Fn(
-            kube::Client,
-            Option<GitOpsCluster>,
-        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
-        + Send
-        + Sync,
+    dyn Fn(InClusterSite) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>> + Send + Sync,
 >;
 
 /// Why kubesim stopped.
@@ -232,7 +241,7 @@ type Clusters = Arc<Vec<SimCluster>>;
 async fn list_clusters(State(clusters): State<Clusters>) -> Response {
     let items: Vec<_> = clusters
         .iter()
-        .map(|c| json!({"name": c.name(), "url": c.url(), "kubernetesVersion": c.shared().config.kubernetes_version.to_string(), "faults": c.faults(), "writes": c.writes(), "reads": c.reads(), "connections": c.shared().connections(), "fellBehind": c.shared().fell_behind()}))
+        .map(|c| json!({"name": c.name(), "url": c.url(), "kubernetesVersion": c.shared().config.kubernetes_version.to_string(), "faults": c.faults(), "writes": c.writes(), "inClusterObjectWrites": c.shared().in_cluster_object_writes(), "reads": c.reads(), "connections": c.shared().connections(), "fellBehind": c.shared().fell_behind()}))
         .collect();
     axum::Json(items).into_response()
 }
@@ -433,7 +442,11 @@ pub fn run_with(args: Args, agent: Option<InClusterAgent>) -> Result<(), CliErro
                 tokio::spawn(crate::flux::run(cluster.in_cluster_client(), config, std::future::pending()));
             }
             if let Some(agent) = &agent {
-                tokio::spawn(agent(cluster.in_cluster_client(), gitops));
+                tokio::spawn(agent(InClusterSite {
+                    client: cluster.in_cluster_client(),
+                    gitops,
+                    pull_agent: args.pull_agents,
+                }));
             }
         }
         let clusters: Clusters = Arc::new(clusters);

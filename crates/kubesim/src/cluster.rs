@@ -181,6 +181,9 @@ pub struct ClusterShared {
     /// How many writes (requests other than GET, HEAD and OPTIONS) the cluster received over the network since it
     /// started.
     writes: std::sync::atomic::AtomicU64,
+    /// How many writes to objects (not to their `/status`) software inside the cluster made since it started: what
+    /// a pull agent applied (a monitor writes status only).
+    in_cluster_object_writes: std::sync::atomic::AtomicU64,
     /// How many reads (GET, HEAD, OPTIONS: lists, watches, discovery) the cluster received since it started.
     reads: std::sync::atomic::AtomicU64,
     /// How many connections the cluster accepted over the network (after the TLS handshake) since it started.
@@ -212,6 +215,7 @@ impl ClusterShared {
             faults: Mutex::new((Faults::default(), Instant::now())),
             requests: Mutex::new(VecDeque::new()),
             writes: std::sync::atomic::AtomicU64::new(0),
+            in_cluster_object_writes: std::sync::atomic::AtomicU64::new(0),
             reads: std::sync::atomic::AtomicU64::new(0),
             connections: std::sync::atomic::AtomicU64::new(0),
             fell_behind: std::sync::atomic::AtomicU64::new(0),
@@ -256,12 +260,14 @@ impl ClusterShared {
 
     /// Notes a request in the request log (and counts it as a read or a write when it came over the network).
     pub fn log_request(&self, request: ServedRequest) {
-        if !request.in_cluster {
-            let counter = if matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS") {
-                &self.reads
-            } else {
-                &self.writes
-            };
+        let read = matches!(request.method.as_str(), "GET" | "HEAD" | "OPTIONS");
+        let counter = match (request.in_cluster, read) {
+            (false, true) => Some(&self.reads),
+            (false, false) => Some(&self.writes),
+            (true, false) if !request.path.ends_with("/status") => Some(&self.in_cluster_object_writes),
+            (true, _) => None,
+        };
+        if let Some(counter) = counter {
             counter.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         }
         let capacity = self.config.request_log_len;
@@ -282,6 +288,13 @@ impl ClusterShared {
     #[must_use]
     pub fn writes(&self) -> u64 {
         self.writes.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many writes to objects (not to their status) software inside the cluster made since it started.
+    #[must_use]
+    pub fn in_cluster_object_writes(&self) -> u64 {
+        self.in_cluster_object_writes
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// How many reads (GET, HEAD, OPTIONS) the cluster received since it started.

@@ -36,8 +36,8 @@ pub struct AgentConfig {
     pub token: String,
     /// The CA certificates (PEM) emco's certificate is checked against, else the system's.
     pub ca_file: Option<std::path::PathBuf>,
-    /// The kubeconfig of the agent's own cluster (inline credentials, as emco's kubeconfig policy wants them).
-    pub kubeconfig: Vec<u8>,
+    /// How the agent reaches its own cluster.
+    pub own_cluster: OwnCluster,
     /// How long emco may hold a poll open.
     pub poll_wait: Duration,
     /// How often gathered bundle statuses are reported.
@@ -58,11 +58,29 @@ impl AgentConfig {
             cluster: cluster.to_string(),
             token: token.to_string(),
             ca_file: None,
-            kubeconfig,
+            own_cluster: OwnCluster::Kubeconfig(kubeconfig),
             poll_wait: Duration::from_secs(30),
             report_every: Duration::from_millis(500),
             repair_every: Duration::from_secs(300),
             rsync: RsyncConfig::default(),
+        }
+    }
+}
+
+/// How the agent reaches the cluster it applies to.
+#[derive(Clone)]
+pub enum OwnCluster {
+    /// Through a kubeconfig (inline credentials, as emco's kubeconfig policy wants them).
+    Kubeconfig(Vec<u8>),
+    /// Through this client: software a simulated cluster runs, reaching its API in-process.
+    Client(kube::Client),
+}
+
+impl std::fmt::Debug for OwnCluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Kubeconfig(bytes) => write!(f, "Kubeconfig({} bytes)", bytes.len()),
+            Self::Client(_) => f.write_str("Client"),
         }
     }
 }
@@ -188,7 +206,10 @@ pub async fn run_agent(
     let client =
         EmcoClient::with_ca_file(&config.emco, config.ca_file.as_deref())?.with_token(&config.token)?;
     let base = format!("/v2/cluster-providers/{provider}/clusters/{name}/agent");
-    let applier = Arc::new(AgentApplier::new(&config.kubeconfig, config.rsync.clone()).await?);
+    let applier = Arc::new(match config.own_cluster {
+        OwnCluster::Kubeconfig(kubeconfig) => AgentApplier::new(&kubeconfig, config.rsync.clone()).await?,
+        OwnCluster::Client(client) => AgentApplier::with_client(client, config.rsync.clone()).await?,
+    });
     let stop = CancellationToken::new();
     // However the agent ends — shutdown, or this future dropped — everything it started stops with it: no order,
     // repair or report of an agent that is gone runs on.

@@ -63,6 +63,21 @@ impl AgentApplier {
     /// An applier to the cluster `kubeconfig` reaches (the agent's own), checked by the kubeconfig policy of
     /// `config` as emco checks every kubeconfig; `config.watch_bundles` is turned off.
     pub async fn new(kubeconfig: &[u8], config: RsyncConfig) -> Result<Self, AgentError> {
+        Self::set_up(Some(kubeconfig), None, config).await
+    }
+
+    /// An applier to the cluster `client` reaches (the agent's own, in-process: software a simulated cluster
+    /// runs); a logical cloud's apps are applied through it as their user (`Impersonate-User`), as through a
+    /// kubeconfig.
+    pub async fn with_client(client: kube::Client, config: RsyncConfig) -> Result<Self, AgentError> {
+        Self::set_up(None, Some(client), config).await
+    }
+
+    async fn set_up(
+        kubeconfig: Option<&[u8]>,
+        given: Option<kube::Client>,
+        config: RsyncConfig,
+    ) -> Result<Self, AgentError> {
         let store = Store::memory();
         let catalog = Catalog::new(store.clone());
         let contexts = AppContexts::new(store.clone());
@@ -80,7 +95,7 @@ impl AgentApplier {
             .create(
                 &ResourcePath::new(Kind::Cluster, vec![LOCAL_PROVIDER.into(), LOCAL_CLUSTER.into()]),
                 &serde_json::json!({"metadata": {"name": LOCAL_CLUSTER}}),
-                Some(kubeconfig),
+                kubeconfig,
                 Vec::new(),
             )
             .await
@@ -95,6 +110,9 @@ impl AgentApplier {
             },
         );
         let cluster_key = format!("{LOCAL_PROVIDER}+{LOCAL_CLUSTER}");
+        if let Some(given) = given {
+            rsync.inner.clients.give(&cluster_key, given);
+        }
         let client = rsync
             .inner
             .clients

@@ -125,6 +125,8 @@ pub(crate) struct Clients {
     pub(crate) capabilities: Mutex<crate::capabilities::Learned>,
     /// The GitOps clusters' repositories.
     git: crate::gitops::GitTargets,
+    /// Clients given rather than built from a kubeconfig: a pull agent's own cluster reached in-process.
+    given: Mutex<HashMap<String, kube::Client>>,
 }
 
 type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
@@ -191,7 +193,18 @@ impl Clients {
             kinds: Mutex::new(HashMap::new()),
             bundles_installed: Mutex::new(HashMap::new()),
             capabilities: Mutex::new(HashMap::new()),
+            given: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Reaches `cluster` (`provider+cluster`) with `client` from now on, whatever its kubeconfig: the cluster a
+    /// pull agent runs in, reached in-process.
+    pub(crate) fn give(&self, cluster: &str, client: kube::Client) {
+        lock(&self.given).insert(cluster.to_string(), client);
+    }
+
+    fn given(&self, cluster: &str) -> Option<kube::Client> {
+        lock(&self.given).get(cluster).cloned()
     }
 
     /// Where `cluster` (`provider+cluster`) is in Git when it is a GitOps cluster; `None` for a cluster emco dials.
@@ -222,6 +235,9 @@ impl Clients {
     /// The client of `cluster` (`provider+cluster`), for its requests and its watches alike (one connection when
     /// the cluster speaks HTTP/2).
     pub(crate) async fn client(&self, cluster: &str) -> Result<kube::Client, SyncError> {
+        if let Some(client) = self.given(cluster) {
+            return Ok(client);
+        }
         let bytes = self.kubeconfig_bytes(cluster).await?;
         let (client, replaced) = self
             .cached(cluster, &bytes, || async {
@@ -418,6 +434,14 @@ impl Clients {
     /// The client of `cluster`'s own kubeconfig acting as `user` (`Impersonate-User`): a pull cluster's agent
     /// applies a logical cloud's apps as the cloud's service account.
     async fn impersonating_client(&self, cluster: &str, user: &str) -> Result<kube::Client, SyncError> {
+        if let Some(client) = self.given(cluster) {
+            let (client, _) = self
+                .cached(&format!("as:{cluster}:{user}"), user.as_bytes(), || async {
+                    acting_as(client, user).map_err(|err| kubeconfig_error(cluster, err))
+                })
+                .await?;
+            return Ok(client);
+        }
         let bytes = self.kubeconfig_bytes(cluster).await?;
         let identity = [bytes.as_slice(), user.as_bytes()].join(&0u8);
         let (client, _) = self
@@ -523,6 +547,20 @@ impl Clients {
             .await?;
         Ok(())
     }
+}
+
+/// `client` sending every request as `user` (`Impersonate-User`), as a kubeconfig's `as` does.
+fn acting_as(client: kube::Client, user: &str) -> Result<kube::Client, http::header::InvalidHeaderValue> {
+    let user = http::HeaderValue::from_str(user)?;
+    let namespace = client.default_namespace().to_string();
+    let service = tower::service_fn(move |mut request: http::Request<kube::client::Body>| {
+        let (client, user) = (client.clone(), user.clone());
+        async move {
+            request.headers_mut().insert("impersonate-user", user);
+            client.send(request).await
+        }
+    });
+    Ok(kube::Client::new(service, namespace))
 }
 
 /// Clients over a catalog holding every cluster of `sim` under provider `p` (for tests).

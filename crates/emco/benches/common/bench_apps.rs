@@ -66,11 +66,34 @@ pub(crate) async fn onboard_apps(
     label_of: impl Fn(usize) -> String,
     digs: &[(&str, &str)],
 ) {
-    let charts: Vec<(&str, Vec<u8>)> = apps
+    let (charts, digs) = composite_app(apps, replicas, digs);
+    BENCH.onboard(http, kubeconfigs, &label_of, &charts, &digs).await;
+}
+
+/// [`onboard_apps`] on pull clusters named `names`: the agent token of each, in `names`' order.
+pub(crate) async fn onboard_apps_on_pull_clusters(
+    http: &Http,
+    apps: &[&str],
+    replicas: usize,
+    names: &[String],
+    label_of: impl Fn(usize) -> String,
+    digs: &[(&str, &str)],
+) -> Vec<String> {
+    let (charts, digs) = composite_app(apps, replicas, digs);
+    BENCH.onboard_pull(http, names, &label_of, &charts, &digs).await
+}
+
+/// The charts of `apps` (each Deployment with `replicas` pods) and a DIG per `(name, label)`.
+fn composite_app<'a>(
+    apps: &[&'a str],
+    replicas: usize,
+    digs: &[(&'a str, &'a str)],
+) -> (Vec<(&'a str, Vec<u8>)>, Vec<OnboardedDig<'a>>) {
+    let charts = apps
         .iter()
         .map(|app| (*app, chart_with_replicas(app, replicas)))
         .collect();
-    let digs: Vec<OnboardedDig<'_>> = digs
+    let digs = digs
         .iter()
         .map(|(name, label)| OnboardedDig {
             name,
@@ -79,7 +102,7 @@ pub(crate) async fn onboard_apps(
             logical_cloud: "",
         })
         .collect();
-    BENCH.onboard(http, kubeconfigs, &label_of, &charts, &digs).await;
+    (charts, digs)
 }
 
 /// The URL of DIG `name` of the composite app.

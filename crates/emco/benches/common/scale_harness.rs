@@ -14,9 +14,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::bench_apps::{APPS, chart_with_replicas, dig, onboard_apps};
+use crate::bench_apps::{APPS, chart_with_replicas, dig, onboard_apps, onboard_apps_on_pull_clusters};
 use crate::support::{
-    Http, KubesimProcess, ServeProcess, total_connections, total_fell_behind, total_reads, total_writes,
+    Http, KubesimProcess, ServeProcess, total_connections, total_fell_behind, total_in_cluster_object_writes,
+    total_reads, total_writes,
 };
 use emco_rsync::RsyncConfig;
 use futures::StreamExt;
@@ -296,6 +297,8 @@ pub(crate) struct Report {
     pub(crate) emco_writes: u64,
     /// The summary status answer after the instantiation.
     pub(crate) done: Json,
+    /// Connections emco opened to the clusters while instantiating.
+    pub(crate) emco_connections: u64,
 }
 
 /// How a run is shaped.
@@ -312,6 +315,10 @@ pub(crate) struct Shape {
     pub(crate) freshness_samples: usize,
     /// Whether emco's monitor runs in every cluster (without, nothing reports readiness: no Ready, no freshness).
     pub(crate) monitors: bool,
+    /// Whether the clusters are pull clusters, each served by the agent running beside its monitor (`emco kubesim
+    /// --monitors --pull-agents`, deployed by writing its Secret into the cluster): emco never dials them, and what
+    /// the agents apply is counted by kubesim as in-cluster writes.
+    pub(crate) pull: bool,
 }
 
 /// Runs the harness: `shape.clusters` clusters with emco's monitor in each, `shape.apps` apps on every one.
@@ -323,17 +330,25 @@ pub(crate) async fn run(shape: Shape) -> Report {
         idle_window,
         freshness_samples,
         monitors,
+        pull,
     } = shape;
+    assert!(
+        monitors || !pull,
+        "a pull cluster's agent runs beside its monitor"
+    );
     let apps = &APPS[..apps.clamp(1, APPS.len())];
     let concurrency = RsyncConfig::default().concurrency;
     let mut rows: Vec<(String, String)> = Vec::new();
     // One listener for all clusters (told apart by TLS server name): 10,000 clusters' listeners would take half
     // of a 20,000 open-file limit.
-    let sim_args: &[&str] = if monitors {
-        &["--shared-listener", "--monitors"]
-    } else {
-        &["--shared-listener"]
-    };
+    let mut sim_args = vec!["--shared-listener"];
+    if monitors {
+        sim_args.push("--monitors");
+    }
+    if pull {
+        sim_args.push("--pull-agents");
+    }
+    let sim_args = sim_args.as_slice();
 
     // The reference on clusters of its own, so that emco's clusters start as fresh as the reference's did.
     let reference_sim = KubesimProcess::start_with(clusters, sim_args).await;
@@ -360,21 +375,70 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let kubesim_rss_idle = settled_rss_mib(kubesim.pid()).await;
     let data = tempfile::tempdir().unwrap();
     let store = ["--data-dir", data.path().to_str().unwrap()];
-    let emco = ServeProcess::start_on(&store, &[], None).await;
+    // Pull clusters' agents hold a long poll each and report on a second connection.
+    let max_connections = (clusters * 2 + 1024).to_string();
+    let serve_args: &[&str] = if pull {
+        &["--max-connections", &max_connections]
+    } else {
+        &[]
+    };
+    let emco = ServeProcess::start_on(&store, serve_args, None).await;
     let http = Http {
         address: emco.address(),
     };
-    onboard_apps(
-        &http,
-        apps,
-        replicas,
-        &kubesim.kubeconfigs,
-        |_| "edge".into(),
-        &[("dig", "edge")],
-    )
-    .await;
+    let label = |_| "edge".to_string();
+    let tokens = if pull {
+        let names: Vec<String> = kubesim.kubeconfigs.iter().map(|(name, _)| name.clone()).collect();
+        Some(onboard_apps_on_pull_clusters(&http, apps, replicas, &names, label, &[("dig", "edge")]).await)
+    } else {
+        onboard_apps(
+            &http,
+            apps,
+            replicas,
+            &kubesim.kubeconfigs,
+            label,
+            &[("dig", "edge")],
+        )
+        .await;
+        None
+    };
     let rss_onboarded = rss_mib(emco.pid());
-    let writes_before = total_writes(&kubesim.admin).await;
+    if let Some(tokens) = &tokens {
+        let started = Instant::now();
+        deploy_agents(
+            &kubesim.kubeconfigs,
+            tokens,
+            &format!("http://{}", emco.address()),
+        )
+        .await;
+        let deployed = started.elapsed();
+        every_agent_polls(&http).await;
+        rows.push((
+            "pull agents: Secrets written / until every agent polls emco".into(),
+            format!(
+                "{:.2} s / {:.2} s",
+                deployed.as_secs_f64(),
+                started.elapsed().as_secs_f64()
+            ),
+        ));
+        // Every poll parked: what an idle pull cluster costs emco.
+        let rss_parked = settled_rss_mib(emco.pid()).await;
+        rows.push((
+            "emco RSS: onboarded / every agent's poll parked (per pull cluster)".into(),
+            format!(
+                "{rss_onboarded:.0} MiB / {rss_parked:.0} MiB ({:.1} KiB)",
+                (rss_parked - rss_onboarded) * 1024.0 / clusters as f64
+            ),
+        ));
+    }
+    let count_writes = async |admin: &Http| {
+        if pull {
+            total_in_cluster_object_writes(admin).await
+        } else {
+            total_writes(admin).await
+        }
+    };
+    let writes_before = count_writes(&kubesim.admin).await;
     let reads_before = total_reads(&kubesim.admin).await;
     let connections_before = total_connections(&kubesim.admin).await;
     let (sim_cpu, emco_cpu) = (cpu_seconds(kubesim.pid()), cpu_seconds(emco.pid()));
@@ -397,11 +461,14 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let emco_connections = total_connections(&kubesim.admin).await - connections_before;
     stop_profile(profiler);
     stop_profile(kubesim_profiler);
-    let emco_writes = total_writes(&kubesim.admin).await - writes_before;
+    let emco_writes = count_writes(&kubesim.admin).await - writes_before;
     let emco_rate = emco_writes as f64 / instantiate_time.as_secs_f64();
     rows.push((
         "clusters × objects per cluster (pods per Deployment)".into(),
-        format!("{clusters} × {per_cluster} ({replicas})"),
+        format!(
+            "{clusters} × {per_cluster} ({replicas}){}",
+            if pull { ", pull clusters" } else { "" }
+        ),
     ));
     rows.push((
         "reference: raw kube-rs client, same objects".into(),
@@ -435,7 +502,11 @@ pub(crate) async fn run(shape: Shape) -> Report {
         format!("{reference_reads}; {emco_reads}"),
     ));
     rows.push((
-        "connections the clusters accepted (reference, HTTP/1.1; emco, HTTP/2)".into(),
+        if pull {
+            "connections the clusters accepted (reference, HTTP/1.1; emco: none, its agents apply)".into()
+        } else {
+            "connections the clusters accepted (reference, HTTP/1.1; emco, HTTP/2)".into()
+        },
         format!("{reference_connections}; {emco_connections}"),
     ));
     let ready_url = format!("{}/status?output=summary&readiness", dig("dig"));
@@ -590,5 +661,72 @@ pub(crate) async fn run(shape: Shape) -> Report {
         reference_writes,
         emco_writes,
         done,
+        emco_connections,
     }
+}
+
+/// Deploys each cluster's pull agent as an operator would: the namespace `emco-system` and the Secret
+/// `emco-agent` naming emco's URL, the cluster and its token (the software in the cluster runs the agent once the
+/// Secret is there).
+async fn deploy_agents(kubeconfigs: &[(String, String)], tokens: &[String], emco: &str) {
+    use base64::Engine as _;
+    let encode = |text: &str| base64::engine::general_purpose::STANDARD.encode(text);
+    futures::stream::iter(kubeconfigs.iter().zip(tokens))
+        .map(|((name, kubeconfig), token)| async move {
+            let client = client_of(kubeconfig).await;
+            let namespace: DynamicObject = serde_json::from_value(serde_json::json!({
+                "apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": emco::in_cluster::AGENT_SECRET_NAMESPACE}
+            }))
+            .unwrap();
+            let namespaces = Api::<DynamicObject>::all_with(
+                client.clone(),
+                &ApiResource::from_gvk_with_plural(
+                    &GroupVersionKind::gvk("", "v1", "Namespace"),
+                    "namespaces",
+                ),
+            );
+            namespaces.create(&Default::default(), &namespace).await.unwrap();
+            let secret: DynamicObject = serde_json::from_value(serde_json::json!({
+                "apiVersion": "v1", "kind": "Secret",
+                "metadata": {"name": emco::in_cluster::AGENT_SECRET},
+                "data": {
+                    "emco": encode(emco),
+                    "cluster": encode(&format!("{}+{name}", crate::bench_apps::BENCH.provider)),
+                    "token": encode(token),
+                }
+            }))
+            .unwrap();
+            Api::<DynamicObject>::namespaced_with(
+                client,
+                emco::in_cluster::AGENT_SECRET_NAMESPACE,
+                &ApiResource::from_gvk_with_plural(&GroupVersionKind::gvk("", "v1", "Secret"), "secrets"),
+            )
+            .create(&Default::default(), &secret)
+            .await
+            .unwrap();
+        })
+        .buffer_unordered(64)
+        .for_each(|()| async {})
+        .await;
+}
+
+/// Waits until emco shows a last contact of every pull cluster's agent.
+async fn every_agent_polls(http: &Http) {
+    let url = format!(
+        "/v2/cluster-providers/{}/clusters",
+        crate::bench_apps::BENCH.provider
+    );
+    tokio::time::timeout(
+        Duration::from_secs(600),
+        wait_for(http, &url, |clusters| {
+            clusters.as_array().is_some_and(|clusters| {
+                clusters
+                    .iter()
+                    .all(|cluster| cluster["connection"]["agentLastContact"].is_string())
+            })
+        }),
+    )
+    .await
+    .expect("every agent polls emco within 600 s");
 }

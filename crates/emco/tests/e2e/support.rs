@@ -354,6 +354,54 @@ impl Onboarding<'_> {
         charts: &[(&str, Vec<u8>)],
         digs: &[OnboardedDig<'_>],
     ) {
+        let registered = clusters.iter().map(|(name, kubeconfig)| {
+            (
+                name.as_str(),
+                json!({"metadata": {"name": name}}),
+                kubeconfig.as_bytes(),
+            )
+        });
+        self.onboard_clusters(http, registered, label_of, charts, digs)
+            .await;
+    }
+
+    /// [`Onboarding::onboard`] of pull clusters named `names` (`spec.pull`, no kubeconfig): the agent token each
+    /// registration answered, in `names`' order.
+    #[allow(dead_code)] // the benchmarks' (they include this file)
+    pub(crate) async fn onboard_pull(
+        &self,
+        http: &Http,
+        names: &[String],
+        label_of: &dyn Fn(usize) -> String,
+        charts: &[(&str, Vec<u8>)],
+        digs: &[OnboardedDig<'_>],
+    ) -> Vec<String> {
+        let registered = names.iter().map(|name| {
+            (
+                name.as_str(),
+                json!({"metadata": {"name": name}, "spec": {"pull": {}}}),
+                &b""[..],
+            )
+        });
+        let answers = self
+            .onboard_clusters(http, registered, label_of, charts, digs)
+            .await;
+        answers
+            .iter()
+            .map(|answer| answer["agentToken"].as_str().unwrap().to_string())
+            .collect()
+    }
+
+    /// The provider, each `(name, body, blob)` cluster (labelled by `label_of` its index), the project and the
+    /// composite app's `v1` with `digs`: each cluster's registration answer, in order.
+    async fn onboard_clusters<'c>(
+        &self,
+        http: &Http,
+        clusters: impl Iterator<Item = (&'c str, Json, &'c [u8])>,
+        label_of: &dyn Fn(usize) -> String,
+        charts: &[(&str, Vec<u8>)],
+        digs: &[OnboardedDig<'_>],
+    ) -> Vec<Json> {
         let provider = format!("/v2/cluster-providers/{}", self.provider);
         http.post(
             "/v2/cluster-providers",
@@ -361,14 +409,14 @@ impl Onboarding<'_> {
         )
         .await
         .expect(201);
-        for (index, (name, kubeconfig)) in clusters.iter().enumerate() {
-            http.post_form(
-                &format!("{provider}/clusters"),
-                json!({"metadata": {"name": name}}),
-                kubeconfig.as_bytes(),
-            )
-            .await
-            .expect(201);
+        let mut answers = Vec::new();
+        for (index, (name, body, blob)) in clusters.enumerate() {
+            let answer = http
+                .post_form(&format!("{provider}/clusters"), body, blob)
+                .await
+                .expect(201)
+                .json();
+            answers.push(answer);
             http.post(
                 &format!("{provider}/clusters/{name}/labels"),
                 json!({"clusterLabel": label_of(index)}),
@@ -380,6 +428,7 @@ impl Onboarding<'_> {
             .await
             .expect(201);
         self.add_version(http, "v1", charts, digs).await;
+        answers
     }
 
     /// Onboards version `version` of the composite app (the project and clusters exist): its `(app, chart)`
@@ -771,6 +820,13 @@ pub(crate) async fn total_connections(admin: &Http) -> u64 {
 #[allow(dead_code)] // used by the benchmarks, which include this file
 pub(crate) async fn total_fell_behind(admin: &Http) -> u64 {
     total_of(admin, "fellBehind").await
+}
+
+/// Every write to objects (not to their status) that software inside the clusters of a kubesim process made
+/// (pull agents applying), summed.
+#[allow(dead_code)] // used by the benchmarks, which include this file
+pub(crate) async fn total_in_cluster_object_writes(admin: &Http) -> u64 {
+    total_of(admin, "inClusterObjectWrites").await
 }
 
 #[allow(dead_code)] // used by the benchmarks, which include this file
