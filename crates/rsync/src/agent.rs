@@ -78,7 +78,8 @@ impl AgentApplier {
         given: Option<kube::Client>,
         config: RsyncConfig,
     ) -> Result<Self, AgentError> {
-        let store = Store::memory();
+        // No history: thousands of agents may share a process, and nothing watches an agent's store.
+        let store = Store::memory_without_history();
         let catalog = Catalog::new(store.clone());
         let contexts = AppContexts::new(store.clone());
         let store_error = |err: emco_appcontext::CatalogError| AgentError::Store(err.to_string());
@@ -352,7 +353,7 @@ impl AgentApplier {
     }
 
     /// The repairable (context, app) pairs whose bundle — labelled `label`, with status `status` (JSON) — lists
-    /// an object of theirs missing (deleted behind emco's back).
+    /// an object of theirs missing that the cluster confirms is gone (deleted behind emco's back).
     pub async fn missing_objects(&self, label: &str, status: &str) -> Vec<(ContextId, String)> {
         let Some((root, app)) = crate::watch::parse_label(label) else {
             return Vec::new();
@@ -377,18 +378,34 @@ impl AgentApplier {
             let Ok(record) = self.contexts.cluster(context, app, &self.cluster_key).await else {
                 continue;
             };
-            let gone = record.resources.iter().any(|resource| {
-                resource.role.is_main()
+            let namespace = record
+                .agent_order
+                .as_ref()
+                .map_or_else(String::new, |order| order.namespace.clone());
+            for resource in &record.resources {
+                let shown_missing = resource.role.is_main()
                     && resource.status == RsyncStatus::Applied
                     && emco_k8s::bundle::presence(
                         Some(&status),
                         &resource.gvk().group,
                         &resource.kind,
                         &resource.name,
-                    ) == emco_model::ClusterResourceStatus::NotPresent
-            });
-            if gone {
-                missing.push((context, pair_app));
+                    ) == emco_model::ClusterResourceStatus::NotPresent;
+                // A bundle written from a cache that has not seen the object yet shows it missing too: the
+                // cluster has the last word.
+                if shown_missing
+                    && crate::apply::is_absent(
+                        &self.rsync.inner,
+                        &self.cluster_key,
+                        &self.client,
+                        resource,
+                        &namespace,
+                    )
+                    .await
+                {
+                    missing.push((context, pair_app));
+                    break;
+                }
             }
         }
         missing

@@ -435,6 +435,21 @@ async fn api_for(
     }
 }
 
+/// Whether `resource` is absent from `cluster` (read with `client`, objects naming no namespace in `namespace`):
+/// `false` when it is there or the cluster could not say.
+pub(crate) async fn is_absent(
+    inner: &Inner,
+    cluster: &str,
+    client: &kube::Client,
+    resource: &ResourceRecord,
+    namespace: &str,
+) -> bool {
+    let Ok((api, _)) = api_for(inner, cluster, client, client, resource, namespace).await else {
+        return false;
+    };
+    matches!(api.get_metadata_opt(&resource.name).await, Ok(None))
+}
+
 /// One attempt at a batch: what it needs and what it found so far.
 struct Batch<'a> {
     inner: &'a Inner,

@@ -1,6 +1,7 @@
 //! A pull agent's applier given its cluster's client rather than a kubeconfig (software running in a simulated
 //! cluster reaches its API in-process): orders are applied through that client, nothing reaches the cluster over
-//! the network, and an order applied as a logical cloud's user is sent as that user (`Impersonate-User`), which the
+//! the network, a bundle that shows an object missing has it repaired only when the cluster confirms it is gone,
+//! and an order applied as a logical cloud's user is sent as that user (`Impersonate-User`), which the
 //! cluster's RBAC judges.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
@@ -90,6 +91,21 @@ async fn an_applier_given_its_clusters_client_applies_through_it_and_as_the_orde
             .iter()
             .all(|request| request.in_cluster)
     );
+
+    // A bundle that shows the config map missing (written from a cache that has not seen it yet) repairs nothing
+    // while the cluster has it; once it is gone, the order is the one to repair.
+    let shows_none = r#"{"configMapStatuses": []}"#;
+    assert!(applier.missing_objects("5-web", shows_none).await.is_empty());
+    config_maps
+        .delete("web-config", &Default::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        applier.missing_objects("5-web", shows_none).await,
+        vec![(context, "web".to_string())]
+    );
+    assert!(applier.repair(context, "web", CancellationToken::new()).await);
+    assert!(config_maps.get_opt("web-config").await.unwrap().is_some());
 
     // As a logical cloud's user: refused by RBAC until a binding lets the user write config maps.
     let user = "system:serviceaccount:default:lc1-sa";

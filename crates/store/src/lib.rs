@@ -459,6 +459,17 @@ impl Store {
         Self::Memory(Arc::new(MemoryStore::new()))
     }
 
+    /// An in-memory store for a process that holds thousands of them and watches none from afar (a pull agent's,
+    /// many agents to a simulating process): its watchers may fall 64 transactions behind, and none can resume
+    /// from before it started watching ([`Error::Compacted`]). [`Store::memory`]'s watch buffers are allocated or
+    /// kept whatever the use: most of an idle agent's memory.
+    #[must_use]
+    pub fn memory_without_history() -> Self {
+        Self::Memory(Arc::new(MemoryStore::with_watch_bounds(
+            crate::watch::WatchBounds::LOCAL,
+        )))
+    }
+
     /// Opens (or creates) the redb file `emco.redb` inside `data_dir`, waiting up to [`OPEN_WAIT`] for a store
     /// another process still holds (a predecessor killed a moment ago).
     pub fn open_redb(data_dir: &Path) -> Result<Self> {

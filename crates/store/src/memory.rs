@@ -59,9 +59,14 @@ impl MemoryStore {
     /// An empty store at revision 0.
     #[must_use]
     pub fn new() -> Self {
+        Self::with_watch_bounds(crate::watch::WatchBounds::SERVING)
+    }
+
+    /// An empty store whose watchers are kept within `bounds`.
+    pub(crate) fn with_watch_bounds(bounds: crate::watch::WatchBounds) -> Self {
         Self {
             state: Mutex::new(MemoryState::default()),
-            hub: WatchHub::new(0),
+            hub: WatchHub::bounded(0, bounds),
             sweeper_started: AtomicBool::new(false),
         }
     }

@@ -46,6 +46,32 @@ impl Batch {
 #[derive(Debug)]
 pub(crate) struct WatchHub {
     inner: Mutex<HubInner>,
+    /// The most events and bytes `history` keeps.
+    history_bounds: (usize, usize),
+}
+
+/// How much a [`WatchHub`] keeps for its watchers.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct WatchBounds {
+    /// Transactions a live watcher may fall behind.
+    pub(crate) live_transactions: usize,
+    /// Events and bytes of the history a watcher may resume from.
+    pub(crate) history: (usize, usize),
+}
+
+impl WatchBounds {
+    /// A store's watchers' bounds: [`LIVE_BUFFER_TRANSACTIONS`], [`HISTORY_EVENTS`] and [`HISTORY_BYTES`].
+    pub(crate) const SERVING: Self = Self {
+        live_transactions: LIVE_BUFFER_TRANSACTIONS,
+        history: (HISTORY_EVENTS, HISTORY_BYTES),
+    };
+    /// For a store nobody watches from afar (a pull agent's, thousands in one simulating process): a few live
+    /// transactions, no history (a resume from before now answers [`Error::Compacted`]). The live buffer is
+    /// allocated whole when the store opens (16,384 slots are most of an idle agent's memory).
+    pub(crate) const LOCAL: Self = Self {
+        live_transactions: 64,
+        history: (0, 0),
+    };
 }
 
 #[derive(Debug)]
@@ -61,8 +87,14 @@ struct HubInner {
 impl WatchHub {
     /// A hub whose history starts after `revision` (the revision the store had when it was opened).
     pub(crate) fn new(revision: Revision) -> Self {
-        let (sender, _) = broadcast::channel(LIVE_BUFFER_TRANSACTIONS);
+        Self::bounded(revision, WatchBounds::SERVING)
+    }
+
+    /// [`WatchHub::new`] keeping what `bounds` allow.
+    pub(crate) fn bounded(revision: Revision, bounds: WatchBounds) -> Self {
+        let (sender, _) = broadcast::channel(bounds.live_transactions.max(1));
         Self {
+            history_bounds: bounds.history,
             inner: Mutex::new(HubInner {
                 history: VecDeque::new(),
                 history_events: 0,
@@ -85,12 +117,13 @@ impl WatchHub {
             return;
         };
         let batch = Arc::new(Batch { revision, events });
+        let (most_events, most_bytes) = self.history_bounds;
         let mut inner = self.lock();
         inner.history_events += batch.events.len();
         inner.history_bytes += batch.bytes();
         inner.history.push_back(batch.clone());
-        while (inner.history_events > HISTORY_EVENTS || inner.history_bytes > HISTORY_BYTES)
-            && inner.history.len() > 1
+        while (inner.history_events > most_events || inner.history_bytes > most_bytes)
+            && (inner.history.len() > 1 || most_events == 0)
         {
             if let Some(dropped) = inner.history.pop_front() {
                 inner.history_events -= dropped.events.len();
@@ -262,5 +295,23 @@ mod tests {
             Err(Error::Compacted { compacted: 2, .. })
         ));
         assert!(hub.subscribe("/", Some(2), 5).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_hub_without_history_keeps_nothing_yet_serves_live_watchers() {
+        let hub = WatchHub::bounded(0, WatchBounds::LOCAL);
+        let mut live = hub.subscribe("/", Some(0), 0).unwrap();
+        hub.publish(put(1, 10));
+        hub.publish(put(2, 10));
+        let inner = hub.lock();
+        assert!(inner.history.is_empty());
+        assert_eq!(inner.compacted, 2);
+        drop(inner);
+        assert!(matches!(
+            hub.subscribe("/", Some(1), 2),
+            Err(Error::Compacted { compacted: 2, .. })
+        ));
+        let first = live.next().await.unwrap().unwrap();
+        assert_eq!(first.kv.mod_revision, 1);
     }
 }
