@@ -125,8 +125,9 @@ pub(crate) struct Clients {
     pub(crate) capabilities: Mutex<crate::capabilities::Learned>,
     /// The GitOps clusters' repositories.
     git: crate::gitops::GitTargets,
-    /// Clients given rather than built from a kubeconfig: a pull agent's own cluster reached in-process.
-    given: Mutex<HashMap<String, kube::Client>>,
+    /// The one cluster (`provider+cluster`) reached by a client given rather than built from a kubeconfig: a pull
+    /// agent's own cluster reached in-process. Set once; read without a lock on every request.
+    given: std::sync::OnceLock<(String, kube::Client)>,
 }
 
 type ClientCell = Arc<tokio::sync::OnceCell<kube::Client>>;
@@ -193,18 +194,21 @@ impl Clients {
             kinds: Mutex::new(HashMap::new()),
             bundles_installed: Mutex::new(HashMap::new()),
             capabilities: Mutex::new(HashMap::new()),
-            given: Mutex::new(HashMap::new()),
+            given: std::sync::OnceLock::new(),
         }
     }
 
     /// Reaches `cluster` (`provider+cluster`) with `client` from now on, whatever its kubeconfig: the cluster a
-    /// pull agent runs in, reached in-process.
+    /// pull agent runs in, reached in-process. Only the first cluster given counts: an agent serves one cluster.
     pub(crate) fn give(&self, cluster: &str, client: kube::Client) {
-        lock(&self.given).insert(cluster.to_string(), client);
+        let _ = self.given.set((cluster.to_string(), client));
     }
 
     fn given(&self, cluster: &str) -> Option<kube::Client> {
-        lock(&self.given).get(cluster).cloned()
+        self.given
+            .get()
+            .filter(|(given, _)| given == cluster)
+            .map(|(_, client)| client.clone())
     }
 
     /// Where `cluster` (`provider+cluster`) is in Git when it is a GitOps cluster; `None` for a cluster emco dials.
