@@ -482,7 +482,8 @@ pub(crate) async fn reports(
     let cluster = agent_of(agent, path)?;
     state.status().agent_orders().contact(&cluster);
     let body = json_body(&headers, body, state.config().max_body_bytes)?;
-    let report: Report = serde_path_to_error::deserialize(&body)
+    // Taken by value: the parsed body's strings move into the report rather than being copied.
+    let report: Report = serde_path_to_error::deserialize(body)
         .map_err(|err| ApiError::invalid(format!("{}: {}", err.path(), err.inner())))?;
     if report.outcomes.len() > MAX_OUTCOMES_PER_REPORT {
         return Err(ApiError::invalid(format!(
