@@ -175,13 +175,56 @@ pub fn apply(group: &str, kind: &str, object: &mut Json) {
                 }
             }
         }
+        ("", "Secret") => {
+            if let Some(secret) = object.as_object_mut() {
+                set_default(secret, "type", json!("Opaque"));
+                merge_string_data(secret);
+            }
+        }
         _ => {}
+    }
+}
+
+/// A Secret's `stringData` written into its `data`, base64-encoded (a key in both takes `stringData`'s value), and
+/// `stringData` dropped: the API server stores and answers `data` only. A value that is not a string is left out.
+fn merge_string_data(secret: &mut Map<String, Json>) {
+    use base64::Engine as _;
+    let Some(Json::Object(string_data)) = secret.remove("stringData") else {
+        return;
+    };
+    let Some(data) = secret
+        .entry("data")
+        .or_insert_with(|| Json::Object(Map::new()))
+        .as_object_mut()
+    else {
+        return;
+    };
+    for (key, value) in string_data {
+        if let Json::String(text) = value {
+            data.insert(key, json!(base64::engine::general_purpose::STANDARD.encode(text)));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_secrets_string_data_is_stored_as_data() {
+        let mut secret = json!({"data": {"kept": "YQ==", "token": "b2xk"}, "stringData": {"token": "new", "cluster": "c1"}});
+        apply("", "Secret", &mut secret);
+        assert_eq!(
+            secret,
+            json!({"type": "Opaque", "data": {"kept": "YQ==", "token": "bmV3", "cluster": "YzE="}})
+        );
+        let mut typed = json!({"type": "kubernetes.io/tls", "stringData": {"tls.crt": ""}});
+        apply("", "Secret", &mut typed);
+        assert_eq!(
+            typed,
+            json!({"type": "kubernetes.io/tls", "data": {"tls.crt": ""}})
+        );
+    }
 
     #[test]
     fn workloads_get_the_defaults_clients_rely_on() {

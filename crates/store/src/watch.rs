@@ -303,10 +303,11 @@ mod tests {
         let mut live = hub.subscribe("/", Some(0), 0).unwrap();
         hub.publish(put(1, 10));
         hub.publish(put(2, 10));
-        let inner = hub.lock();
-        assert!(inner.history.is_empty());
-        assert_eq!(inner.compacted, 2);
-        drop(inner);
+        {
+            let inner = hub.lock();
+            assert!(inner.history.is_empty());
+            assert_eq!(inner.compacted, 2);
+        }
         assert!(matches!(
             hub.subscribe("/", Some(1), 2),
             Err(Error::Compacted { compacted: 2, .. })
