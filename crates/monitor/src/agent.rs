@@ -5,8 +5,10 @@
 //! (`emco_rsync::agent::AgentApplier`) — a newer order of the same context and app cancels the one still running —
 //! and reports each outcome (`POST …/agent/reports`), again until emco took it. The cluster's ResourceBundleStates
 //! (written by the monitor beside it) are read with rsync's bundle stream and reported in batches, each bundle once
-//! per batch with its latest status; one that shows an object of an applied order missing (deleted behind emco's
-//! back) has that order applied again at once (a repair: no hook runs), and everything applied is applied again
+//! per batch with its latest status: a status that changed at once (gathered for 50 ms with what changes with it,
+//! and no sooner than `report_every`, 500 ms, after the report before), one whose heartbeat alone changed with the
+//! next heartbeats' report (`heartbeats_every`, 5 s); one that shows an object of an applied order
+//! missing (deleted behind emco's back, as the cluster confirms) has that order applied again at once (a repair: no hook runs), and everything applied is applied again
 //! every `repair_every` (an edited spec shows in no bundle). Disconnected, the cluster stays as last applied; the agent retries with a
 //! back-off and catches up when emco answers again.
 
@@ -40,8 +42,12 @@ pub struct AgentConfig {
     pub own_cluster: OwnCluster,
     /// How long emco may hold a poll open.
     pub poll_wait: Duration,
-    /// How often gathered bundle statuses are reported.
+    /// How soon after the report before a bundle status that changed is reported: at most one report per
+    /// `report_every` however busy the cluster.
     pub report_every: Duration,
+    /// How often bundle statuses that changed in their heartbeat only are reported: the cluster's sign of life
+    /// (emco believes a cluster's report for a minute by default).
+    pub heartbeats_every: Duration,
     /// How often everything applied is applied again (changes made behind emco's back that no bundle shows, such as
     /// an edited spec); an object a bundle shows missing is applied again at once.
     pub repair_every: Duration,
@@ -61,6 +67,7 @@ impl AgentConfig {
             own_cluster: OwnCluster::Kubeconfig(kubeconfig),
             poll_wait: Duration::from_secs(30),
             report_every: Duration::from_millis(500),
+            heartbeats_every: Duration::from_secs(5),
             repair_every: Duration::from_secs(300),
             rsync: RsyncConfig::default(),
         }
@@ -168,17 +175,29 @@ type Running = Arc<Mutex<Runs>>;
 /// The seq a repair runs under in [`Running`] (orders count from 1, so any order cancels a repair).
 const REPAIR: u64 = 0;
 
-/// The cluster's bundle statuses: the latest read of each (by label) and those not reported yet.
+/// How long a status that changed waits for others changing with it before their report goes out.
+const GATHER_CHANGES: Duration = Duration::from_millis(50);
+
+/// The cluster's bundle statuses: the latest read of each (by label) and those not reported yet; `changed` wakes
+/// the reporter for a status that says something new (a heartbeat alone waits for the heartbeats' report).
 #[derive(Default)]
 struct Bundles {
     latest: Mutex<HashMap<String, String>>,
     pending: Mutex<HashMap<String, String>>,
+    changed: tokio::sync::Notify,
 }
 
 impl Bundles {
-    fn read(&self, label: String, status: String) {
-        lock(&self.latest).insert(label.clone(), status.clone());
+    /// Keeps `label`'s new status for the next report; whether it changed in more than its heartbeat.
+    fn read(&self, label: String, status: String) -> bool {
+        let previous = lock(&self.latest).insert(label.clone(), status.clone());
+        let changed =
+            previous.is_none_or(|previous| emco_rsync::agent::changed_beyond_heartbeat(&previous, &status));
         lock(&self.pending).insert(label, status);
+        if changed {
+            self.changed.notify_one();
+        }
+        changed
     }
 
     /// Reports the latest status of `label` again (an update that changed nothing finished: the new context's
@@ -187,6 +206,7 @@ impl Bundles {
         let latest = lock(&self.latest).get(label).cloned();
         if let Some(status) = latest {
             lock(&self.pending).entry(label.to_string()).or_insert(status);
+            self.changed.notify_one();
         }
     }
 }
@@ -220,7 +240,7 @@ pub async fn run_agent(
         client.clone(),
         base.clone(),
         applier.clone(),
-        config.report_every,
+        (config.report_every, config.heartbeats_every),
         (running.clone(), bundles.clone()),
         stop.clone(),
     ));
@@ -427,7 +447,7 @@ async fn report_bundles(
     client: EmcoClient,
     base: String,
     applier: Arc<AgentApplier>,
-    every: Duration,
+    (report_every, heartbeats_every): (Duration, Duration),
     (running, bundles): (Running, Arc<Bundles>),
     stop: CancellationToken,
 ) {
@@ -441,19 +461,35 @@ async fn report_bundles(
                 () = reader_stop.cancelled() => return,
             };
             let Some((label, status)) = next else { return };
-            for (context, app) in applier.missing_objects(&label, &status).await {
+            // A heartbeat alone shows nothing missing that the status before it did not.
+            let missing = if gathered.read(label.clone(), status.clone()) {
+                applier.missing_objects(&label, &status).await
+            } else {
+                Vec::new()
+            };
+            for (context, app) in missing {
                 start_repair(&applier, &running, &reader_stop, context, app);
             }
-            gathered.read(label, status);
         }
     });
-    let mut ticks = tokio::time::interval(every);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut heartbeats = tokio::time::interval(heartbeats_every);
+    heartbeats.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut last_report = tokio::time::Instant::now();
     loop {
         tokio::select! {
-            _ = ticks.tick() => {}
+            _ = heartbeats.tick() => {}
+            () = bundles.changed.notified() => {
+                // Gather what else changes meanwhile into the same report, and keep a busy cluster's reports
+                // `report_every` apart.
+                let due = (tokio::time::Instant::now() + GATHER_CHANGES).max(last_report + report_every);
+                tokio::select! {
+                    () = tokio::time::sleep_until(due) => {}
+                    () = stop.cancelled() => break,
+                }
+            }
             () = stop.cancelled() => break,
         }
+        last_report = tokio::time::Instant::now();
         let batch: Vec<(String, String)> = {
             let mut pending = lock(&bundles.pending);
             let labels: Vec<String> = pending.keys().take(MAX_BUNDLES_PER_REPORT).cloned().collect();

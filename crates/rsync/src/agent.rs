@@ -424,6 +424,19 @@ impl std::fmt::Debug for AgentApplier {
     }
 }
 
+/// Whether bundle status `new` (JSON text) says more than `old` did: they differ in a field other than the
+/// heartbeat (or either is not a JSON object).
+#[must_use]
+pub fn changed_beyond_heartbeat(old: &str, new: &str) -> bool {
+    match (
+        crate::watch::fingerprint_text(old),
+        crate::watch::fingerprint_text(new),
+    ) {
+        (Some(old), Some(new)) => old != new,
+        _ => true,
+    }
+}
+
 /// Whom an order's main resources and hooks are applied as, as rsync's batch takes it: the user its local engine
 /// impersonates (`RsyncConfig::impersonate_users`), the same for every context of the chain (so an update compares
 /// with its predecessor).

@@ -62,6 +62,11 @@ pub(crate) type Stored = HashMap<(ContextId, String), u64>;
 /// names and raw values in order, the heartbeat's left out — nothing parsed into a tree, nothing allocated (the
 /// text is the API server's serialization, the same for the same status). `None` when it is not JSON.
 fn fingerprint(status: &RawValue) -> Option<u64> {
+    fingerprint_text(status.get())
+}
+
+/// [`fingerprint`] of JSON text.
+pub(crate) fn fingerprint_text(status: &str) -> Option<u64> {
     use std::hash::{BuildHasher, Hasher};
 
     /// Hashes the fields of a JSON object as they are read.
@@ -94,7 +99,7 @@ fn fingerprint(status: &RawValue) -> Option<u64> {
         }
     }
 
-    serde_json::from_str::<Fields>(status.get())
+    serde_json::from_str::<Fields>(status)
         .ok()
         .map(|Fields(hash)| hash)
 }

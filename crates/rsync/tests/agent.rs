@@ -171,3 +171,13 @@ async fn an_applier_given_its_clusters_client_applies_through_it_and_as_the_orde
     assert_eq!(run.end, AgentEnd::Done, "{run:?}");
     assert!(config_maps.get_opt("tenant-config").await.unwrap().is_some());
 }
+
+#[test]
+fn a_status_changed_in_its_heartbeat_alone_says_nothing_new() {
+    let before = r#"{"ready":true,"podStatuses":[{"name":"a"}],"heartbeat":"10:00:00"}"#;
+    let beat = r#"{"ready":true,"podStatuses":[{"name":"a"}],"heartbeat":"10:00:20"}"#;
+    let changed = r#"{"ready":false,"podStatuses":[{"name":"a"}],"heartbeat":"10:00:20"}"#;
+    assert!(!emco_rsync::agent::changed_beyond_heartbeat(before, beat));
+    assert!(emco_rsync::agent::changed_beyond_heartbeat(beat, changed));
+    assert!(emco_rsync::agent::changed_beyond_heartbeat(before, "not json"));
+}
