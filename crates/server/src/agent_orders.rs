@@ -1,8 +1,9 @@
 //! Which orders each pull cluster's agent has, kept from the same store changes as the status index (so every
 //! replica knows every order, whoever wrote it): per cluster, each (context, app) record holding an agent order,
-//! with its sequence number, whether its outcome is in, and the store revision at which that last changed. The
-//! records themselves stay the one copy of the desired state; this is the map to them and the doorbell of each
-//! cluster's waiting long poll ([`AgentOrders::doorbell`], rung only when a mark changes, not at every status write).
+//! with its sequence number, whether its outcome is in, and the store revision at which the order itself (its
+//! sequence number) last changed — an outcome is the agent's own report, not news to send back to it. The records
+//! themselves stay the one copy of the desired state; this is the map to them and the doorbell of each cluster's
+//! waiting long poll ([`AgentOrders::doorbell`], rung only when an order changes, not at every status write).
 //! It also keeps when each pull cluster's agent last reached this replica (a poll or a report), which the clusters'
 //! GETs show (`connection.agentLastContact`; each replica knows its own agents' contacts).
 
@@ -20,7 +21,7 @@ pub(crate) struct OrderMark {
     pub(crate) seq: u64,
     /// Whether its outcome is in.
     pub(crate) done: bool,
-    /// The store revision at which the map saw it change.
+    /// The store revision at which the map saw the order change (not its outcome come in).
     pub(crate) revision: i64,
 }
 
@@ -57,12 +58,12 @@ impl AgentOrders {
                 };
                 let (seq, done) = (order.seq, order.outcome.is_some());
                 let orders = self.clusters.entry(record.cluster.clone()).or_default();
-                let unchanged = orders
-                    .get(&key)
-                    .is_some_and(|mark| mark.seq == seq && mark.done == done);
-                if !unchanged {
-                    orders.insert(key, OrderMark { seq, done, revision });
-                    self.ring(&record.cluster);
+                match orders.get_mut(&key) {
+                    Some(mark) if mark.seq == seq => mark.done = done,
+                    _ => {
+                        orders.insert(key, OrderMark { seq, done, revision });
+                        self.ring(&record.cluster);
+                    }
                 }
             }
             ContextChange::ClusterDeleted { id, app, cluster } => {
@@ -167,16 +168,26 @@ mod tests {
                 reported_at: "2026-12-02T10:00:01.000Z".into(),
             });
         }
+        // Its outcome coming in is no news to the agent that reported it: the mark says so, the revision stays.
         orders.apply(&ContextChange::Cluster(id, reported), 10);
         assert_eq!(
             orders.orders("p+a")[0].1,
             OrderMark {
                 seq: 1,
                 done: true,
-                revision: 10
+                revision: 6
             }
         );
-        orders.apply(&ContextChange::MetaDeleted(id), 11);
+        orders.apply(&ContextChange::Cluster(id, record("p+a", Some(2))), 12);
+        assert_eq!(
+            orders.orders("p+a")[0].1,
+            OrderMark {
+                seq: 2,
+                done: false,
+                revision: 12
+            }
+        );
+        orders.apply(&ContextChange::MetaDeleted(id), 13);
         assert!(orders.orders("p+a").is_empty() && orders.orders("p+b").is_empty());
     }
 }

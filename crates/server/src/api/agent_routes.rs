@@ -5,7 +5,8 @@
 //! endpoints themselves:
 //! - `GET …/agent/desired-state?since=R&wait=S`, a long poll: the cluster's orders (each (context, app) record
 //!   holding one, with its sequence number and whether its outcome is in) and, in full with the record's
-//!   resources, those that changed after store revision `R`; answered at once when some did (or `R` is 0),
+//!   resources, those issued after store revision `R` (an outcome coming in is the agent's own news, not sent
+//!   back to it); answered at once when some were (or `R` is 0),
 //!   else when one does or after `S` seconds (default 30, at most 55) — then the status and headers come at once
 //!   and the JSON body when it is known, so a parked agent costs emco only its body's small future. The answer's `revision` is the `since` of
 //!   the next poll, so a reconnecting agent gets only what changed. Orders are read from the AppContext records:
@@ -260,7 +261,7 @@ const MAX_BUNDLE_LABEL: usize = 160;
 
 const SINCE_QUERY: QueryParameter = query(
     "since",
-    "The revision of the previous answer: only orders changed after it are answered in full (0 or none: all)",
+    "The revision of the previous answer: only orders issued after it are answered in full (0 or none: all)",
 )
 .taking(QueryValues::Integer(0, i64::MAX));
 const WAIT_QUERY: QueryParameter = query(
@@ -301,6 +302,15 @@ struct ChangedOrder {
     app: String,
     order: AgentOrder,
     resources: Vec<ResourceRecord>,
+}
+
+/// The long poll's answer, serialized as it is (the records' manifests are not copied into a JSON tree first).
+#[derive(Debug, Serialize)]
+struct DesiredState {
+    cluster: String,
+    revision: i64,
+    orders: Vec<OrderSummary>,
+    changed: Vec<ChangedOrder>,
 }
 
 /// `GET …/agent/desired-state`.
@@ -393,7 +403,7 @@ fn pending(state: &AppState, cluster: &str, since: i64) -> (i64, Marks, Vec<(Con
 }
 
 /// A waited answer as the body's one chunk; a store failure ends the body with an error (the agent polls again).
-fn body_of(answer: Result<Json, ApiError>) -> Result<axum::body::Bytes, std::io::Error> {
+fn body_of(answer: Result<DesiredState, ApiError>) -> Result<axum::body::Bytes, std::io::Error> {
     let answer = answer.map_err(|err| std::io::Error::other(err.to_string()))?;
     serde_json::to_vec(&answer)
         .map(axum::body::Bytes::from)
@@ -406,7 +416,7 @@ async fn answer_orders(
     revision: i64,
     orders: &[((ContextId, String), crate::agent_orders::OrderMark)],
     changed: Vec<(ContextId, String)>,
-) -> Result<Json, ApiError> {
+) -> Result<DesiredState, ApiError> {
     let mut changed_orders = Vec::with_capacity(changed.len());
     for (context, app) in changed {
         let record = match state.contexts().cluster(context, &app, cluster).await {
@@ -432,12 +442,12 @@ async fn answer_orders(
             done: mark.done,
         })
         .collect();
-    Ok(json!({
-        "cluster": cluster,
-        "revision": revision,
-        "orders": summaries,
-        "changed": changed_orders,
-    }))
+    Ok(DesiredState {
+        cluster: cluster.to_string(),
+        revision,
+        orders: summaries,
+        changed: changed_orders,
+    })
 }
 
 /// A report's body.
