@@ -456,18 +456,78 @@ async fn answer_orders(
 struct Report {
     #[serde(default)]
     outcomes: Vec<ReportedOutcome>,
-    #[serde(default)]
-    bundles: Vec<ReportedBundle>,
 }
 
-/// The status of one ResourceBundleState of the cluster.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct ReportedBundle {
-    /// Its `emco/deployment-id` label, `<context>-<app>`.
-    label: String,
-    /// Its `status`.
-    status: serde_json::Map<String, Json>,
+/// Takes a report's `bundles` out of its parsed body: each bundle's `emco/deployment-id` label (`<context>-<app>`)
+/// and its `status`, an object, as JSON text — read by hand rather than decoded, since decoding would build every
+/// status's tree again only to write it out as text (most of what a report costs emco). Refused naming the place.
+fn take_bundles(body: &mut Json) -> Result<Vec<(String, String)>, ApiError> {
+    let Some(bundles) = body.as_object_mut().and_then(|report| report.remove("bundles")) else {
+        return Ok(Vec::new());
+    };
+    let Json::Array(bundles) = bundles else {
+        return Err(ApiError::invalid("bundles: expected an array"));
+    };
+    if bundles.len() > MAX_BUNDLES_PER_REPORT {
+        return Err(ApiError::invalid(format!(
+            "bundles: {} in one report; at most {MAX_BUNDLES_PER_REPORT}",
+            bundles.len()
+        )));
+    }
+    let mut taken = Vec::with_capacity(bundles.len());
+    for (index, bundle) in bundles.into_iter().enumerate() {
+        let Json::Object(mut fields) = bundle else {
+            return Err(ApiError::invalid(format!("bundles[{index}]: expected an object")));
+        };
+        if let Some(unknown) = fields
+            .keys()
+            .find(|field| !matches!(field.as_str(), "label" | "status"))
+        {
+            return Err(ApiError::invalid(format!(
+                "bundles[{index}]: unknown field '{}', expected 'label' or 'status'",
+                emco_model::shown(unknown)
+            )));
+        }
+        let label = match fields.remove("label") {
+            Some(Json::String(label)) => label,
+            Some(_) => {
+                return Err(ApiError::invalid(format!(
+                    "bundles[{index}].label: expected a string"
+                )));
+            }
+            None => {
+                return Err(ApiError::invalid(format!(
+                    "bundles[{index}]: missing field 'label'"
+                )));
+            }
+        };
+        let well_formed = label.len() <= MAX_BUNDLE_LABEL
+            && label
+                .split_once('-')
+                .is_some_and(|(id, app)| id.parse::<ContextId>().is_ok() && !app.is_empty());
+        if !well_formed {
+            return Err(ApiError::invalid(format!(
+                "bundles[{index}].label: '{}' is not '<context id>-<app>'",
+                emco_model::shown(&label)
+            )));
+        }
+        let status = match fields.remove("status") {
+            Some(status @ Json::Object(_)) => status,
+            Some(_) => {
+                return Err(ApiError::invalid(format!(
+                    "bundles[{index}].status: expected an object"
+                )));
+            }
+            None => {
+                return Err(ApiError::invalid(format!(
+                    "bundles[{index}]: missing field 'status'"
+                )));
+            }
+        };
+        let status = serde_json::to_string(&status).map_err(ApiError::internal)?;
+        taken.push((label, status));
+    }
+    Ok(taken)
 }
 
 /// The outcome of one order.
@@ -491,7 +551,8 @@ pub(crate) async fn reports(
 ) -> Result<Response, ApiError> {
     let cluster = agent_of(agent, path)?;
     state.status().agent_orders().contact(&cluster);
-    let body = json_body(&headers, body, state.config().max_body_bytes)?;
+    let mut body = json_body(&headers, body, state.config().max_body_bytes)?;
+    let bundles = take_bundles(&mut body)?;
     // Taken by value: the parsed body's strings move into the report rather than being copied.
     let report: Report = serde_path_to_error::deserialize(body)
         .map_err(|err| ApiError::invalid(format!("{}: {}", err.path(), err.inner())))?;
@@ -500,28 +561,6 @@ pub(crate) async fn reports(
             "outcomes: {} in one report; at most {MAX_OUTCOMES_PER_REPORT}",
             report.outcomes.len()
         )));
-    }
-    if report.bundles.len() > MAX_BUNDLES_PER_REPORT {
-        return Err(ApiError::invalid(format!(
-            "bundles: {} in one report; at most {MAX_BUNDLES_PER_REPORT}",
-            report.bundles.len()
-        )));
-    }
-    let mut bundles = Vec::with_capacity(report.bundles.len());
-    for (index, bundle) in report.bundles.into_iter().enumerate() {
-        let well_formed = bundle.label.len() <= MAX_BUNDLE_LABEL
-            && bundle
-                .label
-                .split_once('-')
-                .is_some_and(|(id, app)| id.parse::<ContextId>().is_ok() && !app.is_empty());
-        if !well_formed {
-            return Err(ApiError::invalid(format!(
-                "bundles[{index}].label: '{}' is not '<context id>-<app>'",
-                emco_model::shown(&bundle.label)
-            )));
-        }
-        let status = serde_json::to_string(&bundle.status).map_err(ApiError::internal)?;
-        bundles.push((bundle.label, status));
     }
     let bundles_taken = bundles.len();
     if !bundles.is_empty() {
@@ -726,5 +765,82 @@ mod tests {
         ] {
             assert_eq!(agent_path_cluster(other), None, "{other}");
         }
+    }
+
+    #[track_caller]
+    fn refused(mut body: Json) -> String {
+        let err = take_bundles(&mut body).expect_err("the report is refused");
+        assert_eq!(err.status, StatusCode::BAD_REQUEST, "{err:?}");
+        err.message
+    }
+
+    #[test]
+    fn a_reports_bundles_are_taken_as_label_and_status_text() {
+        let mut body = json!({
+            "outcomes": [],
+            "bundles": [{"label": "7-web", "status": {"ready": true, "podStatuses": [{"name": "a"}]}}]
+        });
+        let bundles = take_bundles(&mut body).unwrap();
+        assert_eq!(
+            bundles,
+            vec![(
+                "7-web".to_string(),
+                r#"{"ready":true,"podStatuses":[{"name":"a"}]}"#.to_string()
+            )]
+        );
+        // The rest of the report stays to be decoded; without bundles there are none.
+        assert_eq!(body, json!({"outcomes": []}));
+        assert!(take_bundles(&mut body).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_malformed_bundle_is_refused_naming_its_place() {
+        let cases = [
+            (
+                json!({"bundles": {"label": "7-web"}}),
+                "bundles: expected an array",
+            ),
+            (json!({"bundles": [3]}), "bundles[0]: expected an object"),
+            (
+                json!({"bundles": [{"label": "7-web", "status": {}}, {"label": "7-web", "status": {}, "extra": 1}]}),
+                "bundles[1]: unknown field 'extra'",
+            ),
+            (
+                json!({"bundles": [{"status": {}}]}),
+                "bundles[0]: missing field 'label'",
+            ),
+            (
+                json!({"bundles": [{"label": 7, "status": {}}]}),
+                "bundles[0].label: expected a string",
+            ),
+            (
+                json!({"bundles": [{"label": "web", "status": {}}]}),
+                "bundles[0].label: 'web' is not",
+            ),
+            (
+                json!({"bundles": [{"label": "0-web", "status": {}}]}),
+                "bundles[0].label: '0-web' is not",
+            ),
+            (
+                json!({"bundles": [{"label": "7-web"}]}),
+                "bundles[0]: missing field 'status'",
+            ),
+            (
+                json!({"bundles": [{"label": "7-web", "status": "ready"}]}),
+                "bundles[0].status: expected an object",
+            ),
+        ];
+        for (body, expected) in cases {
+            let message = refused(body.clone());
+            assert!(message.contains(expected), "{body}: {message}");
+        }
+        let too_many: Vec<Json> = (0..=MAX_BUNDLES_PER_REPORT)
+            .map(|_| json!({"label": "7-web", "status": {}}))
+            .collect();
+        let message = refused(json!({ "bundles": too_many }));
+        assert!(message.contains("in one report; at most"), "{message}");
+        let long = format!("7-{}", "a".repeat(MAX_BUNDLE_LABEL));
+        let message = refused(json!({"bundles": [{"label": long, "status": {}}]}));
+        assert!(message.contains("bundles[0].label"), "{message}");
     }
 }
