@@ -106,6 +106,33 @@ pub enum AgentStartError {
     Applier(#[from] emco_rsync::agent::AgentError),
 }
 
+/// Why a request to emco brought no answer.
+#[derive(Debug, thiserror::Error)]
+enum SendError {
+    /// emco could not be reached, or the answer broke off.
+    #[error("{0}")]
+    Client(#[from] emcoctl::client::ClientError),
+    /// No answer within the bound (a connection that hangs is given up, and the request made again).
+    #[error("no answer within {0:?}")]
+    TimedOut(Duration),
+}
+
+/// How long a report may go unanswered; a poll may take its wait on top.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// One request to emco, given up after `limit`.
+async fn send_within(
+    client: &EmcoClient,
+    (method, path): (&str, &str),
+    body: Body,
+    limit: Duration,
+) -> Result<emcoctl::client::Reply, SendError> {
+    match tokio::time::timeout(limit, client.send(method, path, true, body)).await {
+        Ok(answer) => Ok(answer?),
+        Err(_) => Err(SendError::TimedOut(limit)),
+    }
+}
+
 /// The first pause after emco could not be reached; doubled up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(500);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
@@ -320,7 +347,7 @@ async fn poll(
     let mut backoff = FIRST_BACKOFF;
     loop {
         let path = format!("{base}/desired-state?since={since}&wait={}", wait.as_secs());
-        let answer = client.send("GET", &path, true, Body::Empty).await;
+        let answer = send_within(client, ("GET", &path), Body::Empty, wait + REQUEST_TIMEOUT).await;
         let state = match answer {
             Ok(reply) if reply.status == 200 => match serde_json::from_slice::<DesiredState>(&reply.body) {
                 Ok(state) => state,
@@ -417,9 +444,13 @@ async fn report_outcome(
         json!({"outcomes": [{"context": context, "app": app, "seq": seq, "end": end, "results": results}]});
     let mut backoff = FIRST_BACKOFF;
     loop {
-        match client
-            .send("POST", &format!("{base}/reports"), true, Body::Json(body.clone()))
-            .await
+        match send_within(
+            client,
+            ("POST", &format!("{base}/reports")),
+            Body::Json(body.clone()),
+            REQUEST_TIMEOUT,
+        )
+        .await
         {
             Ok(reply) if reply.status == 200 => {
                 tracing::info!(context = %context, app, seq, answer = %reply.text(), "reported an order's outcome");
@@ -440,8 +471,9 @@ async fn report_outcome(
     }
 }
 
-/// Reads the cluster's bundle statuses and reports them every `every`, the latest of each bundle once; what emco
-/// could not take is sent again with the next batch. A bundle that shows an object of an applied order missing
+/// Reads the cluster's bundle statuses and reports them (see the module's doc), the latest of each bundle once; what
+/// emco could not take (no answer within [`REQUEST_TIMEOUT`], or 5xx) is sent again with the next batch, what it
+/// refused (4xx) is dropped. A bundle that shows an object of an applied order missing
 /// starts a repair of that order.
 async fn report_bundles(
     client: EmcoClient,
@@ -508,14 +540,20 @@ async fn report_bundles(
                 Some(json!({"label": label, "status": status}))
             })
             .collect();
-        let sent = client
-            .send(
-                "POST",
-                &format!("{base}/reports"),
-                true,
-                Body::Json(json!({"bundles": reported})),
-            )
-            .await;
+        let sent = send_within(
+            &client,
+            ("POST", &format!("{base}/reports")),
+            Body::Json(json!({"bundles": reported})),
+            REQUEST_TIMEOUT,
+        )
+        .await;
+        if let Ok(reply) = &sent
+            && (400..500).contains(&reply.status)
+        {
+            // Sending the same again would be refused again; the bundles' next statuses go with a later report.
+            tracing::warn!(status = reply.status, answer = %reply.text(), "emco refused bundle statuses; dropped");
+            continue;
+        }
         let taken = matches!(&sent, Ok(reply) if reply.status == 200);
         if !taken {
             tracing::info!("emco did not take the bundle statuses; they go with the next report");
