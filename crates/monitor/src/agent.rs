@@ -49,7 +49,8 @@ pub struct AgentConfig {
     /// (emco believes a cluster's report for a minute by default).
     pub heartbeats_every: Duration,
     /// How often everything applied is applied again (changes made behind emco's back that no bundle shows, such as
-    /// an edited spec); an object a bundle shows missing is applied again at once.
+    /// an edited spec), at a phase in the period that the cluster's name spreads; an object a bundle shows missing
+    /// is applied again at once.
     pub repair_every: Duration,
     /// The batches' settings (retries, timeouts).
     pub rsync: RsyncConfig,
@@ -273,7 +274,10 @@ pub async fn run_agent(
     ));
     let repairer = tokio::spawn(repair_now_and_then(
         applier.clone(),
-        config.repair_every,
+        (
+            config.repair_every,
+            repair_phase(&config.cluster, config.repair_every),
+        ),
         running.clone(),
         stop.clone(),
     ));
@@ -313,16 +317,26 @@ fn start_repair(
     });
 }
 
-/// The safety net: everything applied is applied again every `every`.
+/// Where in each `every` cluster `cluster`'s agent applies everything again: a phase spread over the period by the
+/// cluster's name (the same for the same cluster), so that thousands of agents started together do not all apply
+/// everything in the same second, every period.
+fn repair_phase(cluster: &str, every: Duration) -> Duration {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    cluster.hash(&mut hasher);
+    let period = u64::try_from(every.as_millis()).unwrap_or(u64::MAX).max(1);
+    Duration::from_millis(hasher.finish() % period)
+}
+
+/// The safety net: everything applied is applied again every `every`, first at the cluster's phase in the period.
 async fn repair_now_and_then(
     applier: Arc<AgentApplier>,
-    every: Duration,
+    (every, phase): (Duration, Duration),
     running: Running,
     stop: CancellationToken,
 ) {
-    let mut ticks = tokio::time::interval(every);
+    let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + phase, every);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticks.tick().await;
     loop {
         tokio::select! {
             _ = ticks.tick() => {}
@@ -590,5 +604,22 @@ mod tests {
         assert!(runs.repair(&key, &CancellationToken::new()).is_none());
         runs.finish(&key, 1);
         assert!(runs.repair(&key, &CancellationToken::new()).is_some());
+    }
+
+    #[test]
+    fn clusters_repair_at_phases_spread_over_the_period() {
+        let every = Duration::from_secs(300);
+        let phases: Vec<Duration> = (0..1_000)
+            .map(|n| repair_phase(&format!("edge+site{n}"), every))
+            .collect();
+        assert!(phases.iter().all(|phase| *phase < every));
+        // The same cluster keeps its phase.
+        assert_eq!(repair_phase("edge+site7", every), phases[7]);
+        // Every tenth of the period holds some of the 1,000 clusters, none more than twice its share.
+        let mut tenths = [0usize; 10];
+        for phase in &phases {
+            tenths[(phase.as_millis() * 10 / every.as_millis()) as usize] += 1;
+        }
+        assert!(tenths.iter().all(|n| (30..=200).contains(n)), "{tenths:?}");
     }
 }
