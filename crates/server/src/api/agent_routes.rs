@@ -488,18 +488,15 @@ fn take_bundles(body: &mut Json) -> Result<Vec<(String, String)>, ApiError> {
                 emco_model::shown(unknown)
             )));
         }
-        let label = match fields.remove("label") {
-            Some(Json::String(label)) => label,
-            Some(_) => {
-                return Err(ApiError::invalid(format!(
-                    "bundles[{index}].label: expected a string"
-                )));
-            }
-            None => {
-                return Err(ApiError::invalid(format!(
-                    "bundles[{index}]: missing field 'label'"
-                )));
-            }
+        let mut field = |name: &str| {
+            fields
+                .remove(name)
+                .ok_or_else(|| ApiError::invalid(format!("bundles[{index}]: missing field '{name}'")))
+        };
+        let Json::String(label) = field("label")? else {
+            return Err(ApiError::invalid(format!(
+                "bundles[{index}].label: expected a string"
+            )));
         };
         let well_formed = label.len() <= MAX_BUNDLE_LABEL
             && label
@@ -511,18 +508,10 @@ fn take_bundles(body: &mut Json) -> Result<Vec<(String, String)>, ApiError> {
                 emco_model::shown(&label)
             )));
         }
-        let status = match fields.remove("status") {
-            Some(status @ Json::Object(_)) => status,
-            Some(_) => {
-                return Err(ApiError::invalid(format!(
-                    "bundles[{index}].status: expected an object"
-                )));
-            }
-            None => {
-                return Err(ApiError::invalid(format!(
-                    "bundles[{index}]: missing field 'status'"
-                )));
-            }
+        let status @ Json::Object(_) = field("status")? else {
+            return Err(ApiError::invalid(format!(
+                "bundles[{index}].status: expected an object"
+            )));
         };
         let status = serde_json::to_string(&status).map_err(ApiError::internal)?;
         taken.push((label, status));
