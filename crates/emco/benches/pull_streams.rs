@@ -64,10 +64,14 @@ async fn agents_of(address: &str) {
     // `PULL_IDLE_CONNECTIONS=1`: a baseline instead: each agent's connection answers one `/healthz` and then
     // stays open idle (what a connection alone costs the server, without a request in flight).
     if std::env::var("PULL_IDLE_CONNECTIONS").is_ok() {
-        let client = EmcoClient::new(&format!("http://{address}")).unwrap();
-        let asks: Vec<_> = agents
+        // A client (so a connection) per agent, as each agent has its own.
+        let clients: Vec<EmcoClient> = agents
             .iter()
-            .map(|_| {
+            .map(|_| EmcoClient::multiplexed(&format!("http://{address}"), None).unwrap())
+            .collect();
+        let asks: Vec<_> = clients
+            .iter()
+            .map(|client| {
                 let client = client.clone();
                 tokio::spawn(async move { client.send("GET", "/healthz", true, Body::Empty).await.unwrap() })
             })
@@ -76,13 +80,13 @@ async fn agents_of(address: &str) {
             ask.await.unwrap();
         }
         parked.store(agents.len(), std::sync::atomic::Ordering::Relaxed);
-        std::mem::forget(client);
+        std::mem::forget(clients);
     }
     for (cluster, token) in agents
         .iter()
         .filter(|_| std::env::var("PULL_IDLE_CONNECTIONS").is_err())
     {
-        let client = EmcoClient::new(&format!("http://{address}"))
+        let client = EmcoClient::multiplexed(&format!("http://{address}"), None)
             .unwrap()
             .with_token(token)
             .unwrap();

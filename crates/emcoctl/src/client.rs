@@ -12,7 +12,7 @@ use http_body_util::{BodyExt as _, Full};
 use hyper_rustls::{ConfigBuilderExt as _, HttpsConnector};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject as _;
 use serde_json::Value as Json;
@@ -110,6 +110,20 @@ impl Reply {
     }
 }
 
+/// How often a [`EmcoClient::multiplexed`] client pings its connection.
+pub const HTTP2_PING_EVERY: std::time::Duration = std::time::Duration::from_secs(20);
+/// How long a ping of a [`EmcoClient::multiplexed`] client may go unanswered before its connection is closed.
+pub const HTTP2_PING_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How a client's requests share connections.
+#[derive(Debug, Clone, Copy)]
+enum Connections {
+    /// HTTP/1.1: a request in flight holds a connection of its own (kept alive for the next one).
+    PerRequest,
+    /// HTTP/2: every request over one connection.
+    OneHttp2,
+}
+
 /// A client of one EMCO API.
 #[derive(Clone)]
 pub struct EmcoClient {
@@ -137,6 +151,19 @@ impl EmcoClient {
     /// A client of the API at `target`; an `https://` target is verified against the CA certificates of the PEM
     /// file `ca_file` only, or against the system's when it is `None` (for `http://`, `ca_file` is not used).
     pub fn with_ca_file(target: &str, ca_file: Option<&Path>) -> Result<Self, ClientError> {
+        Self::build(target, ca_file, Connections::PerRequest)
+    }
+
+    /// A client that sends every request over one HTTP/2 connection (opened again when it ends), however many
+    /// are in flight: ALPN `h2` for `https://`, prior knowledge for `http://`. emco's own server speaks both
+    /// HTTP/1.1 and HTTP/2; a server (or proxy) that speaks HTTP/1.1 only cannot be reached this way. The
+    /// connection is pinged every [`HTTP2_PING_EVERY`] and closed when a ping goes unanswered for
+    /// [`HTTP2_PING_TIMEOUT`], so a connection that died silently is replaced rather than holding every request.
+    pub fn multiplexed(target: &str, ca_file: Option<&Path>) -> Result<Self, ClientError> {
+        Self::build(target, ca_file, Connections::OneHttp2)
+    }
+
+    fn build(target: &str, ca_file: Option<&Path>, connections: Connections) -> Result<Self, ClientError> {
         let base = target.trim_end_matches('/').to_string();
         let uri: http::Uri = base.parse().map_err(|_| ClientError::BadTarget(target.into()))?;
         let https = match uri.scheme_str() {
@@ -150,12 +177,22 @@ impl EmcoClient {
         let tls = tls_config(target, https, ca_file)?;
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
-            .https_or_http()
-            .enable_http1()
-            .build();
+            .https_or_http();
+        let http = match connections {
+            Connections::PerRequest => {
+                Client::builder(TokioExecutor::new()).build(connector.enable_http1().build())
+            }
+            Connections::OneHttp2 => Client::builder(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .http2_only(true)
+                .http2_keep_alive_interval(HTTP2_PING_EVERY)
+                .http2_keep_alive_timeout(HTTP2_PING_TIMEOUT)
+                .http2_keep_alive_while_idle(true)
+                .build(connector.enable_http2().build()),
+        };
         Ok(Self {
             base,
-            http: Client::builder(TokioExecutor::new()).build(connector),
+            http,
             authorization: None,
         })
     }

@@ -1,5 +1,6 @@
 //! The pull agent (`emco-monitor --pull-from URL --cluster provider+cluster --token-file FILE`): the monitor of a
-//! cluster emco cannot reach, which reaches emco instead. It keeps one long poll of its cluster's desired state
+//! cluster emco cannot reach, which reaches emco instead, over one HTTP/2 connection (opened again when it ends)
+//! that carries every request: its poll and its reports. It keeps one long poll of its cluster's desired state
 //! (`GET …/agent/desired-state?since=R`, resumed from the last answer's revision, so a reconnect gets only what
 //! changed), keeps every order it is sent, runs each new one on its own cluster with rsync's own batches
 //! (`emco_rsync::agent::AgentApplier`) — a newer order of the same context and app cancels the one still running —
@@ -252,7 +253,7 @@ pub async fn run_agent(
         return Err(AgentStartError::Cluster(config.cluster.clone()));
     };
     let client =
-        EmcoClient::with_ca_file(&config.emco, config.ca_file.as_deref())?.with_token(&config.token)?;
+        EmcoClient::multiplexed(&config.emco, config.ca_file.as_deref())?.with_token(&config.token)?;
     let base = format!("/v2/cluster-providers/{provider}/clusters/{name}/agent");
     let applier = Arc::new(match config.own_cluster {
         OwnCluster::Kubeconfig(kubeconfig) => AgentApplier::new(&kubeconfig, config.rsync.clone()).await?,

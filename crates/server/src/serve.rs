@@ -1,12 +1,17 @@
 //! The serving loop: accepts connections on the listener, optionally runs a TLS handshake, and serves the API's
-//! router on each with hyper's HTTP/1.1 server, holding every connection to time and count limits.
+//! router on each with hyper's HTTP/1.1 or HTTP/2 server (whichever the client's first bytes speak: HTTP/2 by
+//! prior knowledge on plain connections, by ALPN `h2` under TLS), holding every connection to time and count
+//! limits. One HTTP/2 connection carries many requests (a pull agent's long poll and its reports share one), at
+//! most [`HTTP2_MAX_STREAMS`] at once, with flow-control windows that bound the request bodies it may send ahead.
 //!
 //! - **Connection limit.** At most [`ServeOptions::max_connections`] connections are open. When a new one is
 //!   accepted at the limit, the connection idle longest (accepted, no request in flight) is closed to make room;
 //!   only when every connection has a request in flight does the new one wait for a connection to end. So idle
 //!   sockets, however many, never keep a new client from being served.
 //! - **Header-read timeout.** A request head (and a TLS handshake) must arrive completely within
-//!   [`ServeOptions::header_read_timeout`] of its first byte (of the accept, for a new connection).
+//!   [`ServeOptions::header_read_timeout`] of its first byte (of the accept, for a new connection). On HTTP/2,
+//!   whose idle connections also carry frames that start no request, only a new connection's first request is
+//!   held to it; hyper bounds an HTTP/2 request head's size.
 //! - **Idle timeout.** A kept-alive connection with no request in flight and no byte of a new one is closed after
 //!   [`ServeOptions::idle_timeout`].
 //! - **Body-read timeout.** A request body that sends nothing for [`ServeOptions::body_read_timeout`] fails
@@ -36,7 +41,7 @@ use axum::http::{HeaderValue, Request, Response, StatusCode, header};
 use axum::response::IntoResponse as _;
 use http_body_util::BodyExt as _;
 use hyper::body::{Frame, Incoming, SizeHint};
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Notify;
@@ -55,6 +60,17 @@ pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 pub const DEFAULT_BODY_READ_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default of [`ServeOptions::max_connections`].
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+
+/// Most requests in flight at once on one HTTP/2 connection.
+const HTTP2_MAX_STREAMS: u32 = 100;
+/// How much of one request's body an HTTP/2 client may send ahead of the handler reading it.
+const HTTP2_STREAM_WINDOW: u32 = 64 * 1024;
+/// How much of all its requests' bodies an HTTP/2 client may send ahead of the handlers reading them: the memory
+/// a connection's unread bodies can take.
+const HTTP2_CONNECTION_WINDOW: u32 = 256 * 1024;
+
+/// The first bytes of every HTTP/2 connection (RFC 9113, 3.4).
+const HTTP2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
 /// How long the accept loop pauses after an accept error that is not about one connection (out of file
 /// descriptors, out of memory), so that it does not spin.
@@ -143,7 +159,7 @@ fn is_connection_error(err: &io::Error) -> bool {
     )
 }
 
-/// Runs the TLS handshake if any, then HTTP/1.1 until the connection ends, is timed out or is closed.
+/// Runs the TLS handshake if any, then HTTP until the connection ends, is timed out or is closed.
 async fn serve_connection(
     stream: TcpStream,
     peer: std::net::SocketAddr,
@@ -185,7 +201,7 @@ async fn serve_connection(
     .await;
 }
 
-/// Serves HTTP/1.1 on `io` and closes the connection when its deadline passes or it is asked to close.
+/// Serves HTTP/1.1 or HTTP/2 on `io` and closes the connection when its deadline passes or it is asked to close.
 async fn drive<IO>(io: Tracked<IO>, connection: &Arc<Connection>, router: Router, options: &ServeOptions)
 where
     IO: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -195,7 +211,12 @@ where
         connection: connection.clone(),
         body_read_timeout: options.body_read_timeout,
     };
-    let conn = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(io), service);
+    let mut http = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    http.http2()
+        .max_concurrent_streams(HTTP2_MAX_STREAMS)
+        .initial_stream_window_size(HTTP2_STREAM_WINDOW)
+        .initial_connection_window_size(HTTP2_CONNECTION_WINDOW);
+    let conn = http.serve_connection(TokioIo::new(io), service);
     tokio::pin!(conn);
     // Set once hyper was asked to finish: the request in flight (if any) completes, then the connection closes.
     let mut closing = false;
@@ -259,7 +280,8 @@ struct Table {
 
 /// The state of one open connection that timeouts and eviction need.
 struct Activity {
-    /// Requests between their start and the end of their response body (0 or 1 on HTTP/1.1).
+    /// Requests between their start and the end of their response body (0 or 1 on HTTP/1.1, up to
+    /// [`HTTP2_MAX_STREAMS`] on HTTP/2).
     in_flight: usize,
     /// When the connection was accepted or its last request ended.
     idle_since: Instant,
@@ -484,15 +506,55 @@ impl Drop for EndOnDrop {
     }
 }
 
-/// The connection's stream, noting the first byte of each request head for the header-read timeout.
+/// The connection's stream, noting the first byte of each HTTP/1.1 request head for the header-read timeout.
 struct Tracked<IO> {
     io: IO,
     connection: Arc<Connection>,
+    protocol: Protocol,
+}
+
+/// What the connection's first bytes say it speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Protocol {
+    /// Fewer bytes than the HTTP/2 preface arrived, all of them its own.
+    Undecided {
+        /// How many of the preface's bytes arrived.
+        seen: usize,
+    },
+    /// HTTP/1.1: a byte on an idle connection starts a request head.
+    Http1,
+    /// HTTP/2: an idle connection also carries frames that are no request (pings, window updates, settings), so
+    /// only the idle timeout applies between requests.
+    Http2,
+}
+
+impl Protocol {
+    /// The protocol after `bytes` more arrived.
+    fn after(self, bytes: &[u8]) -> Self {
+        let Self::Undecided { seen } = self else {
+            return self;
+        };
+        let expected = &HTTP2_PREFACE[seen..];
+        let compared = bytes.len().min(expected.len());
+        if bytes[..compared] != expected[..compared] {
+            Self::Http1
+        } else if seen + compared == HTTP2_PREFACE.len() {
+            Self::Http2
+        } else {
+            Self::Undecided {
+                seen: seen + compared,
+            }
+        }
+    }
 }
 
 impl<IO> Tracked<IO> {
     fn new(io: IO, connection: Arc<Connection>) -> Self {
-        Self { io, connection }
+        Self {
+            io,
+            connection,
+            protocol: Protocol::Undecided { seen: 0 },
+        }
     }
 }
 
@@ -505,8 +567,11 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Tracked<IO> {
         let before = buf.filled().len();
         let result = Pin::new(&mut self.io).poll_read(cx, buf);
         if matches!(result, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            if let Protocol::Undecided { .. } = self.protocol {
+                self.protocol = self.protocol.after(&buf.filled()[before..]);
+            }
             let connection = &self.connection;
-            if connection.awaiting_head.swap(false, Ordering::AcqRel) {
+            if self.protocol != Protocol::Http2 && connection.awaiting_head.swap(false, Ordering::AcqRel) {
                 connection.head_started();
             }
         }
@@ -659,6 +724,25 @@ fn body_timeout_response(timeout: Duration) -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_bytes_tell_http2_from_http1_however_they_are_split() {
+        let undecided = Protocol::Undecided { seen: 0 };
+        assert_eq!(undecided.after(HTTP2_PREFACE), Protocol::Http2);
+        assert_eq!(undecided.after(b"GET / HTTP/1.1\r\n"), Protocol::Http1);
+        // "P" could start POST as well as the preface: undecided until a byte tells them apart.
+        let split = undecided.after(b"P");
+        assert_eq!(split, Protocol::Undecided { seen: 1 });
+        assert_eq!(split.after(b"OST /v2 HTTP/1.1"), Protocol::Http1);
+        let mut protocol = undecided;
+        for byte in HTTP2_PREFACE {
+            protocol = protocol.after(std::slice::from_ref(byte));
+        }
+        assert_eq!(protocol, Protocol::Http2);
+        // Frames after the preface change nothing.
+        assert_eq!(Protocol::Http2.after(b"GET"), Protocol::Http2);
+        assert_eq!(Protocol::Http1.after(HTTP2_PREFACE), Protocol::Http1);
+    }
 
     fn table_with(activities: &[(usize, u64)]) -> (Table, Vec<CancellationToken>) {
         let base = Instant::now();

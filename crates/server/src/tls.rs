@@ -130,7 +130,7 @@ impl TlsConfig {
                     }
                     other => unusable(other.to_string()),
                 })?;
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
         Ok(Self {
             acceptor: tokio_rustls::TlsAcceptor::from(Arc::new(config)),
         })

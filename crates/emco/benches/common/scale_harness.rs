@@ -375,8 +375,8 @@ pub(crate) async fn run(shape: Shape) -> Report {
     let kubesim_rss_idle = settled_rss_mib(kubesim.pid()).await;
     let data = tempfile::tempdir().unwrap();
     let store = ["--data-dir", data.path().to_str().unwrap()];
-    // Pull clusters' agents hold a long poll each and report on a second connection.
-    let max_connections = (clusters * 2 + 1024).to_string();
+    // Pull clusters' agents hold one connection each (their long poll and reports share it).
+    let max_connections = (clusters + 1024).to_string();
     let serve_args: &[&str] = if pull {
         &["--max-connections", &max_connections]
     } else {

@@ -1,13 +1,17 @@
 //! `emco serve`'s connection hardening, against the real binary: idle sockets beyond the connection and
 //! file-descriptor limits do not keep a new client waiting, and the header-read, idle and body-read timeouts
-//! close (or answer) clients that stall.
+//! close (or answer) clients that stall; one HTTP/2 connection carries a pull agent's parked long poll and its
+//! reports where HTTP/1.1 would need two.
 
 use std::time::{Duration, Instant};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-use crate::support::{Http, ServeProcess};
+use emcoctl::client::{Body, EmcoClient};
+use serde_json::json;
+
+use crate::support::{Http, ServeProcess, register_pull_cluster};
 
 const GET_PROJECTS: &[u8] = b"GET /v2/projects HTTP/1.1\r\nHost: emco\r\n\r\n";
 
@@ -196,4 +200,71 @@ async fn a_stalled_request_body_is_answered_408_in_the_api_json() {
     .await
     .expect(200);
     assert_eq!(projects.body, b"[]");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_http2_connection_carries_a_parked_long_poll_and_the_agents_next_request() {
+    // One connection at most: a second request is served only if it shares the connection the poll holds.
+    let emco = ServeProcess::start(&["--max-connections", "1"], None).await;
+    let http = Http {
+        address: emco.address(),
+    };
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "vfw-cluster-provider"}}),
+    )
+    .await
+    .expect(201);
+    let token = register_pull_cluster(&http, "edge02").await;
+    let agent = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge02/agent";
+    let target = format!("http://{}", emco.address());
+
+    for (multiplexed, name) in [(true, "HTTP/2"), (false, "HTTP/1.1")] {
+        let client = if multiplexed {
+            EmcoClient::multiplexed(&target, None)
+        } else {
+            EmcoClient::new(&target)
+        }
+        .unwrap()
+        .with_token(&token)
+        .unwrap();
+        let first = client
+            .send("GET", &format!("{agent}/desired-state"), true, Body::Empty)
+            .await
+            .unwrap();
+        assert_eq!(first.status, 200, "{name}: {}", first.text());
+        let revision = serde_json::from_slice::<serde_json::Value>(&first.body).unwrap()["revision"]
+            .as_i64()
+            .unwrap();
+        let parked = {
+            let client = client.clone();
+            let path = format!("{agent}/desired-state?since={revision}&wait=10");
+            tokio::spawn(async move { client.send("GET", &path, true, Body::Empty).await })
+        };
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let reports = format!("{agent}/reports");
+        let report = client.send(
+            "POST",
+            &reports,
+            true,
+            Body::Json(json!({"outcomes": [], "bundles": []})),
+        );
+        let answered = tokio::time::timeout(Duration::from_secs(3), report).await;
+        if multiplexed {
+            let report = answered
+                .expect("a report answered beside the parked poll")
+                .unwrap();
+            assert_eq!(report.status, 200, "{name}: {}", report.text());
+            assert!(!parked.is_finished(), "the poll is still parked");
+        } else {
+            // The control: without multiplexing, the report needs a second connection, which the limit withholds
+            // while the poll holds the only one.
+            assert!(
+                answered.is_err(),
+                "{name}: a report answered beside the parked poll"
+            );
+        }
+        let poll = parked.await.unwrap().unwrap();
+        assert_eq!(poll.status, 200, "{name}: {}", poll.text());
+    }
 }

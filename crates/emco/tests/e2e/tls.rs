@@ -83,6 +83,13 @@ async fn emco_serves_https_to_clients_that_trust_its_ca() {
         .await
         .unwrap();
     assert_eq!(created.status, 201, "{}", created.text());
+    // A pull agent's client, which speaks HTTP/2 only (ALPN h2): served too.
+    let multiplexed = EmcoClient::multiplexed(&target, Some(&files.ca)).unwrap();
+    let reply = multiplexed
+        .send("GET", "/v2/projects/p1", true, Body::Empty)
+        .await
+        .unwrap();
+    assert_eq!(reply.status, 200, "{}", reply.text());
 
     // Without it, the system's CAs do not know the certificate: the request fails naming the URL and why.
     match EmcoClient::new(&target) {
