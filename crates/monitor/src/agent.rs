@@ -10,7 +10,7 @@
 //! and no sooner than `report_every`, 500 ms, after the report before), one whose heartbeat alone changed with the
 //! next heartbeats' report (`heartbeats_every`, 5 s); one that shows an object of an applied order
 //! missing (deleted behind emco's back, as the cluster confirms) has that order applied again at once (a repair: no hook runs), and everything applied is applied again
-//! every `repair_every` (an edited spec shows in no bundle). Disconnected, the cluster stays as last applied; the agent retries with a
+//! every `repair_every` unless it was applied whole within it (an edited spec shows in no bundle). Disconnected, the cluster stays as last applied; the agent retries with a
 //! back-off and catches up when emco answers again.
 
 use std::collections::HashMap;
@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use emco_appcontext::agent_order::MAX_BUNDLES_PER_REPORT;
-use emco_appcontext::{AgentEnd, AgentOrder, AgentResult, ResourceRecord};
-use emco_model::ContextId;
+use emco_appcontext::{AgentEnd, AgentOperation, AgentOrder, AgentResult, ResourceRecord};
+use emco_model::{ContextId, RsyncStatus};
 use emco_rsync::RsyncConfig;
 use emco_rsync::agent::AgentApplier;
 use emcoctl::client::{Body, EmcoClient};
@@ -164,6 +164,9 @@ type Key = (ContextId, String);
 struct Runs {
     current: HashMap<Key, (u64, CancellationToken)>,
     serial: HashMap<Key, Arc<tokio::sync::Mutex<()>>>,
+    /// When each (context, app) was last applied whole (an order or a repair with nothing failed): the periodic
+    /// repair passes over what was applied within its period.
+    applied: HashMap<Key, tokio::time::Instant>,
 }
 
 impl Runs {
@@ -191,11 +194,22 @@ impl Runs {
         self.order(key, REPAIR, cancel)
     }
 
-    /// Run `seq` of `key` is over.
-    fn finish(&mut self, key: &Key, seq: u64) {
+    /// Run `seq` of `key` is over; `applied_whole`: it applied every object (so the next periodic repair of
+    /// `key` may wait a period from now).
+    fn finish(&mut self, key: &Key, seq: u64, applied_whole: bool) {
         if self.current.get(key).is_some_and(|(running, _)| *running == seq) {
             self.current.remove(key);
         }
+        if applied_whole {
+            self.applied.insert(key.clone(), tokio::time::Instant::now());
+        } else {
+            self.applied.remove(key);
+        }
+    }
+
+    /// Whether `key` was applied whole less than `every` ago.
+    fn applied_within(&self, key: &Key, every: Duration) -> bool {
+        self.applied.get(key).is_some_and(|at| at.elapsed() < every)
     }
 }
 
@@ -310,11 +324,12 @@ fn start_repair(
     tokio::spawn(async move {
         {
             let _serial = serial.lock().await;
-            if !applier.repair(context, &app, cancel).await {
+            let repaired = applier.repair(context, &app, cancel).await;
+            if !repaired {
                 tracing::info!(context = %context, app, "the repair did not apply everything; the next one tries again");
             }
+            lock(&running).finish(&key, REPAIR, repaired);
         }
-        lock(&running).finish(&key, REPAIR);
     });
 }
 
@@ -329,7 +344,9 @@ fn repair_phase(cluster: &str, every: Duration) -> Duration {
     Duration::from_millis(hasher.finish() % period)
 }
 
-/// The safety net: everything applied is applied again every `every`, first at the cluster's phase in the period.
+/// The safety net: everything applied is applied again every `every`, at the cluster's phase in the period,
+/// unless it was applied whole within the period (an order that came lately is not applied twice): an edit behind
+/// emco's back that no bundle shows is undone within two periods.
 async fn repair_now_and_then(
     applier: Arc<AgentApplier>,
     (every, phase): (Duration, Duration),
@@ -344,6 +361,10 @@ async fn repair_now_and_then(
             () = stop.cancelled() => return,
         }
         for (context, app) in applier.repairable().await {
+            // Applied whole within the period (its order came lately, or a missing object was repaired): not yet.
+            if lock(&running).applied_within(&(context, app.clone()), every) {
+                continue;
+            }
             start_repair(&applier, &running, &stop, context, app);
         }
     }
@@ -416,6 +437,15 @@ async fn poll(
                 let serial = serial.lock().await;
                 let outcome = applier.run(context, &app, &order, cancel.clone()).await;
                 drop(serial);
+                let applied_whole = outcome.as_ref().is_some_and(|run| {
+                    matches!(order.operation, AgentOperation::Apply | AgentOperation::Update)
+                        && run.end == AgentEnd::Done
+                        && run
+                            .results
+                            .iter()
+                            .flatten()
+                            .all(|result| result.status != RsyncStatus::Failed)
+                });
                 if let Some(run) = outcome {
                     report_outcome(
                         &client,
@@ -432,7 +462,7 @@ async fn poll(
                         bundles.again(&order.label);
                     }
                 }
-                lock(&running).finish(&key, order.seq);
+                lock(&running).finish(&key, order.seq, applied_whole);
             });
         }
     }
@@ -601,10 +631,30 @@ mod tests {
         assert!(Arc::ptr_eq(&serial, &order_serial));
         // The same order again is not started twice; the repair's end leaves the order's run in place.
         assert!(runs.order(&key, 1, &CancellationToken::new()).is_none());
-        runs.finish(&key, REPAIR);
+        runs.finish(&key, REPAIR, true);
         assert!(runs.repair(&key, &CancellationToken::new()).is_none());
-        runs.finish(&key, 1);
+        runs.finish(&key, 1, true);
         assert!(runs.repair(&key, &CancellationToken::new()).is_some());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_was_applied_whole_within_the_period_is_passed_over_by_the_periodic_repair() {
+        let every = Duration::from_secs(300);
+        let mut runs = Runs::default();
+        let key: Key = (ContextId::new(7).unwrap(), "web".into());
+        // Never applied: due.
+        assert!(!runs.applied_within(&key, every));
+        runs.order(&key, 1, &CancellationToken::new()).unwrap();
+        runs.finish(&key, 1, true);
+        assert!(runs.applied_within(&key, every));
+        tokio::time::advance(every).await;
+        assert!(!runs.applied_within(&key, every));
+        // A run that did not apply everything leaves the key due at once.
+        runs.order(&key, 2, &CancellationToken::new()).unwrap();
+        runs.finish(&key, 2, true);
+        runs.repair(&key, &CancellationToken::new()).unwrap();
+        runs.finish(&key, REPAIR, false);
+        assert!(!runs.applied_within(&key, every));
     }
 
     #[test]
