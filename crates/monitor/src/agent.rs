@@ -7,7 +7,7 @@
 //! and reports each outcome (`POST …/agent/reports`), again until emco took it. The cluster's ResourceBundleStates
 //! (written by the monitor beside it) are read with rsync's bundle stream and reported in batches, each bundle once
 //! per batch with its latest status: a status that changed at once (gathered for 50 ms with what changes with it,
-//! and no sooner than `report_every`, 500 ms, after the report before), one whose heartbeat alone changed with the
+//! and no sooner than `report_every`, 500 ms, after the report of changes before), one whose heartbeat alone changed with the
 //! next heartbeats' report (`heartbeats_every`, 5 s); one that shows an object of an applied order
 //! missing (deleted behind emco's back, as the cluster confirms) has that order applied again at once (a repair: no hook runs), and everything applied is applied again
 //! every `repair_every` unless it was applied whole within it (an edited spec shows in no bundle). Disconnected, the cluster stays as last applied; the agent retries with a
@@ -563,10 +563,11 @@ async fn report_bundles(
                     () = tokio::time::sleep_until(due) => {}
                     () = stop.cancelled() => break,
                 }
+                // Only reports of changes space the next: a heartbeats' report just before never delays a change.
+                last_report = tokio::time::Instant::now();
             }
             () = stop.cancelled() => break,
         }
-        last_report = tokio::time::Instant::now();
         let batch: Vec<(String, String)> = {
             let mut pending = lock(&bundles.pending);
             let labels: Vec<String> = pending.keys().take(MAX_BUNDLES_PER_REPORT).cloned().collect();
