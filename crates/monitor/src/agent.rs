@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use emco_appcontext::agent_order::MAX_BUNDLES_PER_REPORT;
 use emco_appcontext::{AgentEnd, AgentOperation, AgentOrder, AgentResult, ResourceRecord};
-use emco_model::{ContextId, RsyncStatus};
+use emco_model::ContextId;
 use emco_rsync::RsyncConfig;
 use emco_rsync::agent::AgentApplier;
 use emcoctl::client::{Body, EmcoClient};
@@ -437,15 +437,10 @@ async fn poll(
                 let serial = serial.lock().await;
                 let outcome = applier.run(context, &app, &order, cancel.clone()).await;
                 drop(serial);
-                let applied_whole = outcome.as_ref().is_some_and(|run| {
-                    matches!(order.operation, AgentOperation::Apply | AgentOperation::Update)
-                        && run.end == AgentEnd::Done
-                        && run
-                            .results
-                            .iter()
-                            .flatten()
-                            .all(|result| result.status != RsyncStatus::Failed)
-                });
+                let applied_whole = matches!(order.operation, AgentOperation::Apply | AgentOperation::Update)
+                    && outcome
+                        .as_ref()
+                        .is_some_and(emco_rsync::agent::OrderRun::nothing_failed);
                 if let Some(run) = outcome {
                     report_outcome(
                         &client,

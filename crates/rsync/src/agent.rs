@@ -50,6 +50,19 @@ pub struct OrderRun {
     pub unchanged: bool,
 }
 
+impl OrderRun {
+    /// Whether the batch ended done with no resource failed, even alone.
+    #[must_use]
+    pub fn nothing_failed(&self) -> bool {
+        self.end == AgentEnd::Done
+            && self
+                .results
+                .iter()
+                .flatten()
+                .all(|result| result.status != RsyncStatus::Failed)
+    }
+}
+
 /// What the agent runs orders with.
 pub struct AgentApplier {
     rsync: Rsync,
@@ -473,5 +486,24 @@ mod tests {
         );
         assert!(label_root("web", "7-api").is_err());
         assert!(label_root("web", "x-web").is_err());
+    }
+
+    #[test]
+    fn a_run_failed_nowhere_only_when_done_with_no_resource_failed() {
+        let result = |status| Some(AgentResult { status, error: None });
+        let run = |end, results| OrderRun {
+            end,
+            results,
+            unchanged: false,
+        };
+        assert!(run(AgentEnd::Done, vec![result(RsyncStatus::Applied), None]).nothing_failed());
+        assert!(
+            !run(
+                AgentEnd::Done,
+                vec![result(RsyncStatus::Applied), result(RsyncStatus::Failed)]
+            )
+            .nothing_failed()
+        );
+        assert!(!run(AgentEnd::Failed, vec![result(RsyncStatus::Applied)]).nothing_failed());
     }
 }
