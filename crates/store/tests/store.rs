@@ -395,6 +395,120 @@ fn an_open_succeeds_when_the_holder_lets_go_while_it_waits() {
 /// Environment variable that turns [`holder_child`] into the process holding the store.
 const HOLDER_DIR_ENV: &str = "EMCO_STORE_HOLDER_DIR";
 
+/// Environment variable that turns [`acknowledging_writer_child`] into the writer half of its crash test.
+const ACK_DIR_ENV: &str = "EMCO_STORE_ACK_DIR";
+/// Writers at once in [`acknowledging_writer_child`]: enough for the store to commit their writes in groups.
+const ACK_WRITERS: usize = 32;
+
+/// Runs [`ACK_WRITERS`] writers at once, each writing its own keys one after the other and printing a key on
+/// stdout once the store answered its write. Run only by [`a_sigkill_loses_no_write_the_store_acknowledged`].
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "helper process of a_sigkill_loses_no_write_the_store_acknowledged"]
+async fn acknowledging_writer_child() {
+    let Ok(dir) = std::env::var(ACK_DIR_ENV) else {
+        return;
+    };
+    let store = std::sync::Arc::new(Store::open_redb(std::path::Path::new(&dir)).unwrap());
+    let writers: Vec<_> = (0..ACK_WRITERS)
+        .map(|writer| {
+            let store = store.clone();
+            tokio::spawn(async move {
+                for n in 0.. {
+                    let key = format!("/ack/{writer}/{n}");
+                    store
+                        .txn(Txn::new().and_then([Op::put(&key, vec![b'v'; 2048])]))
+                        .await
+                        .unwrap();
+                    // One write per line, flushed: a line read by the parent is a write the store answered.
+                    use std::io::Write as _;
+                    let mut out = std::io::stdout().lock();
+                    writeln!(out, "{key}").unwrap();
+                    out.flush().unwrap();
+                }
+            })
+        })
+        .collect();
+    for writer in writers {
+        writer.await.unwrap();
+    }
+}
+
+/// A SIGKILL while many writers' transactions are committed in groups loses none the store had answered.
+#[test]
+fn a_sigkill_loses_no_write_the_store_acknowledged() {
+    use std::io::BufRead as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "acknowledging_writer_child",
+            "--ignored",
+            "--nocapture",
+            "-q",
+        ])
+        .env(ACK_DIR_ENV, dir.path())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (lines, received) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if line.starts_with("/ack/") && lines.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    // Killed once plenty of writes were answered, while the writers go on.
+    let mut acknowledged = Vec::new();
+    while acknowledged.len() < 2_000 {
+        match received.recv_timeout(Duration::from_secs(60)) {
+            Ok(key) => acknowledged.push(key),
+            Err(err) => panic!("the writer answered {} writes, then: {err}", acknowledged.len()),
+        }
+    }
+    child.kill().unwrap(); // SIGKILL: no destructor, no flush.
+    child.wait().unwrap();
+    reader.join().unwrap();
+    // Lines written before the kill and not yet read are acknowledged writes too.
+    acknowledged.extend(received.try_iter());
+
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let store = Store::open_redb(dir.path()).unwrap();
+        let stored: std::collections::HashSet<String> = store
+            .range("/ack/")
+            .await
+            .unwrap()
+            .0
+            .into_iter()
+            .map(|kv| kv.key)
+            .collect();
+        let lost: Vec<&String> = acknowledged.iter().filter(|key| !stored.contains(*key)).collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {} acknowledged writes lost, e.g. {:?}",
+            lost.len(),
+            acknowledged.len(),
+            lost.first()
+        );
+        // The writers' own keys are whole sequences: a key of a writer is there only if all its earlier ones are.
+        for writer in 0..ACK_WRITERS {
+            let count = stored
+                .iter()
+                .filter(|key| key.starts_with(&format!("/ack/{writer}/")))
+                .count();
+            for n in 0..count {
+                assert!(
+                    stored.contains(&format!("/ack/{writer}/{n}")),
+                    "writer {writer}: {n} of {count} missing"
+                );
+            }
+        }
+    });
+}
+
 /// Opens the store and holds it until killed. Run only by [`a_store_held_by_another_process_names_it_and_frees_on_kill`].
 #[test]
 #[ignore = "helper process of a_store_held_by_another_process_names_it_and_frees_on_kill"]

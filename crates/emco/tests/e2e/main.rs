@@ -1,9 +1,9 @@
-//! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and
-//! terminated, unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own
-//! process, `emco serve` killed with SIGKILL in the middle of an instantiation, cluster status from monitors, Helm
-//! hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and connection
-//! limit, `emco serve` on etcd (and several replicas on one etcd), a DIG's update and rollback, combined status
-//! (CEL status collectors), live status streams and the web page in Chromium.
+//! emco end to end: the REST API, rsync and kubesim clusters together — the vFW example instantiated and terminated,
+//! unreachable clusters, stop, terminate during instantiate, rejected objects, kubesim as its own process, `emco
+//! serve` killed with SIGKILL in the middle of an instantiation (what the API acknowledged survives), cluster status
+//! from monitors, Helm hooks and chart CRDs, `emco demo` as a newcomer runs it, `emco serve`'s HTTPS, timeouts and
+//! connection limit, `emco serve` on etcd (and several replicas on one etcd), a DIG's update and rollback, combined
+//! status (CEL status collectors), live status streams and the web page in Chromium.
 
 // Helpers of a test may unwrap: a panic there is a failed test.
 #![allow(clippy::unwrap_used)]
@@ -18,6 +18,7 @@ mod combined_status;
 mod connections;
 mod demo;
 mod dtc;
+mod durability;
 mod emcoctl;
 mod etcd;
 mod gac;
