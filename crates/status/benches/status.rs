@@ -3,7 +3,8 @@
 //! not ready). Measures `output=summary`, `output=all` (engine + serialization to bytes) and, as the references,
 //! serialization alone of the same answer (as a `serde_json::Value` and as typed structs); EMCO 22.x's
 //! `status=ready` answer without conditions (`conditions=none`), with the default conditions (on the resources not
-//! ready) and with `conditions=all`; prints the index's memory per resource (verdicts included).
+//! ready) and with `conditions=all`; prints the index's memory per resource (verdicts included); and the index's
+//! own work per change: one cluster's record, and a context's meta.
 //!
 //! Run with `cargo bench -p emco-status`.
 
@@ -192,6 +193,8 @@ fn main() {
         "index memory (resident set growth): {index_bytes} bytes for {resources} resources = {:.0} bytes per resource",
         index_bytes as f64 / resources as f64
     );
+    // The last cluster of the last app: the one a scan of an app's clusters reaches last.
+    let last_record = clusters.last().expect("records").clone();
     drop(clusters);
 
     let mut state = StateInfo::created("2020-08-21T05:36:54.186Z".into());
@@ -307,6 +310,14 @@ fn main() {
                 BatchSize::SmallInput,
             )
         },
+    );
+    criterion.bench_function(
+        "one cluster's record applied to the index (an app of 1,000 clusters)",
+        |b| b.iter(|| index.apply_cluster(id, &last_record)),
+    );
+    criterion.bench_function(
+        "a context's meta applied to the index (3 apps × 1,000 clusters)",
+        |b| b.iter(|| index.apply_meta(&meta)),
     );
     criterion.final_summary();
 }

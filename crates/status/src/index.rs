@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use crate::cluster_positions::ClusterPositions;
 use emco_appcontext::{ClusterRecord, ContextChange, ContextMeta, Waiting};
 use emco_model::{
     ClusterResourceStatus, Connectivity, ContextId, ContextStatus, Gvk, ReadyStatus, RsyncStatus,
@@ -417,6 +418,25 @@ pub struct AppEntry {
     pub counts: Counts,
     /// The clusters a placement controller took away, each with why (none: most apps).
     pub excluded: Arc<[emco_appcontext::Exclusion]>,
+    /// Where each of `clusters` is, by name.
+    positions: ClusterPositions,
+}
+
+impl AppEntry {
+    fn empty(name: &str) -> Self {
+        Self {
+            name: name.into(),
+            clusters: Vec::new(),
+            counts: Counts::default(),
+            excluded: Arc::from([]),
+            positions: ClusterPositions::default(),
+        }
+    }
+
+    /// The position of cluster `name` in [`AppEntry::clusters`].
+    fn cluster_position(&self, name: &str) -> Option<usize> {
+        self.positions.find(&self.clusters, name)
+    }
 }
 
 /// One context.
@@ -482,12 +502,7 @@ impl ContextEntry {
         let position = match self.apps.iter().position(|app| &*app.name == name) {
             Some(position) => position,
             None => {
-                self.apps.push(AppEntry {
-                    name: name.into(),
-                    clusters: Vec::new(),
-                    counts: Counts::default(),
-                    excluded: Arc::from([]),
-                });
+                self.apps.push(AppEntry::empty(name));
                 self.apps.len() - 1
             }
         };
@@ -656,9 +671,8 @@ impl StatusIndex {
             .get_mut(&id)
             .and_then(|entry| entry.apps.iter_mut().find(|app| &*app.name == app_name))
             .and_then(|app| {
-                app.clusters
-                    .iter_mut()
-                    .find(|cluster| &*cluster.full_name == cluster_name)
+                let position = app.cluster_position(cluster_name)?;
+                app.clusters.get_mut(position)
             })
         else {
             return;
@@ -683,30 +697,28 @@ impl StatusIndex {
         for app_meta in &meta.apps {
             let mut app = match entry.apps.iter().position(|app| *app.name == *app_meta.name) {
                 Some(position) => entry.apps.remove(position),
-                None => AppEntry {
-                    name: app_meta.name.as_str().into(),
-                    clusters: Vec::new(),
-                    counts: Counts::default(),
-                    excluded: Arc::from([]),
-                },
+                None => AppEntry::empty(&app_meta.name),
             };
             if *app.excluded != *app_meta.excluded {
                 app.excluded = Arc::from(app_meta.excluded.as_slice());
             }
+            let found: Vec<Option<usize>> = app_meta
+                .clusters
+                .iter()
+                .map(|cluster_name| app.cluster_position(cluster_name))
+                .collect();
+            let mut previous: Vec<Option<Arc<ClusterEntry>>> =
+                std::mem::take(&mut app.clusters).into_iter().map(Some).collect();
             let mut clusters = Vec::with_capacity(app_meta.clusters.len());
-            for cluster_name in &app_meta.clusters {
-                match app
-                    .clusters
-                    .iter()
-                    .position(|cluster| &*cluster.full_name == cluster_name.as_str())
-                {
-                    Some(position) => clusters.push(app.clusters.remove(position)),
-                    None => clusters.push(Arc::new(ClusterEntry::empty(cluster_name))),
-                }
+            for (cluster_name, position) in app_meta.clusters.iter().zip(found) {
+                // A name the meta lists twice gets a fresh entry the second time, as the first took it.
+                let taken = position.and_then(|position| previous[position].take());
+                clusters.push(taken.unwrap_or_else(|| Arc::new(ClusterEntry::empty(cluster_name))));
             }
             // Clusters the meta does not list (it always lists all) stay, after the listed ones.
-            clusters.append(&mut app.clusters);
+            clusters.extend(previous.into_iter().flatten());
             app.clusters = clusters;
+            app.positions.rebuild(&app.clusters);
             ordered.push(app);
         }
         ordered.append(&mut entry.apps);
@@ -808,14 +820,11 @@ impl StatusIndex {
             ),
         };
         let app = entry.app_mut(&record.app);
-        let position = match app
-            .clusters
-            .iter()
-            .position(|cluster| &*cluster.full_name == record.cluster.as_str())
-        {
+        let position = match app.cluster_position(&record.cluster) {
             Some(position) => position,
             None => {
                 app.clusters.push(Arc::new(ClusterEntry::empty(&record.cluster)));
+                app.positions.pushed(&app.clusters);
                 app.clusters.len() - 1
             }
         };
@@ -939,14 +948,11 @@ impl StatusIndex {
         let Some(app) = entry.apps.iter_mut().find(|app| &*app.name == app_name) else {
             return;
         };
-        let Some(position) = app
-            .clusters
-            .iter()
-            .position(|cluster| &*cluster.full_name == cluster_name)
-        else {
+        let Some(position) = app.cluster_position(cluster_name) else {
             return;
         };
         let removed = app.clusters.remove(position);
+        app.positions.rebuild(&app.clusters);
         app.counts.subtract(&removed.counts);
         entry.counts.subtract(&removed.counts);
         entry.note_propagation(None);
@@ -1204,6 +1210,76 @@ mod tests {
         assert_eq!(index.context(id).unwrap().apps[1].counts.rsync, [0, 1, 0, 0, 0]);
         index.apply(&ContextChange::MetaDeleted(id));
         assert!(index.is_empty());
+    }
+
+    #[test]
+    fn records_heartbeats_and_removals_find_their_cluster_through_reorders() {
+        let id = ContextId::new(8).unwrap();
+        let mut index = StatusIndex::new();
+        let names: Vec<String> = (0..200).map(|i| format!("p+edge{i:03}")).collect();
+        let listed: Vec<&str> = names.iter().map(String::as_str).collect();
+        // Records first (the clusters pushed as they come), then a meta listing them in reverse order.
+        for name in listed.iter().step_by(3) {
+            index.apply_cluster(
+                id,
+                &record("app", name, &[("svc", "Service", RsyncStatus::Applied)]),
+            );
+        }
+        let reversed: Vec<&str> = listed.iter().rev().copied().collect();
+        index.apply_meta(&meta(id, &[("app", &reversed)]));
+        let order = |index: &StatusIndex| -> Vec<String> {
+            index.context(id).unwrap().apps[0]
+                .clusters
+                .iter()
+                .map(|c| c.full_name.to_string())
+                .collect()
+        };
+        assert_eq!(order(&index), reversed);
+        // Every record reaches its own cluster after the reorder.
+        for name in &listed {
+            index.apply_cluster(
+                id,
+                &record("app", name, &[("svc", "Service", RsyncStatus::Failed)]),
+            );
+        }
+        let app = &index.context(id).unwrap().apps[0];
+        assert!(
+            app.clusters
+                .iter()
+                .all(|c| c.counts.rsync[RsyncStatus::Failed as usize] == 1)
+        );
+        assert_eq!(app.clusters.len(), 200, "no cluster added twice");
+        // A removal shifts the clusters after it: later records and heartbeats still find theirs.
+        index.apply(&ContextChange::ClusterDeleted {
+            id,
+            app: "app".into(),
+            cluster: "p+edge150".into(),
+        });
+        index.apply(&heard(id, "app", "p+edge010", "2026-01-02T03:04:05Z"));
+        index.apply_cluster(
+            id,
+            &record("app", "p+edge000", &[("svc", "Service", RsyncStatus::Applied)]),
+        );
+        let app = &index.context(id).unwrap().apps[0];
+        assert_eq!(app.clusters.len(), 199);
+        let cluster = |name: &str| app.clusters.iter().find(|c| &*c.full_name == name).unwrap();
+        assert!(cluster("p+edge010").heard_at.is_some());
+        assert_eq!(app.clusters.iter().filter(|c| c.heard_at.is_some()).count(), 1);
+        assert_eq!(
+            cluster("p+edge000").counts.rsync[RsyncStatus::Applied as usize],
+            1
+        );
+        assert_eq!(app.counts.rsync[RsyncStatus::Failed as usize], 198);
+        // A meta listing a cluster twice keeps the first's entry and gives the second a fresh one.
+        index.apply_meta(&meta(id, &[("app", &["p+edge000", "p+edge000"])]));
+        let app = &index.context(id).unwrap().apps[0];
+        assert_eq!(app.clusters[0].counts.rsync[RsyncStatus::Applied as usize], 1);
+        assert_eq!(app.clusters[1].counts.rsync, [0; 5]);
+        assert_eq!(
+            app.clusters.len(),
+            200,
+            "the unlisted 198 stay after the listed ones"
+        );
     }
 
     #[test]

@@ -11,6 +11,7 @@
 //! to judge freshness) and `output=all` one pass over the selected resources plus serialization.
 
 pub mod answer;
+mod cluster_positions;
 pub mod combined;
 pub mod freshness;
 pub mod index;
