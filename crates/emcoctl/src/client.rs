@@ -78,6 +78,8 @@ pub enum Body {
     Empty,
     /// JSON.
     Json(Json),
+    /// JSON already encoded (a body built from parts that are JSON text, without parsing them into a tree).
+    JsonText(Vec<u8>),
     /// A `metadata` part (JSON) and file parts `(part name, file name, content)`.
     Multipart {
         /// The JSON of the `metadata` part.
@@ -395,6 +397,7 @@ impl Body {
         match self {
             Body::Empty => (None, Vec::new()),
             Body::Json(value) => (Some("application/json".into()), value.to_string().into_bytes()),
+            Body::JsonText(bytes) => (Some("application/json".into()), bytes),
             Body::Multipart { metadata, files } => (
                 Some(format!("multipart/form-data; boundary={BOUNDARY}")),
                 multipart(&metadata, &files),

@@ -574,17 +574,17 @@ async fn report_bundles(
         if batch.is_empty() {
             continue;
         }
-        let reported: Vec<serde_json::Value> = batch
-            .iter()
-            .filter_map(|(label, status)| {
-                let status: serde_json::Value = serde_json::from_str(status).ok()?;
-                Some(json!({"label": label, "status": status}))
-            })
-            .collect();
+        let body = match report_body(&batch) {
+            Ok(body) => body,
+            Err(err) => {
+                tracing::warn!(error = %err, "cannot encode the bundle statuses; dropped");
+                continue;
+            }
+        };
         let sent = send_within(
             &client,
             ("POST", &format!("{base}/reports")),
-            Body::Json(json!({"bundles": reported})),
+            Body::JsonText(body),
             REQUEST_TIMEOUT,
         )
         .await;
@@ -608,9 +608,54 @@ async fn report_bundles(
     reader.abort();
 }
 
+/// The body of a report of `(label, status)` pairs: each status as the text the cluster gave (checked to be JSON,
+/// not parsed into a tree); a status that is not JSON is left out.
+fn report_body(batch: &[(String, String)]) -> serde_json::Result<Vec<u8>> {
+    let bundles = batch
+        .iter()
+        .filter_map(|(label, status)| {
+            Some(ReportedBundle {
+                label,
+                status: serde_json::from_str(status).ok()?,
+            })
+        })
+        .collect();
+    serde_json::to_vec(&BundlesReport { bundles })
+}
+
+/// A report of bundle statuses, as emco's reports endpoint takes it.
+#[derive(serde::Serialize)]
+struct BundlesReport<'a> {
+    bundles: Vec<ReportedBundle<'a>>,
+}
+
+/// One bundle's status in a report.
+#[derive(serde::Serialize)]
+struct ReportedBundle<'a> {
+    label: &'a str,
+    status: &'a serde_json::value::RawValue,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_report_carries_each_status_as_given_and_leaves_out_what_is_not_json() {
+        let status = r#"{"ready":true,"podStatuses":[{"name":"a"}],"heartbeat":"10:00:00"}"#;
+        let batch = vec![
+            ("7-web".to_string(), status.to_string()),
+            ("7-db".to_string(), "{not json".to_string()),
+        ];
+        let body = report_body(&batch).unwrap();
+        let text = String::from_utf8(body).unwrap();
+        assert_eq!(
+            text,
+            format!(r#"{{"bundles":[{{"label":"7-web","status":{status}}}]}}"#)
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(parsed["bundles"][0]["status"]["podStatuses"][0]["name"], "a");
+    }
 
     #[test]
     fn a_newer_order_cancels_the_run_and_a_repair_waits_its_turn() {
