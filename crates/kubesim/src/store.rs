@@ -246,24 +246,39 @@ fn status_key(value: &Json) -> Option<&Json> {
     value.get("status")
 }
 
-/// The parts of an object outside metadata and status (a change there raises `generation`).
-fn spec_part(object: &Json) -> Json {
-    let mut copy = object.clone();
-    if let Some(map) = copy.as_object_mut() {
-        map.remove("metadata");
-        map.remove("status");
-        map.remove("apiVersion");
-        map.remove("kind");
-    }
-    copy
+/// The fields outside an object's spec: a change anywhere else raises `generation`.
+const NOT_SPEC: [&str; 4] = ["metadata", "status", "apiVersion", "kind"];
+
+/// Whether two objects have the same fields outside metadata, status, apiVersion and kind (a change there raises
+/// `generation`), compared in place: a status write compares without copying either object.
+fn same_spec(a: &Json, b: &Json) -> bool {
+    same_fields_except(a, b, &NOT_SPEC)
 }
 
-fn without_resource_version(object: &Json) -> Json {
-    let mut copy = object.clone();
-    if let Some(meta) = copy.get_mut("metadata").and_then(Json::as_object_mut) {
-        meta.remove("resourceVersion");
-    }
-    copy
+/// Whether objects `a` and `b` hold the same fields, those named in `skipped` aside (order does not matter, as
+/// for `Json`'s own equality); values that are not objects are compared whole.
+fn same_fields_except(a: &Json, b: &Json, skipped: &[&str]) -> bool {
+    let (Some(a), Some(b)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    let kept = |key: &String| !skipped.contains(&key.as_str());
+    a.keys().filter(|key| kept(key)).count() == b.keys().filter(|key| kept(key)).count()
+        && a.iter()
+            .filter(|(key, _)| kept(key))
+            .all(|(key, value)| b.get(key) == Some(value))
+}
+
+/// Whether two objects are equal but for `metadata.resourceVersion`, compared in place.
+fn same_but_resource_version(a: &Json, b: &Json) -> bool {
+    let (Some(a_map), Some(b_map)) = (a.as_object(), b.as_object()) else {
+        return a == b;
+    };
+    a_map.len() == b_map.len()
+        && a_map.iter().all(|(key, value)| match b_map.get(key) {
+            None => false,
+            Some(other) if key == "metadata" => same_fields_except(value, other, &["resourceVersion"]),
+            Some(other) => value == other,
+        })
 }
 
 impl Store {
@@ -850,12 +865,13 @@ impl Store {
     fn compose(t: &ResourceType, existing: &Json, body: Json, status_write: bool) -> Json {
         if status_write {
             // The existing object with the body's status in its place (moved, not copied; the old one not
-            // copied either); no status when the body has none.
-            let mut body = body;
-            let mut status = body
-                .as_object_mut()
-                .and_then(|map| map.remove("status"))
-                .filter(|status| !status.is_null());
+            // copied either); no status when the body has none. Every other field is the existing one: the
+            // body's own, moved, where it is equal (a patch built from the object holds them), else a copy.
+            let mut body = match body {
+                Json::Object(map) => map,
+                _ => Map::new(),
+            };
+            let mut status = body.remove("status").filter(|status| !status.is_null());
             let empty = Map::new();
             let existing = existing.as_object().unwrap_or(&empty);
             let mut next = Map::new();
@@ -865,7 +881,11 @@ impl Store {
                         next.insert(key.clone(), status);
                     }
                 } else {
-                    next.insert(key.clone(), value.clone());
+                    let kept = match body.remove(key) {
+                        Some(same) if same == *value => same,
+                        _ => value.clone(),
+                    };
+                    next.insert(key.clone(), kept);
                 }
             }
             if let Some(status) = status {
@@ -901,7 +921,8 @@ impl Store {
         if !next["metadata"].is_object() {
             next["metadata"] = json!({});
         }
-        let old_meta = existing["metadata"].as_object().cloned().unwrap_or_default();
+        let empty = Map::new();
+        let old_meta = existing["metadata"].as_object().unwrap_or(&empty);
         {
             let metadata = next["metadata"]
                 .as_object_mut()
@@ -949,7 +970,7 @@ impl Store {
             }
         }
         let generation = existing["metadata"]["generation"].as_i64().unwrap_or(1);
-        let spec_changed = spec_part(existing) != spec_part(&next);
+        let spec_changed = !same_spec(existing, &next);
         next["metadata"]["generation"] = json!(if spec_changed { generation + 1 } else { generation });
         if t.group == "apiextensions.k8s.io" && t.kind == "CustomResourceDefinition" && spec_changed {
             let types = Catalog::types_of_crd(&next)
@@ -998,7 +1019,7 @@ impl Store {
         };
         fields::set_managers(&mut next, &managers);
 
-        if without_resource_version(existing) == next {
+        if same_but_resource_version(existing, &next) {
             return Ok(existing.clone());
         }
         if options.dry_run {
@@ -1342,8 +1363,20 @@ impl Store {
         if existing.get("status") == Some(&status) {
             return Ok(existing);
         }
-        let mut next = (*existing).clone();
-        next["status"] = status;
+        // Built around the new status, in the old one's place: the old one is not copied.
+        let mut status = Some(status);
+        let mut fields = Map::new();
+        for (key, value) in existing.as_object().into_iter().flatten() {
+            if key == "status" {
+                fields.insert(key.clone(), status.take().unwrap_or_default());
+            } else {
+                fields.insert(key.clone(), value.clone());
+            }
+        }
+        let mut next = Json::Object(fields);
+        if let Some(status) = status {
+            next["status"] = status;
+        }
         if let Some(meta) = next["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
@@ -1353,7 +1386,7 @@ impl Store {
     /// Replaces an object as a controller does (status included); no-op writes change nothing.
     pub fn write_object(&mut self, t: &Arc<ResourceType>, object: Json) -> Result<Arc<Json>, ApiError> {
         let existing = self.existing(t, meta::namespace(&object), meta::name(&object))?;
-        if without_resource_version(&existing) == without_resource_version(&object) {
+        if same_but_resource_version(&existing, &object) {
             return Ok(existing);
         }
         let mut next = object;
@@ -1400,6 +1433,81 @@ pub fn template_labels(object: &Json) -> Map<String, Json> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An object of few fields and values, so that two drawn objects are often equal in some parts: optional
+    /// metadata (with or without a resourceVersion), status, apiVersion, kind, spec and data.
+    fn small_object() -> impl proptest::strategy::Strategy<Value = Json> {
+        use proptest::prelude::*;
+        let value = prop_oneof![Just(json!(1)), Just(json!("a")), Just(json!({"x": 1}))];
+        let metadata = (
+            proptest::option::of(prop_oneof![Just(json!("1")), Just(json!("2"))]),
+            proptest::option::of(Just(json!("n"))),
+        )
+            .prop_map(|(version, name)| {
+                let mut map = Map::new();
+                if let Some(version) = version {
+                    map.insert("resourceVersion".into(), version);
+                }
+                if let Some(name) = name {
+                    map.insert("name".into(), name);
+                }
+                Json::Object(map)
+            });
+        (
+            proptest::option::of(metadata),
+            proptest::collection::btree_map(
+                prop_oneof![
+                    Just("status"),
+                    Just("apiVersion"),
+                    Just("kind"),
+                    Just("spec"),
+                    Just("data")
+                ],
+                value,
+                0..4,
+            ),
+        )
+            .prop_map(|(metadata, fields)| {
+                let mut map: Map<String, Json> =
+                    fields.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                if let Some(metadata) = metadata {
+                    map.insert("metadata".into(), metadata);
+                }
+                Json::Object(map)
+            })
+    }
+
+    /// The copies the comparisons replace: the object without the fields outside its spec, and without its
+    /// resourceVersion.
+    fn spec_copy(object: &Json) -> Json {
+        let mut copy = object.clone();
+        if let Some(map) = copy.as_object_mut() {
+            for key in NOT_SPEC {
+                map.remove(key);
+            }
+        }
+        copy
+    }
+
+    fn without_resource_version_copy(object: &Json) -> Json {
+        let mut copy = object.clone();
+        if let Some(meta) = copy.get_mut("metadata").and_then(Json::as_object_mut) {
+            meta.remove("resourceVersion");
+        }
+        copy
+    }
+
+    proptest::proptest! {
+        /// Comparing in place says what comparing the stripped copies says, for any two objects.
+        #[test]
+        fn in_place_comparisons_agree_with_comparing_stripped_copies(a in small_object(), b in small_object()) {
+            proptest::prop_assert_eq!(same_spec(&a, &b), spec_copy(&a) == spec_copy(&b));
+            proptest::prop_assert_eq!(
+                same_but_resource_version(&a, &b),
+                without_resource_version_copy(&a) == without_resource_version_copy(&b)
+            );
+        }
+    }
 
     /// A store with the `default` namespace, and its ConfigMap type.
     fn store_with_default_namespace() -> (Store, Arc<ResourceType>) {
