@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::rsync::{free_port, start_emco_process};
-use crate::support::{DIG, Http, counts, kubeconfigs, onboard_vfw};
+use crate::rsync::{SlowInstantiation, start_emco_process, start_slow_instantiation};
+use crate::support::counts;
 
 /// Clients creating projects at once (enough for the store to commit their writes in groups).
 const WRITERS: usize = 8;
@@ -52,24 +52,13 @@ async fn create_projects(address: std::net::SocketAddr, writer: usize) -> Vec<St
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_write_the_api_acknowledged_before_a_sigkill_survives_it() {
     const CLUSTERS: usize = 20;
-    let sim = crate::support::vfw_clusters(CLUSTERS).await;
-    for cluster in sim.clusters() {
-        cluster
-            .set_faults(kubesim::Faults {
-                latency_ms: 100,
-                ..kubesim::Faults::default()
-            })
-            .await
-            .unwrap();
-    }
-    let data = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let http = Http {
-        address: ([127, 0, 0, 1], port).into(),
-    };
-    let mut emco = start_emco_process(data.path(), port).await;
-    onboard_vfw(&http, &kubeconfigs(&sim)).await;
-    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    let SlowInstantiation {
+        sim: _sim,
+        data,
+        port,
+        http,
+        mut emco,
+    } = start_slow_instantiation(CLUSTERS, 100).await;
     let writers: Vec<_> = (0..WRITERS)
         .map(|writer| tokio::spawn(create_projects(http.address, writer)))
         .collect();

@@ -391,6 +391,45 @@ async fn kubesim_as_its_own_process() {
     kubesim.kill().await.unwrap();
 }
 
+/// The vFW example instantiating on `clusters` kubesim clusters that answer after `latency_ms`, driven by `emco
+/// serve` in its own process (so that it can be killed) on a store in `data`.
+pub(crate) struct SlowInstantiation {
+    pub(crate) sim: kubesim::Simulator,
+    pub(crate) data: tempfile::TempDir,
+    pub(crate) port: u16,
+    pub(crate) http: Http,
+    pub(crate) emco: tokio::process::Child,
+}
+
+/// Starts a [`SlowInstantiation`]: clusters slowed, emco started, the vFW example onboarded and instantiated.
+pub(crate) async fn start_slow_instantiation(clusters: usize, latency_ms: u64) -> SlowInstantiation {
+    let sim = crate::support::vfw_clusters(clusters).await;
+    for cluster in sim.clusters() {
+        cluster
+            .set_faults(Faults {
+                latency_ms,
+                ..Faults::default()
+            })
+            .await
+            .unwrap();
+    }
+    let data = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let http = Http {
+        address: ([127, 0, 0, 1], port).into(),
+    };
+    let emco = start_emco_process(data.path(), port).await;
+    onboard_vfw(&http, &kubeconfigs(&sim)).await;
+    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    SlowInstantiation {
+        sim,
+        data,
+        port,
+        http,
+        emco,
+    }
+}
+
 pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -421,25 +460,14 @@ pub(crate) async fn start_emco_process(data: &std::path::Path, port: u16) -> tok
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_mid_instantiation_then_restart_converges() {
     const CLUSTERS: usize = 50;
-    let sim = crate::support::vfw_clusters(CLUSTERS).await;
     // Slow clusters make the instantiation take long enough to be killed in the middle of it.
-    for cluster in sim.clusters() {
-        cluster
-            .set_faults(Faults {
-                latency_ms: 150,
-                ..Faults::default()
-            })
-            .await
-            .unwrap();
-    }
-    let data = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let http = Http {
-        address: ([127, 0, 0, 1], port).into(),
-    };
-    let mut emco = start_emco_process(data.path(), port).await;
-    onboard_vfw(&http, &kubeconfigs(&sim)).await;
-    http.post_empty(&format!("{DIG}/instantiate")).await.expect(202);
+    let SlowInstantiation {
+        sim,
+        data,
+        port,
+        http,
+        mut emco,
+    } = start_slow_instantiation(CLUSTERS, 150).await;
     let total = CLUSTERS as u64 * 6;
     let partial = http
         .wait_for("?output=summary", Duration::from_secs(60), |a| {
