@@ -424,10 +424,14 @@ pub fn summary_line(answers: &Answers) -> String {
 /// One line per (app, cluster) of the readiness answer that is fresh but not propagated, waited on or not ready:
 /// `web on edge02: CreationFailed`, `web on edge02: waiting for pre-install hook Pod/migrate to complete (since …,
 /// fails at …)` and/or `web on edge02: not ready: Pod web-x: … (and 2 more)`. Stale clusters
-/// are left to the summary's `stale:` (their resources' conditions are not shown).
+/// are left to the summary's `stale:` (their resources' conditions are not shown). Pairs with the same reason
+/// share a line, the first named, the rest counted: `web on edge0001: waiting for rsync to apply it (…) (and 999
+/// more (app, cluster) pairs alike)` — an instantiation's queue at 1,000 clusters is one line, not a thousand.
 #[must_use]
 pub fn cluster_lines(answers: &Answers) -> Vec<String> {
-    let mut lines = Vec::new();
+    // (the first pair's line, how many more pairs share its reason), in the order the reasons first appear.
+    let mut lines: Vec<(String, usize)> = Vec::new();
+    let mut by_reason: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for app in apps_of(&answers.ready) {
         let app_name = app["name"].as_str().unwrap_or("?");
         for cluster in app["clusters"].as_array().into_iter().flatten() {
@@ -466,12 +470,27 @@ pub fn cluster_lines(answers: &Answers) -> Vec<String> {
                 };
                 why.push(format!("not ready: {first}{more}"));
             }
-            if !why.is_empty() {
-                lines.push(format!("{app_name} on {cluster_name}: {}", why.join("; ")));
+            if why.is_empty() {
+                continue;
+            }
+            let reason = why.join("; ");
+            match by_reason.get(&reason) {
+                Some(&line) => lines[line].1 += 1,
+                None => {
+                    by_reason.insert(reason.clone(), lines.len());
+                    lines.push((format!("{app_name} on {cluster_name}: {reason}"), 0));
+                }
             }
         }
     }
     lines
+        .into_iter()
+        .map(|(line, more)| match more {
+            0 => line,
+            1 => format!("{line} (and 1 more (app, cluster) pair alike)"),
+            more => format!("{line} (and {more} more (app, cluster) pairs alike)"),
+        })
+        .collect()
 }
 
 /// Whether the answers have reached `state`: the context's status (Instantiated, Terminated, …) or the readiness
@@ -964,6 +983,30 @@ mod tests {
             [
                 "nginx on cluster1: waiting for pre-install hook Pod/pre-install-hook-pod to complete (since 2026-11-28T10:00:00Z, fails at 2026-11-28T10:05:00Z)",
                 "nginx on cluster2: waiting for app operator to be Ready, then 10 s (since 2026-11-28T10:00:01Z)",
+            ]
+        );
+    }
+
+    #[test]
+    fn pairs_waiting_for_the_same_thing_share_a_line() {
+        let queued = |cluster: &str| {
+            json!({"cluster": cluster, "waiting": {"for": "rsync to apply it", "since": "2026-12-03T10:00:00Z"},
+                "resources": []})
+        };
+        let hook = json!({"cluster": "edge09", "waiting": {"for": "pre-install hook Pod/migrate to complete",
+            "since": "2026-12-03T10:00:02Z"}, "resources": []});
+        let answers = Answers {
+            rsync: json!({"name": "dig", "status": "Instantiating"}),
+            cluster: json!({}),
+            ready: json!({"readyStatus": "NotReady", "readyCounts": {}, "apps": [
+                {"name": "web", "clusters": [queued("edge01"), hook, queued("edge02"), queued("edge03")]},
+                {"name": "db", "clusters": [queued("edge01")]}]}),
+        };
+        assert_eq!(
+            cluster_lines(&answers),
+            [
+                "web on edge01: waiting for rsync to apply it (since 2026-12-03T10:00:00Z) (and 3 more (app, cluster) pairs alike)",
+                "web on edge09: waiting for pre-install hook Pod/migrate to complete (since 2026-12-03T10:00:02Z)",
             ]
         );
     }

@@ -690,10 +690,10 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             {
                 map.serialize_entry("last-heard", &format_args!("{at}"))?;
             }
-            if let Some(waiting) = self.cluster.waiting.as_deref()
+            if let Some(waiting) = self.cluster.waits_for(self.app.apps.context)
                 && detail
             {
-                map.serialize_entry("waiting", waiting)?;
+                map.serialize_entry("waiting", &*waiting)?;
             }
         } else {
             map.serialize_entry("clusterProvider", self.cluster.provider())?;
@@ -712,8 +712,8 @@ impl Serialize for ClusterView<'_, '_, '_, '_> {
             if let Some(propagation) = propagation(self.cluster, self.app.apps.context.status) {
                 map.serialize_entry("propagation", propagation.as_str())?;
             }
-            if let Some(waiting) = self.cluster.waiting.as_deref() {
-                map.serialize_entry("waiting", waiting)?;
+            if let Some(waiting) = self.cluster.waits_for(self.app.apps.context) {
+                map.serialize_entry("waiting", &*waiting)?;
             }
         }
         map.serialize_entry("resources", &ResourcesView { cluster: self })?;
@@ -739,7 +739,7 @@ impl Serialize for ResourcesView<'_, '_, '_, '_, '_> {
                 let now = request
                     .freshness
                     .map_or_else(jiff::Timestamp::now, |freshness| freshness.now);
-                view.cluster.waiting_message(app, now)
+                view.cluster.waiting_message(app, view.app.apps.context, now)
             })
             .flatten();
         let mut seq = serializer.serialize_seq(None)?;

@@ -108,8 +108,8 @@ pub(crate) fn fresh_transition(
 /// `lastHeard`), never stale.
 pub(crate) fn judge<'a>(context: &'a ContextEntry, freshness: Option<Freshness>) -> Staleness<'a> {
     // Per cluster: the newest time heard, and whether any record holds a status at all.
-    // A cluster rsync deliberately waits on before it applies anything there (a hook, a dependency) counts as
-    // reporting: nothing there is expected to report yet.
+    // A cluster rsync deliberately waits on before it applies anything there (a hook, a dependency, its turn in
+    // rsync's queue) counts as reporting: nothing there is expected to report yet.
     let mut heard: HashMap<&'a str, (Option<jiff::Timestamp>, bool)> = HashMap::new();
     for app in &context.apps {
         for cluster in &app.clusters {
@@ -117,7 +117,8 @@ pub(crate) fn judge<'a>(context: &'a ContextEntry, freshness: Option<Freshness>)
             entry.0 = entry.0.max(cluster.heard_at);
             // (A cluster rsync retries is waited on too, but not deliberately: it stays silent.)
             entry.1 |= cluster.has_bundle
-                || (cluster.waiting.is_some() && cluster.connectivity != emco_model::Connectivity::Retrying);
+                || (cluster.is_waiting(context)
+                    && cluster.connectivity != emco_model::Connectivity::Retrying);
         }
     }
     let live = freshness.filter(|_| expects_reports(context.status));

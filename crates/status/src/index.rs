@@ -291,6 +291,10 @@ pub struct ClusterEntry {
     pub changed_by: Option<Arc<std::collections::BTreeMap<String, Vec<String>>>>,
 }
 
+/// What an (app, cluster) with nothing applied yet waits for while its context instantiates and rsync recorded no
+/// other wait ([`ClusterEntry::waits_for`]).
+pub const QUEUED: &str = "rsync to apply it, queued or under way";
+
 /// No controller changed anything.
 static EMPTY_CHANGES: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
 
@@ -298,12 +302,47 @@ static EMPTY_CHANGES: std::collections::BTreeMap<String, Vec<String>> = std::col
 pub const MAX_HEARD_GAPS: usize = 16;
 
 impl ClusterEntry {
-    /// What rsync waits for here, in a sentence: `app nginx on cluster1 waits for pre-install hook Pod/migrate to
-    /// complete (waiting 40 s, fails at 300 s)`, the seconds counted to `now`.
+    /// What rsync waits for here: what it recorded or the rollout makes the cluster wait for
+    /// ([`ClusterEntry::waiting`]); else, while `context` instantiates and nothing is applied here yet, its turn —
+    /// rsync applies a bounded number of (app, cluster) batches at a time, so this one is queued behind others or
+    /// under way — since the context began. Derived when asked, never stored: at 10,000 clusters an
+    /// instantiation's queue costs the index nothing.
     #[must_use]
-    pub fn waiting_message(&self, app: &str, now: jiff::Timestamp) -> Option<String> {
+    pub fn waits_for(&self, context: &ContextEntry) -> Option<std::borrow::Cow<'_, Waiting>> {
+        if let Some(waiting) = self.waiting.as_deref() {
+            return Some(std::borrow::Cow::Borrowed(waiting));
+        }
+        let since = self.queued_since(context)?;
+        Some(std::borrow::Cow::Owned(Waiting {
+            what: QUEUED.into(),
+            since: emco_model::format_timestamp(since),
+            until: None,
+            then: None,
+        }))
+    }
+
+    /// Whether rsync waits for anything here ([`ClusterEntry::waits_for`]), without building what.
+    #[must_use]
+    pub fn is_waiting(&self, context: &ContextEntry) -> bool {
+        self.waiting.is_some() || self.queued_since(context).is_some()
+    }
+
+    /// When this (app, cluster) began to wait for its turn in rsync's queue: the context's start, while it
+    /// instantiates, the cluster is not being retried and nothing is applied here yet.
+    fn queued_since(&self, context: &ContextEntry) -> Option<jiff::Timestamp> {
+        let queued = context.status == ContextStatus::Instantiating
+            && self.connectivity != Connectivity::Retrying
+            && !self.resources.is_empty()
+            && self.counts.rsync[RsyncStatus::Pending as usize] as usize == self.resources.len();
+        context.started_at.filter(|_| queued)
+    }
+
+    /// What rsync waits for here ([`ClusterEntry::waits_for`]), in a sentence: `app nginx on cluster1 waits for
+    /// pre-install hook Pod/migrate to complete (waiting 40 s, fails at 300 s)`, the seconds counted to `now`.
+    #[must_use]
+    pub fn waiting_message(&self, app: &str, context: &ContextEntry, now: jiff::Timestamp) -> Option<String> {
         use crate::freshness::seconds_between;
-        let waiting = self.waiting.as_deref()?;
+        let waiting = self.waits_for(context)?;
         let since: Option<jiff::Timestamp> = waiting.since.parse().ok();
         let until: Option<jiff::Timestamp> = waiting.until.as_deref().and_then(|until| until.parse().ok());
         let mut timing = Vec::new();

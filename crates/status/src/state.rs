@@ -559,7 +559,7 @@ fn progress(context: Option<&ContextEntry>, status: ContextStatus, freshness: Op
     let mut waits = context.apps.iter().flat_map(|app| {
         app.clusters
             .iter()
-            .filter_map(move |cluster| cluster.waiting_message(&app.name, now))
+            .filter_map(move |cluster| cluster.waiting_message(&app.name, context, now))
     });
     if let Some(first) = waits.next() {
         message.push_str("; ");

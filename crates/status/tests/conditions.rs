@@ -309,8 +309,11 @@ fn a_dig_is_ready_only_when_instantiated_ready_and_fresh() {
         (operation.status, operation.name),
         ("in_progress", Some("Instantiate"))
     );
-    assert_eq!(operation.message, "instantiating: 0 of 1 resources applied");
-    assert_eq!(object.message, "instantiating: 0 of 1 resources applied");
+    // Nothing applied on edge02 yet and no other wait recorded: it waits for its turn in rsync's queue, since the
+    // context began (100 s before the answer's time).
+    let queued = "instantiating: 0 of 1 resources applied; app sink on edge02 waits for rsync to apply it, queued or under way (waiting 100 s)";
+    assert_eq!(operation.message, queued);
+    assert_eq!(object.message, queued);
 
     // Instantiated with a crashing pod: the message names the app, the cluster and the pod.
     index.apply_meta(&meta("sink", &["p+edge02"], ContextStatus::Instantiated));

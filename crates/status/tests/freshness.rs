@@ -252,6 +252,58 @@ fn a_cluster_rsync_deliberately_waits_on_is_not_silent_and_says_what_it_waits_fo
 }
 
 #[test]
+fn a_cluster_with_nothing_applied_yet_waits_for_rsync_and_is_not_silent() {
+    // edge03's batch has not been applied yet and rsync recorded no wait: it is queued (or under way).
+    let mut instantiating = index(Some(1.0), None, ContextStatus::Instantiating);
+    let mut queued = record("web", CLUSTERS[1], None);
+    queued.resources[0].status = RsyncStatus::Pending;
+    instantiating.apply_cluster(id(), &queued);
+    let late = answer(&instantiating, "status=ready", judged_at(61.0));
+    let edge03 = cluster(&late, "edge03");
+    assert!(
+        edge03.get("statusFresh").is_none(),
+        "emco's own queue, not a silent cluster: {edge03}"
+    );
+    assert_eq!(edge03["waiting"]["for"], "rsync to apply it, queued or under way");
+    assert_eq!(edge03["waiting"]["since"], STARTED, "since the context began");
+    assert!(edge03["waiting"].get("until").is_none(), "{edge03}");
+    let deployed = answer(&instantiating, "status=deployed&output=all", judged_at(61.0));
+    assert_eq!(
+        cluster(&deployed, "edge03")["resources"][0]["message"],
+        "app web on edge03 waits for rsync to apply it, queued or under way (waiting 61 s)"
+    );
+    assert!(
+        cluster(&deployed, "edge01").get("waiting").is_none(),
+        "edge01 is applied"
+    );
+
+    // Retried, it waits for the cluster (the record says so), not for its turn; once applied, for nothing.
+    let mut retrying = queued.clone();
+    retrying.connectivity = Connectivity::Retrying;
+    instantiating.apply_cluster(id(), &retrying);
+    let answer_retrying = answer(&instantiating, "status=ready", judged_at(61.0));
+    assert!(cluster(&answer_retrying, "edge03").get("waiting").is_none());
+    let mut applied = queued;
+    applied.resources[0].status = RsyncStatus::Applied;
+    instantiating.apply_cluster(id(), &applied);
+    let answer_applied = answer(&instantiating, "status=ready", judged_at(61.0));
+    assert!(cluster(&answer_applied, "edge03").get("waiting").is_none());
+    assert_eq!(
+        cluster(&answer_applied, "edge03")["statusFresh"],
+        false,
+        "applied and silent"
+    );
+
+    // A context that no longer instantiates queues nothing.
+    let mut stopped = index(Some(1.0), None, ContextStatus::InstantiateFailed);
+    let mut pending = record("web", CLUSTERS[1], None);
+    pending.resources[0].status = RsyncStatus::Pending;
+    stopped.apply_cluster(id(), &pending);
+    let failed = answer(&stopped, "status=ready", judged_at(61.0));
+    assert!(cluster(&failed, "edge03").get("waiting").is_none(), "{failed}");
+}
+
+#[test]
 fn hearing_again_restores_the_cluster() {
     let mut index = index(Some(100.0), Some(10.0), ContextStatus::Instantiated);
     assert_eq!(

@@ -475,6 +475,28 @@ async fn sigkill_mid_instantiation_then_restart_converges() {
             applied > 0 && applied < total
         })
         .await;
+    // Mid-way, every (app, cluster) with nothing applied yet says what it waits for: rsync (its batch queued or
+    // under way), since the instantiation began.
+    let detail = http
+        .get(&format!("{DIG}/status?status=deployed&output=all"))
+        .await
+        .expect(200)
+        .json();
+    let mut queued = 0;
+    for app in detail["apps"].as_array().unwrap() {
+        for cluster in app["clusters"].as_array().unwrap() {
+            let resources = cluster["resources"].as_array().unwrap();
+            if resources.iter().all(|r| r["deployedStatus"] == "Pending") {
+                queued += 1;
+                assert!(cluster["waiting"]["for"].is_string(), "{cluster}");
+                assert!(cluster["waiting"]["since"].is_string(), "{cluster}");
+            }
+        }
+    }
+    if queued > 0 {
+        let message = detail["readiness"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(" waits for "), "{message}");
+    }
     emco.start_kill().unwrap(); // SIGKILL
     emco.wait().await.unwrap();
     assert_eq!(partial["status"], "Instantiating");
