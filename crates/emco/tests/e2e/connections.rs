@@ -1,7 +1,7 @@
 //! `emco serve`'s connection hardening, against the real binary: idle sockets beyond the connection and
 //! file-descriptor limits do not keep a new client waiting, and the header-read, idle and body-read timeouts
 //! close (or answer) clients that stall; one HTTP/2 connection carries a pull agent's parked long poll and its
-//! reports where HTTP/1.1 would need two.
+//! reports where HTTP/1.1 would need two, and at most 100 requests at once.
 
 use std::time::{Duration, Instant};
 
@@ -267,4 +267,128 @@ async fn one_http2_connection_carries_a_parked_long_poll_and_the_agents_next_req
         let poll = parked.await.unwrap().unwrap();
         assert_eq!(poll.status, 200, "{name}: {}", poll.text());
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http2_connection_carries_at_most_100_requests_at_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    let emco = ServeProcess::start(&[], None).await;
+    let http = Http {
+        address: emco.address(),
+    };
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "vfw-cluster-provider"}}),
+    )
+    .await
+    .expect(201);
+    let token = register_pull_cluster(&http, "edge02").await;
+    let agent = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge02/agent";
+    let request = |method: &str, path: &str| {
+        http::Request::builder()
+            .method(method)
+            .uri(format!("http://{}{path}", emco.address()))
+            .header("authorization", format!("Bearer {token}"))
+            .header("content-type", "application/json")
+            .body(())
+            .unwrap()
+    };
+
+    // A peer of its own, speaking HTTP/2 frames by prior knowledge; the limit it was told is kept as it runs.
+    let tcp = TcpStream::connect(emco.address()).await.unwrap();
+    let (client, mut connection) = h2::client::handshake(tcp).await.unwrap();
+    let told = Arc::new(AtomicUsize::new(0));
+    tokio::spawn({
+        let told = told.clone();
+        async move {
+            std::future::poll_fn(|cx| {
+                let polled = std::pin::Pin::new(&mut connection).poll(cx);
+                told.store(connection.max_concurrent_send_streams(), Ordering::SeqCst);
+                polled
+            })
+            .await
+        }
+    });
+    async fn send(
+        client: &h2::client::SendRequest<bytes::Bytes>,
+        request: http::Request<()>,
+        body: Option<&[u8]>,
+    ) -> h2::client::ResponseFuture {
+        let mut sender = client.clone().ready().await.unwrap();
+        let (response, mut stream) = sender.send_request(request, body.is_none()).unwrap();
+        if let Some(body) = body {
+            stream
+                .send_data(bytes::Bytes::copy_from_slice(body), true)
+                .unwrap();
+        }
+        response
+    }
+    async fn body_of(response: http::Response<h2::RecvStream>) -> Vec<u8> {
+        let mut stream = response.into_body();
+        let mut body = Vec::new();
+        while let Some(chunk) = stream.data().await {
+            let chunk = chunk.unwrap();
+            let _ = stream.flow_control().release_capacity(chunk.len());
+            body.extend_from_slice(&chunk);
+        }
+        body
+    }
+
+    let first = send(&client, request("GET", &format!("{agent}/desired-state")), None)
+        .await
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let revision = serde_json::from_slice::<serde_json::Value>(&body_of(first).await).unwrap()["revision"]
+        .as_i64()
+        .unwrap();
+    assert_eq!(
+        told.load(Ordering::SeqCst),
+        100,
+        "the server's SETTINGS_MAX_CONCURRENT_STREAMS"
+    );
+
+    // 100 long polls, parked: each answer's head comes at once, its body when the wait ends, and its stream stays
+    // open until then.
+    let poll = format!("{agent}/desired-state?since={revision}&wait=8");
+    let mut parked = Vec::new();
+    for _ in 0..100 {
+        let response = send(&client, request("GET", &poll), None).await;
+        parked.push(
+            tokio::time::timeout(Duration::from_secs(10), response)
+                .await
+                .unwrap()
+                .unwrap(),
+        );
+    }
+    let started = Instant::now();
+    // The 101st request, a report, waits for a stream to end: not answered while the polls are parked.
+    let report = tokio::spawn({
+        let client = client.clone();
+        let report = request("POST", &format!("{agent}/reports"));
+        async move {
+            send(&client, report, Some(br#"{"outcomes": [], "bundles": []}"#))
+                .await
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert!(
+        !report.is_finished() && started.elapsed() < Duration::from_secs(7),
+        "a 101st request answered while 100 were in flight on the connection"
+    );
+    // The polls end with their wait; then the report is answered.
+    for response in parked {
+        assert_eq!(response.status(), 200);
+        let body = body_of(response).await;
+        assert!(serde_json::from_slice::<serde_json::Value>(&body).is_ok());
+    }
+    let report = tokio::time::timeout(Duration::from_secs(10), report)
+        .await
+        .expect("the report answered once the polls ended")
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.status(), 200);
 }
