@@ -11,7 +11,7 @@ use tokio::net::TcpStream;
 use emcoctl::client::{Body, EmcoClient};
 use serde_json::json;
 
-use crate::support::{Http, ServeProcess, register_pull_cluster};
+use crate::support::{Http, ServeProcess, pull_cluster_agent};
 
 const GET_PROJECTS: &[u8] = b"GET /v2/projects HTTP/1.1\r\nHost: emco\r\n\r\n";
 
@@ -209,14 +209,7 @@ async fn one_http2_connection_carries_a_parked_long_poll_and_the_agents_next_req
     let http = Http {
         address: emco.address(),
     };
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "vfw-cluster-provider"}}),
-    )
-    .await
-    .expect(201);
-    let token = register_pull_cluster(&http, "edge02").await;
-    let agent = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge02/agent";
+    let (token, agent) = pull_cluster_agent(&http, "edge02").await;
     let target = format!("http://{}", emco.address());
 
     for (multiplexed, name) in [(true, "HTTP/2"), (false, "HTTP/1.1")] {
@@ -278,14 +271,7 @@ async fn an_http2_connection_carries_at_most_100_requests_at_once() {
     let http = Http {
         address: emco.address(),
     };
-    http.post(
-        "/v2/cluster-providers",
-        json!({"metadata": {"name": "vfw-cluster-provider"}}),
-    )
-    .await
-    .expect(201);
-    let token = register_pull_cluster(&http, "edge02").await;
-    let agent = "/v2/cluster-providers/vfw-cluster-provider/clusters/edge02/agent";
+    let (token, agent) = pull_cluster_agent(&http, "edge02").await;
     let request = |method: &str, path: &str| {
         http::Request::builder()
             .method(method)

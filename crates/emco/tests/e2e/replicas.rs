@@ -12,10 +12,11 @@ use emco_k8s::k8s_openapi::api::apps::v1::Deployment;
 use emco_store::Store;
 use emco_store::etcd_testing::EtcdServer;
 use kube::api::{Api, ListParams};
-use kubesim::Faults;
 use serde_json::{Value as Json, json};
 
-use crate::support::{DIG, Http, ServeProcess, counts, kubeconfigs, last_context, onboard_vfw, vfw_clusters};
+use crate::support::{
+    DIG, Http, ServeProcess, counts, kubeconfigs, last_context, onboard_vfw, slow_down, vfw_clusters,
+};
 
 /// The etcd key prefix of these tests.
 const PREFIX: &str = "/replicas-e2e";
@@ -59,19 +60,6 @@ fn signal(replica: &ServeProcess, name: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill -{name} {}", replica.pid());
-}
-
-/// Every cluster of the simulator slowed down, so an instantiation lasts long enough to interrupt.
-async fn slow_down(sim: &kubesim::Simulator, latency_ms: u64) {
-    for cluster in sim.clusters() {
-        cluster
-            .set_faults(Faults {
-                latency_ms,
-                ..Faults::default()
-            })
-            .await
-            .unwrap();
-    }
 }
 
 /// The replica (by id) owning context `id` in a `GET /v2/replicas` answer.

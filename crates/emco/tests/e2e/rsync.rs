@@ -404,15 +404,7 @@ pub(crate) struct SlowInstantiation {
 /// Starts a [`SlowInstantiation`]: clusters slowed, emco started, the vFW example onboarded and instantiated.
 pub(crate) async fn start_slow_instantiation(clusters: usize, latency_ms: u64) -> SlowInstantiation {
     let sim = crate::support::vfw_clusters(clusters).await;
-    for cluster in sim.clusters() {
-        cluster
-            .set_faults(Faults {
-                latency_ms,
-                ..Faults::default()
-            })
-            .await
-            .unwrap();
-    }
+    crate::support::slow_down(&sim, latency_ms).await;
     let data = tempfile::tempdir().unwrap();
     let port = free_port();
     let http = Http {

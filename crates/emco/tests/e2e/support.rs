@@ -1155,3 +1155,29 @@ pub(crate) async fn assert_level1_service_account_objects(client: &kube::Client,
     .unwrap();
     assert!(requests.items.is_empty(), "{:?}", requests.items);
 }
+
+/// Every cluster of the simulator slowed down, so an instantiation lasts long enough to interrupt.
+pub(crate) async fn slow_down(sim: &kubesim::Simulator, latency_ms: u64) {
+    for cluster in sim.clusters() {
+        cluster
+            .set_faults(kubesim::Faults {
+                latency_ms,
+                ..kubesim::Faults::default()
+            })
+            .await
+            .unwrap();
+    }
+}
+
+/// The vFW cluster provider and its pull cluster `cluster`, registered: the agent token and the cluster's agent
+/// path (`…/clusters/{cluster}/agent`).
+pub(crate) async fn pull_cluster_agent(http: &Http, cluster: &str) -> (String, String) {
+    http.post(
+        "/v2/cluster-providers",
+        json!({"metadata": {"name": "vfw-cluster-provider"}}),
+    )
+    .await
+    .expect(201);
+    let token = register_pull_cluster(http, cluster).await;
+    (token, format!("{GITOPS_PROVIDER}/clusters/{cluster}/agent"))
+}
