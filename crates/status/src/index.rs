@@ -293,7 +293,7 @@ pub struct ClusterEntry {
 
 /// What an (app, cluster) with nothing applied yet waits for while its context instantiates and rsync recorded no
 /// other wait ([`ClusterEntry::waits_for`]).
-pub const QUEUED: &str = "rsync to apply it, queued or under way";
+const QUEUED: &str = "rsync to apply it, queued or under way";
 
 /// No controller changed anything.
 static EMPTY_CHANGES: std::collections::BTreeMap<String, Vec<String>> = std::collections::BTreeMap::new();
@@ -333,8 +333,13 @@ impl ClusterEntry {
         let queued = context.status == ContextStatus::Instantiating
             && self.connectivity != Connectivity::Retrying
             && !self.resources.is_empty()
-            && self.counts.rsync[RsyncStatus::Pending as usize] as usize == self.resources.len();
+            && self.all_pending();
         context.started_at.filter(|_| queued)
+    }
+
+    /// Whether every resource here is still `Pending` (nothing applied yet), from the counters.
+    fn all_pending(&self) -> bool {
+        self.counts.rsync[RsyncStatus::Pending as usize] as usize == self.resources.len()
     }
 
     /// What rsync waits for here ([`ClusterEntry::waits_for`]), in a sentence: `app nginx on cluster1 waits for
@@ -769,10 +774,8 @@ impl StatusIndex {
                 if cluster.waiting_recorded {
                     continue;
                 }
-                let all_pending =
-                    cluster.counts.rsync[RsyncStatus::Pending as usize] as usize == cluster.resources.len();
                 let waiting = entry
-                    .rollout_waiting(&cluster.full_name, all_pending)
+                    .rollout_waiting(&cluster.full_name, cluster.all_pending())
                     .map(Box::new);
                 if waiting != cluster.waiting {
                     derived.push((app_index, cluster_index, waiting));

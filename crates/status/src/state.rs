@@ -556,14 +556,18 @@ fn progress(context: Option<&ContextEntry>, status: ContextStatus, freshness: Op
     );
     // What rsync waits for, where it does: the first such cluster, and how many more.
     let now = freshness.map_or_else(jiff::Timestamp::now, |freshness| freshness.now);
+    // Only the first wait is put in words: at 10,000 queued clusters the others are counted, not formatted.
     let mut waits = context.apps.iter().flat_map(|app| {
         app.clusters
             .iter()
-            .filter_map(move |cluster| cluster.waiting_message(&app.name, context, now))
+            .filter(move |cluster| cluster.is_waiting(context))
+            .map(move |cluster| (&app.name, cluster))
     });
-    if let Some(first) = waits.next() {
-        message.push_str("; ");
-        message.push_str(&first);
+    if let Some((app, cluster)) = waits.next() {
+        if let Some(first) = cluster.waiting_message(app, context, now) {
+            message.push_str("; ");
+            message.push_str(&first);
+        }
         let more = waits.count();
         if more > 0 {
             message.push_str(&format!(" (and {more} more waiting)"));
