@@ -281,6 +281,30 @@ fn same_but_resource_version(a: &Json, b: &Json) -> bool {
         })
 }
 
+/// `existing` with `status` in its status's place (after its other fields when it had none; without a status when
+/// `status` is `None`), the old status not copied. Every other field is `spare`'s own, moved, where it is equal
+/// there (a status patch built from the object holds them), else a copy of the existing one.
+fn with_status(existing: &Json, mut status: Option<Json>, mut spare: Map<String, Json>) -> Json {
+    let mut next = Map::new();
+    for (key, value) in existing.as_object().into_iter().flatten() {
+        if key == "status" {
+            if let Some(status) = status.take() {
+                next.insert(key.clone(), status);
+            }
+        } else {
+            let kept = match spare.remove(key) {
+                Some(same) if same == *value => same,
+                _ => value.clone(),
+            };
+            next.insert(key.clone(), kept);
+        }
+    }
+    if let Some(status) = status {
+        next.insert("status".to_string(), status);
+    }
+    Json::Object(next)
+}
+
 impl Store {
     /// An empty store whose first write gets `initial_revision + 1`.
     #[must_use]
@@ -871,27 +895,8 @@ impl Store {
                 Json::Object(map) => map,
                 _ => Map::new(),
             };
-            let mut status = body.remove("status").filter(|status| !status.is_null());
-            let empty = Map::new();
-            let existing = existing.as_object().unwrap_or(&empty);
-            let mut next = Map::new();
-            for (key, value) in existing {
-                if key == "status" {
-                    if let Some(status) = status.take() {
-                        next.insert(key.clone(), status);
-                    }
-                } else {
-                    let kept = match body.remove(key) {
-                        Some(same) if same == *value => same,
-                        _ => value.clone(),
-                    };
-                    next.insert(key.clone(), kept);
-                }
-            }
-            if let Some(status) = status {
-                next.insert("status".to_string(), status);
-            }
-            Json::Object(next)
+            let status = body.remove("status").filter(|status| !status.is_null());
+            with_status(existing, status, body)
         } else {
             let mut next = body;
             if t.status {
@@ -1364,19 +1369,7 @@ impl Store {
             return Ok(existing);
         }
         // Built around the new status, in the old one's place: the old one is not copied.
-        let mut status = Some(status);
-        let mut fields = Map::new();
-        for (key, value) in existing.as_object().into_iter().flatten() {
-            if key == "status" {
-                fields.insert(key.clone(), status.take().unwrap_or_default());
-            } else {
-                fields.insert(key.clone(), value.clone());
-            }
-        }
-        let mut next = Json::Object(fields);
-        if let Some(status) = status {
-            next["status"] = status;
-        }
+        let mut next = with_status(&existing, Some(status), Map::new());
         if let Some(meta) = next["metadata"].as_object_mut() {
             meta.remove("resourceVersion");
         }
