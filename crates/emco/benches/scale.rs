@@ -15,7 +15,8 @@
 //! itself is `common/scale_harness.rs`. The process raises its descriptor limit where permitted (as root).
 //! `SCALE_PROFILE=perf.data` samples emco's process with `perf record` while it instantiates (`perf report -i
 //! perf.data --no-children` shows where the time goes); `SCALE_PROFILE_KUBESIM` samples kubesim meanwhile, and
-//! `SCALE_PROFILE_KUBESIM_REFERENCE` the reference's kubesim while the reference applies.
+//! `SCALE_PROFILE_KUBESIM_REFERENCE` the reference's kubesim while the reference applies, and
+//! `SCALE_PROFILE_KUBESIM_IDLE` kubesim while emco's idle CPU is measured (the monitors' heartbeats and reports).
 
 // Benchmark helpers may unwrap: a panic is a failed run.
 #![allow(clippy::unwrap_used, missing_docs)]

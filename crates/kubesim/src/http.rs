@@ -271,12 +271,15 @@ fn field_manager(query: &Query, headers: &HeaderMap) -> Option<String> {
 
 /// Serves an object at the version it was asked for (custom resources, and built-in types served at several
 /// versions, share storage across versions).
-fn at_version(t: &ResourceType, object: &Arc<Json>) -> Json {
-    let mut copy = (**object).clone();
-    if t.shared_storage {
-        copy["apiVersion"] = json!(t.api_version());
+fn at_version<'a>(t: &ResourceType, object: &'a Arc<Json>) -> std::borrow::Cow<'a, Json> {
+    let api_version = t.api_version();
+    if !t.shared_storage || object["apiVersion"].as_str() == Some(api_version.as_str()) {
+        // The object as stored is the answer: written out from the store's own tree, not from a copy of it.
+        return std::borrow::Cow::Borrowed(&**object);
     }
-    copy
+    let mut copy = (**object).clone();
+    copy["apiVersion"] = json!(api_version);
+    std::borrow::Cow::Owned(copy)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -356,7 +359,7 @@ async fn resource(
                 if labels.matches(&object) && fields.matches(&object) {
                     let outcome =
                         store.delete(&t, meta::namespace(&object), meta::name(&object), &delete_options)?;
-                    deleted.push(at_version(&t, &outcome.object));
+                    deleted.push(at_version(&t, &outcome.object).into_owned());
                 }
             }
             let revision = store.revision();
@@ -598,10 +601,26 @@ fn list(
     if let Some(token) = continue_token {
         metadata["continue"] = json!(token);
     }
-    let items: Vec<Json> = selected.iter().map(|o| at_version(t, o)).collect();
-    Ok(ok(
-        &json!({"kind": format!("{}List", t.kind), "apiVersion": t.api_version(), "metadata": metadata, "items": items}),
-    ))
+    let answer = ListAnswer {
+        kind: format!("{}List", t.kind),
+        api_version: t.api_version(),
+        metadata,
+        items: selected.iter().map(|o| at_version(t, o)).collect(),
+    };
+    Ok(match serde_json::to_string(&answer) {
+        Ok(text) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Err(err) => ApiError::internal(format!("cannot write the list: {err}")).into_response(),
+    })
+}
+
+/// A list's answer, written from the listed objects themselves (no copy of each for the list's tree).
+#[derive(serde::Serialize)]
+struct ListAnswer<'a> {
+    kind: String,
+    #[serde(rename = "apiVersion")]
+    api_version: String,
+    metadata: Json,
+    items: Vec<std::borrow::Cow<'a, Json>>,
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -33,6 +33,7 @@
 pub mod agent;
 pub mod bundle;
 pub mod git;
+mod seen;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,7 @@ use futures::StreamExt;
 use kube::api::{Api, DynamicObject, Patch, PatchParams};
 use kube::core::{ApiResource, GroupVersionKind};
 use kube::runtime::{WatchStreamExt, watcher};
+use seen::{BundleHead, Seen};
 use serde_json::{Value as Json, json};
 use sha2::{Digest as _, Sha256};
 
@@ -205,10 +207,11 @@ struct BundleSpec {
 }
 
 impl BundleSpec {
-    fn of(bundle: &DynamicObject) -> Self {
+    fn of(bundle: BundleHead) -> Self {
+        let rbs = json!({"spec": bundle.spec});
         Self {
-            kinds: bundle_kinds(&bundle.data),
-            configs: Arc::new(bundle_status_configs(&bundle.data)),
+            kinds: bundle_kinds(&rbs),
+            configs: Arc::new(bundle_status_configs(&rbs)),
         }
     }
 
@@ -367,7 +370,7 @@ fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
     state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-fn bundle_of(object: &DynamicObject) -> Option<(String, String)> {
+fn bundle_of(object: &Seen) -> Option<(String, String)> {
     let label = object.metadata.labels.as_ref()?.get(DEPLOYMENT_ID_LABEL)?.clone();
     let namespace = object
         .metadata
@@ -377,7 +380,7 @@ fn bundle_of(object: &DynamicObject) -> Option<(String, String)> {
     Some((namespace, label))
 }
 
-fn key_of(kind: &WatchedKind, object: &DynamicObject) -> ObjectKey {
+fn key_of(kind: &WatchedKind, object: &Seen) -> ObjectKey {
     ObjectKey {
         group: kind.group.clone(),
         version: kind.version.clone(),
@@ -387,8 +390,8 @@ fn key_of(kind: &WatchedKind, object: &DynamicObject) -> ObjectKey {
     }
 }
 
-fn reported(kind: &WatchedKind, object: &DynamicObject) -> bundle::Reported {
-    let mut value = serde_json::to_value(object).unwrap_or(Json::Null);
+fn reported(kind: &WatchedKind, object: Seen) -> bundle::Reported {
+    let mut value = object.object;
     let api_version = if kind.group.is_empty() {
         kind.version.clone()
     } else {
@@ -410,10 +413,10 @@ fn forget(state: &mut State, key: &ObjectKey) {
 }
 
 /// Files an object under its bundle (serialized before the lock is taken: the watches share it).
-fn record(state: &Mutex<State>, kind: &WatchedKind, object: &DynamicObject) {
-    let key = key_of(kind, object);
+fn record(state: &Mutex<State>, kind: &WatchedKind, object: Seen) {
+    let key = key_of(kind, &object);
     let filed = (object.metadata.deletion_timestamp.is_none())
-        .then(|| bundle_of(object))
+        .then(|| bundle_of(&object))
         .flatten()
         .map(|bundle_key| (bundle_key, Arc::new(reported(kind, object))));
     let mut state = lock(state);
@@ -428,18 +431,18 @@ fn record(state: &Mutex<State>, kind: &WatchedKind, object: &DynamicObject) {
 }
 
 async fn watch_kind(client: kube::Client, kind: WatchedKind, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
-    let api: Api<DynamicObject> = Api::all_with(client, &kind.resource());
+    let api: Api<Seen> = Api::all_with(client, &kind.resource());
     let config = watcher::Config::default().labels(DEPLOYMENT_ID_LABEL);
     let mut stream = watcher::watcher(api, config).default_backoff().boxed();
     let mut listed: HashSet<ObjectKey> = HashSet::new();
     while let Some(event) = stream.next().await {
         match event {
-            Ok(watcher::Event::Apply(object)) => record(&state, &kind, &object),
+            Ok(watcher::Event::Apply(object)) => record(&state, &kind, object),
             Ok(watcher::Event::Delete(object)) => forget(&mut lock(&state), &key_of(&kind, &object)),
             Ok(watcher::Event::Init) => listed.clear(),
             Ok(watcher::Event::InitApply(object)) => {
                 listed.insert(key_of(&kind, &object));
-                record(&state, &kind, &object);
+                record(&state, &kind, object);
             }
             Ok(watcher::Event::InitDone) => {
                 // Objects of this kind that disappeared while the watch was down.
@@ -469,7 +472,7 @@ fn bundle_resource() -> ApiResource {
     )
 }
 
-fn bundle_key_of(object: &DynamicObject) -> BundleKey {
+fn bundle_key_of(object: &BundleHead) -> BundleKey {
     (
         object
             .metadata
@@ -515,7 +518,7 @@ async fn bundle_crd_established(client: &kube::Client) {
 /// status configs.
 async fn watch_bundles(client: kube::Client, state: Arc<Mutex<State>>, changed: Arc<Notify>) {
     bundle_crd_established(&client).await;
-    let api: Api<DynamicObject> = Api::all_with(client, &bundle_resource());
+    let api: Api<BundleHead> = Api::all_with(client, &bundle_resource());
     let mut stream = watcher::watcher(api, watcher::Config::default())
         .default_backoff()
         .boxed();
@@ -523,14 +526,14 @@ async fn watch_bundles(client: kube::Client, state: Arc<Mutex<State>>, changed: 
     while let Some(event) = stream.next().await {
         match event {
             Ok(watcher::Event::Apply(object)) => {
-                lock(&state).set_spec(bundle_key_of(&object), Some(BundleSpec::of(&object)));
+                lock(&state).set_spec(bundle_key_of(&object), Some(BundleSpec::of(object)));
             }
             Ok(watcher::Event::Delete(object)) => lock(&state).set_spec(bundle_key_of(&object), None),
             Ok(watcher::Event::Init) => listed.clear(),
             Ok(watcher::Event::InitApply(object)) => {
                 let key = bundle_key_of(&object);
                 listed.insert(key.clone());
-                lock(&state).set_spec(key, Some(BundleSpec::of(&object)));
+                lock(&state).set_spec(key, Some(BundleSpec::of(object)));
             }
             Ok(watcher::Event::InitDone) => {
                 let mut state = lock(&state);
@@ -703,7 +706,8 @@ async fn flush(
                 status => status,
             }
         };
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), &namespace, &resource);
+        // The answer is decoded as a bundle head: its status, the one just written, is not built again.
+        let api: Api<BundleHead> = Api::namespaced_with(client.clone(), &namespace, &resource);
         let params = PatchParams::apply(&config.field_manager);
         let (status, digest) = status.unzip();
         let patch = patch_of(status.as_ref(), &emco_model::now_timestamp());
