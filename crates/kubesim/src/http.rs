@@ -26,16 +26,14 @@ pub fn router(cluster: Arc<ClusterShared>) -> axum::Router {
     axum::Router::new().fallback(handle).with_state(cluster)
 }
 
-fn json_response(status: StatusCode, value: &Json) -> Response {
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        value.to_string(),
-    )
-        .into_response()
+fn json_response(status: StatusCode, value: &impl serde::Serialize) -> Response {
+    match serde_json::to_string(value) {
+        Ok(text) => (status, [(header::CONTENT_TYPE, "application/json")], text).into_response(),
+        Err(err) => ApiError::internal(format!("cannot write the answer: {err}")).into_response(),
+    }
 }
 
-fn ok(value: &Json) -> Response {
+fn ok(value: &impl serde::Serialize) -> Response {
     json_response(StatusCode::OK, value)
 }
 
@@ -271,13 +269,13 @@ fn field_manager(query: &Query, headers: &HeaderMap) -> Option<String> {
 
 /// Serves an object at the version it was asked for (custom resources, and built-in types served at several
 /// versions, share storage across versions).
-fn at_version<'a>(t: &ResourceType, object: &'a Arc<Json>) -> std::borrow::Cow<'a, Json> {
+pub(crate) fn at_version<'a>(t: &ResourceType, object: &'a Json) -> std::borrow::Cow<'a, Json> {
     let api_version = t.api_version();
     if !t.shared_storage || object["apiVersion"].as_str() == Some(api_version.as_str()) {
         // The object as stored is the answer: written out from the store's own tree, not from a copy of it.
-        return std::borrow::Cow::Borrowed(&**object);
+        return std::borrow::Cow::Borrowed(object);
     }
-    let mut copy = (**object).clone();
+    let mut copy = object.clone();
     copy["apiVersion"] = json!(api_version);
     std::borrow::Cow::Owned(copy)
 }
@@ -607,10 +605,7 @@ fn list(
         metadata,
         items: selected.iter().map(|o| at_version(t, o)).collect(),
     };
-    Ok(match serde_json::to_string(&answer) {
-        Ok(text) => (StatusCode::OK, [(header::CONTENT_TYPE, "application/json")], text).into_response(),
-        Err(err) => ApiError::internal(format!("cannot write the list: {err}")).into_response(),
-    })
+    Ok(ok(&answer))
 }
 
 /// A list's answer, written from the listed objects themselves (no copy of each for the list's tree).

@@ -45,18 +45,14 @@ impl Filter {
 
     fn line(&self, kind: &str, object: &Json) -> Bytes {
         let object = if self.as_table {
-            table::table(
+            std::borrow::Cow::Owned(table::table(
                 &self.t,
                 &[object],
                 object["metadata"]["resourceVersion"].as_str().unwrap_or_default(),
                 None,
-            )
-        } else if self.t.shared_storage {
-            let mut copy = object.clone();
-            copy["apiVersion"] = json!(self.t.api_version());
-            copy
+            ))
         } else {
-            return Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{object}}}\n"));
+            crate::http::at_version(&self.t, object)
         };
         Bytes::from(format!("{{\"type\":\"{kind}\",\"object\":{object}}}\n"))
     }
